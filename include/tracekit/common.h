@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracekit/common.h: what every tracekit module shares: the export macro, error codes and
+ * their messages, crash-safe output files and the cycle clock.
+ * Nothing here depends on any other tracekit module.
+ */
+#ifndef TRACEKIT_COMMON_H
+#define TRACEKIT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TK_BUILDING_LIBRARY)
+#define TK_API __attribute__((visibility("default")))
+#else
+#define TK_API
+#endif
+
+#define TK_VERSION_MAJOR 0
+#define TK_VERSION_MINOR 1
+#define TK_VERSION_PATCH 0
+#define TK_VERSION_STRING "0.1.0"
+
+/* Returns the library version as "major.minor.patch". */
+TK_API const char *tk_version(void);
+
+/*
+ * Error codes of the tk_ API. Functions return 0 on success and one of these (negative)
+ * values on failure. The numbers are part of the ABI: never reuse or renumber an entry,
+ * only append. tk_strerror() turns any of them (or a positive errno value) into text.
+ */
+#define TK_ERRNO_MAP(XX)                                                     \
+	XX(EINVAL,   -1, "invalid argument")                                 \
+	XX(ENOMEM,   -2, "out of memory")                                    \
+	XX(EIO,      -3, "input/output error")                               \
+	XX(ETRUNC,   -4, "file is truncated")                                \
+	XX(ECORRUPT, -5, "file is corrupt")                                  \
+	XX(EFORMAT,  -6, "file is not in the expected format")               \
+	XX(EVERSION, -7, "unsupported format version")                       \
+	XX(ERANGE,   -8, "value out of range")                               \
+	XX(ESTATE,   -9, "call made out of order")                           \
+	XX(ENOSPC,   -10, "no space left on device")                         \
+	XX(ENOENT,   -11, "no such file or directory")                       \
+	XX(EACCES,   -12, "permission denied")                               \
+	XX(EEXIST,   -13, "already exists")                                  \
+	XX(ETOOBIG,  -14, "input exceeds a size limit")                      \
+	XX(ENOTSUP,  -15, "operation not supported")                         \
+	XX(EBUSY,    -16, "resource busy")                                   \
+	XX(EOVERFLOW, -17, "buffer too small")                               \
+	XX(ECANCELED, -18, "operation canceled")
+
+enum tk_error {
+	TK_OK = 0,
+#define TK__ERRNO_ENUM(name, value, text) TK_##name = (value),
+	TK_ERRNO_MAP(TK__ERRNO_ENUM)
+#undef TK__ERRNO_ENUM
+};
+
+/*
+ * Message for a TK_E* code (negative), or strerror() text for a positive errno value.
+ * Never returns NULL; unknown codes give "unknown error". Thread-safe.
+ */
+TK_API const char *tk_strerror(int err);
+
+/* Maps an errno value (EIO, ENOSPC, ...) to the closest TK_E* code. */
+TK_API int tk_error_from_errno(int errnum);
+
+/*
+ * Crash-safe output files.
+ *
+ * tk_outfile_open() creates "<path>.part" (mode 0644 minus umask) next to the final path,
+ * or writes straight to standard output when path is "-". Data written through the
+ * stream or the fd goes there; tk_outfile_commit() flushes, fsyncs and renames it to
+ * its final name, so a file appears under its final name only when it is complete.
+ * tk_outfile_abort() removes the partial file. A process killed mid-write leaves only
+ * "<path>.part", which holds every byte that was flushed before the kill.
+ */
+typedef struct tk_outfile tk_outfile;
+
+/* flags for tk_outfile_open */
+#define TK_OUTFILE_KEEP_PARTIAL_ON_ABORT 0x1 /* abort renames nothing but keeps .part */
+
+TK_API int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags);
+/* Stream for writing (buffered stdio); valid until commit or abort. */
+TK_API FILE *tk_outfile_stream(tk_outfile *of);
+/* Path the data is being written to ("<path>.part", or "-" for stdout). */
+TK_API const char *tk_outfile_temp_path(const tk_outfile *of);
+/*
+ * Finishes the file: flush, fsync, rename to the final name. Frees of.
+ * Returns 0, or TK_ENOSPC / TK_EIO / ... (the partial file is then removed).
+ */
+TK_API int tk_outfile_commit(tk_outfile *of);
+/* Discards the file (removes the partial file) and frees of. NULL is accepted. */
+TK_API void tk_outfile_abort(tk_outfile *of);
+
+/*
+ * Cycle clock. tk_clock_cycles() reads the CPU's time-stamp counter where there is one
+ * (x86: rdtsc), CLOCK_MONOTONIC_RAW nanoseconds elsewhere. tk_clock_cycles_per_sec()
+ * measures its rate once (about 20 ms on first call) and caches it; thread-safe.
+ */
+TK_API uint64_t tk_clock_cycles(void);
+TK_API uint64_t tk_clock_cycles_per_sec(void);
+/* Monotonic nanoseconds (CLOCK_MONOTONIC_RAW). */
+TK_API uint64_t tk_clock_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACEKIT_COMMON_H */

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private: names and argument lists of QNX 6.4 events, as traceprinter 1.02 shows them.
+ *
+ * An argument spec is "[f]<type><name>": 'f' marks an argument present in fast mode;
+ * type H hex32, D dec32, P pointer (plain hex), E dec64, X hex64, S first 4 bytes of a
+ * string, s 4 more bytes of it, N NUL-terminated string to the end of the payload.
+ */
+#ifndef KEV_NAMES_H
+#define KEV_NAMES_H
+
+struct tk__kercall_desc {
+	const char *name;       /* "MSG_SENDV" */
+	const char *exit_name;  /* label on exit when it differs ("SYNC_CONDVAR_SIG"), or NULL */
+	const char *const *enter_args;
+	const char *const *exit_args;
+};
+
+/* __KER_NOP .. __KER_BAD, indexed by call number; NULL name past the end. */
+extern const struct tk__kercall_desc tk__kercalls[];
+extern const unsigned tk__n_kercalls;
+
+/* Thread state labels padded to 13 characters, indexed by state number (0..20). */
+extern const char *const tk__thread_states[];
+extern const unsigned tk__n_thread_states;
+
+struct tk__event_desc {
+	const char *label;      /* event label, padded as traceprinter pads it */
+	const char *const *args;
+};
+
+/* SYSTEM and COMM class events indexed by code; NULL label when unknown. */
+extern const struct tk__event_desc tk__system_events[];
+extern const unsigned tk__n_system_events;
+extern const struct tk__event_desc tk__comm_events[];
+extern const unsigned tk__n_comm_events;
+
+/* Printable name of an internal class (0..31), 8 characters wide. */
+const char *tk__class_label(unsigned cls);
+
+#endif /* KEV_NAMES_H */

@@ -1,0 +1,562 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The .kev writer.
+ *
+ * File layout it produces:
+ *   TRACE_HEADER_BEGIN:: TRACE_FILE_NAME::<path> TRACE_DATE::<ctime> TRACE_VER_MAJOR::1
+ *   TRACE_VER_MINOR::01 TRACE_<LITTLE|BIG>_ENDIAN::TRUE TRACE_ENCODING::16 byte events
+ *   TRACE_BOOT_DATE::<ctime> TRACE_CYCLES_PER_SEC::<n> TRACE_CPU_NUM::<n> TRACE_SYSNAME::..
+ *   TRACE_NODENAME::.. TRACE_SYS_RELEASE::.. TRACE_SYS_VERSION::.. TRACE_MACHINE::..
+ *   TRACE_SYSPAGE_LEN::<n> [TRACE_<user key>::<value>...] TRACE_HEADER_END::
+ *   (no separators between entries: each value runs up to the next "TRACE_")
+ *   <syspage: SYSPAGE_LEN bytes>
+ *   <16-byte events in the chosen byte order>
+ *
+ * Events are split as the QNX kernel splits them: up to 2 payload words make a simple
+ * (S) event; more make CB, CC..., CE slots sharing one timestamp, 2 words per slot, the
+ * last padded with 0. Strings are packed 8 bytes per slot, NUL included, zero-filled.
+ * With tracekit's own syspage the header and syspage are padded so events start at a
+ * 16-byte file offset.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "common/tk_bytes.h"
+#include "tracekit/kev.h"
+
+#define KEV_BUF_SLOTS 16384 /* 256 KiB of events between writes */
+
+struct tk_kev_writer {
+	int fd;
+	tk_outfile *outfile; /* NULL when writing to a caller's fd */
+	int swap;            /* file byte order differs from the host's */
+	unsigned flags;
+	int err;             /* first error, sticky */
+	uint64_t bytes_written;
+	uint64_t slots;
+	size_t n_buf;
+	uint32_t msb[64];
+	uint64_t msb_valid; /* bit per CPU */
+	char errmsg[256];
+	traceevent_t buf[KEV_BUF_SLOTS];
+};
+
+static int set_err(tk_kev_writer *w, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int set_err(tk_kev_writer *w, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->err == TK_OK) {
+		w->err = err;
+		va_start(ap, fmt);
+		vsnprintf(w->errmsg, sizeof(w->errmsg), fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+static int write_all(tk_kev_writer *w, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len > 0) {
+		ssize_t n = write(w->fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return set_err(w, tk_error_from_errno(errno),
+				       "write failed at byte offset %llu: %s",
+				       (unsigned long long)w->bytes_written, strerror(errno));
+		}
+		p += n;
+		len -= (size_t)n;
+		w->bytes_written += (uint64_t)n;
+	}
+	return TK_OK;
+}
+
+int tk_kev_writer_flush(tk_kev_writer *w)
+{
+	int err;
+
+	if (w == NULL)
+		return TK_EINVAL;
+	if (w->err != TK_OK)
+		return w->err;
+	if (w->n_buf == 0)
+		return TK_OK;
+	err = write_all(w, w->buf, w->n_buf * sizeof(traceevent_t));
+	w->n_buf = 0;
+	return err;
+}
+
+/* Appends one slot whose four words are in host order. */
+static inline int put_slot(tk_kev_writer *w, uint32_t h, uint32_t t, uint32_t d1, uint32_t d2)
+{
+	traceevent_t *ev;
+
+	if (w->n_buf == KEV_BUF_SLOTS) {
+		int err = tk_kev_writer_flush(w);
+		if (err != TK_OK)
+			return err;
+	}
+	ev = &w->buf[w->n_buf++];
+	ev->header = tk__cs32(w->swap, h);
+	ev->data[0] = tk__cs32(w->swap, t);
+	ev->data[1] = tk__cs32(w->swap, d1);
+	ev->data[2] = tk__cs32(w->swap, d2);
+	w->slots++;
+	return TK_OK;
+}
+
+/* Appends one slot whose payload bytes are already in file order. */
+static inline int put_slot_bytes(tk_kev_writer *w, uint32_t h, uint32_t t, const unsigned char *payload8)
+{
+	traceevent_t *ev;
+
+	if (w->n_buf == KEV_BUF_SLOTS) {
+		int err = tk_kev_writer_flush(w);
+		if (err != TK_OK)
+			return err;
+	}
+	ev = &w->buf[w->n_buf++];
+	ev->header = tk__cs32(w->swap, h);
+	ev->data[0] = tk__cs32(w->swap, t);
+	memcpy(&ev->data[1], payload8, 8);
+	w->slots++;
+	return TK_OK;
+}
+
+/* ---- header ------------------------------------------------------------------------- */
+
+struct hdr_buf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void hb_put(struct hdr_buf *hb, const char *s, size_t n)
+{
+	if (hb->oom)
+		return;
+	if (hb->len + n + 1 > hb->cap) {
+		size_t cap = hb->cap ? hb->cap : 1024;
+		char *np;
+		while (hb->len + n + 1 > cap)
+			cap *= 2;
+		np = realloc(hb->p, cap);
+		if (np == NULL) {
+			hb->oom = 1;
+			return;
+		}
+		hb->p = np;
+		hb->cap = cap;
+	}
+	memcpy(hb->p + hb->len, s, n);
+	hb->len += n;
+	hb->p[hb->len] = '\0';
+}
+
+static void hb_key(struct hdr_buf *hb, const char *key, const char *value)
+{
+	hb_put(hb, "TRACE_", 6);
+	hb_put(hb, key, strlen(key));
+	hb_put(hb, "::", 2);
+	if (value)
+		hb_put(hb, value, strlen(value));
+}
+
+static void ctime_value(char *out, size_t cap, time_t t)
+{
+	char tmp[64];
+	size_t n;
+
+	if (ctime_r(&t, tmp) == NULL) {
+		snprintf(out, cap, "%lld", (long long)t);
+		return;
+	}
+	n = strlen(tmp);
+	if (n > 0 && tmp[n - 1] == '\n')
+		tmp[n - 1] = '\0';
+	snprintf(out, cap, "%s", tmp);
+}
+
+static time_t system_boot_time(void)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	char line[256];
+	long long btime = 0;
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "btime %lld", &btime) == 1)
+			break;
+	}
+	fclose(f);
+	return (time_t)btime;
+}
+
+static int bad_header_text(const char *s)
+{
+	return s != NULL && (strstr(s, "TRACE_") != NULL || strstr(s, "::") != NULL);
+}
+
+/*
+ * Builds the header text. syspage_len is the SYSPAGE_LEN value to declare.
+ */
+static int build_header(struct hdr_buf *hb, const tk_kev_header *hdr, const char *default_name,
+			const struct utsname *uts, uint64_t cps, unsigned cpu_num, size_t syspage_len)
+{
+	char val[128];
+	size_t i;
+
+	hb->len = 0;
+	hb_key(hb, "HEADER_BEGIN", NULL);
+	hb_key(hb, "FILE_NAME", hdr->file_name ? hdr->file_name : default_name);
+	ctime_value(val, sizeof(val), hdr->date ? hdr->date : time(NULL));
+	hb_key(hb, "DATE", val);
+	hb_key(hb, "VER_MAJOR", hdr->ver_major ? hdr->ver_major : "1");
+	hb_key(hb, "VER_MINOR", hdr->ver_minor ? hdr->ver_minor : "01");
+	hb_key(hb, hdr->big_endian ? "BIG_ENDIAN" : "LITTLE_ENDIAN", "TRUE");
+	hb_key(hb, "ENCODING", "16 byte events");
+	ctime_value(val, sizeof(val), hdr->boot_date ? hdr->boot_date : system_boot_time());
+	hb_key(hb, "BOOT_DATE", val);
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)cps);
+	hb_key(hb, "CYCLES_PER_SEC", val);
+	snprintf(val, sizeof(val), "%u", cpu_num);
+	hb_key(hb, "CPU_NUM", val);
+	hb_key(hb, "SYSNAME", hdr->sysname ? hdr->sysname : uts->sysname);
+	hb_key(hb, "NODENAME", hdr->nodename ? hdr->nodename : uts->nodename);
+	hb_key(hb, "SYS_RELEASE", hdr->sys_release ? hdr->sys_release : uts->release);
+	hb_key(hb, "SYS_VERSION", hdr->sys_version ? hdr->sys_version : uts->version);
+	hb_key(hb, "MACHINE", hdr->machine ? hdr->machine : uts->machine);
+	snprintf(val, sizeof(val), "%zu", syspage_len);
+	hb_key(hb, "SYSPAGE_LEN", val);
+	for (i = 0; i < hdr->n_attrs; i++)
+		hb_key(hb, hdr->attrs[i].key, hdr->attrs[i].value);
+	hb_key(hb, "HEADER_END", NULL);
+	return hb->oom ? TK_ENOMEM : TK_OK;
+}
+
+static int check_header(const tk_kev_header *hdr, const struct utsname *uts, const char *name,
+			char *msg, size_t cap)
+{
+	const char *fixed[] = { hdr->file_name ? hdr->file_name : name,
+				hdr->sysname ? hdr->sysname : uts->sysname,
+				hdr->nodename ? hdr->nodename : uts->nodename,
+				hdr->sys_release ? hdr->sys_release : uts->release,
+				hdr->sys_version ? hdr->sys_version : uts->version,
+				hdr->machine ? hdr->machine : uts->machine,
+				hdr->ver_major, hdr->ver_minor };
+	size_t i;
+
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		if (fixed[i] != NULL && strstr(fixed[i], "TRACE_") != NULL) {
+			snprintf(msg, cap, "header value \"%s\" contains \"TRACE_\", which ends a value", fixed[i]);
+			return TK_EINVAL;
+		}
+	}
+	if (hdr->n_attrs > 0 && hdr->attrs == NULL) {
+		snprintf(msg, cap, "n_attrs is %zu but attrs is NULL", hdr->n_attrs);
+		return TK_EINVAL;
+	}
+	for (i = 0; i < hdr->n_attrs; i++) {
+		const tk_kev_attr *a = &hdr->attrs[i];
+		if (a->key == NULL || a->key[0] == '\0' || a->value == NULL || bad_header_text(a->key) ||
+		    bad_header_text(a->value)) {
+			snprintf(msg, cap, "user attribute %zu (\"%s\") is empty or contains \"TRACE_\" or \"::\"",
+				 i, a->key ? a->key : "(null)");
+			return TK_EINVAL;
+		}
+	}
+	return TK_OK;
+}
+
+static unsigned online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 && n <= 64 ? (unsigned)n : (n > 64 ? 64u : 1u);
+}
+
+static int writer_start(tk_kev_writer *w, const tk_kev_header *hdr_in, const char *default_name)
+{
+	static const tk_kev_header empty;
+	const tk_kev_header *hdr = hdr_in ? hdr_in : &empty;
+	struct hdr_buf hb = { 0 };
+	struct utsname uts;
+	uint64_t cps = hdr->cycles_per_sec ? hdr->cycles_per_sec : tk_clock_cycles_per_sec();
+	unsigned cpu_num = hdr->cpu_num ? hdr->cpu_num : online_cpus();
+	unsigned char *syspage = NULL;
+	size_t syspage_len, pad = 0;
+	int err;
+
+	w->swap = (hdr->big_endian != 0) != TK__HOST_BIG_ENDIAN;
+	if (uname(&uts) != 0)
+		memset(&uts, 0, sizeof(uts));
+	err = check_header(hdr, &uts, default_name, w->errmsg, sizeof(w->errmsg));
+	if (err != TK_OK) {
+		w->err = err;
+		return err;
+	}
+	if (hdr->syspage != NULL) {
+		syspage_len = hdr->syspage_len;
+		err = build_header(&hb, hdr, default_name, &uts, cps, cpu_num, syspage_len);
+	} else {
+		size_t base = tk_kev_syspage_size(cpu_num);
+		/* Pad the syspage so the first event starts at a 16-byte file offset. */
+		for (pad = 0; pad < 16; pad++) {
+			err = build_header(&hb, hdr, default_name, &uts, cps, cpu_num, base + pad);
+			if (err != TK_OK || (hb.len + base + pad) % 16 == 0)
+				break;
+		}
+		syspage_len = base + pad;
+		if (err == TK_OK) {
+			syspage = calloc(1, syspage_len);
+			if (syspage == NULL)
+				err = TK_ENOMEM;
+			else
+				tk_kev_syspage_build(syspage, syspage_len, cpu_num, cps,
+						     (uint32_t)(hdr->boot_date ? hdr->boot_date : system_boot_time()),
+						     hdr->big_endian != 0);
+		}
+	}
+	if (err != TK_OK) {
+		free(hb.p);
+		free(syspage);
+		return set_err(w, err, "cannot build the header: %s", tk_strerror(err));
+	}
+	err = write_all(w, hb.p, hb.len);
+	if (err == TK_OK)
+		err = write_all(w, syspage ? syspage : hdr->syspage, syspage_len);
+	free(hb.p);
+	free(syspage);
+	return err;
+}
+
+int tk_kev_writer_open(tk_kev_writer **out, const char *path, const tk_kev_header *hdr, unsigned flags)
+{
+	tk_kev_writer *w;
+	int err;
+
+	if (out == NULL || path == NULL)
+		return TK_EINVAL;
+	*out = NULL;
+	w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return TK_ENOMEM;
+	w->flags = flags;
+	err = tk_outfile_open(&w->outfile, path, TK_OUTFILE_KEEP_PARTIAL_ON_ABORT);
+	if (err != TK_OK) {
+		free(w);
+		return err;
+	}
+	/* Events go out with write(2); nothing is ever buffered in the stdio stream. */
+	w->fd = fileno(tk_outfile_stream(w->outfile));
+	err = writer_start(w, hdr, path);
+	if (err != TK_OK) {
+		const char *part = tk_outfile_temp_path(w->outfile);
+		if (strcmp(part, "-") != 0)
+			unlink(part);
+		tk_outfile_abort(w->outfile);
+		free(w);
+		return err;
+	}
+	*out = w;
+	return TK_OK;
+}
+
+int tk_kev_writer_open_fd(tk_kev_writer **out, int fd, const tk_kev_header *hdr, unsigned flags)
+{
+	tk_kev_writer *w;
+	int err;
+
+	if (out == NULL || fd < 0)
+		return TK_EINVAL;
+	*out = NULL;
+	w = calloc(1, sizeof(*w));
+	if (w == NULL)
+		return TK_ENOMEM;
+	w->fd = fd;
+	w->flags = flags;
+	err = writer_start(w, hdr, "-");
+	if (err != TK_OK) {
+		free(w);
+		return err;
+	}
+	*out = w;
+	return TK_OK;
+}
+
+static int check_event(tk_kev_writer *w, unsigned cpu, unsigned cls, unsigned code)
+{
+	if (w->err != TK_OK)
+		return w->err;
+	if (cpu > 63 || (cls & ~(0x1fu << 10)) != 0 || code > 0x3ff)
+		return TK_EINVAL;
+	return TK_OK;
+}
+
+static int maybe_time(tk_kev_writer *w, unsigned cpu, uint64_t t)
+{
+	uint32_t msb = (uint32_t)(t >> 32);
+	uint64_t bit = 1ull << cpu;
+
+	if (w->flags & TK_KEV_NO_AUTO_TIME)
+		return TK_OK;
+	if ((w->msb_valid & bit) && w->msb[cpu] == msb)
+		return TK_OK;
+	w->msb_valid |= bit;
+	w->msb[cpu] = msb;
+	return put_slot(w, _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
+			(uint32_t)t, msb, (uint32_t)t);
+}
+
+int tk_kev_write_event(tk_kev_writer *w, unsigned cpu, unsigned cls, unsigned code, uint64_t t,
+		       const uint32_t *words, size_t n_words)
+{
+	uint32_t ts = (uint32_t)t;
+	size_t i;
+	int err;
+
+	if (w == NULL || (n_words > 0 && words == NULL))
+		return TK_EINVAL;
+	err = check_event(w, cpu, cls, code);
+	if (err != TK_OK)
+		return err;
+	if (n_words * 4 > TK_KEV_MAX_PAYLOAD)
+		return TK_ETOOBIG;
+	err = maybe_time(w, cpu, t);
+	if (err != TK_OK)
+		return err;
+	if (n_words <= 2)
+		return put_slot(w, _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, cls, code), ts,
+				n_words > 0 ? words[0] : 0, n_words > 1 ? words[1] : 0);
+	for (i = 0; i < n_words && err == TK_OK; i += 2) {
+		unsigned flag = i == 0 ? _TRACE_STRUCT_CB : (i + 2 >= n_words ? _TRACE_STRUCT_CE : _TRACE_STRUCT_CC);
+		err = put_slot(w, _TRACE_MAKE_CODE(cpu, flag, cls, code), ts, words[i],
+			       i + 1 < n_words ? words[i + 1] : 0);
+	}
+	return err;
+}
+
+int tk_kev_write_event_str(tk_kev_writer *w, unsigned cpu, unsigned cls, unsigned code, uint64_t t,
+			   const uint32_t *words, size_t n_words, const char *str)
+{
+	unsigned char stackbuf[256];
+	unsigned char *payload = stackbuf;
+	size_t slen, n_bytes, padded, i, n_slots;
+	uint32_t ts = (uint32_t)t;
+	int err;
+
+	if (w == NULL || str == NULL || (n_words > 0 && words == NULL))
+		return TK_EINVAL;
+	err = check_event(w, cpu, cls, code);
+	if (err != TK_OK)
+		return err;
+	slen = strlen(str) + 1;
+	if (slen > TK_KEV_MAX_PAYLOAD || n_words * 4 + slen > TK_KEV_MAX_PAYLOAD)
+		return TK_ETOOBIG;
+	n_bytes = n_words * 4 + slen;
+	padded = (n_bytes + 7) & ~(size_t)7;
+	if (padded > sizeof(stackbuf)) {
+		payload = malloc(padded);
+		if (payload == NULL)
+			return TK_ENOMEM;
+	}
+	for (i = 0; i < n_words; i++)
+		tk__store32(payload + 4 * i, tk__cs32(w->swap, words[i]));
+	memcpy(payload + 4 * n_words, str, slen);
+	memset(payload + n_bytes, 0, padded - n_bytes);
+
+	err = maybe_time(w, cpu, t);
+	n_slots = padded / 8;
+	for (i = 0; i < n_slots && err == TK_OK; i++) {
+		unsigned flag = n_slots == 1 ? _TRACE_STRUCT_S
+				: i == 0 ? _TRACE_STRUCT_CB
+				: i + 1 == n_slots ? _TRACE_STRUCT_CE
+				: _TRACE_STRUCT_CC;
+		err = put_slot_bytes(w, _TRACE_MAKE_CODE(cpu, flag, cls, code), ts, payload + 8 * i);
+	}
+	if (payload != stackbuf)
+		free(payload);
+	return err;
+}
+
+int tk_kev_write_raw(tk_kev_writer *w, const traceevent_t *events, size_t n)
+{
+	size_t i;
+	int err = TK_OK;
+
+	if (w == NULL || (n > 0 && events == NULL))
+		return TK_EINVAL;
+	if (w->err != TK_OK)
+		return w->err;
+	for (i = 0; i < n && err == TK_OK; i++)
+		err = put_slot(w, events[i].header, events[i].data[0], events[i].data[1], events[i].data[2]);
+	return err;
+}
+
+int tk_kev_write_raw_file_order(tk_kev_writer *w, const void *slots, size_t n)
+{
+	int err;
+
+	if (w == NULL || (n > 0 && slots == NULL))
+		return TK_EINVAL;
+	err = tk_kev_writer_flush(w);
+	if (err != TK_OK)
+		return err;
+	err = write_all(w, slots, n * sizeof(traceevent_t));
+	if (err == TK_OK)
+		w->slots += n;
+	return err;
+}
+
+uint64_t tk_kev_writer_slots(const tk_kev_writer *w)
+{
+	return w ? w->slots : 0;
+}
+
+const char *tk_kev_writer_errmsg(const tk_kev_writer *w)
+{
+	return w ? w->errmsg : "";
+}
+
+int tk_kev_writer_close(tk_kev_writer *w)
+{
+	int err;
+
+	if (w == NULL)
+		return TK_OK;
+	err = tk_kev_writer_flush(w);
+	if (w->outfile != NULL) {
+		if (err == TK_OK) {
+			err = tk_outfile_commit(w->outfile);
+		} else {
+			/* Keep what was written in "<path>.part"; nothing under the final name. */
+			tk_outfile_abort(w->outfile);
+		}
+	}
+	free(w);
+	return err;
+}
+
+void tk_kev_writer_abort(tk_kev_writer *w)
+{
+	if (w == NULL)
+		return;
+	if (w->outfile != NULL) {
+		const char *part = tk_outfile_temp_path(w->outfile);
+		if (part != NULL && strcmp(part, "-") != 0)
+			unlink(part);
+		tk_outfile_abort(w->outfile);
+	}
+	free(w);
+}

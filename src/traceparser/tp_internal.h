@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private: the traceparser state and the pieces shared by its source files
+ * (tp_input.c: reading, tp_header.c: header and syspage, traceparser.c: events).
+ */
+#ifndef TP_INTERNAL_H
+#define TP_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tracekit/traceparser.h"
+
+#define TP_N_CLASSES 32
+#define TP_TABLE_SIZE (TP_N_CLASSES * _TRACE_MAX_EVENT_NUM)
+
+/* Limits that keep hostile files from exhausting memory. */
+#define TP_MAX_HEADER_BYTES (1u << 20)     /* header text */
+#define TP_MAX_HEADER_KEYS 4096u
+#define TP_MAX_SYSPAGE_BYTES (64u << 20)
+#define TP_MAX_PENDING 4096u               /* combine events waiting for their end */
+#define TP_MAX_COMBINE_WORDS (1u << 18)    /* 1 MiB of payload per combine event */
+
+/* ---- input ---------------------------------------------------------------------------- */
+
+struct tp_input {
+	int fd;
+	int own_fd;
+	const char *name;
+	/* mmap of a regular file */
+	const unsigned char *map;
+	size_t map_len;
+	/* read buffer for pipes and other streams */
+	unsigned char *buf;
+	size_t cap;
+	size_t pos, end; /* valid bytes are buf[pos..end) */
+	int eof;
+	int err;         /* errno of a failed read */
+	uint64_t offset; /* file offset of the byte at the cursor */
+};
+
+int tp_input_open(struct tp_input *in, const char *filename);
+void tp_input_close(struct tp_input *in);
+/*
+ * Makes at least `want` bytes available at the cursor if the file has them. Returns a
+ * pointer to the cursor and the number of bytes available in *avail (less than want only
+ * at end of file or on a read error, see in->err).
+ */
+const unsigned char *tp_input_peek(struct tp_input *in, size_t want, size_t *avail);
+void tp_input_skip(struct tp_input *in, size_t n);
+/* Bytes left in the file after the cursor, or UINT64_MAX when unknown (a pipe). */
+uint64_t tp_input_remaining(const struct tp_input *in);
+
+/* ---- state ---------------------------------------------------------------------------- */
+
+struct tp_cb {
+	tracep_callb_func_t fn;
+	void *ud;
+};
+
+struct tp_attr {
+	char *key;   /* NUL-terminated */
+	char *value; /* value_len bytes, plus a NUL after them */
+	unsigned value_len;
+};
+
+struct tp_pending {
+	struct tp_pending *next;
+	uint32_t header, time, msb;
+	uint64_t slot; /* index of the CB slot */
+	uint32_t *words;
+	size_t n_words, cap_words;
+	int overflow;
+	uint32_t inline_words[14];
+};
+
+struct tp_sorted {
+	uint64_t clk;
+	uint64_t slot;
+	uint32_t header, time, n_words, pad;
+	uint64_t words_off; /* index into the word arena */
+};
+
+struct traceparser_state {
+	struct tp_cb cb[TP_TABLE_SIZE];
+
+	FILE *debug_stream;
+	unsigned debug_flags;
+	unsigned endian_conv;
+	void *single_user_data;
+	traceparser_error_t error;
+	char errstr[512];
+	unsigned sort_mode;
+
+	/* the event being delivered, and the previous callback */
+	uint32_t cur_header, cur_time;
+	uint64_t cur_slot;
+	int cur_clk_explicit;
+	uint64_t cur_clk;
+	uint32_t prev_header;
+	int prev_return;
+
+	/* header and syspage */
+	struct tp_attr *attrs;
+	unsigned n_attrs;
+	unsigned char *syspage;
+	unsigned syspage_len;
+	uint64_t cycles_per_sec;
+	uint64_t events_offset; /* file offset of the first event slot */
+
+	/* 64-bit time */
+	uint32_t msb[64];
+	uint64_t msb_known;
+	uint32_t last_msb;
+	int any_msb;
+	int have_clk_initial;
+	uint64_t clk_initial;
+
+	/* combine events waiting for their CE */
+	struct tp_pending *pending, *pending_tail, *free_pending;
+	unsigned n_pending;
+	uint32_t *combine_buf;
+	size_t combine_cap;
+
+	/* sort mode */
+	struct tp_sorted *sorted;
+	size_t n_sorted, cap_sorted;
+	uint32_t *arena;
+	size_t n_arena, cap_arena;
+
+	struct tk_traceparser_stats stats;
+
+	/* storage for values traceparser_get_info() returns pointers to */
+	unsigned info_u32;
+	int info_int;
+	uint64_t info_u64;
+};
+
+/* Records an error: level, errno, message (also printed with _TRACEPARSER_DEBUG_ERRORS). */
+int tp_fail(struct traceparser_state *st, traceparser_error_t level, int err_no, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Reads and checks the header and syspage; prints them per the debug flags. */
+int tp_read_header(struct traceparser_state *st, struct tp_input *in);
+void tp_free_header(struct traceparser_state *st);
+const struct tp_attr *tp_find_attr(const struct traceparser_state *st, const char *key);
+/* Name of header keyword `index` (info_modes_t 0..18), or NULL. */
+const char *tp_known_key(unsigned index);
+void tp_print_syspage(FILE *out, const unsigned char *sp, size_t len, int swap);
+
+#endif /* TP_INTERNAL_H */

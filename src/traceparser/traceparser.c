@@ -1,0 +1,952 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libtraceparser: reads a .kev file (header, syspage, 16-byte events), reassembles combine
+ * events and calls the callbacks attached to each (class, event).
+ *
+ * Dispatch: one table of 32 x 1024 {callback, user data} entries indexed by the low 15
+ * bits of the header word (internal class and code), so delivering a simple event is a
+ * load, a test and an indirect call. Events are copied one by one out of the mapped file
+ * (or the read buffer) into an aligned slot, so callbacks always get an aligned,
+ * writable buffer.
+ *
+ * Combine events: a CB slot opens a pending event; CC slots append to the first pending
+ * event with the same timestamp (preferring one with the same CPU, class and code, then
+ * any, as QNX's parser matches on the timestamp alone); the CE slot completes it and it is
+ * delivered with the CB's header. CC/CE slots with nothing to match are ignored, as QNX
+ * does; pending and per-event sizes are capped (tp_internal.h).
+ *
+ * Time: CONTROL TIME events carry the upper 32 bits of the cycle counter per CPU; the
+ * full 64-bit time of an event is computed on request from the latest TIME of its CPU.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/tk_bytes.h"
+#include "traceparser/tp_internal.h"
+
+#define TIME_INDEX ((1u << 10) | _TRACE_CONTROL_TIME)
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+int tp_fail(struct traceparser_state *st, traceparser_error_t level, int err_no, const char *fmt, ...)
+{
+	va_list ap;
+
+	st->error = level;
+	va_start(ap, fmt);
+	vsnprintf(st->errstr, sizeof(st->errstr), fmt, ap);
+	va_end(ap);
+	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_ERRORS))
+		fprintf(st->debug_stream, "TRACEPARSER: %s\n", st->errstr);
+	errno = err_no;
+	return -1;
+}
+
+/* ---- state ---------------------------------------------------------------------------- */
+
+static void free_pending_list(struct tp_pending *p)
+{
+	while (p != NULL) {
+		struct tp_pending *next = p->next;
+		if (p->words != p->inline_words)
+			free(p->words);
+		free(p);
+		p = next;
+	}
+}
+
+static void reset_file_state(struct traceparser_state *st)
+{
+	tp_free_header(st);
+	free_pending_list(st->pending);
+	st->pending = st->pending_tail = NULL;
+	st->n_pending = 0;
+	free(st->sorted);
+	st->sorted = NULL;
+	st->n_sorted = st->cap_sorted = 0;
+	free(st->arena);
+	st->arena = NULL;
+	st->n_arena = st->cap_arena = 0;
+	memset(st->msb, 0, sizeof(st->msb));
+	st->msb_known = 0;
+	st->last_msb = 0;
+	st->any_msb = 0;
+	st->have_clk_initial = 0;
+	st->clk_initial = 0;
+	st->cur_header = st->cur_time = 0;
+	st->cur_slot = 0;
+	st->cur_clk_explicit = 0;
+	st->endian_conv = 0;
+	st->cycles_per_sec = 0;
+	st->events_offset = 0;
+	st->error = 0;
+	st->errstr[0] = '\0';
+	memset(&st->stats, 0, sizeof(st->stats));
+}
+
+struct traceparser_state *traceparser_init(struct traceparser_state *st)
+{
+	if (st != NULL) {
+		reset_file_state(st);
+		free_pending_list(st->free_pending);
+		free(st->combine_buf);
+		memset(st, 0, sizeof(*st));
+		return st;
+	}
+	st = calloc(1, sizeof(*st));
+	if (st == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return st;
+}
+
+void traceparser_destroy(struct traceparser_state **stp)
+{
+	struct traceparser_state *st;
+
+	if (stp == NULL || *stp == NULL)
+		return;
+	st = *stp;
+	reset_file_state(st);
+	free_pending_list(st->free_pending);
+	free(st->combine_buf);
+	free(st);
+	*stp = NULL;
+}
+
+int traceparser_debug(struct traceparser_state *st, FILE *stream, unsigned flags)
+{
+	if (st == NULL || stream == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	st->debug_stream = stream;
+	st->debug_flags = flags;
+	return 0;
+}
+
+int traceparser_sort(struct traceparser_state *st, unsigned mode)
+{
+	if (st == NULL || mode > _TRACEPARSER_SORT) {
+		errno = EINVAL;
+		return -1;
+	}
+	st->sort_mode = mode;
+	return 0;
+}
+
+/* ---- callback registration ------------------------------------------------------------ */
+
+static int bad_arg(struct traceparser_state *st)
+{
+	st->error = _TRACEPARSER_UNKNOWN_ERROR;
+	errno = EINVAL;
+	return -1;
+}
+
+static int set_range(struct traceparser_state *st, void *ud, tracep_callb_func_t fn, unsigned cls,
+		     unsigned first, unsigned last)
+{
+	unsigned e;
+
+	if (cls >= TP_N_CLASSES || first > last || last >= _TRACE_MAX_EVENT_NUM)
+		return bad_arg(st);
+	for (e = first; e <= last; e++) {
+		st->cb[cls * _TRACE_MAX_EVENT_NUM + e].fn = fn;
+		st->cb[cls * _TRACE_MAX_EVENT_NUM + e].ud = ud;
+	}
+	return 0;
+}
+
+/* Index of the lowest set bit of an API mask, or -1. */
+static int mask_bit(unsigned mask)
+{
+	return mask ? __builtin_ctz(mask) : -1;
+}
+
+/* Maps an external (class, event range) to internal ranges; returns the number of ranges. */
+struct range {
+	unsigned cls, first, last;
+};
+
+static int map_range(unsigned ext, unsigned e1, unsigned e2, int single, struct range r[4])
+{
+	int b1, b2, i;
+	int whole_int = e1 == _NTO_TRACE_INTFIRST && e2 == _NTO_TRACE_INTLAST;
+
+	switch (ext) {
+	case _NTO_TRACE_EMPTY:
+		r[0] = (struct range){ 0, e1, e2 };
+		return 1;
+	case _NTO_TRACE_CONTROL:
+		r[0] = (struct range){ 1, e1, e2 };
+		return 1;
+	case _NTO_TRACE_KERCALL:
+		if (e2 >= _TRACE_MAX_KER_CALL_NUM)
+			return -1;
+		r[0] = (struct range){ 2, e1, e2 };
+		r[1] = (struct range){ 2, e1 + _TRACE_MAX_KER_CALL_NUM, e2 + _TRACE_MAX_KER_CALL_NUM };
+		return 2;
+	case _NTO_TRACE_KERCALLENTER:
+		r[0] = (struct range){ 2, e1, e2 };
+		return 1;
+	case _NTO_TRACE_KERCALLEXIT:
+		if (e2 > 0xffffffffu - _TRACE_MAX_KER_CALL_NUM)
+			return -1;
+		r[0] = (struct range){ 2, e1 + _TRACE_MAX_KER_CALL_NUM, e2 + _TRACE_MAX_KER_CALL_NUM };
+		return 1;
+	case _NTO_TRACE_KERCALLINT:
+		if (e2 > 0xffffffffu - 2 * _TRACE_MAX_KER_CALL_NUM)
+			return -1;
+		r[0] = (struct range){ 2, e1 + 2 * _TRACE_MAX_KER_CALL_NUM, e2 + 2 * _TRACE_MAX_KER_CALL_NUM };
+		return 1;
+	case _NTO_TRACE_INT:
+		if (single || !whole_int)
+			return -1;
+		for (i = 0; i < 4; i++)
+			r[i] = (struct range){ 3, (unsigned)i + 1, (unsigned)i + 1 };
+		return 4;
+	case _NTO_TRACE_INTENTER:
+	case _NTO_TRACE_INTEXIT:
+	case _NTO_TRACE_INT_HANDLER_ENTER:
+	case _NTO_TRACE_INT_HANDLER_EXIT: {
+		unsigned code = ext == _NTO_TRACE_INTENTER	  ? _TRACE_INT_ENTRY
+				: ext == _NTO_TRACE_INTEXIT	  ? _TRACE_INT_EXIT
+				: ext == _NTO_TRACE_INT_HANDLER_ENTER ? _TRACE_INT_HANDLER_ENTRY
+								      : _TRACE_INT_HANDLER_EXIT;
+		if (single || !whole_int)
+			return -1;
+		r[0] = (struct range){ 3, code, code };
+		return 1;
+	}
+	case _NTO_TRACE_PROCESS:
+		b1 = mask_bit(e1);
+		b2 = mask_bit(e2);
+		if (b1 < 0 || b2 < 0 || b1 > 4 || b2 > 4)
+			return -1;
+		r[0] = (struct range){ 4, (unsigned)(b1 + 1) << 6, (unsigned)(b2 + 1) << 6 };
+		return 1;
+	case _NTO_TRACE_THREAD:
+	case _NTO_TRACE_VTHREAD: {
+		unsigned base = ext == _NTO_TRACE_VTHREAD ? _TRACE_MAX_TH_STATE_NUM : 0;
+		b1 = mask_bit(e1);
+		b2 = mask_bit(e2);
+		if (b1 < 0 || b2 < 0 || b1 >= _TRACE_MAX_TH_STATE_NUM || b2 >= _TRACE_MAX_TH_STATE_NUM)
+			return -1;
+		r[0] = (struct range){ 4, base + (unsigned)b1, base + (unsigned)b2 };
+		return 1;
+	}
+	case _NTO_TRACE_USER:
+		r[0] = (struct range){ 6, e1, e2 };
+		return 1;
+	case _NTO_TRACE_SYSTEM:
+		r[0] = (struct range){ 5, e1, e2 };
+		return 1;
+	case _NTO_TRACE_COMM:
+		r[0] = (struct range){ 7, e1, e2 };
+		return 1;
+	case _NTO_TRACE_QUIP:
+	case _NTO_TRACE_SEC:
+	case _NTO_TRACE_QVM:
+		r[0] = (struct range){ 8 + (ext - _NTO_TRACE_QUIP), e1, e2 };
+		return 1;
+	default:
+		return -1;
+	}
+}
+
+static int attach(struct traceparser_state *st, void *ud, tracep_callb_func_t fn, unsigned ext,
+		  unsigned e1, unsigned e2, int single)
+{
+	struct range r[4];
+	int n, i;
+
+	if (st == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	n = map_range(ext, e1, e2, single, r);
+	if (n < 0)
+		return bad_arg(st);
+	for (i = 0; i < n; i++) {
+		if (r[i].cls >= TP_N_CLASSES || r[i].first > r[i].last || r[i].last >= _TRACE_MAX_EVENT_NUM)
+			return bad_arg(st);
+	}
+	for (i = 0; i < n; i++)
+		set_range(st, ud, fn, r[i].cls, r[i].first, r[i].last);
+	return 0;
+}
+
+int traceparser_cs(struct traceparser_state *st, void *ud, tracep_callb_func_t fn, unsigned cls, unsigned ev)
+{
+	return attach(st, ud, fn, cls, ev, ev, 1);
+}
+
+int traceparser_cs_range(struct traceparser_state *st, void *ud, tracep_callb_func_t fn, unsigned cls,
+			 unsigned first, unsigned last)
+{
+	return attach(st, ud, fn, cls, first, last, 0);
+}
+
+int tk_traceparser_cs_internal(struct traceparser_state *st, void *ud, tracep_callb_func_t fn, unsigned cls,
+			       unsigned first, unsigned last)
+{
+	if (st == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	return set_range(st, ud, fn, cls, first, last);
+}
+
+/* ---- time ----------------------------------------------------------------------------- */
+
+static inline uint32_t msb_for_cpu(const struct traceparser_state *st, unsigned cpu)
+{
+	return (st->msb_known >> cpu) & 1 ? st->msb[cpu] : st->last_msb;
+}
+
+static void note_time(struct traceparser_state *st, uint32_t h, uint32_t t, uint32_t msb)
+{
+	unsigned cpu = _NTO_TRACE_GETCPU(h);
+
+	st->msb[cpu] = msb;
+	st->msb_known |= 1ull << cpu;
+	st->last_msb = msb;
+	st->any_msb = 1;
+	st->stats.time_events++;
+	if (!st->have_clk_initial) {
+		st->have_clk_initial = 1;
+		st->clk_initial = ((uint64_t)msb << 32) | t;
+	}
+}
+
+uint64_t tk_traceparser_clk(const struct traceparser_state *st)
+{
+	if (st == NULL)
+		return 0;
+	if (st->cur_clk_explicit)
+		return st->cur_clk;
+	return ((uint64_t)msb_for_cpu(st, _NTO_TRACE_GETCPU(st->cur_header)) << 32) | st->cur_time;
+}
+
+static uint64_t cycles_to_ns(const struct traceparser_state *st, uint64_t cycles)
+{
+	if (st->cycles_per_sec == 0 || st->cycles_per_sec == 1000000000u)
+		return cycles;
+	return (uint64_t)((unsigned __int128)cycles * 1000000000u / st->cycles_per_sec);
+}
+
+uint64_t tk_traceparser_ns(const struct traceparser_state *st)
+{
+	return st ? cycles_to_ns(st, tk_traceparser_clk(st)) : 0;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------- */
+
+static inline void deliver(struct traceparser_state *st, uint32_t h, uint32_t t, unsigned *buf,
+			   unsigned len, uint64_t slot)
+{
+	const struct tp_cb *cb = &st->cb[h & (TP_TABLE_SIZE - 1)];
+
+	if (cb->fn != NULL) {
+		st->cur_header = h;
+		st->cur_time = t;
+		st->cur_slot = slot;
+		st->prev_return = cb->fn(st, cb->ud ? cb->ud : st->single_user_data, h, t, buf, len);
+		st->prev_header = h;
+	}
+}
+
+/* Sort mode: keep the event for later. */
+static int collect(struct traceparser_state *st, uint32_t h, uint32_t t, uint64_t clk, const uint32_t *words,
+		   unsigned n, uint64_t slot)
+{
+	struct tp_sorted *s;
+
+	if (st->n_sorted == st->cap_sorted) {
+		size_t cap = st->cap_sorted ? st->cap_sorted * 2 : 4096;
+		struct tp_sorted *ns = realloc(st->sorted, cap * sizeof(*ns));
+		if (ns == NULL)
+			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory (sorting)");
+		st->sorted = ns;
+		st->cap_sorted = cap;
+	}
+	if (st->n_arena + n > st->cap_arena) {
+		size_t cap = st->cap_arena ? st->cap_arena : 8192;
+		uint32_t *na;
+		while (cap < st->n_arena + n)
+			cap *= 2;
+		na = realloc(st->arena, cap * sizeof(*na));
+		if (na == NULL)
+			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory (sorting)");
+		st->arena = na;
+		st->cap_arena = cap;
+	}
+	s = &st->sorted[st->n_sorted++];
+	s->clk = clk;
+	s->slot = slot;
+	s->header = h;
+	s->time = t;
+	s->n_words = n;
+	s->pad = 0;
+	s->words_off = st->n_arena;
+	memcpy(st->arena + st->n_arena, words, (size_t)n * sizeof(uint32_t));
+	st->n_arena += n;
+	return 0;
+}
+
+static int cmp_sorted(const void *a, const void *b)
+{
+	const struct tp_sorted *x = a, *y = b;
+
+	if (x->clk != y->clk)
+		return x->clk < y->clk ? -1 : 1;
+	return x->slot < y->slot ? -1 : (x->slot > y->slot);
+}
+
+static void dispatch_sorted(struct traceparser_state *st)
+{
+	size_t i;
+
+	qsort(st->sorted, st->n_sorted, sizeof(*st->sorted), cmp_sorted);
+	st->cur_clk_explicit = 1;
+	for (i = 0; i < st->n_sorted; i++) {
+		const struct tp_sorted *s = &st->sorted[i];
+		st->cur_clk = s->clk;
+		deliver(st, s->header, s->time, st->arena + s->words_off, s->n_words, s->slot);
+	}
+	st->cur_clk_explicit = 0;
+}
+
+/* ---- combine events ------------------------------------------------------------------- */
+
+static struct tp_pending *pending_alloc(struct traceparser_state *st)
+{
+	struct tp_pending *p = st->free_pending;
+
+	if (p != NULL) {
+		st->free_pending = p->next;
+	} else {
+		p = malloc(sizeof(*p));
+		if (p == NULL)
+			return NULL;
+		p->words = p->inline_words;
+		p->cap_words = sizeof(p->inline_words) / sizeof(p->inline_words[0]);
+	}
+	p->next = NULL;
+	p->n_words = 0;
+	p->overflow = 0;
+	return p;
+}
+
+static void pending_release(struct traceparser_state *st, struct tp_pending *p)
+{
+	if (p->words != p->inline_words) {
+		free(p->words);
+		p->words = p->inline_words;
+		p->cap_words = sizeof(p->inline_words) / sizeof(p->inline_words[0]);
+	}
+	p->next = st->free_pending;
+	st->free_pending = p;
+}
+
+static void pending_unlink(struct traceparser_state *st, struct tp_pending *prev, struct tp_pending *p)
+{
+	if (prev != NULL)
+		prev->next = p->next;
+	else
+		st->pending = p->next;
+	if (st->pending_tail == p)
+		st->pending_tail = prev;
+	st->n_pending--;
+}
+
+static int pending_append(struct tp_pending *p, uint32_t d1, uint32_t d2)
+{
+	if (p->overflow)
+		return 0;
+	if (p->n_words + 2 > TP_MAX_COMBINE_WORDS) {
+		p->overflow = 1;
+		return 0;
+	}
+	if (p->n_words + 2 > p->cap_words) {
+		size_t cap = p->cap_words * 2;
+		uint32_t *nw = malloc(cap * sizeof(*nw));
+		if (nw == NULL)
+			return -1;
+		memcpy(nw, p->words, p->n_words * sizeof(*nw));
+		if (p->words != p->inline_words)
+			free(p->words);
+		p->words = nw;
+		p->cap_words = cap;
+	}
+	p->words[p->n_words++] = d1;
+	p->words[p->n_words++] = d2;
+	return 0;
+}
+
+/* First pending event with timestamp t; one with the same CPU/class/code is preferred. */
+static struct tp_pending *pending_find(struct traceparser_state *st, uint32_t h, uint32_t t,
+				       struct tp_pending **prev_out)
+{
+	struct tp_pending *p, *prev = NULL, *first = NULL, *first_prev = NULL;
+	uint32_t key = h & 0x3f007fffu;
+
+	for (p = st->pending; p != NULL; prev = p, p = p->next) {
+		if (p->time != t)
+			continue;
+		if ((p->header & 0x3f007fffu) == key) {
+			*prev_out = prev;
+			return p;
+		}
+		if (first == NULL) {
+			first = p;
+			first_prev = prev;
+		}
+	}
+	*prev_out = first_prev;
+	return first;
+}
+
+static void unbalanced(struct traceparser_state *st, const char *what, uint64_t slot)
+{
+	st->stats.unbalanced_parts++;
+	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_ALL) == _TRACEPARSER_DEBUG_ALL)
+		fprintf(st->debug_stream,
+			"TRACEPARSER: unbalanced %s of combine event ignored (byte offset %" PRIu64 ")\n", what,
+			st->events_offset + slot * 16);
+}
+
+static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceevent_t *ev, uint64_t slot)
+{
+	struct tp_pending *p, *prev;
+
+	switch (_TRACE_GET_STRUCT(h)) {
+	case _TRACE_STRUCT_CB:
+		if (st->n_pending >= TP_MAX_PENDING) {
+			p = st->pending;
+			pending_unlink(st, NULL, p);
+			pending_release(st, p);
+			st->stats.incomplete_events++;
+		}
+		p = pending_alloc(st);
+		if (p == NULL)
+			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory");
+		p->header = h;
+		p->time = t;
+		p->msb = msb_for_cpu(st, _NTO_TRACE_GETCPU(h));
+		p->slot = slot;
+		p->words[0] = ev->data[1];
+		p->words[1] = ev->data[2];
+		p->n_words = 2;
+		if (st->pending_tail != NULL)
+			st->pending_tail->next = p;
+		else
+			st->pending = p;
+		st->pending_tail = p;
+		st->n_pending++;
+		return 0;
+	case _TRACE_STRUCT_CC:
+		p = pending_find(st, h, t, &prev);
+		if (p == NULL) {
+			unbalanced(st, "continuation", slot);
+			return 0;
+		}
+		if (pending_append(p, ev->data[1], ev->data[2]) != 0)
+			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory");
+		return 0;
+	default: /* CE */
+		p = pending_find(st, h, t, &prev);
+		if (p == NULL) {
+			unbalanced(st, "end", slot);
+			return 0;
+		}
+		pending_unlink(st, prev, p);
+		if (pending_append(p, ev->data[1], ev->data[2]) != 0) {
+			pending_release(st, p);
+			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory");
+		}
+		if (p->overflow) {
+			st->stats.incomplete_events++;
+			if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_ERRORS))
+				fprintf(st->debug_stream,
+					"TRACEPARSER: combine event at byte offset %" PRIu64
+					" exceeds %u payload words; ignored\n",
+					st->events_offset + p->slot * 16, TP_MAX_COMBINE_WORDS);
+			pending_release(st, p);
+			return 0;
+		}
+		st->stats.events++;
+		st->stats.combine_events++;
+		{
+			uint64_t clk = ((uint64_t)p->msb << 32) | p->time;
+			int rc = 0;
+			if (st->sort_mode) {
+				rc = collect(st, p->header, p->time, clk, p->words, (unsigned)p->n_words, p->slot);
+			} else {
+				st->cur_clk_explicit = 1;
+				st->cur_clk = clk;
+				deliver(st, p->header, p->time, p->words, (unsigned)p->n_words, p->slot);
+				st->cur_clk_explicit = 0;
+			}
+			pending_release(st, p);
+			return rc;
+		}
+	}
+}
+
+/* ---- the event loop ------------------------------------------------------------------- */
+
+/*
+ * Fast path: no per-event debug output, no sorting. `conv` is a compile-time constant in
+ * each of the two instances, so the byte swaps vanish when they are not needed.
+ */
+static inline __attribute__((always_inline)) int run_fast(struct traceparser_state *st,
+							  const unsigned char *p, size_t n,
+							  uint64_t first_slot, const int conv)
+{
+	size_t i, combine_slots = 0;
+
+	for (i = 0; i < n; i++) {
+		traceevent_t ev;
+		uint32_t h, t;
+
+		memcpy(&ev, p + i * 16, 16);
+		h = conv ? tk__bswap32(ev.header) : ev.header;
+		t = conv ? tk__bswap32(ev.data[0]) : ev.data[0];
+		if (LIKELY(_TRACE_GET_STRUCT(h) == _TRACE_STRUCT_S)) {
+			if (UNLIKELY((h & (TP_TABLE_SIZE - 1)) == TIME_INDEX))
+				note_time(st, h, t, conv ? tk__bswap32(ev.data[1]) : ev.data[1]);
+			deliver(st, h, t, &ev.data[1], 2, first_slot + i);
+		} else {
+			combine_slots++;
+			if (combine(st, h, t, &ev, first_slot + i) != 0)
+				return -1;
+		}
+	}
+	st->stats.events += n - combine_slots;
+	return 0;
+}
+
+static int run_fast_native(struct traceparser_state *st, const unsigned char *p, size_t n, uint64_t first)
+{
+	return run_fast(st, p, n, first, 0);
+}
+
+static int run_fast_swapped(struct traceparser_state *st, const unsigned char *p, size_t n, uint64_t first)
+{
+	return run_fast(st, p, n, first, 1);
+}
+
+/* Slow path: debug output of every slot and/or sort mode. */
+static int run_slow(struct traceparser_state *st, const unsigned char *p, size_t n, uint64_t first_slot)
+{
+	int conv = (int)st->endian_conv;
+	int dump = st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_EVENTS);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		traceevent_t ev;
+		uint32_t h, t;
+
+		memcpy(&ev, p + i * 16, 16);
+		h = tk__cs32(conv, ev.header);
+		t = tk__cs32(conv, ev.data[0]);
+		if (dump)
+			fprintf(st->debug_stream, "event => h:0x%8.8lx d0:0x%8.8lx d1:0x%8.8lx d2:0x%8.8lx\n",
+				(unsigned long)h, (unsigned long)t, (unsigned long)ev.data[1],
+				(unsigned long)ev.data[2]);
+		if (_TRACE_GET_STRUCT(h) == _TRACE_STRUCT_S) {
+			if ((h & (TP_TABLE_SIZE - 1)) == TIME_INDEX)
+				note_time(st, h, t, tk__cs32(conv, ev.data[1]));
+			st->stats.events++;
+			if (st->sort_mode) {
+				uint64_t clk = ((uint64_t)msb_for_cpu(st, _NTO_TRACE_GETCPU(h)) << 32) | t;
+				if (collect(st, h, t, clk, &ev.data[1], 2, first_slot + i) != 0)
+					return -1;
+			} else {
+				deliver(st, h, t, &ev.data[1], 2, first_slot + i);
+			}
+		} else if (combine(st, h, t, &ev, first_slot + i) != 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void report_incomplete(struct traceparser_state *st)
+{
+	if (st->n_pending == 0)
+		return;
+	st->stats.incomplete_events += st->n_pending;
+	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_ERRORS))
+		fprintf(st->debug_stream,
+			"TRACEPARSER: %u combine event(s) never completed; the first began at byte offset %" PRIu64
+			"\n",
+			st->n_pending, st->events_offset + st->pending->slot * 16);
+	free_pending_list(st->pending);
+	st->pending = st->pending_tail = NULL;
+	st->n_pending = 0;
+}
+
+static void call_null_callback(struct traceparser_state *st)
+{
+	const struct tp_cb *cb = &st->cb[0];
+
+	if (cb->fn != NULL) {
+		st->cur_header = 0;
+		st->cur_time = 0;
+		st->prev_return = cb->fn(st, cb->ud ? cb->ud : st->single_user_data, 0u, 0u, NULL, 0u);
+		st->prev_header = 0;
+	}
+}
+
+int traceparser(struct traceparser_state *st, void *ud, const char *filename)
+{
+	struct tp_input in;
+	uint64_t slot = 0;
+	int rc = 0;
+
+	if (st == NULL || filename == NULL) {
+		errno = EINVAL;
+		if (st != NULL)
+			st->error = _TRACEPARSER_NULL_STATE_PTR;
+		return -1;
+	}
+	reset_file_state(st);
+	st->single_user_data = ud;
+	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_HEADER)) {
+		fprintf(st->debug_stream, "TRACEPARSER LIBRARY version %d.%02d\n", _TRACEPARSER_VER_MAJOR,
+			_TRACEPARSER_VER_MINOR);
+		fflush(st->debug_stream);
+	}
+	if (tp_input_open(&in, filename) != 0) {
+		int e = errno;
+		tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, e, "couldn't open input trace file %s, errno: %s",
+			filename, strerror(e));
+		return -1;
+	}
+	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_HEADER))
+		fprintf(st->debug_stream, " -- HEADER FILE INFORMATION -- \n");
+	if (tp_read_header(st, &in) != 0) {
+		tp_input_close(&in);
+		return -1;
+	}
+	call_null_callback(st);
+	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_HEADER))
+		fprintf(st->debug_stream, " -- KERNEL EVENTS -- \n");
+
+	for (;;) {
+		size_t avail, n;
+		const unsigned char *p = tp_input_peek(&in, 16, &avail);
+		int slow = st->sort_mode || (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_EVENTS));
+
+		if (in.err != 0) {
+			rc = tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EIO,
+				     "cannot read %s at byte offset %" PRIu64 ": %s", filename, in.offset,
+				     strerror(in.err));
+			break;
+		}
+		n = avail / 16;
+		if (n == 0) {
+			if (avail > 0) {
+				st->stats.trailing_bytes = avail;
+				st->stats.bytes += avail;
+				tp_input_skip(&in, avail);
+				rc = tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
+					     "truncated event at byte offset %" PRIu64
+					     ": the file ends after %zu of its 16 bytes",
+					     in.offset - avail, avail);
+			}
+			break;
+		}
+		/* Hand out at most 64 KiB at a time so a pipe is consumed as it arrives. */
+		if (n > 4096 && in.map == NULL)
+			n = 4096;
+		if (slow)
+			rc = run_slow(st, p, n, slot);
+		else if (st->endian_conv)
+			rc = run_fast_swapped(st, p, n, slot);
+		else
+			rc = run_fast_native(st, p, n, slot);
+		slot += n;
+		st->stats.slots += n;
+		st->stats.bytes += n * 16;
+		tp_input_skip(&in, n * 16);
+		if (rc != 0)
+			break;
+	}
+	tp_input_close(&in);
+	report_incomplete(st);
+	if (st->sort_mode && st->n_sorted > 0 && st->error != _TRACEPARSER_NO_MORE_MEMORY)
+		dispatch_sorted(st);
+	if (st->debug_stream != NULL)
+		fflush(st->debug_stream);
+	return rc;
+}
+
+int traceparser_one_event(struct traceparser_state *st, traceevent_t *event)
+{
+	traceevent_t ev;
+	uint64_t slot;
+
+	if (st == NULL || event == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	ev = *event;
+	slot = st->stats.slots++;
+	st->stats.bytes += 16;
+	if (_TRACE_GET_STRUCT(ev.header) == _TRACE_STRUCT_S) {
+		if ((ev.header & (TP_TABLE_SIZE - 1)) == TIME_INDEX)
+			note_time(st, ev.header, ev.data[0], ev.data[1]);
+		st->stats.events++;
+		deliver(st, ev.header, ev.data[0], &ev.data[1], 2, slot);
+		return 0;
+	}
+	return combine(st, ev.header, ev.data[0], &ev, slot);
+}
+
+/* ---- information ---------------------------------------------------------------------- */
+
+void *traceparser_get_info(struct traceparser_state *st, info_modes_t mode, unsigned *len)
+{
+	if (st == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+#define RET_U32(v)                                   \
+	do {                                         \
+		st->info_u32 = (v);                  \
+		if (len)                             \
+			*len = sizeof(st->info_u32); \
+		return &st->info_u32;                \
+	} while (0)
+#define RET_U64(v)                                   \
+	do {                                         \
+		st->info_u64 = (v);                  \
+		if (len)                             \
+			*len = sizeof(st->info_u64); \
+		return &st->info_u64;                \
+	} while (0)
+
+	switch ((int)mode) {
+	case _TRACEPARSER_INFO_SYSPAGE:
+		if (st->syspage == NULL)
+			break;
+		if (len)
+			*len = st->syspage_len;
+		return st->syspage;
+	case _TRACEPARSER_INFO_ENDIAN_CONV:
+		if (len)
+			*len = sizeof(st->endian_conv);
+		return &st->endian_conv;
+	case _TRACEPARSER_INFO_NOW_CALLBACK_CLASS:
+		RET_U32(TK_KEV_CLASS(st->cur_header));
+	case _TRACEPARSER_INFO_NOW_CALLBACK_EVENT:
+		RET_U32(TK_KEV_CODE(st->cur_header));
+	case _TRACEPARSER_INFO_PREV_CALLBACK_CLASS:
+		RET_U32(TK_KEV_CLASS(st->prev_header));
+	case _TRACEPARSER_INFO_PREV_CALLBACK_EVENT:
+		RET_U32(TK_KEV_CODE(st->prev_header));
+	case _TRACEPARSER_INFO_PREV_CALLBACK_RETURN:
+		st->info_int = st->prev_return;
+		if (len)
+			*len = sizeof(st->info_int);
+		return &st->info_int;
+	case _TRACEPARSER_INFO_DEBUG:
+		if (len)
+			*len = sizeof(st->debug_flags);
+		return &st->debug_flags;
+	case _TRACEPARSER_INFO_ERROR:
+		if (len)
+			*len = sizeof(st->error);
+		return &st->error;
+	case _TRACEPARSER_INFO_ERROR_STR:
+		if (len)
+			*len = (unsigned)strlen(st->errstr);
+		return st->errstr;
+	case _TRACEPARSER_INFO_STATS:
+		if (len)
+			*len = sizeof(st->stats);
+		return &st->stats;
+	case _TRACEPARSER_INFO_EVENT_ID:
+		RET_U64(st->cur_slot);
+	case _TRACEPARSER_INFO_CLK_MSB:
+		RET_U32((uint32_t)(tk_traceparser_clk(st) >> 32));
+	case _TRACEPARSER_INFO_CLK_INTIAL:
+		RET_U64(st->clk_initial);
+	case _TRACEPARSER_INFO_CLK:
+		RET_U64(tk_traceparser_clk(st));
+	case _TRACEPARSER_INFO_CLK_DELTA: {
+		uint64_t clk = tk_traceparser_clk(st);
+		RET_U64(clk > st->clk_initial ? clk - st->clk_initial : 0);
+	}
+	case _TRACEPARSER_INFO_TIME_DELTA: {
+		uint64_t clk = tk_traceparser_clk(st);
+		RET_U64(cycles_to_ns(st, clk > st->clk_initial ? clk - st->clk_initial : 0));
+	}
+	case TK_TRACEPARSER_INFO_OFFSET:
+		RET_U64(st->events_offset + st->cur_slot * 16);
+	case TK_TRACEPARSER_INFO_NS:
+		RET_U64(tk_traceparser_ns(st));
+	default:
+		if ((int)mode >= _TRACEPARSER_INFO_HEADER_BEGIN && (int)mode <= _TRACEPARSER_INFO_HEADER_END) {
+			const struct tp_attr *a = tp_find_attr(st, tp_known_key((unsigned)mode));
+			if (a != NULL) {
+				if (len)
+					*len = a->value_len;
+				return a->value;
+			}
+			st->error = _TRACEPARSER_MISSING_FIELD;
+			errno = EINVAL;
+			return NULL;
+		}
+		st->error = _TRACEPARSER_WRONG_H_KEYWORD;
+		errno = EINVAL;
+		return NULL;
+	}
+#undef RET_U32
+#undef RET_U64
+	st->error = _TRACEPARSER_MISSING_FIELD;
+	errno = EINVAL;
+	return NULL;
+}
+
+unsigned tk_traceparser_header_count(const struct traceparser_state *st)
+{
+	return st ? st->n_attrs : 0;
+}
+
+int tk_traceparser_header_entry(const struct traceparser_state *st, unsigned index, const char **key,
+				const char **value, unsigned *value_len)
+{
+	if (st == NULL || index >= st->n_attrs)
+		return TK_EINVAL;
+	if (key)
+		*key = st->attrs[index].key;
+	if (value)
+		*value = st->attrs[index].value;
+	if (value_len)
+		*value_len = st->attrs[index].value_len;
+	return TK_OK;
+}
+
+const char *tk_traceparser_header_value(const struct traceparser_state *st, const char *key,
+					unsigned *value_len)
+{
+	const struct tp_attr *a;
+
+	if (st == NULL || key == NULL)
+		return NULL;
+	a = tp_find_attr(st, key);
+	if (a == NULL)
+		return NULL;
+	if (value_len)
+		*value_len = a->value_len;
+	return a->value;
+}

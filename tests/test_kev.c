@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the kev module's writer: exact bytes of simple, combine and string events
+ * in both byte orders, TIME insertion, the header keys and user attributes, the syspage,
+ * crash-safe file handling and errors.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "tk_test.h"
+#include "tracekit/kev.h"
+
+static const tk_kev_header fixed_header = {
+	.cycles_per_sec = 1000000000u,
+	.cpu_num = 2,
+	.date = 1000000000,
+	.boot_date = 999990000,
+	.sysname = "QNX",
+	.nodename = "localhost",
+	.sys_release = "6.4.1",
+	.sys_version = "2009/05/20-17:35:56EDT",
+	.machine = "x86pc",
+};
+
+/* Reads the file and returns a pointer to the first event slot (header+syspage skipped). */
+static unsigned char *events_of(const char *path, size_t *n_slots, char **whole)
+{
+	size_t len;
+	char *data = tkt_read_file(path, &len);
+	char *end, *lenkey;
+	unsigned long sp;
+	size_t off;
+
+	assert_non_null(data);
+	end = strstr(data, "TRACE_HEADER_END::");
+	assert_non_null(end);
+	lenkey = strstr(data, "TRACE_SYSPAGE_LEN::");
+	assert_non_null(lenkey);
+	sp = strtoul(lenkey + strlen("TRACE_SYSPAGE_LEN::"), NULL, 10);
+	off = (size_t)(end - data) + strlen("TRACE_HEADER_END::") + sp;
+	assert_true(off <= len);
+	assert_int_equal((len - off) % 16, 0);
+	*n_slots = (len - off) / 16;
+	*whole = data;
+	return (unsigned char *)data + off;
+}
+
+static uint32_t slot_word(const unsigned char *slot, unsigned i, int be)
+{
+	const unsigned char *p = slot + 4 * i;
+	return be ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
+		  : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+static void check_slot(const unsigned char *slot, int be, uint32_t h, uint32_t d0, uint32_t d1, uint32_t d2)
+{
+	assert_int_equal(slot_word(slot, 0, be), h);
+	assert_int_equal(slot_word(slot, 1, be), d0);
+	assert_int_equal(slot_word(slot, 2, be), d1);
+	assert_int_equal(slot_word(slot, 3, be), d2);
+}
+
+static void simple_and_combine(int be)
+{
+	const char *path = tkt_path(be ? "split_be.kev" : "split_le.kev");
+	uint32_t w[7] = { 1, 2, 3, 4, 5, 6, 7 };
+	tk_kev_header hdr = fixed_header;
+	tk_kev_writer *wr;
+	unsigned char *ev;
+	size_t n;
+	char *whole;
+	const uint32_t U = _TRACE_USER_C;
+
+	hdr.big_endian = be;
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, TK_KEV_NO_AUTO_TIME), TK_OK);
+	assert_int_equal(tk_kev_write_event(wr, 3, U, 10, 0x100, NULL, 0), TK_OK);
+	assert_int_equal(tk_kev_write_event(wr, 3, U, 11, 0x200, w, 1), TK_OK);
+	assert_int_equal(tk_kev_write_event(wr, 3, U, 12, 0x300, w, 2), TK_OK);
+	assert_int_equal(tk_kev_write_event(wr, 3, U, 13, 0x400, w, 3), TK_OK);
+	assert_int_equal(tk_kev_write_event(wr, 3, U, 14, 0x500, w, 4), TK_OK);
+	assert_int_equal(tk_kev_write_event(wr, 3, U, 15, 0x600, w, 5), TK_OK);
+	assert_int_equal(tk_kev_write_event(wr, 3, U, 16, 0x700, w, 7), TK_OK);
+	assert_int_equal(tk_kev_writer_slots(wr), 3 + 2 + 2 + 3 + 4);
+	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+
+	ev = events_of(path, &n, &whole);
+	assert_int_equal(n, 14);
+	check_slot(ev + 0 * 16, be, 0x03000000u | U | 10, 0x100, 0, 0);
+	check_slot(ev + 1 * 16, be, 0x03000000u | U | 11, 0x200, 1, 0);
+	check_slot(ev + 2 * 16, be, 0x03000000u | U | 12, 0x300, 1, 2);
+	/* 3 words: CB(w0,w1) CE(w2,0) */
+	check_slot(ev + 3 * 16, be, _TRACE_STRUCT_CB | 0x03000000u | U | 13, 0x400, 1, 2);
+	check_slot(ev + 4 * 16, be, _TRACE_STRUCT_CE | 0x03000000u | U | 13, 0x400, 3, 0);
+	/* 4 words: CB CE */
+	check_slot(ev + 5 * 16, be, _TRACE_STRUCT_CB | 0x03000000u | U | 14, 0x500, 1, 2);
+	check_slot(ev + 6 * 16, be, _TRACE_STRUCT_CE | 0x03000000u | U | 14, 0x500, 3, 4);
+	/* 5 words: CB CC CE(w4,0) */
+	check_slot(ev + 7 * 16, be, _TRACE_STRUCT_CB | 0x03000000u | U | 15, 0x600, 1, 2);
+	check_slot(ev + 8 * 16, be, _TRACE_STRUCT_CC | 0x03000000u | U | 15, 0x600, 3, 4);
+	check_slot(ev + 9 * 16, be, _TRACE_STRUCT_CE | 0x03000000u | U | 15, 0x600, 5, 0);
+	/* 7 words: CB CC CC CE(w6,0) */
+	check_slot(ev + 10 * 16, be, _TRACE_STRUCT_CB | 0x03000000u | U | 16, 0x700, 1, 2);
+	check_slot(ev + 11 * 16, be, _TRACE_STRUCT_CC | 0x03000000u | U | 16, 0x700, 3, 4);
+	check_slot(ev + 12 * 16, be, _TRACE_STRUCT_CC | 0x03000000u | U | 16, 0x700, 5, 6);
+	check_slot(ev + 13 * 16, be, _TRACE_STRUCT_CE | 0x03000000u | U | 16, 0x700, 7, 0);
+	free(whole);
+}
+
+static void test_split_le(void **state)
+{
+	(void)state;
+	simple_and_combine(0);
+}
+
+static void test_split_be(void **state)
+{
+	(void)state;
+	simple_and_combine(1);
+}
+
+static void strings(int be)
+{
+	const char *path = tkt_path(be ? "str_be.kev" : "str_le.kev");
+	tk_kev_header hdr = fixed_header;
+	uint32_t pid[2] = { 10, 28686 };
+	tk_kev_writer *wr;
+	unsigned char *ev;
+	size_t n;
+	char *whole;
+
+	hdr.big_endian = be;
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, TK_KEV_NO_AUTO_TIME), TK_OK);
+	/* 7 characters + NUL = 8 bytes: one simple slot */
+	assert_int_equal(tk_kev_write_event_str(wr, 0, _TRACE_USER_C, 1, 0x10, NULL, 0, "1234567"), TK_OK);
+	/* 11 + NUL = 12 bytes: CB + CE, zero-filled */
+	assert_int_equal(tk_kev_write_event_str(wr, 0, _TRACE_USER_C, 555, 0x20, NULL, 0, "Hello world"), TK_OK);
+	/* words first, then the packed name */
+	assert_int_equal(tk_kev_write_event_str(wr, 1, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P_NAME, 0x30, pid, 2,
+						"/bin/sh"),
+			 TK_OK);
+	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+
+	ev = events_of(path, &n, &whole);
+	assert_int_equal(n, 1 + 2 + 2);
+	assert_int_equal(slot_word(ev, 0, be), _TRACE_USER_C | 1);
+	assert_memory_equal(ev + 8, "1234567", 8);
+	assert_int_equal(slot_word(ev + 16, 0, be), _TRACE_STRUCT_CB | _TRACE_USER_C | 555);
+	assert_int_equal(slot_word(ev + 16, 1, be), 0x20);
+	assert_memory_equal(ev + 16 + 8, "Hello wo", 8);
+	assert_int_equal(slot_word(ev + 32, 0, be), _TRACE_STRUCT_CE | _TRACE_USER_C | 555);
+	assert_int_equal(slot_word(ev + 32, 1, be), 0x20);
+	assert_memory_equal(ev + 32 + 8, "rld\0\0\0\0\0", 8);
+	assert_int_equal(slot_word(ev + 48, 0, be), _TRACE_STRUCT_CB | 0x01000000u | _TRACE_PR_TH_C | 192);
+	assert_int_equal(slot_word(ev + 48, 2, be), 10);
+	assert_int_equal(slot_word(ev + 48, 3, be), 28686);
+	assert_int_equal(slot_word(ev + 64, 0, be), _TRACE_STRUCT_CE | 0x01000000u | _TRACE_PR_TH_C | 192);
+	assert_memory_equal(ev + 64 + 8, "/bin/sh\0", 8);
+	free(whole);
+}
+
+static void test_strings_le(void **state)
+{
+	(void)state;
+	strings(0);
+}
+
+static void test_strings_be(void **state)
+{
+	(void)state;
+	strings(1);
+}
+
+static void test_auto_time(void **state)
+{
+	const char *path = tkt_path("time.kev");
+	tk_kev_writer *wr;
+	unsigned char *ev;
+	size_t n;
+	char *whole;
+	const uint32_t TIME_H = _TRACE_CONTROL_C | _TRACE_CONTROL_TIME;
+
+	(void)state;
+	assert_int_equal(tk_kev_writer_open(&wr, path, &fixed_header, 0), TK_OK);
+	assert_int_equal(tk_kev_write_event(wr, 0, _TRACE_USER_C, 1, 0x5fffffff0ull, NULL, 0), TK_OK);
+	assert_int_equal(tk_kev_write_event(wr, 0, _TRACE_USER_C, 2, 0x5fffffff8ull, NULL, 0), TK_OK);
+	assert_int_equal(tk_kev_write_event(wr, 1, _TRACE_USER_C, 3, 0x5fffffff9ull, NULL, 0), TK_OK);
+	assert_int_equal(tk_kev_write_event(wr, 0, _TRACE_USER_C, 4, 0x600000004ull, NULL, 0), TK_OK);
+	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+
+	ev = events_of(path, &n, &whole);
+	assert_int_equal(n, 7);
+	check_slot(ev + 0 * 16, 0, TIME_H, 0xfffffff0u, 5, 0xfffffff0u);
+	check_slot(ev + 1 * 16, 0, _TRACE_USER_C | 1, 0xfffffff0u, 0, 0);
+	check_slot(ev + 2 * 16, 0, _TRACE_USER_C | 2, 0xfffffff8u, 0, 0);
+	check_slot(ev + 3 * 16, 0, 0x01000000u | TIME_H, 0xfffffff9u, 5, 0xfffffff9u);
+	check_slot(ev + 4 * 16, 0, 0x01000000u | _TRACE_USER_C | 3, 0xfffffff9u, 0, 0);
+	check_slot(ev + 5 * 16, 0, TIME_H, 4, 6, 4);
+	check_slot(ev + 6 * 16, 0, _TRACE_USER_C | 4, 4, 0, 0);
+	free(whole);
+}
+
+static void test_header_keys(void **state)
+{
+	const char *path = tkt_path("hdr.kev");
+	tk_kev_attr attrs[2] = { { "TRACELOGGER_ARGS", "tracelogger -n 3" }, { "PROJECT", "demo" } };
+	tk_kev_header hdr = fixed_header;
+	tk_kev_writer *wr;
+	size_t len, hdr_len;
+	char *data, *end;
+	const char *order[] = { "TRACE_HEADER_BEGIN::", "TRACE_FILE_NAME::", "TRACE_DATE::",
+				"TRACE_VER_MAJOR::1", "TRACE_VER_MINOR::01", "TRACE_LITTLE_ENDIAN::TRUE",
+				"TRACE_ENCODING::16 byte events", "TRACE_BOOT_DATE::",
+				"TRACE_CYCLES_PER_SEC::1000000000", "TRACE_CPU_NUM::2", "TRACE_SYSNAME::QNX",
+				"TRACE_NODENAME::localhost", "TRACE_SYS_RELEASE::6.4.1",
+				"TRACE_SYS_VERSION::2009/05/20-17:35:56EDT", "TRACE_MACHINE::x86pc",
+				"TRACE_SYSPAGE_LEN::", "TRACE_TRACELOGGER_ARGS::tracelogger -n 3",
+				"TRACE_PROJECT::demo", "TRACE_HEADER_END::" };
+	const char *prev;
+	size_t i;
+
+	(void)state;
+	hdr.attrs = attrs;
+	hdr.n_attrs = 2;
+	hdr.file_name = "/dev/shmem/tracebuffer.kev";
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_OK);
+	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+	data = tkt_read_file(path, &len);
+	assert_non_null(data);
+	prev = data;
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		const char *at = strstr(data, order[i]);
+		assert_non_null(at);
+		assert_true(at >= prev);
+		prev = at;
+	}
+	assert_memory_equal(data, "TRACE_HEADER_BEGIN::TRACE_FILE_NAME::/dev/shmem/tracebuffer.kevTRACE_DATE::", 75);
+	/* the events start 16-byte aligned after tracekit's own syspage */
+	end = strstr(data, "TRACE_HEADER_END::");
+	hdr_len = (size_t)(end - data) + strlen("TRACE_HEADER_END::");
+	assert_int_equal((hdr_len + strtoul(strstr(data, "TRACE_SYSPAGE_LEN::") + 19, NULL, 10)) % 16, 0);
+	assert_int_equal(len % 16, 0);
+	free(data);
+}
+
+static void test_bad_attributes(void **state)
+{
+	tk_kev_attr bad1[1] = { { "KEY", "has TRACE_ inside" } };
+	tk_kev_attr bad2[1] = { { "K::EY", "value" } };
+	tk_kev_attr bad3[1] = { { "", "value" } };
+	tk_kev_header hdr = fixed_header;
+	tk_kev_writer *wr = (tk_kev_writer *)1;
+	const char *path = tkt_path("badattr.kev");
+
+	(void)state;
+	hdr.n_attrs = 1;
+	hdr.attrs = bad1;
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_EINVAL);
+	assert_null(wr);
+	hdr.attrs = bad2;
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_EINVAL);
+	hdr.attrs = bad3;
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_EINVAL);
+	hdr.n_attrs = 0;
+	hdr.nodename = "TRACE_HOST";
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_EINVAL);
+	assert_false(tkt_exists(path));
+	assert_false(tkt_exists(tkt_path("badattr.kev.part")));
+}
+
+static void test_bad_events(void **state)
+{
+	const char *path = tkt_path("badev.kev");
+	tk_kev_writer *wr;
+	uint32_t w[2] = { 0, 0 };
+	char *big;
+
+	(void)state;
+	assert_int_equal(tk_kev_writer_open(&wr, path, &fixed_header, 0), TK_OK);
+	assert_int_equal(tk_kev_write_event(wr, 64, _TRACE_USER_C, 1, 0, w, 2), TK_EINVAL);
+	assert_int_equal(tk_kev_write_event(wr, 0, 32u << 10, 1, 0, w, 2), TK_EINVAL);
+	assert_int_equal(tk_kev_write_event(wr, 0, _TRACE_USER_C | 1, 1, 0, w, 2), TK_EINVAL);
+	assert_int_equal(tk_kev_write_event(wr, 0, _TRACE_USER_C, 1024, 0, w, 2), TK_EINVAL);
+	assert_int_equal(tk_kev_write_event(wr, 0, _TRACE_USER_C, 1, 0, NULL, 2), TK_EINVAL);
+	assert_int_equal(tk_kev_write_event(NULL, 0, _TRACE_USER_C, 1, 0, w, 2), TK_EINVAL);
+	assert_int_equal(tk_kev_write_event_str(wr, 0, _TRACE_USER_C, 1, 0, NULL, 0, NULL), TK_EINVAL);
+	big = malloc(TK_KEV_MAX_PAYLOAD + 1);
+	assert_non_null(big);
+	memset(big, 'x', TK_KEV_MAX_PAYLOAD);
+	big[TK_KEV_MAX_PAYLOAD] = '\0';
+	assert_int_equal(tk_kev_write_event_str(wr, 0, _TRACE_USER_C, 1, 0, NULL, 0, big), TK_ETOOBIG);
+	free(big);
+	/* the writer is still usable after rejected calls */
+	assert_int_equal(tk_kev_write_event(wr, 0, _TRACE_USER_C, 1, 0, w, 2), TK_OK);
+	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+}
+
+static void test_part_file_lifecycle(void **state)
+{
+	const char *path = tkt_path("life.kev");
+	const char *part = tkt_path("life.kev.part");
+	tk_kev_writer *wr;
+	uint32_t w[2] = { 1, 2 };
+
+	(void)state;
+	assert_int_equal(tk_kev_writer_open(&wr, path, &fixed_header, 0), TK_OK);
+	assert_true(tkt_exists(part));
+	assert_false(tkt_exists(path));
+	assert_int_equal(tk_kev_write_event(wr, 0, _TRACE_USER_C, 1, 5, w, 2), TK_OK);
+	assert_int_equal(tk_kev_writer_flush(wr), TK_OK);
+	assert_false(tkt_exists(path));
+	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+	assert_true(tkt_exists(path));
+	assert_false(tkt_exists(part));
+
+	/* abort leaves nothing behind, not even the partial file */
+	assert_int_equal(tk_kev_writer_open(&wr, tkt_path("gone.kev"), &fixed_header, 0), TK_OK);
+	assert_int_equal(tk_kev_write_event(wr, 0, _TRACE_USER_C, 1, 5, w, 2), TK_OK);
+	tk_kev_writer_abort(wr);
+	assert_false(tkt_exists(tkt_path("gone.kev")));
+	assert_false(tkt_exists(tkt_path("gone.kev.part")));
+	tk_kev_writer_abort(NULL);
+	assert_int_equal(tk_kev_writer_close(NULL), TK_OK);
+}
+
+static void test_unwritable(void **state)
+{
+	tk_kev_writer *wr;
+	int rc;
+
+	(void)state;
+	rc = tk_kev_writer_open(&wr, "/nonexistent-dir/x.kev", &fixed_header, 0);
+	assert_int_equal(rc, TK_ENOENT);
+	assert_null(wr);
+}
+
+static void test_disk_full(void **state)
+{
+	int fd = open("/dev/full", O_WRONLY);
+	tk_kev_writer *wr;
+	int rc;
+
+	(void)state;
+	if (fd < 0)
+		skip();
+	rc = tk_kev_writer_open_fd(&wr, fd, &fixed_header, 0);
+	assert_int_equal(rc, TK_ENOSPC);
+	close(fd);
+}
+
+static void test_disk_full_later(void **state)
+{
+	/* A pipe whose reader is gone behaves like a failing device after the header. */
+	int fds[2];
+	tk_kev_writer *wr;
+	uint32_t w[2] = { 1, 2 };
+	int i, rc = TK_OK;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(fcntl(fds[1], F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(tk_kev_writer_open_fd(&wr, fds[1], &fixed_header, 0), TK_OK);
+	for (i = 0; i < 1000000 && rc == TK_OK; i++)
+		rc = tk_kev_write_event(wr, 0, _TRACE_USER_C, 1, (uint64_t)i, w, 2);
+	if (rc == TK_OK)
+		rc = tk_kev_writer_flush(wr);
+	assert_int_not_equal(rc, TK_OK);
+	assert_non_null(strstr(tk_kev_writer_errmsg(wr), "byte offset"));
+	/* the error is sticky */
+	assert_int_equal(tk_kev_write_event(wr, 0, _TRACE_USER_C, 1, 0, w, 2), rc);
+	assert_int_equal(tk_kev_writer_close(wr), rc);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+static void test_raw(void **state)
+{
+	const char *path = tkt_path("raw.kev");
+	traceevent_t evs[2] = { { 0x12345678u, { 1, 2, 3 } }, { 0x00001801u, { 4, 5, 6 } } };
+	tk_kev_header hdr = fixed_header;
+	tk_kev_writer *wr;
+	unsigned char *ev;
+	size_t n;
+	char *whole;
+
+	(void)state;
+	hdr.big_endian = 1;
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_OK);
+	assert_int_equal(tk_kev_write_raw(wr, evs, 2), TK_OK);
+	assert_int_equal(tk_kev_write_raw_file_order(wr, "0123456789abcdef", 1), TK_OK);
+	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+	ev = events_of(path, &n, &whole);
+	assert_int_equal(n, 3);
+	check_slot(ev, 1, 0x12345678u, 1, 2, 3);
+	check_slot(ev + 16, 1, 0x00001801u, 4, 5, 6);
+	assert_memory_equal(ev + 32, "0123456789abcdef", 16);
+	free(whole);
+}
+
+static void test_syspage(void **state)
+{
+	unsigned char sp[1024];
+	size_t n = tk_kev_syspage_build(sp, sizeof(sp), 4, 2400000000ull, 12345, 0);
+
+	(void)state;
+	assert_int_equal(n, tk_kev_syspage_size(4));
+	assert_int_equal(sp[0] | sp[1] << 8, 156);      /* size */
+	assert_int_equal(sp[2] | sp[3] << 8, n);        /* total_size */
+	assert_int_equal(sp[6] | sp[7] << 8, 4);        /* num_cpu */
+	/* qtime section: cycles_per_sec first */
+	{
+		unsigned qoff = sp[8 + 24] | sp[8 + 25] << 8;
+		uint64_t cps = 0;
+		int i;
+		for (i = 7; i >= 0; i--)
+			cps = cps << 8 | sp[qoff + (unsigned)i];
+		assert_int_equal(cps, 2400000000ull);
+		assert_int_equal(sp[qoff + 28] | sp[qoff + 29] << 8, 12345);
+	}
+	assert_int_equal(tk_kev_syspage_build(sp, 10, 4, 1, 1, 0), 0);
+}
+
+static void test_errors_text(void **state)
+{
+	(void)state;
+	assert_string_equal(tk_strerror(TK_OK), "success");
+	assert_string_equal(tk_strerror(TK_ETRUNC), "file is truncated");
+	assert_string_equal(tk_strerror(-9999), "unknown error");
+	assert_string_equal(tk_strerror(ENOENT), strerror(ENOENT));
+	assert_int_equal(tk_error_from_errno(ENOSPC), TK_ENOSPC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_split_le),       cmocka_unit_test(test_split_be),
+		cmocka_unit_test(test_strings_le),     cmocka_unit_test(test_strings_be),
+		cmocka_unit_test(test_auto_time),      cmocka_unit_test(test_header_keys),
+		cmocka_unit_test(test_bad_attributes), cmocka_unit_test(test_bad_events),
+		cmocka_unit_test(test_part_file_lifecycle), cmocka_unit_test(test_unwritable),
+		cmocka_unit_test(test_disk_full),      cmocka_unit_test(test_disk_full_later),
+		cmocka_unit_test(test_raw),            cmocka_unit_test(test_syspage),
+		cmocka_unit_test(test_errors_text),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

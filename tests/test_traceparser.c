@@ -1,0 +1,819 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of libtraceparser: the API (init, debug, cs, cs_range, get_info, sort,
+ * one_event), dispatch to the right callbacks with the right user data, combine-event
+ * reassembly (interlaced, unbalanced), both byte orders, 64-bit time across LSB
+ * rollovers, standard input through a pipe, and every kind of malformed file.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "tk_test.h"
+#include "tracekit/traceparser.h"
+
+/* ---- recording callbacks ------------------------------------------------------------- */
+
+struct rec {
+	unsigned header, time, len;
+	uint32_t words[16];
+	uint64_t clk;
+	void *ud;
+	unsigned now_class, now_event;
+};
+
+struct log {
+	struct rec r[256];
+	unsigned n;
+	unsigned null_calls;
+	int swap;
+};
+
+static struct log g_log;
+
+static uint32_t sw(int swap, uint32_t v)
+{
+	return swap ? __builtin_bswap32(v) : v;
+}
+
+static int rec_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct rec *r;
+	const unsigned *conv = traceparser_get_info(st, _TRACEPARSER_INFO_ENDIAN_CONV, NULL);
+	unsigned i;
+
+	assert_non_null(conv);
+	if (g_log.n >= 256)
+		return 0;
+	r = &g_log.r[g_log.n++];
+	r->header = h;
+	r->time = t;
+	r->len = len;
+	r->ud = ud;
+	for (i = 0; i < len && i < 16; i++)
+		r->words[i] = sw((int)*conv, buf[i]);
+	r->clk = *(const uint64_t *)traceparser_get_info(st, _TRACEPARSER_INFO_CLK, NULL);
+	r->now_class = *(const unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_NOW_CALLBACK_CLASS, NULL);
+	r->now_event = *(const unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_NOW_CALLBACK_EVENT, NULL);
+	return 7;
+}
+
+static int null_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	(void)st;
+	(void)ud;
+	assert_int_equal(h, 0);
+	assert_int_equal(t, 0);
+	assert_null(buf);
+	assert_int_equal(len, 0);
+	assert_int_equal(g_log.n, 0); /* before any event */
+	g_log.null_calls++;
+	return 0;
+}
+
+static struct traceparser_state *new_parser(void)
+{
+	struct traceparser_state *st = traceparser_init(NULL);
+	assert_non_null(st);
+	memset(&g_log, 0, sizeof(g_log));
+	return st;
+}
+
+/* Writes a file with the given slots after a minimal header. */
+static const char *make_file(const char *name, int be, const uint32_t (*slots)[4], size_t n)
+{
+	struct tkt_buf b = { 0 };
+	const char *path = tkt_path(name);
+	size_t i;
+
+	tkt_kev_header(&b, be, 8);
+	for (i = 0; i < n; i++)
+		tkt_kev_slot(&b, be, slots[i][0], slots[i][1], slots[i][2], slots[i][3]);
+	tkt_write_file(path, b.p, b.len);
+	tkt_buf_free(&b);
+	return path;
+}
+
+#define H(flag, cpu, cls, code) (_TRACE_MAKE_CODE((cpu), (flag), (cls), (code)))
+
+/* ---- API basics ---------------------------------------------------------------------- */
+
+static void test_init_destroy(void **state)
+{
+	struct traceparser_state *st = traceparser_init(NULL), *again;
+
+	(void)state;
+	assert_non_null(st);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_USER, 5), 0);
+	again = traceparser_init(st);
+	assert_ptr_equal(again, st);
+	traceparser_destroy(&st);
+	assert_null(st);
+	traceparser_destroy(&st);
+	traceparser_destroy(NULL);
+	assert_int_equal(traceparser_debug(NULL, stderr, 0), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(traceparser(NULL, NULL, "x"), -1);
+	assert_null(traceparser_get_info(NULL, _TRACEPARSER_INFO_ERROR, NULL));
+}
+
+static void test_cs_errors(void **state)
+{
+	struct traceparser_state *st = new_parser();
+	const unsigned *lvl;
+
+	(void)state;
+	errno = 0;
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_INT, 0), -1);
+	assert_int_equal(errno, EINVAL);
+	lvl = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR, NULL);
+	assert_int_equal(*lvl, _TRACEPARSER_UNKNOWN_ERROR);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_INTENTER, 0), -1);
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_INTENTER, 0, 5), -1);
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_INTENTER, _NTO_TRACE_INTFIRST,
+					      _NTO_TRACE_INTLAST),
+			 0);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_USER, 1024), -1);
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_USER, 10, 5), -1);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, 99, 0), -1);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_THREAD, 0), -1);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_PROCESS, 1u << 5), -1);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_KERCALL, 200), -1);
+	assert_int_equal(traceparser_cs(NULL, NULL, rec_cb, _NTO_TRACE_USER, 1), -1);
+	assert_int_equal(tk_traceparser_cs_internal(st, NULL, rec_cb, 32, 0, 0), -1);
+	assert_int_equal(traceparser_sort(st, 7), -1);
+	traceparser_destroy(&st);
+}
+
+/* Every external class reaches the internal (class, code) the kernel emits. */
+static void test_class_mapping(void **state)
+{
+	static const uint32_t slots[][4] = {
+		{ H(0, 0, _TRACE_PR_TH_C, STATE_RUNNING), 1, 10, 1 },
+		{ H(0, 0, _TRACE_PR_TH_C, _TRACE_THREAD_CREATE), 2, 10, 2 },
+		{ H(0, 0, _TRACE_PR_TH_C, _TRACE_MAX_TH_STATE_NUM + STATE_READY), 3, 10, 3 },
+		{ H(0, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P), 4, 1, 10 },
+		{ H(0, 0, _TRACE_KER_CALL_C, __KER_MSG_SENDV), 5, 1, 2 },
+		{ H(0, 0, _TRACE_KER_CALL_C, 128 + __KER_MSG_SENDV), 6, 0, 0 },
+		{ H(0, 0, _TRACE_KER_CALL_C, 256 + __KER_MSG_RECEIVEV), 7, 0, 0 },
+		{ H(0, 0, _TRACE_INT_C, _TRACE_INT_ENTRY), 8, 5, 0x1000 },
+		{ H(0, 0, _TRACE_INT_C, _TRACE_INT_HANDLER_EXIT), 9, 5, 0 },
+		{ H(0, 0, _TRACE_USER_C, 1023), 10, 7, 8 },
+		{ H(0, 0, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER), 11, 0x400000, 0x400100 },
+		{ H(0, 0, _TRACE_COMM_C, _NTO_TRACE_COMM_REPLY), 12, 1, 2 },
+		{ H(0, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER), 13, 1, 20 },
+		{ H(0, 0, _TRACE_USER_C, 5), 14, 0, 0 },
+	};
+	struct traceparser_state *st = new_parser();
+	const char *path = make_file("map.kev", 0, slots, sizeof(slots) / sizeof(slots[0]));
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_THREAD, _NTO_TRACE_THRUNNING), 0);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_THREAD, _NTO_TRACE_THCREATE), 0);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_VTHREAD, _NTO_TRACE_VTHREADY), 0);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_PROCESS, _NTO_TRACE_PROCCREATE), 0);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_KERCALL, __KER_MSG_SENDV), 0);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_KERCALLINT, __KER_MSG_RECEIVEV), 0);
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_INT, _NTO_TRACE_INTFIRST,
+					      _NTO_TRACE_INTLAST),
+			 0);
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_USER, 1000, 1023), 0);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_SYSTEM, _NTO_TRACE_SYS_FUNC_ENTER), 0);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_COMM, _NTO_TRACE_COMM_REPLY), 0);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_CONTROL, _NTO_TRACE_CONTROLBUFFER), 0);
+	/* USER 5 has no callback: not delivered */
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	assert_int_equal(g_log.n, 13);
+	for (i = 0; i < 13; i++) {
+		assert_int_equal(g_log.r[i].header, slots[i][0]);
+		assert_int_equal(g_log.r[i].time, slots[i][1]);
+		assert_int_equal(g_log.r[i].len, 2);
+		assert_int_equal(g_log.r[i].words[0], slots[i][2]);
+		assert_int_equal(g_log.r[i].words[1], slots[i][3]);
+		assert_int_equal(g_log.r[i].now_class, TK_KEV_CLASS(slots[i][0]));
+		assert_int_equal(g_log.r[i].now_event, TK_KEV_CODE(slots[i][0]));
+	}
+	traceparser_destroy(&st);
+}
+
+static void test_user_data_and_null_callback(void **state)
+{
+	static const uint32_t slots[][4] = {
+		{ H(0, 0, _TRACE_USER_C, 1), 1, 0, 0 },
+		{ H(0, 0, _TRACE_USER_C, 2), 2, 0, 0 },
+	};
+	struct traceparser_state *st = new_parser();
+	const char *path = make_file("ud.kev", 0, slots, 2);
+	int mine, global;
+	const int *prev_ret;
+	const unsigned *prev_ev;
+
+	(void)state;
+	assert_int_equal(traceparser_cs(st, &mine, rec_cb, _NTO_TRACE_USER, 1), 0);
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_USER, 2), 0);
+	assert_int_equal(traceparser_cs(st, NULL, null_cb, _NTO_TRACE_EMPTY, _NTO_TRACE_EMPTYEVENT), 0);
+	assert_int_equal(traceparser(st, &global, path), 0);
+	assert_int_equal(g_log.null_calls, 1);
+	assert_int_equal(g_log.n, 2);
+	assert_ptr_equal(g_log.r[0].ud, &mine);
+	assert_ptr_equal(g_log.r[1].ud, &global);
+	prev_ret = traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_RETURN, NULL);
+	assert_int_equal(*prev_ret, 7);
+	prev_ev = traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_EVENT, NULL);
+	assert_int_equal(*prev_ev, 2);
+	prev_ev = traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_CLASS, NULL);
+	assert_int_equal(*prev_ev, 6);
+	traceparser_destroy(&st);
+}
+
+static void test_header_info(void **state)
+{
+	struct tkt_buf b = { 0 };
+	struct traceparser_state *st = new_parser();
+	const char *path = tkt_path("info.kev");
+	const struct {
+		info_modes_t mode;
+		const char *value;
+	} keys[] = {
+		{ _TRACEPARSER_INFO_FILE_NAME, "/dev/shmem/tracebuffer" },
+		{ _TRACEPARSER_INFO_DATE, "Mon Apr 25 05:37:55 1988" },
+		{ _TRACEPARSER_INFO_VER_MAJOR, "1" },
+		{ _TRACEPARSER_INFO_VER_MINOR, "02" },
+		{ _TRACEPARSER_INFO_BIG_ENDIAN, "TRUE" },
+		{ _TRACEPARSER_INFO_ENCODING, "16 byte events" },
+		{ _TRACEPARSER_INFO_BOOT_DATE, "Mon Apr 25 02:28:06 1988" },
+		{ _TRACEPARSER_INFO_CYCLES_PER_SEC, "400013900" },
+		{ _TRACEPARSER_INFO_CPU_NUM, "2" },
+		{ _TRACEPARSER_INFO_SYSNAME, "QNX" },
+		{ _TRACEPARSER_INFO_NODENAME, "localhost" },
+		{ _TRACEPARSER_INFO_SYS_RELEASE, "6.2.1" },
+		{ _TRACEPARSER_INFO_SYS_VERSION, "2002/12/09-10:13:08est" },
+		{ _TRACEPARSER_INFO_MACHINE, "x86pc" },
+		{ _TRACEPARSER_INFO_SYSPAGE_LEN, "12" },
+	};
+	unsigned i, len;
+	const char *v;
+	const unsigned char *sp;
+	const unsigned *u;
+
+	(void)state;
+	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_FILE_NAME::/dev/shmem/tracebufferTRACE_DATE::Mon Apr 25 05:37:55 "
+			"1988TRACE_VER_MAJOR::1TRACE_VER_MINOR::02TRACE_BIG_ENDIAN::TRUETRACE_ENCODING::16 byte "
+			"eventsTRACE_BOOT_DATE::Mon Apr 25 02:28:06 1988TRACE_CYCLES_PER_SEC::400013900TRACE_CPU_"
+			"NUM::2TRACE_SYSNAME::QNXTRACE_NODENAME::localhostTRACE_SYS_RELEASE::6.2.1TRACE_SYS_"
+			"VERSION::2002/12/09-10:13:08estTRACE_MACHINE::x86pcTRACE_SYSPAGE_LEN::12TRACE_TRACELOGGER_"
+			"ARGS::tracelogger -n 3TRACE_BINARY::a\001");
+	tkt_buf_put(&b, "", 1);
+	tkt_buf_str(&b, "bTRACE_HEADER_END::syspage-1234");
+	tkt_kev_slot(&b, 1, H(0, 0, _TRACE_USER_C, 1), 1, 2, 3);
+	tkt_write_file(path, b.p, b.len);
+	tkt_buf_free(&b);
+
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		v = traceparser_get_info(st, keys[i].mode, &len);
+		assert_non_null(v);
+		assert_int_equal(len, strlen(keys[i].value));
+		assert_memory_equal(v, keys[i].value, len);
+	}
+	v = traceparser_get_info(st, TRACEPARSER_INFO_NODENAME, NULL); /* SAT guide spelling */
+	assert_memory_equal(v, "localhost", 9);
+	assert_null(traceparser_get_info(st, _TRACEPARSER_INFO_LITTLE_ENDIAN, &len));
+	assert_int_equal(*(const unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_ERROR, NULL),
+			 _TRACEPARSER_MISSING_FIELD);
+	assert_null(traceparser_get_info(st, _TRACEPARSER_INFO_MIDDLE_ENDIAN, NULL));
+	assert_null(traceparser_get_info(st, _TRACEPARSER_INFO_HEADER_BEGIN, NULL));
+	assert_null(traceparser_get_info(st, _TRACEPARSER_INFO_HEADER_END, NULL));
+	assert_null(traceparser_get_info(st, (info_modes_t)50, NULL));
+	assert_int_equal(*(const unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_ERROR, NULL),
+			 _TRACEPARSER_WRONG_H_KEYWORD);
+	sp = traceparser_get_info(st, _TRACEPARSER_INFO_SYSPAGE, &len);
+	assert_int_equal(len, 12);
+	assert_memory_equal(sp, "syspage-1234", 12);
+	u = traceparser_get_info(st, _TRACEPARSER_INFO_ENDIAN_CONV, NULL);
+	assert_int_equal(*u, __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 0 : 1);
+	u = traceparser_get_info(st, _TRACEPARSER_INFO_DEBUG, NULL);
+	assert_int_equal(*u, 0);
+	/* user attributes, binary values included */
+	v = tk_traceparser_header_value(st, "TRACELOGGER_ARGS", &len);
+	assert_string_equal(v, "tracelogger -n 3");
+	v = tk_traceparser_header_value(st, "BINARY", &len);
+	assert_int_equal(len, 4);
+	assert_memory_equal(v, "a\001\000b", 4);
+	assert_int_equal(tk_traceparser_header_count(st), 17);
+	{
+		const char *k;
+		assert_int_equal(tk_traceparser_header_entry(st, 0, &k, &v, &len), TK_OK);
+		assert_string_equal(k, "FILE_NAME");
+		assert_int_equal(tk_traceparser_header_entry(st, 17, &k, &v, &len), TK_EINVAL);
+	}
+	traceparser_destroy(&st);
+}
+
+static void test_combine_interlaced(void **state)
+{
+	const unsigned U = _TRACE_USER_C;
+	static const uint32_t slots[][4] = {
+		{ H(_TRACE_STRUCT_CB, 0, _TRACE_USER_C, 1), 100, 1, 2 },
+		{ H(0, 1, _TRACE_USER_C, 9), 101, 90, 91 },
+		{ H(_TRACE_STRUCT_CB, 1, _TRACE_USER_C, 2), 102, 21, 22 },
+		{ H(_TRACE_STRUCT_CC, 0, _TRACE_USER_C, 1), 100, 3, 4 },
+		{ H(_TRACE_STRUCT_CE, 1, _TRACE_USER_C, 2), 102, 23, 0 },
+		{ H(_TRACE_STRUCT_CC, 0, _TRACE_USER_C, 1), 100, 5, 6 },
+		{ H(_TRACE_STRUCT_CE, 0, _TRACE_USER_C, 1), 100, 7, 8 },
+	};
+	struct traceparser_state *st = new_parser();
+	const char *path = make_file("interlaced.kev", 0, slots, sizeof(slots) / sizeof(slots[0]));
+	const struct tk_traceparser_stats *stats;
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_USER, 0, 1023), 0);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	assert_int_equal(g_log.n, 3);
+	assert_int_equal(g_log.r[0].header, (unsigned)(0x01000000u | U | 9));
+	assert_int_equal(g_log.r[1].header, (unsigned)(_TRACE_STRUCT_CB | 0x01000000u | U | 2));
+	assert_int_equal(g_log.r[1].time, 102);
+	assert_int_equal(g_log.r[1].len, 4);
+	assert_int_equal(g_log.r[1].words[0], 21);
+	assert_int_equal(g_log.r[1].words[2], 23);
+	assert_int_equal(g_log.r[1].words[3], 0);
+	assert_int_equal(g_log.r[2].header, (unsigned)(_TRACE_STRUCT_CB | U | 1));
+	assert_int_equal(g_log.r[2].len, 8);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(g_log.r[2].words[i], i + 1);
+	stats = traceparser_get_info(st, _TRACEPARSER_INFO_STATS, NULL);
+	assert_int_equal(stats->slots, 7);
+	assert_int_equal(stats->events, 3);
+	assert_int_equal(stats->combine_events, 2);
+	assert_int_equal(stats->unbalanced_parts, 0);
+	traceparser_destroy(&st);
+}
+
+static void test_combine_unbalanced(void **state)
+{
+	static const uint32_t slots[][4] = {
+		{ H(_TRACE_STRUCT_CC, 0, _TRACE_USER_C, 1), 50, 3, 4 },  /* nothing pending */
+		{ H(_TRACE_STRUCT_CE, 0, _TRACE_USER_C, 1), 50, 5, 6 },  /* nothing pending */
+		{ H(_TRACE_STRUCT_CB, 0, _TRACE_USER_C, 1), 60, 1, 2 },
+		{ H(_TRACE_STRUCT_CE, 0, _TRACE_USER_C, 1), 61, 5, 6 },  /* other timestamp */
+		{ H(0, 0, _TRACE_USER_C, 3), 62, 0, 0 },
+		{ H(_TRACE_STRUCT_CB, 0, _TRACE_USER_C, 2), 63, 1, 2 },  /* never ends */
+	};
+	struct traceparser_state *st = new_parser();
+	const char *path = make_file("unbalanced.kev", 0, slots, sizeof(slots) / sizeof(slots[0]));
+	const struct tk_traceparser_stats *stats;
+	FILE *dbg = tmpfile();
+	char text[16384] = { 0 };
+
+	(void)state;
+	assert_non_null(dbg);
+	traceparser_debug(st, dbg, _TRACEPARSER_DEBUG_ALL);
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_USER, 0, 1023), 0);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	assert_int_equal(g_log.n, 1); /* only the simple event */
+	assert_int_equal(g_log.r[0].time, 62);
+	stats = traceparser_get_info(st, _TRACEPARSER_INFO_STATS, NULL);
+	assert_int_equal(stats->unbalanced_parts, 3);
+	assert_int_equal(stats->incomplete_events, 2);
+	rewind(dbg);
+	assert_true(fread(text, 1, sizeof(text) - 1, dbg) > 0);
+	assert_non_null(strstr(text, "unbalanced continuation of combine event ignored"));
+	assert_non_null(strstr(text, "2 combine event(s) never completed"));
+	fclose(dbg);
+	traceparser_destroy(&st);
+}
+
+/* The same events in both byte orders give the same callbacks once swapped. */
+static void test_byte_orders(void **state)
+{
+	static const uint32_t slots[][4] = {
+		{ H(0, 2, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME), 0x10, 0x7, 0x10 },
+		{ H(0, 2, _TRACE_USER_C, 12), 0x11, 0xdeadbeef, 0x01020304 },
+		{ H(_TRACE_STRUCT_CB, 2, _TRACE_USER_C, 13), 0x12, 1, 2 },
+		{ H(_TRACE_STRUCT_CE, 2, _TRACE_USER_C, 13), 0x12, 3, 4 },
+	};
+	struct log le;
+	int be;
+
+	(void)state;
+	for (be = 0; be <= 1; be++) {
+		struct traceparser_state *st = new_parser();
+		const char *path = make_file(be ? "order_be.kev" : "order_le.kev", be, slots, 4);
+		assert_int_equal(tk_traceparser_cs_internal(st, NULL, rec_cb, 6, 0, 1023), 0);
+		assert_int_equal(tk_traceparser_cs_internal(st, NULL, rec_cb, 1, 0, 1023), 0);
+		assert_int_equal(traceparser(st, NULL, path), 0);
+		assert_int_equal(g_log.n, 3);
+		assert_int_equal(g_log.r[1].words[0], 0xdeadbeef);
+		assert_int_equal(g_log.r[2].words[3], 4);
+		assert_int_equal(g_log.r[1].clk, 0x700000011ull);
+		if (!be)
+			le = g_log;
+		else
+			assert_memory_equal(&le.r, &g_log.r, sizeof(le.r[0]) * 3);
+		traceparser_destroy(&st);
+	}
+}
+
+/* 64-bit time across LSB rollovers, per CPU, with combine events spanning a TIME. */
+static void test_time_rollover(void **state)
+{
+	static const uint64_t times[] = { 0xfffffff0ull,        0x100000005ull,      0x1fffffff0ull,
+					  0x200000001ull,       0x20000000full,      0xffffffff00000001ull,
+					  0xffffffff00000002ull };
+	const char *path = tkt_path("rollover.kev");
+	tk_kev_header hdr = { .cycles_per_sec = 2000000000u, .cpu_num = 2 };
+	struct traceparser_state *st = new_parser();
+	tk_kev_writer *wr;
+	uint32_t words[5] = { 1, 2, 3, 4, 5 };
+	const uint64_t *v;
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_OK);
+	for (i = 0; i < sizeof(times) / sizeof(times[0]); i++)
+		assert_int_equal(tk_kev_write_event(wr, i % 2, _TRACE_USER_C, i, times[i], words, i % 3 == 2 ? 5 : 2),
+				 TK_OK);
+	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_USER, 0, 1023), 0);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	assert_int_equal(g_log.n, sizeof(times) / sizeof(times[0]));
+	for (i = 0; i < g_log.n; i++)
+		assert_int_equal(g_log.r[i].clk, times[i]);
+	v = traceparser_get_info(st, _TRACEPARSER_INFO_CLK_INTIAL, NULL);
+	assert_int_equal(*v, times[0]);
+	v = traceparser_get_info(st, _TRACEPARSER_INFO_TIME_DELTA, NULL);
+	/* last event: (times[6] - times[0]) cycles at 2 GHz */
+	assert_int_equal(*v, (uint64_t)((unsigned __int128)(times[6] - times[0]) * 1000000000u / 2000000000u));
+	v = traceparser_get_info(st, TK_TRACEPARSER_INFO_NS, NULL);
+	assert_int_equal(*v, (uint64_t)((unsigned __int128)times[6] * 1000000000u / 2000000000u));
+	traceparser_destroy(&st);
+}
+
+/* A combine event whose CB precedes a TIME rollover keeps the MSB of its CB. */
+static void test_combine_across_time(void **state)
+{
+	static const uint32_t slots[][4] = {
+		{ H(0, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME), 0xfffffff0u, 4, 0xfffffff0u },
+		{ H(_TRACE_STRUCT_CB, 0, _TRACE_USER_C, 1), 0xfffffff8u, 1, 2 },
+		{ H(0, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME), 0x10, 5, 0x10 },
+		{ H(0, 0, _TRACE_USER_C, 2), 0x11, 0, 0 },
+		{ H(_TRACE_STRUCT_CE, 0, _TRACE_USER_C, 1), 0xfffffff8u, 3, 4 },
+		{ H(0, 3, _TRACE_USER_C, 3), 0x20, 0, 0 }, /* CPU without TIME borrows the latest MSB */
+	};
+	struct traceparser_state *st = new_parser();
+	const char *path = make_file("across.kev", 0, slots, sizeof(slots) / sizeof(slots[0]));
+
+	(void)state;
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_USER, 0, 1023), 0);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	assert_int_equal(g_log.n, 3);
+	assert_int_equal(g_log.r[0].clk, 0x500000011ull);
+	assert_int_equal(g_log.r[1].clk, 0x4fffffff8ull);
+	assert_int_equal(g_log.r[2].clk, 0x500000020ull);
+	traceparser_destroy(&st);
+}
+
+static void test_sort(void **state)
+{
+	static const uint32_t slots[][4] = {
+		{ H(0, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME), 0x100, 1, 0x100 },
+		{ H(0, 1, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME), 0x50, 1, 0x50 },
+		{ H(0, 0, _TRACE_USER_C, 1), 0x300, 0, 0 },
+		{ H(0, 1, _TRACE_USER_C, 2), 0x200, 0, 0 },
+		{ H(_TRACE_STRUCT_CB, 1, _TRACE_USER_C, 3), 0x250, 7, 8 },
+		{ H(0, 0, _TRACE_USER_C, 4), 0x200, 0, 0 }, /* tie with event 2: file order kept */
+		{ H(_TRACE_STRUCT_CE, 1, _TRACE_USER_C, 3), 0x250, 9, 10 },
+	};
+	static const unsigned expect[] = { 2, 4, 3, 1 };
+	struct traceparser_state *st = new_parser();
+	const char *path = make_file("sort.kev", 0, slots, sizeof(slots) / sizeof(slots[0]));
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(traceparser_sort(st, _TRACEPARSER_SORT), 0);
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_USER, 0, 1023), 0);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	assert_int_equal(g_log.n, 4);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(TK_KEV_CODE(g_log.r[i].header), expect[i]);
+	assert_int_equal(g_log.r[2].clk, 0x100000250ull);
+	assert_int_equal(g_log.r[2].words[3], 10);
+	traceparser_destroy(&st);
+}
+
+/* ---- standard input -------------------------------------------------------------------- */
+
+struct feeder {
+	int fd;
+	const unsigned char *data;
+	size_t len;
+};
+
+static void *feed(void *arg)
+{
+	struct feeder *f = arg;
+	size_t off = 0, step = 7;
+
+	while (off < f->len) {
+		size_t n = f->len - off < step ? f->len - off : step;
+		ssize_t w = write(f->fd, f->data + off, n);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+		step = step * 3 + 1; /* uneven pieces: 7, 22, 67, ... */
+	}
+	close(f->fd);
+	return NULL;
+}
+
+static void test_stdin_pipe(void **state)
+{
+	struct tkt_buf b = { 0 };
+	struct traceparser_state *st = new_parser();
+	struct feeder f;
+	pthread_t th;
+	int fds[2], saved;
+	unsigned i, n = 100000;
+	static unsigned count;
+
+	(void)state;
+	tkt_kev_header(&b, 0, 100);
+	for (i = 0; i < n; i++)
+		tkt_kev_slot(&b, 0, H(0, 0, _TRACE_USER_C, i % 1024), i, i, ~i);
+	assert_int_equal(pipe(fds), 0);
+	saved = dup(STDIN_FILENO);
+	assert_int_equal(dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
+	close(fds[0]);
+	f.fd = fds[1];
+	f.data = b.p;
+	f.len = b.len;
+	assert_int_equal(pthread_create(&th, NULL, feed, &f), 0);
+	count = 0;
+	assert_int_equal(traceparser_cs_range(st, &count, rec_cb, _NTO_TRACE_USER, 0, 0), 0);
+	assert_int_equal(traceparser(st, NULL, "-"), 0);
+	pthread_join(th, NULL);
+	dup2(saved, STDIN_FILENO);
+	close(saved);
+	/* every 1024th event is USER 0: the first 256 of them are recorded */
+	assert_int_equal(g_log.n, 98);
+	assert_int_equal(g_log.r[1].time, 1024);
+	assert_int_equal(((const struct tk_traceparser_stats *)traceparser_get_info(st, _TRACEPARSER_INFO_STATS,
+										      NULL))->slots,
+			 n);
+	tkt_buf_free(&b);
+	traceparser_destroy(&st);
+}
+
+/* ---- malformed files ------------------------------------------------------------------ */
+
+static int parse_buf(const void *data, size_t len, traceparser_error_t *level, char *msg, size_t cap)
+{
+	struct traceparser_state *st = traceparser_init(NULL);
+	const char *path = tkt_path("bad.kev");
+	int rc;
+
+	tkt_write_file(path, data, len);
+	traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_USER, 0, 1023);
+	memset(&g_log, 0, sizeof(g_log));
+	rc = traceparser(st, NULL, path);
+	if (level)
+		*level = *(const traceparser_error_t *)traceparser_get_info(st, _TRACEPARSER_INFO_ERROR, NULL);
+	if (msg)
+		snprintf(msg, cap, "%s", (const char *)traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL));
+	traceparser_destroy(&st);
+	return rc;
+}
+
+static void test_bad_headers(void **state)
+{
+	traceparser_error_t lvl;
+	char msg[512];
+	struct tkt_buf b = { 0 };
+
+	(void)state;
+	assert_int_equal(parse_buf("", 0, &lvl, msg, sizeof(msg)), -1);
+	assert_int_equal(lvl, _TRACEPARSER_WRONG_H_KEYWORD);
+	assert_non_null(strstr(msg, "empty"));
+
+	assert_int_equal(parse_buf("hello world, this is not a trace", 32, &lvl, msg, sizeof(msg)), -1);
+	assert_int_equal(lvl, _TRACEPARSER_WRONG_H_KEYWORD);
+	assert_non_null(strstr(msg, "TRACE_HEADER_BEGIN"));
+
+	/* missing version keys */
+	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_LITTLE_ENDIAN::TRUETRACE_HEADER_END::");
+	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
+	assert_int_equal(lvl, _TRACEPARSER_MISSING_FIELD);
+	assert_non_null(strstr(msg, "VER_MAJOR"));
+	tkt_buf_free(&b);
+
+	/* version too old */
+	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::0TRACE_VER_MINOR::97TRACE_LITTLE_ENDIAN::TRUETRACE_"
+			"HEADER_END::");
+	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
+	assert_int_equal(lvl, _TRACEPARSER_WRONG_FILE_VERSION);
+	tkt_buf_free(&b);
+
+	/* no byte order, both, middle */
+	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_VER_MINOR::01TRACE_HEADER_END::");
+	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
+	assert_int_equal(lvl, _TRACEPARSER_WRONG_ENDIAN_TYPE);
+	tkt_buf_free(&b);
+	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_VER_MINOR::01TRACE_LITTLE_ENDIAN::TRUETRACE_"
+			"BIG_ENDIAN::TRUETRACE_HEADER_END::");
+	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
+	assert_int_equal(lvl, _TRACEPARSER_WRONG_ENDIAN_TYPE);
+	tkt_buf_free(&b);
+	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_VER_MINOR::01TRACE_MIDDLE_ENDIAN::TRUETRACE_"
+			"HEADER_END::");
+	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
+	assert_int_equal(lvl, _TRACEPARSER_WRONG_ENDIAN_TYPE);
+	tkt_buf_free(&b);
+
+	/* syspage longer than the file */
+	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_VER_MINOR::01TRACE_LITTLE_ENDIAN::TRUETRACE_"
+			"SYSPAGE_LEN::5000TRACE_HEADER_END::abc");
+	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
+	assert_int_equal(lvl, _TRACEPARSER_CANNOT_READ_IN_FILE);
+	assert_non_null(strstr(msg, "5000"));
+	assert_non_null(strstr(msg, "byte offset"));
+	tkt_buf_free(&b);
+
+	/* syspage length that is not a number */
+	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_VER_MINOR::01TRACE_LITTLE_ENDIAN::TRUETRACE_"
+			"SYSPAGE_LEN::lotsTRACE_HEADER_END::");
+	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
+	assert_int_equal(lvl, _TRACEPARSER_WRONG_H_KEYWORD);
+	tkt_buf_free(&b);
+
+	/* no header end */
+	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_VER_MINOR::01TRACE_LITTLE_ENDIAN::TRUE");
+	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
+	assert_int_equal(lvl, _TRACEPARSER_CANNOT_READ_IN_FILE);
+	assert_non_null(strstr(msg, "truncated header"));
+	tkt_buf_free(&b);
+
+	/* nonexistent file */
+	{
+		struct traceparser_state *st = traceparser_init(NULL);
+		assert_int_equal(traceparser(st, NULL, tkt_path("does-not-exist.kev")), -1);
+		assert_int_equal(errno, ENOENT);
+		assert_int_equal(*(const traceparser_error_t *)traceparser_get_info(st, _TRACEPARSER_INFO_ERROR, NULL),
+				 _TRACEPARSER_CANNOT_READ_IN_FILE);
+		traceparser_destroy(&st);
+	}
+}
+
+/* Cutting a valid file anywhere never crashes and never loses the complete events. */
+static void test_truncation_everywhere(void **state)
+{
+	struct tkt_buf b = { 0 };
+	size_t hdr_len, cut;
+	unsigned i;
+
+	(void)state;
+	tkt_kev_header(&b, 0, 40);
+	hdr_len = b.len;
+	for (i = 0; i < 4; i++)
+		tkt_kev_slot(&b, 0, H(0, 0, _TRACE_USER_C, i), i, i, i);
+	for (cut = 0; cut <= b.len; cut++) {
+		traceparser_error_t lvl;
+		char msg[512];
+		int rc = parse_buf(b.p, cut, &lvl, msg, sizeof(msg));
+		if (cut < hdr_len) {
+			assert_int_equal(rc, -1);
+			assert_int_equal(g_log.n, 0);
+		} else {
+			size_t complete = (cut - hdr_len) / 16;
+			assert_int_equal(g_log.n, complete);
+			if ((cut - hdr_len) % 16 != 0) {
+				char expect[64];
+				assert_int_equal(rc, -1);
+				assert_int_equal(lvl, _TRACEPARSER_CANNOT_READ_IN_FILE);
+				snprintf(expect, sizeof(expect), "byte offset %zu", hdr_len + complete * 16);
+				assert_non_null(strstr(msg, expect));
+			} else {
+				assert_int_equal(rc, 0);
+			}
+		}
+	}
+	tkt_buf_free(&b);
+}
+
+static void test_random_bytes(void **state)
+{
+	unsigned char buf[4096];
+	unsigned seed = 12345, round, i;
+	struct tkt_buf b = { 0 };
+
+	(void)state;
+	printf("random seed %u\n", seed);
+	for (round = 0; round < 50; round++) {
+		for (i = 0; i < sizeof(buf); i++) {
+			seed = seed * 1103515245u + 12345u;
+			buf[i] = (unsigned char)(seed >> 16);
+		}
+		parse_buf(buf, sizeof(buf), NULL, NULL, 0);
+		/* random slots after a valid header */
+		b.len = 0;
+		tkt_kev_header(&b, round & 1, 0);
+		tkt_buf_put(&b, buf, sizeof(buf));
+		assert_int_equal(parse_buf(b.p, b.len, NULL, NULL, 0), 0);
+	}
+	tkt_buf_free(&b);
+}
+
+static void test_one_event(void **state)
+{
+	struct traceparser_state *st = new_parser();
+	traceevent_t ev[3] = {
+		{ H(_TRACE_STRUCT_CB, 0, _TRACE_USER_C, 4), { 9, 1, 2 } },
+		{ H(0, 0, _TRACE_USER_C, 5), { 10, 3, 4 } },
+		{ H(_TRACE_STRUCT_CE, 0, _TRACE_USER_C, 4), { 9, 5, 6 } },
+	};
+
+	(void)state;
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_USER, 0, 1023), 0);
+	assert_int_equal(traceparser_one_event(st, &ev[0]), 0);
+	assert_int_equal(traceparser_one_event(st, &ev[1]), 0);
+	assert_int_equal(traceparser_one_event(st, &ev[2]), 0);
+	assert_int_equal(traceparser_one_event(st, NULL), -1);
+	assert_int_equal(g_log.n, 2);
+	assert_int_equal(g_log.r[0].words[1], 4);
+	assert_int_equal(g_log.r[1].len, 4);
+	assert_int_equal(g_log.r[1].words[3], 6);
+	traceparser_destroy(&st);
+}
+
+static void test_debug_output(void **state)
+{
+	static const uint32_t slots[][4] = { { H(0, 0, _TRACE_USER_C, 1), 0xabc, 1, 2 } };
+	struct traceparser_state *st = new_parser();
+	const char *path = make_file("debug.kev", 0, slots, 1);
+	FILE *dbg = tmpfile();
+	char text[4096] = { 0 };
+
+	(void)state;
+	assert_non_null(dbg);
+	assert_int_equal(traceparser_debug(st, dbg, _TRACEPARSER_DEBUG_HEADER | _TRACEPARSER_DEBUG_EVENTS), 0);
+	assert_int_equal(*(const unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_DEBUG, NULL),
+			 _TRACEPARSER_DEBUG_HEADER | _TRACEPARSER_DEBUG_EVENTS);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	rewind(dbg);
+	assert_true(fread(text, 1, sizeof(text) - 1, dbg) > 0);
+	assert_non_null(strstr(text, "TRACEPARSER LIBRARY version 1.02\n -- HEADER FILE INFORMATION -- \n"));
+	assert_non_null(strstr(text, "       TRACE_FILE_NAME:: test.kev\n"));
+	assert_non_null(strstr(text, "  TRACE_CYCLES_PER_SEC:: 1000000000\n"));
+	assert_non_null(strstr(text, " -- KERNEL EVENTS -- \n"));
+	assert_non_null(strstr(text, "event => h:0x00001801 d0:0x00000abc d1:0x00000001 d2:0x00000002\n"));
+	fclose(dbg);
+	traceparser_destroy(&st);
+}
+
+static void test_event_position(void **state)
+{
+	static const uint32_t slots[][4] = {
+		{ H(0, 0, _TRACE_USER_C, 1), 1, 0, 0 },
+		{ H(_TRACE_STRUCT_CB, 0, _TRACE_USER_C, 2), 2, 0, 0 },
+		{ H(_TRACE_STRUCT_CE, 0, _TRACE_USER_C, 2), 2, 0, 0 },
+	};
+	struct traceparser_state *st = new_parser();
+	const char *path = make_file("pos.kev", 0, slots, 3);
+	struct tkt_buf hb = { 0 };
+
+	(void)state;
+	tkt_kev_header(&hb, 0, 8);
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_USER, 0, 1023), 0);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	assert_int_equal(*(const uint64_t *)traceparser_get_info(st, _TRACEPARSER_INFO_EVENT_ID, NULL), 1);
+	assert_int_equal(*(const uint64_t *)traceparser_get_info(st, TK_TRACEPARSER_INFO_OFFSET, NULL), hb.len + 16);
+	tkt_buf_free(&hb);
+	traceparser_destroy(&st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_init_destroy),
+		cmocka_unit_test(test_cs_errors),
+		cmocka_unit_test(test_class_mapping),
+		cmocka_unit_test(test_user_data_and_null_callback),
+		cmocka_unit_test(test_header_info),
+		cmocka_unit_test(test_combine_interlaced),
+		cmocka_unit_test(test_combine_unbalanced),
+		cmocka_unit_test(test_byte_orders),
+		cmocka_unit_test(test_time_rollover),
+		cmocka_unit_test(test_combine_across_time),
+		cmocka_unit_test(test_sort),
+		cmocka_unit_test(test_stdin_pipe),
+		cmocka_unit_test(test_bad_headers),
+		cmocka_unit_test(test_truncation_everywhere),
+		cmocka_unit_test(test_random_bytes),
+		cmocka_unit_test(test_one_event),
+		cmocka_unit_test(test_debug_output),
+		cmocka_unit_test(test_event_position),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * traceprinter: prints a QNX .kev trace file as text, in the format of QNX traceprinter
+ * 1.02, with Linux-style options on top (class filter, time-ordered output, 64-bit times).
+ * A thin shell over libtraceparser (reading) and tk_kev_printer (formatting).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracekit/traceparser.h"
+
+#define DEFAULT_INPUT "/dev/shm/tracebuffer.kev"
+
+static const char usage_text[] =
+	"Usage: traceprinter [OPTION]... [-f FILE]\n"
+	"Print the events of a QNX .kev trace file (from tracelogger or tracekit) as text.\n"
+	"\n"
+	"  -f, --file=FILE        trace file to read; \"-\" reads standard input\n"
+	"                         (default " DEFAULT_INPUT "; a lone FILE argument works too)\n"
+	"  -o, --output=FILE      write the text to FILE instead of standard output\n"
+	"  -n                     print the arguments of combine events on the event's line\n"
+	"  -v                     verbose: header value lengths, syspage, every raw slot\n"
+	"  -c, --class=LIST       print only events of these classes (post-processing filter)\n"
+	"  -x, --exclude=LIST     do not print events of these classes\n"
+	"                         LIST is comma-separated: CONTROL, KERCALL (KERCALLENTER,\n"
+	"                         KERCALLEXIT, KERCALLINT), INT (INTENTER, INTEXIT,\n"
+	"                         INT_HANDLER_ENTER, INT_HANDLER_EXIT), PROCESS, THREAD,\n"
+	"                         VTHREAD, USER, SYSTEM, COMM, QUIP, SEC, QVM, PMU\n"
+	"  -s, --sort             print events in time order across CPUs, using 64-bit\n"
+	"                         timestamps (holds the whole trace in memory)\n"
+	"  -t, --time=FORMAT      timestamp column: lsb (default, 32-bit LSB as QNX prints it),\n"
+	"                         cycles (64-bit cycle count), ns (seconds.nanoseconds since boot)\n"
+	"      --strict           print only what QNX traceprinter 1.02 prints (no lines for\n"
+	"                         events it has no format for)\n"
+	"  -h, --help             show this help and exit\n"
+	"      --version          show the version and exit\n"
+	"\n"
+	"Exit status: 0 on success, 1 when the file cannot be read or is malformed (every event\n"
+	"before the problem is still printed), 2 on a usage error.\n"
+	"The output format is described in traceprinter(1) (docs/traceprinter.md).\n";
+
+struct class_sel {
+	const char *name;
+	unsigned cls, first, last;
+};
+
+/* Every external class name and the internal ranges it covers. */
+static const struct class_sel classes[] = {
+	{ "CONTROL", 1, 0, 1023 },
+	{ "KERCALLENTER", 2, 0, 127 },
+	{ "KERCALLEXIT", 2, 128, 255 },
+	{ "KERCALLINT", 2, 256, 383 },
+	{ "KERCALL", 2, 0, 1023 },
+	{ "INTENTER", 3, 1, 1 },
+	{ "INTEXIT", 3, 2, 2 },
+	{ "INT_HANDLER_ENTER", 3, 3, 3 },
+	{ "INT_HANDLER_EXIT", 3, 4, 4 },
+	{ "INT", 3, 0, 1023 },
+	{ "THREAD", 4, 0, _TRACE_MAX_TH_STATE_NUM - 1 },
+	{ "VTHREAD", 4, _TRACE_MAX_TH_STATE_NUM, 2 * _TRACE_MAX_TH_STATE_NUM - 1 },
+	{ "PROCESS", 4, 64, 1023 },
+	{ "SYSTEM", 5, 0, 1023 },
+	{ "USER", 6, 0, 1023 },
+	{ "COMM", 7, 0, 1023 },
+	{ "QUIP", 8, 0, 1023 },
+	{ "SEC", 9, 0, 1023 },
+	{ "QVM", 10, 0, 1023 },
+	{ "PMU", 11, 0, 1023 },
+};
+#define N_CLASSES (sizeof(classes) / sizeof(classes[0]))
+
+struct ctx {
+	tk_kev_printer *printer;
+	FILE *out;
+	int verbose;
+	int need_clk;
+	int swap;
+	int write_failed;
+};
+
+static int null_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct ctx *c = ud;
+	const unsigned *conv = traceparser_get_info(st, _TRACEPARSER_INFO_ENDIAN_CONV, NULL);
+
+	(void)t;
+	if (buf == NULL && len == 0 && h == 0) {
+		c->swap = conv != NULL && *conv != 0;
+		if (c->verbose)
+			fprintf(c->out, "TRACEPRINTER: header file and syspage have been processed\n");
+	}
+	return 0;
+}
+
+static int print_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct ctx *c = ud;
+	tk_kev_event ev;
+
+	ev.header = h;
+	ev.time = t;
+	ev.data = buf;
+	ev.len = len;
+	ev.swap = c->swap;
+	ev.clk = c->need_clk ? tk_traceparser_clk(st) : 0;
+	ev.ns = c->need_clk ? tk_traceparser_ns(st) : 0;
+	if (tk_kev_print_event(c->printer, &ev) != TK_OK)
+		c->write_failed = 1;
+	return 0;
+}
+
+/* Marks the selected ranges in sel[32][1024]. Returns 0 or -1 for an unknown name. */
+static int mark_classes(const char *list, unsigned char (*sel)[1024], unsigned char value)
+{
+	char *copy = strdup(list), *save = NULL, *tok;
+	int rc = 0;
+
+	if (copy == NULL)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		size_t i;
+		int found = 0;
+		const char *name = tok;
+		if (strncmp(name, "_NTO_TRACE_", 11) == 0)
+			name += 11;
+		for (i = 0; i < N_CLASSES; i++) {
+			if (strcasecmp(name, classes[i].name) == 0) {
+				memset(&sel[classes[i].cls][classes[i].first], value,
+				       classes[i].last - classes[i].first + 1);
+				found = 1;
+			}
+		}
+		if (!found) {
+			fprintf(stderr, "traceprinter: unknown class '%s' (see --help)\n", tok);
+			rc = -1;
+		}
+	}
+	free(copy);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "file", required_argument, NULL, 'f' },   { "output", required_argument, NULL, 'o' },
+		{ "class", required_argument, NULL, 'c' },  { "exclude", required_argument, NULL, 'x' },
+		{ "sort", no_argument, NULL, 's' },         { "time", required_argument, NULL, 't' },
+		{ "strict", no_argument, NULL, 'S' },       { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
+	};
+	static unsigned char sel[32][1024];
+	const char *input = NULL, *output = NULL, *include = NULL, *exclude = NULL;
+	unsigned flags = 0, dbg = _TRACEPARSER_DEBUG_HEADER | _TRACEPARSER_DEBUG_ERRORS;
+	struct traceparser_state *st = NULL;
+	tk_outfile *outfile = NULL;
+	struct ctx c = { 0 };
+	int opt, sort = 0, rc, status = 0;
+	unsigned cls, ev;
+
+	opterr = 0; /* our own messages: they name the program, not the path it ran from */
+	while ((opt = getopt_long(argc, argv, ":f:o:nvc:x:st:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			input = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'n':
+			flags |= TK_KEV_PRINT_NO_NEWLINES;
+			break;
+		case 'v':
+			c.verbose = 1;
+			dbg = _TRACEPARSER_DEBUG_ALL;
+			break;
+		case 'c':
+			include = optarg;
+			break;
+		case 'x':
+			exclude = optarg;
+			break;
+		case 's':
+			sort = 1;
+			break;
+		case 't':
+			if (strcmp(optarg, "lsb") == 0) {
+				flags &= ~(unsigned)(TK_KEV_PRINT_TIME_CYCLES | TK_KEV_PRINT_TIME_NS);
+			} else if (strcmp(optarg, "cycles") == 0) {
+				flags |= TK_KEV_PRINT_TIME_CYCLES;
+			} else if (strcmp(optarg, "ns") == 0) {
+				flags |= TK_KEV_PRINT_TIME_NS;
+			} else {
+				fprintf(stderr, "traceprinter: --time must be lsb, cycles or ns, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'S':
+			flags |= TK_KEV_PRINT_QNX_STRICT;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case 'V':
+			printf("traceprinter (tracekit) %s, QNX traceprinter 1.02 format\n", tk_version());
+			return 0;
+		case ':':
+			fprintf(stderr, "traceprinter: option '%s' needs an argument\n", argv[optind - 1]);
+			fputs("Try 'traceprinter --help' for more information.\n", stderr);
+			return 2;
+		default:
+			fprintf(stderr, "traceprinter: unknown option '%s'\n", argv[optind - 1]);
+			fputs("Try 'traceprinter --help' for more information.\n", stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		if (input != NULL || optind + 1 < argc) {
+			fprintf(stderr, "traceprinter: unexpected argument '%s'\n", argv[optind]);
+			fputs("Try 'traceprinter --help' for more information.\n", stderr);
+			return 2;
+		}
+		input = argv[optind];
+	}
+	if (input == NULL)
+		input = DEFAULT_INPUT;
+	c.need_clk = (flags & (TK_KEV_PRINT_TIME_CYCLES | TK_KEV_PRINT_TIME_NS)) != 0;
+
+	memset(sel, include ? 0 : 1, sizeof(sel));
+	if ((include && mark_classes(include, sel, 1) != 0) || (exclude && mark_classes(exclude, sel, 0) != 0))
+		return 2;
+
+	if (output != NULL) {
+		rc = tk_outfile_open(&outfile, output, 0);
+		if (rc != TK_OK) {
+			fprintf(stderr, "traceprinter: cannot create %s: %s\n", output, tk_strerror(rc));
+			return 1;
+		}
+		c.out = tk_outfile_stream(outfile);
+	} else {
+		c.out = stdout;
+	}
+	setvbuf(c.out, NULL, _IOFBF, 1 << 20);
+
+	st = traceparser_init(NULL);
+	if (st == NULL || tk_kev_printer_new(&c.printer, c.out, flags) != TK_OK) {
+		fprintf(stderr, "traceprinter: out of memory\n");
+		tk_outfile_abort(outfile);
+		traceparser_destroy(&st);
+		return 1;
+	}
+	fprintf(c.out, "TRACEPRINTER version 1.02\n");
+	traceparser_debug(st, c.out, dbg);
+	if (sort)
+		traceparser_sort(st, _TRACEPARSER_SORT);
+
+	for (cls = 0; cls < 32; cls++) {
+		for (ev = 0; ev < 1024; ev++) {
+			unsigned last = ev;
+			if (!sel[cls][ev] || (cls == 0 && ev == 0))
+				continue;
+			while (last + 1 < 1024 && sel[cls][last + 1])
+				last++;
+			tk_traceparser_cs_internal(st, &c, print_cb, cls, ev, last);
+			ev = last;
+		}
+	}
+	traceparser_cs(st, &c, null_cb, _NTO_TRACE_EMPTY, _NTO_TRACE_EMPTYEVENT);
+
+	if (traceparser(st, &c, input) != 0) {
+		const char *msg = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL);
+		const traceparser_error_t *lvl = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR, NULL);
+		fflush(c.out);
+		fprintf(stderr, "traceprinter: %s: %s (traceparser error level %d)\n",
+			strcmp(input, "-") == 0 ? "standard input" : input, msg && *msg ? msg : strerror(errno),
+			lvl ? (int)*lvl : -1);
+		status = 1;
+	}
+	traceparser_destroy(&st);
+	tk_kev_printer_free(c.printer);
+
+	if (fflush(c.out) != 0 || ferror(c.out) || c.write_failed) {
+		fprintf(stderr, "traceprinter: error writing %s: %s\n", output ? output : "standard output",
+			strerror(errno));
+		tk_outfile_abort(outfile);
+		return 1;
+	}
+	if (outfile != NULL) {
+		rc = tk_outfile_commit(outfile);
+		if (rc != TK_OK) {
+			fprintf(stderr, "traceprinter: cannot write %s: %s\n", output, tk_strerror(rc));
+			return 1;
+		}
+	}
+	return status;
+}
