@@ -793,6 +793,59 @@ static void test_event_position(void **state)
 	traceparser_destroy(&st);
 }
 
+/* Files above the reader-thread threshold, with odd header lengths and a partial end. */
+static unsigned long g_count;
+static uint64_t g_sum;
+
+static int sum_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	(void)st;
+	(void)ud;
+	(void)h;
+	(void)len;
+	g_count++;
+	g_sum += t + buf[0];
+	return 0;
+}
+
+static void test_large_files(void **state)
+{
+	const unsigned n = 400000; /* 6.4 MB of events */
+	unsigned pad, i;
+
+	(void)state;
+	for (pad = 0; pad < 3; pad++) {
+		struct tkt_buf b = { 0 };
+		struct traceparser_state *st = traceparser_init(NULL);
+		const char *path = tkt_path("large.kev");
+		uint64_t expect = 0;
+		int rc;
+
+		tkt_kev_header(&b, pad == 1, 5 + pad * 7); /* odd syspage: slots start unaligned */
+		for (i = 0; i < n; i++) {
+			tkt_kev_slot(&b, pad == 1, H(0, 0, _TRACE_USER_C, i % 1024), i, i * 3, 0);
+			expect += i + (pad == 1 ? __builtin_bswap32(i * 3) : i * 3);
+		}
+		if (pad == 2)
+			tkt_buf_put(&b, "partial", 7); /* truncated last slot */
+		tkt_write_file(path, b.p, b.len);
+		g_count = 0;
+		g_sum = 0;
+		assert_int_equal(tk_traceparser_cs_internal(st, NULL, sum_cb, 6, 0, 1023), 0);
+		rc = traceparser(st, NULL, path);
+		assert_int_equal(rc, pad == 2 ? -1 : 0);
+		assert_int_equal(g_count, n);
+		assert_int_equal(g_sum, expect);
+		if (pad == 2) {
+			char want[64];
+			snprintf(want, sizeof(want), "byte offset %zu", b.len - 7);
+			assert_non_null(strstr(traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL), want));
+		}
+		traceparser_destroy(&st);
+		tkt_buf_free(&b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -814,6 +867,7 @@ int main(void)
 		cmocka_unit_test(test_one_event),
 		cmocka_unit_test(test_debug_output),
 		cmocka_unit_test(test_event_position),
+		cmocka_unit_test(test_large_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,9 @@
 
 #define DEFAULT_INPUT "/dev/shm/tracebuffer.kev"
 
+/* Output buffer: static, because stdout is flushed at exit, after main() returns. */
+static char out_buffer[1 << 20];
+
 static const char usage_text[] =
 	"Usage: traceprinter [OPTION]... [-f FILE]\n"
 	"Print the events of a QNX .kev trace file (from tracelogger or tracekit) as text.\n"
@@ -242,7 +245,8 @@ int main(int argc, char **argv)
 	} else {
 		c.out = stdout;
 	}
-	setvbuf(c.out, NULL, _IOFBF, 1 << 20);
+	/* glibc ignores the size when it allocates the buffer itself (4 KiB): give it ours. */
+	setvbuf(c.out, out_buffer, _IOFBF, sizeof(out_buffer));
 
 	st = traceparser_init(NULL);
 	if (st == NULL || tk_kev_printer_new(&c.printer, c.out, flags) != TK_OK) {

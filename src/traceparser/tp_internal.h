@@ -23,19 +23,18 @@
 
 /* ---- input ---------------------------------------------------------------------------- */
 
+struct tp_async;
+
 struct tp_input {
 	int fd;
 	int own_fd;
 	const char *name;
-	/* mmap of a regular file */
-	const unsigned char *map;
-	size_t map_len;
-	/* read buffer for pipes and other streams */
 	unsigned char *buf;
 	size_t cap;
 	size_t pos, end; /* valid bytes are buf[pos..end) */
 	int eof;
 	int err;         /* errno of a failed read */
+	struct tp_async *async; /* reader thread, for the events of large regular files */
 	uint64_t offset; /* file offset of the byte at the cursor */
 };
 
@@ -46,8 +45,19 @@ void tp_input_close(struct tp_input *in);
  * pointer to the cursor and the number of bytes available in *avail (less than want only
  * at end of file or on a read error, see in->err).
  */
-const unsigned char *tp_input_peek(struct tp_input *in, size_t want, size_t *avail);
+unsigned char *tp_input_peek(struct tp_input *in, size_t want, size_t *avail);
 void tp_input_skip(struct tp_input *in, size_t n);
+/*
+ * Moves the unread bytes to the start of the (malloc-aligned) buffer. Done once after the
+ * header: from then on whole 16-byte slots are consumed and a partial slot is moved to the
+ * front on refill, so every slot handed out is 16-byte aligned.
+ */
+void tp_input_align(struct tp_input *in);
+/*
+ * After tp_input_align(): if the input is a large regular file, start a reader thread
+ * that fills chunks while the caller parses. Falls back to synchronous reading silently.
+ */
+int tp_input_start_async(struct tp_input *in);
 /* Bytes left in the file after the cursor, or UINT64_MAX when unknown (a pipe). */
 uint64_t tp_input_remaining(const struct tp_input *in);
 

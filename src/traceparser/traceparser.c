@@ -5,9 +5,9 @@
  *
  * Dispatch: one table of 32 x 1024 {callback, user data} entries indexed by the low 15
  * bits of the header word (internal class and code), so delivering a simple event is a
- * load, a test and an indirect call. Events are copied one by one out of the mapped file
- * (or the read buffer) into an aligned slot, so callbacks always get an aligned,
- * writable buffer.
+ * load, a test and an indirect call. Events are copied one by one out of the read buffer
+ * into an aligned slot, so callbacks always get an aligned, writable buffer whatever the
+ * alignment of the events in the file.
  *
  * Combine events: a CB slot opens a pending event; CC slots append to the first pending
  * event with the same timestamp (preferring one with the same CPU, class and code, then
@@ -606,25 +606,24 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
  * each of the two instances, so the byte swaps vanish when they are not needed.
  */
 static inline __attribute__((always_inline)) int run_fast(struct traceparser_state *st,
-							  const unsigned char *p, size_t n,
+							  unsigned char *p, size_t n,
 							  uint64_t first_slot, const int conv)
 {
 	size_t i, combine_slots = 0;
 
 	for (i = 0; i < n; i++) {
-		traceevent_t ev;
-		uint32_t h, t;
+		/* p is 16-byte aligned (tp_input_align): the slot is used in place. */
+		traceevent_t *ev = (traceevent_t *)(void *)(p + i * 16);
+		uint32_t h = conv ? tk__bswap32(ev->header) : ev->header;
+		uint32_t t = conv ? tk__bswap32(ev->data[0]) : ev->data[0];
 
-		memcpy(&ev, p + i * 16, 16);
-		h = conv ? tk__bswap32(ev.header) : ev.header;
-		t = conv ? tk__bswap32(ev.data[0]) : ev.data[0];
 		if (LIKELY(_TRACE_GET_STRUCT(h) == _TRACE_STRUCT_S)) {
 			if (UNLIKELY((h & (TP_TABLE_SIZE - 1)) == TIME_INDEX))
-				note_time(st, h, t, conv ? tk__bswap32(ev.data[1]) : ev.data[1]);
-			deliver(st, h, t, &ev.data[1], 2, first_slot + i);
+				note_time(st, h, t, conv ? tk__bswap32(ev->data[1]) : ev->data[1]);
+			deliver(st, h, t, &ev->data[1], 2, first_slot + i);
 		} else {
 			combine_slots++;
-			if (combine(st, h, t, &ev, first_slot + i) != 0)
+			if (combine(st, h, t, ev, first_slot + i) != 0)
 				return -1;
 		}
 	}
@@ -632,18 +631,18 @@ static inline __attribute__((always_inline)) int run_fast(struct traceparser_sta
 	return 0;
 }
 
-static int run_fast_native(struct traceparser_state *st, const unsigned char *p, size_t n, uint64_t first)
+static int run_fast_native(struct traceparser_state *st, unsigned char *p, size_t n, uint64_t first)
 {
 	return run_fast(st, p, n, first, 0);
 }
 
-static int run_fast_swapped(struct traceparser_state *st, const unsigned char *p, size_t n, uint64_t first)
+static int run_fast_swapped(struct traceparser_state *st, unsigned char *p, size_t n, uint64_t first)
 {
 	return run_fast(st, p, n, first, 1);
 }
 
 /* Slow path: debug output of every slot and/or sort mode. */
-static int run_slow(struct traceparser_state *st, const unsigned char *p, size_t n, uint64_t first_slot)
+static int run_slow(struct traceparser_state *st, unsigned char *p, size_t n, uint64_t first_slot)
 {
 	int conv = (int)st->endian_conv;
 	int dump = st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_EVENTS);
@@ -739,10 +738,12 @@ int traceparser(struct traceparser_state *st, void *ud, const char *filename)
 	call_null_callback(st);
 	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_HEADER))
 		fprintf(st->debug_stream, " -- KERNEL EVENTS -- \n");
+	tp_input_align(&in);
+	tp_input_start_async(&in);
 
 	for (;;) {
 		size_t avail, n;
-		const unsigned char *p = tp_input_peek(&in, 16, &avail);
+		unsigned char *p = tp_input_peek(&in, 16, &avail);
 		int slow = st->sort_mode || (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_EVENTS));
 
 		if (in.err != 0) {
@@ -764,9 +765,6 @@ int traceparser(struct traceparser_state *st, void *ud, const char *filename)
 			}
 			break;
 		}
-		/* Hand out at most 64 KiB at a time so a pipe is consumed as it arrives. */
-		if (n > 4096 && in.map == NULL)
-			n = 4096;
 		if (slow)
 			rc = run_slow(st, p, n, slot);
 		else if (st->endian_conv)

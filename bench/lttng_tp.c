@@ -1,0 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Instantiates the LTTng-UST tracepoint provider of lttng_tp.h. */
+#define LTTNG_UST_TRACEPOINT_CREATE_PROBES
+#define LTTNG_UST_TRACEPOINT_DEFINE
+#include "lttng_tp.h"
