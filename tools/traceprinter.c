@@ -84,6 +84,22 @@ struct ctx {
 	int write_failed;
 };
 
+/*
+ * The parser's debug output (header, errors, -v dumps) goes to the same stream as the
+ * event lines, which the printer collects in blocks: this stream flushes the printer's
+ * block before each debug write, so the two stay in file order.
+ */
+static ssize_t debug_write(void *cookie, const char *buf, size_t size)
+{
+	struct ctx *c = cookie;
+
+	if (tk_kev_printer_flush(c->printer) != TK_OK || fwrite(buf, 1, size, c->out) != size) {
+		c->write_failed = 1;
+		return -1;
+	}
+	return (ssize_t)size;
+}
+
 static int null_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
 {
 	struct ctx *c = ud;
@@ -92,7 +108,7 @@ static int null_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned 
 	(void)t;
 	if (buf == NULL && len == 0 && h == 0) {
 		c->swap = conv != NULL && *conv != 0;
-		if (c->verbose)
+		if (c->verbose && tk_kev_printer_flush(c->printer) == TK_OK)
 			fprintf(c->out, "TRACEPRINTER: header file and syspage have been processed\n");
 	}
 	return 0;
@@ -159,6 +175,7 @@ int main(int argc, char **argv)
 	unsigned flags = 0, dbg = _TRACEPARSER_DEBUG_HEADER | _TRACEPARSER_DEBUG_ERRORS;
 	struct traceparser_state *st = NULL;
 	tk_outfile *outfile = NULL;
+	FILE *debug_stream;
 	struct ctx c = { 0 };
 	int opt, sort = 0, rc, status = 0;
 	unsigned cls, ev;
@@ -256,7 +273,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(c.out, "TRACEPRINTER version 1.02\n");
-	traceparser_debug(st, c.out, dbg);
+	debug_stream = fopencookie(&c, "w", (cookie_io_functions_t){ .write = debug_write });
+	if (debug_stream == NULL) {
+		fprintf(stderr, "traceprinter: out of memory\n");
+		tk_outfile_abort(outfile);
+		traceparser_destroy(&st);
+		tk_kev_printer_free(c.printer);
+		return 1;
+	}
+	setvbuf(debug_stream, NULL, _IONBF, 0);
+	traceparser_debug(st, debug_stream, dbg);
 	if (sort)
 		traceparser_sort(st, _TRACEPARSER_SORT);
 
@@ -283,6 +309,9 @@ int main(int argc, char **argv)
 		status = 1;
 	}
 	traceparser_destroy(&st);
+	fclose(debug_stream);
+	if (tk_kev_printer_flush(c.printer) != TK_OK)
+		c.write_failed = 1;
 	tk_kev_printer_free(c.printer);
 
 	if (fflush(c.out) != 0 || ferror(c.out) || c.write_failed) {

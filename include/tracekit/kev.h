@@ -542,16 +542,22 @@ typedef struct tk_kev_event {
 
 typedef struct tk_kev_printer tk_kev_printer;
 
-/* Creates a printer writing to stream. Returns 0, TK_EINVAL or TK_ENOMEM. */
+/*
+ * Creates a printer writing to stream. Lines are collected in the printer and written to
+ * the stream in blocks of 256 KiB: call tk_kev_printer_flush() before writing anything
+ * else to the same stream. Returns 0, TK_EINVAL or TK_ENOMEM. One printer per thread.
+ */
 TK_API int tk_kev_printer_new(tk_kev_printer **out, FILE *stream, unsigned flags);
-/* Frees the printer (NULL accepted); the stream is not closed. */
+/* Writes the collected lines to the stream. Returns 0, or TK_EIO if the stream fails. */
+TK_API int tk_kev_printer_flush(tk_kev_printer *p);
+/* Flushes and frees the printer (NULL accepted); the stream is not closed. */
 TK_API void tk_kev_printer_free(tk_kev_printer *p);
 
 /*
  * Prints one event as QNX traceprinter 1.02 prints it: "t:0x<lsb> CPU:<nn> " and the
  * class/event text with its arguments (docs/traceprinter.md lists every format). Events
- * it has no format for get a generic line with every payload word. Returns 0, or TK_EIO
- * when the stream reports an error.
+ * it has no format for get a generic line with every payload word. Returns 0, TK_ENOMEM,
+ * or TK_EIO when writing a block to the stream failed.
  */
 TK_API int tk_kev_print_event(tk_kev_printer *p, const tk_kev_event *ev);
 

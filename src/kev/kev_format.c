@@ -38,7 +38,7 @@ struct tk_kev_printer {
 	struct obuf ob;
 };
 
-static int ob_grow(struct obuf *o, size_t need)
+static __attribute__((noinline, cold)) int ob_grow(struct obuf *o, size_t need)
 {
 	size_t cap = o->cap ? o->cap : 1024;
 	char *np;
@@ -63,7 +63,7 @@ static inline char *ob_room(struct obuf *o, size_t n)
 	return o->p + o->len;
 }
 
-static void put_mem(struct obuf *o, const char *s, size_t n)
+static inline void put_mem(struct obuf *o, const char *s, size_t n)
 {
 	char *d = ob_room(o, n);
 	if (d == NULL)
@@ -72,12 +72,12 @@ static void put_mem(struct obuf *o, const char *s, size_t n)
 	o->len += n;
 }
 
-static void put_str(struct obuf *o, const char *s)
+static inline void put_str(struct obuf *o, const char *s)
 {
 	put_mem(o, s, strlen(s));
 }
 
-static void put_chr(struct obuf *o, char c)
+static inline void put_chr(struct obuf *o, char c)
 {
 	char *d = ob_room(o, 1);
 	if (d == NULL)
@@ -88,22 +88,35 @@ static void put_chr(struct obuf *o, char c)
 
 static const char hexdig[] = "0123456789abcdef";
 
+/*
+ * The 8 hex digits of v as one 64-bit word, first digit in the lowest byte: nibbles are
+ * spread one per byte, then turned into ASCII in parallel (SWAR). No table, no loop.
+ */
+static inline uint64_t hex8_chars(uint32_t v)
+{
+	uint64_t x = v, letters;
+
+	x = ((x & 0xffff0000u) << 16) | (x & 0x0000ffffu);
+	x = ((x & 0x0000ff000000ff00ull) << 8) | (x & 0x000000ff000000ffull);
+	x = ((x & 0x00f000f000f000f0ull) << 4) | (x & 0x000f000f000f000full);
+	/* x holds one nibble per byte, the most significant in the highest byte */
+	letters = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull; /* nibble >= 10 */
+	x += 0x3030303030303030ull + letters * ('a' - '0' - 10);
+	return TK__HOST_BIG_ENDIAN ? x : tk__bswap64(x);
+}
+
 /* "%08x" */
-static void put_hex8(struct obuf *o, uint32_t v)
+static inline void put_hex8(struct obuf *o, uint32_t v)
 {
 	char *d = ob_room(o, 8);
-	int i;
 	if (d == NULL)
 		return;
-	for (i = 7; i >= 0; i--) {
-		d[i] = hexdig[v & 0xf];
-		v >>= 4;
-	}
+	tk__store64(d, hex8_chars(v));
 	o->len += 8;
 }
 
 /* "%x" / "%llx" */
-static void put_hex(struct obuf *o, uint64_t v)
+static inline void put_hex(struct obuf *o, uint64_t v)
 {
 	char tmp[16];
 	int n = 0;
@@ -115,14 +128,14 @@ static void put_hex(struct obuf *o, uint64_t v)
 }
 
 /* "%016llx" */
-static void put_hex16(struct obuf *o, uint64_t v)
+static inline void put_hex16(struct obuf *o, uint64_t v)
 {
 	put_hex8(o, (uint32_t)(v >> 32));
 	put_hex8(o, (uint32_t)v);
 }
 
 /* "%llu" */
-static void put_u64(struct obuf *o, uint64_t v)
+static inline void put_u64(struct obuf *o, uint64_t v)
 {
 	char tmp[20];
 	int n = 0;
@@ -134,7 +147,7 @@ static void put_u64(struct obuf *o, uint64_t v)
 }
 
 /* "%d" of a 32-bit word */
-static void put_d32(struct obuf *o, uint32_t w)
+static inline void put_d32(struct obuf *o, uint32_t w)
 {
 	int32_t v = (int32_t)w;
 	if (v < 0) {
@@ -158,7 +171,7 @@ static void put_d64(struct obuf *o, uint64_t w)
 }
 
 /* "%02d" for 0..99 */
-static void put_2d(struct obuf *o, unsigned v)
+static inline void put_2d(struct obuf *o, unsigned v)
 {
 	char *d = ob_room(o, 2);
 	if (d == NULL)
@@ -212,7 +225,7 @@ static size_t checked_text(const unsigned char *s, size_t max)
 	return n;
 }
 
-static void put_prefix(struct obuf *o, unsigned flags, const tk_kev_event *ev)
+static inline void put_prefix(struct obuf *o, unsigned flags, const tk_kev_event *ev)
 {
 	char *d;
 
@@ -406,12 +419,7 @@ static void print_args(struct obuf *o, unsigned flags, const tk_kev_event *ev, c
 					hex_len += 3;
 				}
 				if (hex_len + 8 <= sizeof(hex)) {
-					uint32_t v = word_at(ev, c);
-					int i;
-					for (i = 7; i >= 0; i--) {
-						hex[hex_len + (size_t)i] = hexdig[v & 0xf];
-						v >>= 4;
-					}
+					tk__store64(hex + hex_len, hex8_chars(word_at(ev, c)));
 					hex_len += 8;
 				}
 				n = checked_text(p + c, 4);
@@ -848,6 +856,9 @@ static int format_event(struct obuf *o, unsigned flags, const tk_kev_event *ev)
 	return 0;
 }
 
+/* Lines are collected and written to the stream in blocks of about this size. */
+#define PRINTER_BLOCK (256u << 10)
+
 int tk_kev_printer_new(tk_kev_printer **out, FILE *stream, unsigned flags)
 {
 	tk_kev_printer *p;
@@ -859,7 +870,7 @@ int tk_kev_printer_new(tk_kev_printer **out, FILE *stream, unsigned flags)
 		return TK_ENOMEM;
 	p->stream = stream;
 	p->flags = flags;
-	if (ob_grow(&p->ob, 4096) != 0) {
+	if (ob_grow(&p->ob, PRINTER_BLOCK + 4096) != 0) {
 		free(p);
 		return TK_ENOMEM;
 	}
@@ -867,10 +878,24 @@ int tk_kev_printer_new(tk_kev_printer **out, FILE *stream, unsigned flags)
 	return TK_OK;
 }
 
+int tk_kev_printer_flush(tk_kev_printer *p)
+{
+	size_t len;
+
+	if (p == NULL)
+		return TK_EINVAL;
+	len = p->ob.len;
+	p->ob.len = 0;
+	if (len > 0 && fwrite_unlocked(p->ob.p, 1, len, p->stream) != len)
+		return TK_EIO;
+	return TK_OK;
+}
+
 void tk_kev_printer_free(tk_kev_printer *p)
 {
 	if (p == NULL)
 		return;
+	tk_kev_printer_flush(p);
 	free(p->ob.p);
 	free(p);
 }
@@ -879,12 +904,13 @@ int tk_kev_print_event(tk_kev_printer *p, const tk_kev_event *ev)
 {
 	if (p == NULL || ev == NULL || (ev->len > 0 && ev->data == NULL))
 		return TK_EINVAL;
-	p->ob.len = 0;
 	format_event(&p->ob, p->flags, ev);
-	if (p->ob.oom)
+	if (p->ob.oom) {
+		p->ob.oom = 0;
 		return TK_ENOMEM;
-	if (p->ob.len > 0 && fwrite_unlocked(p->ob.p, 1, p->ob.len, p->stream) != p->ob.len)
-		return TK_EIO;
+	}
+	if (p->ob.len >= PRINTER_BLOCK)
+		return tk_kev_printer_flush(p);
 	return TK_OK;
 }
 
