@@ -35,7 +35,7 @@ static const char usage_text[] =
 	"  -s, --sort             print events in time order across CPUs, using 64-bit\n"
 	"                         timestamps (holds the whole trace in memory)\n"
 	"  -t, --time=FORMAT      timestamp column: lsb (default, 32-bit LSB as QNX prints it),\n"
-	"                         cycles (64-bit cycle count), ns (seconds.nanoseconds since boot)\n"
+	"                         cycles (64-bit cycle count), ns (the count in seconds.nanoseconds)\n"
 	"      --strict           print only what QNX traceprinter 1.02 prints (no lines for\n"
 	"                         events it has no format for)\n"
 	"  -h, --help             show this help and exit\n"
