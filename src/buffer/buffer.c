@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-thread trace buffers in the model of Pin's fast buffering API.
+ *
+ * Each thread has, per definition, a record pointer `cur` and a limit `end` in TLS; the
+ * inline tk_buffer_reserve() hands out cur while cur < end, and tk_buffer_commit()
+ * release-stores the advanced cur, so another thread that reads cur (acquire) sees every
+ * record before it complete. Everything else is the slow path here: the first buffer of a
+ * thread, a full buffer (delivered to the definition's callback with this thread's lock
+ * released), dropping records while no buffer is available, thread exit (a pthread key
+ * destructor delivers partial buffers) and process exit (atexit).
+ *
+ * Locks: one mutex per thread guards its buffer switches against collectors
+ * (tk_buffer_for_each_thread, discard, exit delivery); the registry mutex guards the list
+ * of threads. Order: registry, then thread. No callback runs under either.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tracekit/buffer.h"
+
+struct buffer_def {
+	int used;
+	tk_buffer_config cfg;
+	size_t records_per_buffer;
+	_Atomic uint64_t dropped;
+	_Atomic uint64_t orphan_dropped; /* pending drops of threads that exited */
+};
+
+struct thread_state {
+	struct thread_state *next, *prev;
+	pthread_mutex_t lock;
+	uint32_t tid;
+	int registered;
+	struct tk__buffer_thread *bufs; /* this thread's tk__buffer_tls */
+	uint64_t dropped[TK_BUFFER_MAX];
+};
+
+TK_API __thread struct tk__buffer_thread tk__buffer_tls[TK_BUFFER_MAX]
+	__attribute__((tls_model("initial-exec")));
+static __thread struct thread_state tls_state;
+
+static struct buffer_def g_defs[TK_BUFFER_MAX];
+static pthread_mutex_t g_defs_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread_state *g_threads;
+static pthread_key_t g_exit_key;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static _Atomic int g_exiting;
+
+static void thread_exit(void *arg);
+static void process_exit(void);
+
+static void init_once(void)
+{
+	pthread_key_create(&g_exit_key, thread_exit);
+	atexit(process_exit);
+}
+
+static struct buffer_def *def_of(tk_buffer_id id)
+{
+	if (id < 0 || id >= TK_BUFFER_MAX || !g_defs[id].used)
+		return NULL;
+	return &g_defs[id];
+}
+
+tk_buffer_id tk_buffer_define_config(const tk_buffer_config *cfg)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	tk_buffer_id id;
+
+	if (cfg == NULL || cfg->full == NULL || cfg->record_size == 0 ||
+	    cfg->record_size > (size_t)(page > 0 ? page : 4096) || cfg->buffer_size < cfg->record_size ||
+	    cfg->record_size > UINT32_MAX)
+		return TK_BUFFER_ID_INVALID;
+	pthread_once(&g_once, init_once);
+	pthread_mutex_lock(&g_defs_lock);
+	for (id = 0; id < TK_BUFFER_MAX && g_defs[id].used; id++)
+		;
+	if (id == TK_BUFFER_MAX) {
+		pthread_mutex_unlock(&g_defs_lock);
+		return TK_BUFFER_ID_INVALID;
+	}
+	memset(&g_defs[id], 0, sizeof(g_defs[id]));
+	g_defs[id].cfg = *cfg;
+	g_defs[id].records_per_buffer = cfg->buffer_size / cfg->record_size;
+	g_defs[id].used = 1;
+	pthread_mutex_unlock(&g_defs_lock);
+	return id;
+}
+
+tk_buffer_id tk_buffer_define(size_t record_size, uint32_t num_pages, tk_buffer_callback fn, void *user)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	tk_buffer_config cfg = { 0 };
+
+	if (num_pages == 0)
+		return TK_BUFFER_ID_INVALID;
+	cfg.record_size = record_size;
+	cfg.buffer_size = (size_t)num_pages * (size_t)(page > 0 ? page : 4096);
+	cfg.full = fn;
+	cfg.user = user;
+	return tk_buffer_define_config(&cfg);
+}
+
+void *tk_buffer_allocate(tk_buffer_id id)
+{
+	struct buffer_def *d = def_of(id);
+
+	if (d == NULL)
+		return NULL;
+	if (d->cfg.acquire != NULL)
+		return d->cfg.acquire(id, d->cfg.user);
+	return malloc(d->cfg.buffer_size);
+}
+
+void tk_buffer_deallocate(tk_buffer_id id, void *buf)
+{
+	struct buffer_def *d = def_of(id);
+
+	if (d == NULL || buf == NULL)
+		return;
+	if (d->cfg.release != NULL)
+		d->cfg.release(id, buf, d->cfg.user);
+	else
+		free(buf);
+}
+
+static uint32_t current_tid(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+static void register_thread(struct thread_state *ts)
+{
+	pthread_once(&g_once, init_once);
+	pthread_mutex_init(&ts->lock, NULL);
+	ts->tid = current_tid();
+	ts->bufs = tk__buffer_tls;
+	pthread_mutex_lock(&g_registry_lock);
+	ts->next = g_threads;
+	ts->prev = NULL;
+	if (g_threads != NULL)
+		g_threads->prev = ts;
+	g_threads = ts;
+	ts->registered = 1;
+	pthread_mutex_unlock(&g_registry_lock);
+	pthread_setspecific(g_exit_key, ts);
+}
+
+/* Makes buf the thread's buffer (thread lock held). */
+static void install(struct buffer_def *d, tk_buffer_id id, struct tk__buffer_thread *t, uint64_t *dropped,
+		    char *buf)
+{
+	size_t lead = 0;
+
+	t->base = buf;
+	t->record_size = (uint32_t)d->cfg.record_size;
+	if (d->cfg.start != NULL) {
+		lead = d->cfg.start(id, buf, *dropped, d->cfg.user);
+		if (lead > d->records_per_buffer)
+			lead = d->records_per_buffer;
+	}
+	*dropped = 0;
+	atomic_store_explicit(&t->cur, buf + lead * d->cfg.record_size, memory_order_release);
+	atomic_store_explicit(&t->end, buf + d->records_per_buffer * d->cfg.record_size, memory_order_release);
+}
+
+/* Takes the thread's buffer away (thread lock held); returns it and its record count. */
+static char *detach(struct buffer_def *d, struct tk__buffer_thread *t, uint64_t *n)
+{
+	char *buf = t->base;
+	char *cur = atomic_load_explicit(&t->cur, memory_order_acquire);
+
+	*n = buf != NULL && cur != NULL ? (uint64_t)(cur - buf) / d->cfg.record_size : 0;
+	t->base = NULL;
+	atomic_store_explicit(&t->end, NULL, memory_order_relaxed);
+	atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
+	return buf;
+}
+
+static void note_drop(struct buffer_def *d, struct thread_state *ts, tk_buffer_id id)
+{
+	ts->dropped[id]++;
+	atomic_fetch_add_explicit(&d->dropped, 1, memory_order_relaxed);
+}
+
+void *tk__buffer_reserve_slow(tk_buffer_id id)
+{
+	struct buffer_def *d = def_of(id);
+	struct thread_state *ts = &tls_state;
+	struct tk__buffer_thread *t;
+	char *cur;
+
+	if (d == NULL)
+		return NULL;
+	if (!ts->registered)
+		register_thread(ts);
+	t = &tk__buffer_tls[id];
+	pthread_mutex_lock(&ts->lock);
+	if (atomic_load_explicit(&g_exiting, memory_order_relaxed)) {
+		pthread_mutex_unlock(&ts->lock);
+		return NULL;
+	}
+	if (t->base != NULL) {
+		/* Full: hand it to the callback without holding our lock. */
+		uint64_t n;
+		char *full = detach(d, t, &n), *next;
+		pthread_mutex_unlock(&ts->lock);
+		next = d->cfg.full(id, ts->tid, full, n, d->cfg.user);
+		pthread_mutex_lock(&ts->lock);
+		if (next != NULL)
+			install(d, id, t, &ts->dropped[id], next);
+	} else {
+		char *buf = d->cfg.acquire != NULL ? d->cfg.acquire(id, d->cfg.user) : malloc(d->cfg.buffer_size);
+		if (buf != NULL)
+			install(d, id, t, &ts->dropped[id], buf);
+	}
+	cur = atomic_load_explicit(&t->cur, memory_order_relaxed);
+	if (t->base == NULL || cur >= atomic_load_explicit(&t->end, memory_order_relaxed)) {
+		note_drop(d, ts, id);
+		pthread_mutex_unlock(&ts->lock);
+		return NULL;
+	}
+	pthread_mutex_unlock(&ts->lock);
+	return cur;
+}
+
+void *tk_buffer_pointer(tk_buffer_id id)
+{
+	struct tk__buffer_thread *t;
+
+	if (def_of(id) == NULL)
+		return NULL;
+	t = &tk__buffer_tls[id];
+	if (t->base == NULL)
+		return tk__buffer_reserve_slow(id); /* creates the first buffer */
+	return atomic_load_explicit(&t->cur, memory_order_relaxed);
+}
+
+int tk_buffer_flush(tk_buffer_id id)
+{
+	struct buffer_def *d = def_of(id);
+	struct thread_state *ts = &tls_state;
+	struct tk__buffer_thread *t;
+	uint64_t n;
+	char *buf, *next;
+
+	if (d == NULL)
+		return TK_EINVAL;
+	if (!ts->registered)
+		return TK_OK;
+	t = &tk__buffer_tls[id];
+	pthread_mutex_lock(&ts->lock);
+	if (t->base == NULL) {
+		pthread_mutex_unlock(&ts->lock);
+		return TK_OK;
+	}
+	buf = detach(d, t, &n);
+	pthread_mutex_unlock(&ts->lock);
+	next = d->cfg.full(id, ts->tid, buf, n, d->cfg.user);
+	pthread_mutex_lock(&ts->lock);
+	if (next != NULL && !atomic_load_explicit(&g_exiting, memory_order_relaxed))
+		install(d, id, t, &ts->dropped[id], next);
+	else if (next != NULL)
+		tk_buffer_deallocate(id, next);
+	pthread_mutex_unlock(&ts->lock);
+	return TK_OK;
+}
+
+void tk_buffer_for_each_thread(tk_buffer_id id, void (*fn)(void *buf, uint64_t n_records, void *ctx), void *ctx)
+{
+	struct buffer_def *d = def_of(id);
+	struct thread_state *ts;
+
+	if (d == NULL || fn == NULL)
+		return;
+	pthread_mutex_lock(&g_registry_lock);
+	for (ts = g_threads; ts != NULL; ts = ts->next) {
+		struct tk__buffer_thread *t = &ts->bufs[id];
+		pthread_mutex_lock(&ts->lock);
+		if (t->base != NULL) {
+			char *cur = atomic_load_explicit(&t->cur, memory_order_acquire);
+			fn(t->base, (uint64_t)(cur - t->base) / d->cfg.record_size, ctx);
+		}
+		pthread_mutex_unlock(&ts->lock);
+	}
+	pthread_mutex_unlock(&g_registry_lock);
+}
+
+void tk_buffer_discard_all(tk_buffer_id id)
+{
+	struct buffer_def *d = def_of(id);
+	struct thread_state *ts;
+
+	if (d == NULL)
+		return;
+	pthread_mutex_lock(&g_registry_lock);
+	for (ts = g_threads; ts != NULL; ts = ts->next) {
+		uint64_t n;
+		pthread_mutex_lock(&ts->lock);
+		detach(d, &ts->bufs[id], &n);
+		pthread_mutex_unlock(&ts->lock);
+	}
+	pthread_mutex_unlock(&g_registry_lock);
+}
+
+/* Delivers a thread's partial buffers; used at thread and process exit. */
+struct pending_delivery {
+	tk_buffer_id id;
+	uint32_t tid;
+	char *buf;
+	uint64_t n;
+};
+
+static void deliver(const struct pending_delivery *p)
+{
+	struct buffer_def *d = def_of(p->id);
+	void *ret;
+
+	if (d == NULL)
+		return;
+	ret = d->cfg.full(p->id, p->tid, p->buf, p->n, d->cfg.user);
+	if (ret != NULL)
+		tk_buffer_deallocate(p->id, ret);
+}
+
+static unsigned take_all(struct thread_state *ts, struct pending_delivery *out)
+{
+	unsigned n = 0;
+	tk_buffer_id id;
+
+	pthread_mutex_lock(&ts->lock);
+	for (id = 0; id < TK_BUFFER_MAX; id++) {
+		struct buffer_def *d = def_of(id);
+		if (d != NULL && ts->bufs[id].base != NULL) {
+			out[n].id = id;
+			out[n].tid = ts->tid;
+			out[n].buf = detach(d, &ts->bufs[id], &out[n].n);
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&ts->lock);
+	return n;
+}
+
+static void thread_exit(void *arg)
+{
+	struct thread_state *ts = arg;
+	struct pending_delivery p[TK_BUFFER_MAX];
+	unsigned n, i;
+
+	pthread_mutex_lock(&g_registry_lock);
+	if (ts->prev != NULL)
+		ts->prev->next = ts->next;
+	else if (g_threads == ts)
+		g_threads = ts->next;
+	if (ts->next != NULL)
+		ts->next->prev = ts->prev;
+	ts->registered = 0;
+	n = take_all(ts, p);
+	for (i = 0; i < TK_BUFFER_MAX; i++)
+		if (ts->dropped[i] > 0 && def_of((tk_buffer_id)i) != NULL)
+			atomic_fetch_add(&g_defs[i].orphan_dropped, ts->dropped[i]);
+	pthread_mutex_unlock(&g_registry_lock);
+	for (i = 0; i < n; i++)
+		deliver(&p[i]);
+	pthread_mutex_destroy(&ts->lock);
+}
+
+uint64_t tk_buffer_pending_dropped(tk_buffer_id id, int take)
+{
+	struct buffer_def *d = def_of(id);
+	struct thread_state *ts;
+	uint64_t sum;
+
+	if (d == NULL)
+		return 0;
+	pthread_mutex_lock(&g_registry_lock);
+	sum = take ? atomic_exchange(&d->orphan_dropped, 0) : atomic_load(&d->orphan_dropped);
+	for (ts = g_threads; ts != NULL; ts = ts->next) {
+		pthread_mutex_lock(&ts->lock);
+		sum += ts->dropped[id];
+		if (take)
+			ts->dropped[id] = 0;
+		pthread_mutex_unlock(&ts->lock);
+	}
+	pthread_mutex_unlock(&g_registry_lock);
+	return sum;
+}
+
+void tk_buffer_flush_all_threads(void)
+{
+	struct pending_delivery *all = NULL;
+	struct thread_state *ts;
+	size_t n = 0, cap = 0, i;
+
+	/* Detach every thread's buffers under the registry lock (so no thread state goes away
+	 * meanwhile), then deliver them with no lock held. */
+	pthread_mutex_lock(&g_registry_lock);
+	for (ts = g_threads; ts != NULL; ts = ts->next) {
+		if (n + TK_BUFFER_MAX > cap) {
+			size_t ncap = cap ? cap * 2 : 4 * TK_BUFFER_MAX;
+			struct pending_delivery *na = realloc(all, ncap * sizeof(*na));
+			if (na == NULL)
+				break; /* out of memory at exit: the rest stays undelivered */
+			all = na;
+			cap = ncap;
+		}
+		n += take_all(ts, all + n);
+	}
+	pthread_mutex_unlock(&g_registry_lock);
+	for (i = 0; i < n; i++)
+		deliver(&all[i]);
+	free(all);
+}
+
+static void process_exit(void)
+{
+	atomic_store_explicit(&g_exiting, 1, memory_order_relaxed);
+	tk_buffer_flush_all_threads();
+}

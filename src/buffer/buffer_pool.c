@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A pool of fixed-size buffers whose whole bookkeeping lives in its own memory region, so
+ * the region can be a shared segment mapped by several processes at different addresses.
+ *
+ * Region layout (every position an offset from the region start, no pointers):
+ *   header     magic, version, sizes, offsets, then on their own cache lines: the
+ *              free-stack head, the queue's head and tail, counters
+ *   descs      one tk_pool_desc per buffer
+ *   next       free-stack links, one u32 per buffer
+ *   cells      the full queue: a bounded multi-producer multi-consumer ring of
+ *              {sequence, buffer index} cells (Vyukov's algorithm), capacity >= n_bufs
+ *   data       n_bufs buffers, page-aligned
+ * The free stack is a Treiber stack whose head carries a 32-bit tag against ABA.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "tracekit/buffer.h"
+
+#define POOL_MAGIC 0x4c504b54u /* "TKPL" */
+#define POOL_VERSION 1u
+#define CACHE_LINE 64
+
+struct pool_cell {
+	_Atomic uint64_t seq;
+	uint32_t idx;
+	uint32_t pad;
+};
+
+struct pool_hdr {
+	uint32_t magic, version;
+	uint32_t n_bufs, buf_size;
+	uint64_t region_size;
+	uint64_t desc_off, next_off, cells_off, data_off;
+	uint64_t queue_mask;
+	_Alignas(CACHE_LINE) _Atomic uint64_t free_head; /* (tag << 32) | (index + 1); 0: empty */
+	_Atomic uint32_t n_free;
+	_Alignas(CACHE_LINE) _Atomic uint64_t q_head;    /* next enqueue position */
+	_Alignas(CACHE_LINE) _Atomic uint64_t q_tail;    /* next dequeue position */
+	_Alignas(CACHE_LINE) _Atomic uint32_t seq;
+	_Atomic uint32_t n_queued;
+	_Atomic uint64_t taken, queued, overwritten, dropped;
+};
+
+struct tk_pool {
+	unsigned char *base;
+	size_t size;
+	int owns_mapping;
+};
+
+static struct pool_hdr *hdr_of(const tk_pool *p)
+{
+	return (struct pool_hdr *)(void *)p->base;
+}
+
+static _Atomic uint32_t *next_of(const tk_pool *p)
+{
+	return (_Atomic uint32_t *)(void *)(p->base + hdr_of(p)->next_off);
+}
+
+static struct pool_cell *cells_of(const tk_pool *p)
+{
+	return (struct pool_cell *)(void *)(p->base + hdr_of(p)->cells_off);
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+struct pool_layout {
+	uint64_t desc_off, next_off, cells_off, data_off, size, queue_cap;
+};
+
+static int layout(uint32_t n_bufs, uint32_t buf_size, struct pool_layout *l)
+{
+	uint64_t cap = 1;
+
+	if (n_bufs == 0 || n_bufs > (1u << 24) || buf_size == 0 || buf_size % CACHE_LINE != 0)
+		return -1;
+	while (cap < n_bufs)
+		cap <<= 1;
+	l->queue_cap = cap;
+	l->desc_off = align_up(sizeof(struct pool_hdr), CACHE_LINE);
+	l->next_off = align_up(l->desc_off + (uint64_t)n_bufs * sizeof(tk_pool_desc), CACHE_LINE);
+	l->cells_off = align_up(l->next_off + (uint64_t)n_bufs * sizeof(uint32_t), CACHE_LINE);
+	l->data_off = align_up(l->cells_off + cap * sizeof(struct pool_cell), 4096);
+	l->size = l->data_off + (uint64_t)n_bufs * buf_size;
+	return 0;
+}
+
+size_t tk_pool_region_size(uint32_t n_bufs, uint32_t buf_size)
+{
+	struct pool_layout l;
+	return layout(n_bufs, buf_size, &l) == 0 ? (size_t)l.size : 0;
+}
+
+int tk_pool_init(tk_pool **out, void *region, size_t region_size, uint32_t n_bufs, uint32_t buf_size)
+{
+	struct pool_layout l;
+	struct pool_hdr *h;
+	struct pool_cell *cells;
+	_Atomic uint32_t *next;
+	tk_pool *p;
+	uint64_t i;
+
+	if (out == NULL || region == NULL || ((uintptr_t)region % CACHE_LINE) != 0 ||
+	    layout(n_bufs, buf_size, &l) != 0 || region_size < l.size)
+		return TK_EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return TK_ENOMEM;
+	p->base = region;
+	p->size = region_size;
+	memset(region, 0, (size_t)l.data_off);
+	h = region;
+	h->magic = POOL_MAGIC;
+	h->version = POOL_VERSION;
+	h->n_bufs = n_bufs;
+	h->buf_size = buf_size;
+	h->region_size = l.size;
+	h->desc_off = l.desc_off;
+	h->next_off = l.next_off;
+	h->cells_off = l.cells_off;
+	h->data_off = l.data_off;
+	h->queue_mask = l.queue_cap - 1;
+	cells = cells_of(p);
+	for (i = 0; i < l.queue_cap; i++)
+		atomic_init(&cells[i].seq, i);
+	/* Free stack: buffer 0 on top. */
+	next = next_of(p);
+	for (i = 0; i < n_bufs; i++)
+		atomic_init(&next[i], i + 1 < n_bufs ? (uint32_t)(i + 2) : 0u);
+	atomic_init(&h->free_head, 1u);
+	atomic_init(&h->n_free, n_bufs);
+	*out = p;
+	return TK_OK;
+}
+
+int tk_pool_attach(tk_pool **out, void *region, size_t region_size)
+{
+	const struct pool_hdr *h = region;
+	struct pool_layout l;
+	tk_pool *p;
+
+	if (out == NULL || region == NULL || region_size < sizeof(*h))
+		return TK_EINVAL;
+	if (h->magic != POOL_MAGIC || h->version != POOL_VERSION || layout(h->n_bufs, h->buf_size, &l) != 0 ||
+	    l.size != h->region_size || h->region_size > region_size || h->data_off != l.data_off ||
+	    h->cells_off != l.cells_off || h->next_off != l.next_off || h->desc_off != l.desc_off)
+		return TK_EFORMAT;
+	p = calloc(1, sizeof(*p));
+	if (p == NULL)
+		return TK_ENOMEM;
+	p->base = region;
+	p->size = region_size;
+	*out = p;
+	return TK_OK;
+}
+
+int tk_pool_create(tk_pool **out, uint32_t n_bufs, uint32_t buf_size)
+{
+	size_t size = tk_pool_region_size(n_bufs, buf_size);
+	void *m;
+	int rc;
+
+	if (out == NULL || size == 0)
+		return TK_EINVAL;
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return TK_ENOMEM;
+	rc = tk_pool_init(out, m, size, n_bufs, buf_size);
+	if (rc != TK_OK) {
+		munmap(m, size);
+		return rc;
+	}
+	(*out)->owns_mapping = 1;
+	return TK_OK;
+}
+
+void tk_pool_destroy(tk_pool *p)
+{
+	if (p == NULL)
+		return;
+	if (p->owns_mapping)
+		munmap(p->base, p->size);
+	free(p);
+}
+
+uint32_t tk_pool_n_buffers(const tk_pool *p)
+{
+	return hdr_of(p)->n_bufs;
+}
+
+uint32_t tk_pool_buffer_size(const tk_pool *p)
+{
+	return hdr_of(p)->buf_size;
+}
+
+void *tk_pool_buffer(const tk_pool *p, uint32_t idx)
+{
+	const struct pool_hdr *h = hdr_of(p);
+	return idx < h->n_bufs ? p->base + h->data_off + (uint64_t)idx * h->buf_size : NULL;
+}
+
+int64_t tk_pool_index(const tk_pool *p, const void *ptr)
+{
+	const struct pool_hdr *h = hdr_of(p);
+	const unsigned char *c = ptr, *data = p->base + h->data_off;
+
+	if (c < data || c >= data + (uint64_t)h->n_bufs * h->buf_size)
+		return -1;
+	return (int64_t)((uint64_t)(c - data) / h->buf_size);
+}
+
+tk_pool_desc *tk_pool_desc_of(const tk_pool *p, uint32_t idx)
+{
+	const struct pool_hdr *h = hdr_of(p);
+	return idx < h->n_bufs ? (tk_pool_desc *)(void *)(p->base + h->desc_off) + idx : NULL;
+}
+
+int tk_pool_take(tk_pool *p, uint32_t *idx)
+{
+	struct pool_hdr *h = hdr_of(p);
+	_Atomic uint32_t *next = next_of(p);
+	uint64_t head = atomic_load_explicit(&h->free_head, memory_order_acquire);
+
+	for (;;) {
+		uint32_t top = (uint32_t)head;
+		uint64_t nh;
+		if (top == 0)
+			return TK_EBUSY;
+		nh = ((head >> 32) + 1) << 32 | atomic_load_explicit(&next[top - 1], memory_order_relaxed);
+		if (atomic_compare_exchange_weak_explicit(&h->free_head, &head, nh, memory_order_acquire,
+							  memory_order_acquire)) {
+			atomic_fetch_sub_explicit(&h->n_free, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&h->taken, 1, memory_order_relaxed);
+			*idx = top - 1;
+			return TK_OK;
+		}
+	}
+}
+
+void tk_pool_give(tk_pool *p, uint32_t idx)
+{
+	struct pool_hdr *h = hdr_of(p);
+	_Atomic uint32_t *next = next_of(p);
+	uint64_t head = atomic_load_explicit(&h->free_head, memory_order_relaxed);
+
+	for (;;) {
+		uint64_t nh = ((head >> 32) + 1) << 32 | (uint64_t)(idx + 1);
+		atomic_store_explicit(&next[idx], (uint32_t)head, memory_order_relaxed);
+		if (atomic_compare_exchange_weak_explicit(&h->free_head, &head, nh, memory_order_release,
+							  memory_order_relaxed))
+			break;
+	}
+	atomic_fetch_add_explicit(&h->n_free, 1, memory_order_relaxed);
+}
+
+void tk_pool_queue(tk_pool *p, uint32_t idx, uint32_t records)
+{
+	struct pool_hdr *h = hdr_of(p);
+	struct pool_cell *cells = cells_of(p);
+	uint64_t pos = atomic_load_explicit(&h->q_head, memory_order_relaxed);
+
+	atomic_store_explicit(&tk_pool_desc_of(p, idx)->records, records, memory_order_relaxed);
+	for (;;) {
+		struct pool_cell *c = &cells[pos & h->queue_mask];
+		uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+		int64_t dif = (int64_t)(seq - pos);
+		if (dif == 0) {
+			if (atomic_compare_exchange_weak_explicit(&h->q_head, &pos, pos + 1, memory_order_relaxed,
+								  memory_order_relaxed)) {
+				c->idx = idx;
+				atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+				break;
+			}
+		} else {
+			/* dif < 0 cannot happen: the queue holds every buffer at most once */
+			pos = atomic_load_explicit(&h->q_head, memory_order_relaxed);
+		}
+	}
+	atomic_fetch_add_explicit(&h->n_queued, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->queued, 1, memory_order_relaxed);
+}
+
+int tk_pool_dequeue(tk_pool *p, uint32_t *idx)
+{
+	struct pool_hdr *h = hdr_of(p);
+	struct pool_cell *cells = cells_of(p);
+	uint64_t pos = atomic_load_explicit(&h->q_tail, memory_order_relaxed);
+
+	for (;;) {
+		struct pool_cell *c = &cells[pos & h->queue_mask];
+		uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+		int64_t dif = (int64_t)(seq - (pos + 1));
+		if (dif == 0) {
+			if (atomic_compare_exchange_weak_explicit(&h->q_tail, &pos, pos + 1, memory_order_relaxed,
+								  memory_order_relaxed)) {
+				*idx = c->idx;
+				atomic_store_explicit(&c->seq, pos + h->queue_mask + 1, memory_order_release);
+				atomic_fetch_sub_explicit(&h->n_queued, 1, memory_order_relaxed);
+				return TK_OK;
+			}
+		} else if (dif < 0) {
+			return TK_EBUSY; /* empty */
+		} else {
+			pos = atomic_load_explicit(&h->q_tail, memory_order_relaxed);
+		}
+	}
+}
+
+void tk_pool_count_dropped(tk_pool *p, uint64_t records)
+{
+	atomic_fetch_add_explicit(&hdr_of(p)->dropped, records, memory_order_relaxed);
+}
+
+void tk_pool_count_overwritten(tk_pool *p, uint64_t buffers)
+{
+	atomic_fetch_add_explicit(&hdr_of(p)->overwritten, buffers, memory_order_relaxed);
+}
+
+uint32_t tk_pool_next_seq(tk_pool *p)
+{
+	return atomic_fetch_add_explicit(&hdr_of(p)->seq, 1, memory_order_relaxed);
+}
+
+void tk_pool_get_stats(const tk_pool *p, tk_pool_stats *out)
+{
+	struct pool_hdr *h = hdr_of(p);
+
+	out->buffers_taken = atomic_load_explicit(&h->taken, memory_order_relaxed);
+	out->buffers_queued = atomic_load_explicit(&h->queued, memory_order_relaxed);
+	out->buffers_overwritten = atomic_load_explicit(&h->overwritten, memory_order_relaxed);
+	out->records_dropped = atomic_load_explicit(&h->dropped, memory_order_relaxed);
+	out->n_bufs = h->n_bufs;
+	out->buf_size = h->buf_size;
+	out->n_free = atomic_load_explicit(&h->n_free, memory_order_relaxed);
+	out->n_queued = atomic_load_explicit(&h->n_queued, memory_order_relaxed);
+}

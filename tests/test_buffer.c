@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the buffer module: the shared-memory-ready pool (including one region
+ * mapped twice at different addresses) and the Pin-style per-thread buffers: full and
+ * thread-exit callbacks, many threads at once, double buffering, dropping when no buffer
+ * is available, collecting other threads' partial buffers, and definition errors.
+ */
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tk_test.h"
+#include "tracekit/buffer.h"
+
+struct rec {
+	uint32_t tid;
+	uint32_t seq;
+	uint64_t payload;
+};
+
+/* ---- pool ----------------------------------------------------------------------------- */
+
+static void test_pool_basics(void **state)
+{
+	tk_pool *p;
+	uint32_t idx, a, b, i, seen = 0;
+	tk_pool_stats st;
+
+	(void)state;
+	assert_int_equal(tk_pool_create(&p, 0, 4096), TK_EINVAL);
+	assert_int_equal(tk_pool_create(&p, 4, 100), TK_EINVAL); /* not a multiple of 64 */
+	assert_int_equal(tk_pool_create(&p, 5, 16384), TK_OK);
+	assert_int_equal(tk_pool_n_buffers(p), 5);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(tk_pool_take(p, &idx), TK_OK);
+		assert_true(idx < 5);
+		seen |= 1u << idx;
+		assert_int_equal(tk_pool_index(p, (char *)tk_pool_buffer(p, idx) + 100), idx);
+	}
+	assert_int_equal(seen, 0x1f);
+	assert_int_equal(tk_pool_take(p, &idx), TK_EBUSY);
+	assert_int_equal(tk_pool_index(p, &seen), -1);
+	assert_null(tk_pool_buffer(p, 5));
+	/* queue order is first in, first out */
+	tk_pool_queue(p, 3, 10);
+	tk_pool_queue(p, 1, 20);
+	assert_int_equal(tk_pool_dequeue(p, &a), TK_OK);
+	assert_int_equal(tk_pool_dequeue(p, &b), TK_OK);
+	assert_int_equal(a, 3);
+	assert_int_equal(b, 1);
+	assert_int_equal(atomic_load(&tk_pool_desc_of(p, 3)->records), 10);
+	assert_int_equal(tk_pool_dequeue(p, &a), TK_EBUSY);
+	tk_pool_give(p, 3);
+	tk_pool_count_dropped(p, 7);
+	tk_pool_get_stats(p, &st);
+	assert_int_equal(st.n_free, 1);
+	assert_int_equal(st.records_dropped, 7);
+	assert_int_equal(st.buffers_queued, 2);
+	assert_int_equal(tk_pool_next_seq(p), 0);
+	assert_int_equal(tk_pool_next_seq(p), 1);
+	tk_pool_destroy(p);
+	tk_pool_destroy(NULL);
+}
+
+/* The same region mapped at two addresses (as two processes would) is one pool. */
+static void test_pool_two_mappings(void **state)
+{
+	size_t size = tk_pool_region_size(8, 4096);
+	int fd = memfd_create("pool", 0);
+	void *m1, *m2;
+	tk_pool *p1, *p2;
+	uint32_t idx, got;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	m1 = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	m2 = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(m1 != MAP_FAILED && m2 != MAP_FAILED && m1 != m2);
+	assert_int_equal(tk_pool_init(&p1, m1, size, 8, 4096), TK_OK);
+	assert_int_equal(tk_pool_attach(&p2, m2, size), TK_OK);
+	assert_int_equal(tk_pool_take(p1, &idx), TK_OK);
+	memcpy(tk_pool_buffer(p1, idx), "written through mapping 1", 26);
+	tk_pool_queue(p1, idx, 1);
+	assert_int_equal(tk_pool_dequeue(p2, &got), TK_OK);
+	assert_int_equal(got, idx);
+	assert_string_equal(tk_pool_buffer(p2, got), "written through mapping 1");
+	tk_pool_give(p2, got);
+	{
+		tk_pool_stats st;
+		tk_pool_get_stats(p1, &st);
+		assert_int_equal(st.n_free, 8);
+	}
+	/* a region that is not a pool is refused */
+	memset(m2, 0, 64);
+	tk_pool_destroy(p2);
+	assert_int_equal(tk_pool_attach(&p2, m2, size), TK_EFORMAT);
+	tk_pool_destroy(p1);
+	munmap(m1, size);
+	munmap(m2, size);
+	close(fd);
+}
+
+struct pool_stress {
+	tk_pool *p;
+	unsigned iterations;
+	_Atomic unsigned moved;
+};
+
+static void *pool_worker(void *arg)
+{
+	struct pool_stress *s = arg;
+	unsigned i;
+
+	for (i = 0; i < s->iterations; i++) {
+		uint32_t idx;
+		if (tk_pool_take(s->p, &idx) == TK_OK) {
+			tk_pool_queue(s->p, idx, i);
+			atomic_fetch_add(&s->moved, 1);
+		}
+		if (tk_pool_dequeue(s->p, &idx) == TK_OK)
+			tk_pool_give(s->p, idx);
+	}
+	return NULL;
+}
+
+static void test_pool_concurrent(void **state)
+{
+	struct pool_stress s = { 0 };
+	pthread_t th[4];
+	tk_pool_stats st;
+	uint32_t idx;
+	unsigned i;
+
+	(void)state;
+	assert_int_equal(tk_pool_create(&s.p, 16, 64), TK_OK);
+	s.iterations = 100000;
+	for (i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, pool_worker, &s);
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	while (tk_pool_dequeue(s.p, &idx) == TK_OK)
+		tk_pool_give(s.p, idx);
+	tk_pool_get_stats(s.p, &st);
+	assert_int_equal(st.n_free, 16); /* nothing lost, nothing duplicated */
+	assert_int_equal(st.n_queued, 0);
+	assert_true(atomic_load(&s.moved) > 0);
+	tk_pool_destroy(s.p);
+}
+
+/* ---- per-thread buffers --------------------------------------------------------------- */
+
+struct sink {
+	pthread_mutex_t lock;
+	uint64_t records;
+	uint64_t calls;
+	uint32_t next_seq[64]; /* per thread slot */
+	uint32_t tids[64];
+	unsigned n_tids;
+	int out_of_order;
+	int wrong_tid;
+};
+
+static struct sink g_sink = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void check_records(uint32_t tid, const struct rec *r, uint64_t n)
+{
+	unsigned slot;
+	uint64_t i;
+
+	pthread_mutex_lock(&g_sink.lock);
+	for (slot = 0; slot < g_sink.n_tids && g_sink.tids[slot] != tid; slot++)
+		;
+	if (slot == g_sink.n_tids && slot < 64)
+		g_sink.tids[g_sink.n_tids++] = tid;
+	for (i = 0; i < n; i++) {
+		if (r[i].tid != tid)
+			g_sink.wrong_tid = 1;
+		if (r[i].seq != g_sink.next_seq[slot])
+			g_sink.out_of_order = 1;
+		g_sink.next_seq[slot] = r[i].seq + 1;
+	}
+	g_sink.records += n;
+	g_sink.calls++;
+	pthread_mutex_unlock(&g_sink.lock);
+}
+
+static void *consume_and_reuse(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n, void *user)
+{
+	(void)id;
+	(void)user;
+	check_records(tid, buf, n);
+	return buf;
+}
+
+static void reset_sink(void)
+{
+	pthread_mutex_lock(&g_sink.lock);
+	g_sink.records = g_sink.calls = 0;
+	memset(g_sink.next_seq, 0, sizeof(g_sink.next_seq));
+	g_sink.n_tids = 0;
+	g_sink.out_of_order = g_sink.wrong_tid = 0;
+	pthread_mutex_unlock(&g_sink.lock);
+}
+
+static uint32_t gettid_u32(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+struct writer_arg {
+	tk_buffer_id id;
+	uint32_t n;
+};
+
+static void *writer(void *arg)
+{
+	struct writer_arg *w = arg;
+	uint32_t tid = gettid_u32(), i;
+
+	for (i = 0; i < w->n; i++) {
+		struct rec *r = tk_buffer_reserve(w->id);
+		if (r == NULL)
+			continue;
+		r->tid = tid;
+		r->seq = i;
+		r->payload = (uint64_t)i * 3;
+		tk_buffer_commit(w->id, r);
+	}
+	return NULL;
+}
+
+static tk_buffer_id g_id = TK_BUFFER_ID_INVALID;
+
+static void test_single_thread(void **state)
+{
+	struct writer_arg a;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t per_buffer = (uint64_t)page / sizeof(struct rec);
+
+	(void)state;
+	if (g_id == TK_BUFFER_ID_INVALID)
+		g_id = tk_buffer_define(sizeof(struct rec), 1, consume_and_reuse, NULL);
+	assert_int_not_equal(g_id, TK_BUFFER_ID_INVALID);
+	reset_sink();
+	a.id = g_id;
+	a.n = 1000;
+	writer(&a);
+	assert_int_equal(g_sink.calls, 1000 / per_buffer);
+	assert_int_equal(g_sink.records, (1000 / per_buffer) * per_buffer);
+	/* the current position is where the next record goes */
+	{
+		void *pos = tk_buffer_pointer(g_id);
+		struct rec *r = tk_buffer_reserve(g_id);
+		assert_ptr_equal(pos, r);
+		r->tid = gettid_u32();
+		r->seq = 1000;
+		tk_buffer_commit(g_id, r);
+		assert_ptr_equal(tk_buffer_pointer(g_id), r + 1);
+	}
+	assert_int_equal(tk_buffer_flush(g_id), TK_OK);
+	assert_int_equal(g_sink.records, 1001);
+	assert_false(g_sink.out_of_order);
+	assert_false(g_sink.wrong_tid);
+	assert_int_equal(tk_buffer_flush(99), TK_EINVAL);
+}
+
+/* Many threads at once; every record arrives once, in order, through full and exit callbacks. */
+static void test_many_threads(void **state)
+{
+	enum { N_THREADS = 8 };
+	pthread_t th[N_THREADS];
+	struct writer_arg a = { g_id, 50000 };
+	unsigned i;
+
+	(void)state;
+	reset_sink();
+	for (i = 0; i < N_THREADS; i++)
+		pthread_create(&th[i], NULL, writer, &a);
+	for (i = 0; i < N_THREADS; i++)
+		pthread_join(th[i], NULL);
+	/* each thread's last, partial buffer came through the thread-exit callback */
+	assert_int_equal(g_sink.records, (uint64_t)N_THREADS * a.n);
+	assert_int_equal(g_sink.n_tids, N_THREADS);
+	assert_false(g_sink.out_of_order);
+	assert_false(g_sink.wrong_tid);
+}
+
+/* Double buffering: the callback hands the full buffer to a consumer and continues with a
+ * freshly allocated one; the consumer gives buffers back. */
+static void *g_handed[4096];
+static _Atomic unsigned g_n_handed;
+
+static void *swap_buffers(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n, void *user)
+{
+	(void)user;
+	check_records(tid, buf, n);
+	g_handed[atomic_fetch_add(&g_n_handed, 1) % 4096] = buf;
+	return tk_buffer_allocate(id);
+}
+
+static void test_double_buffering(void **state)
+{
+	static tk_buffer_id id = TK_BUFFER_ID_INVALID;
+	struct writer_arg a;
+	pthread_t th;
+	unsigned i;
+
+	(void)state;
+	if (id == TK_BUFFER_ID_INVALID)
+		id = tk_buffer_define(sizeof(struct rec), 2, swap_buffers, NULL);
+	reset_sink();
+	atomic_store(&g_n_handed, 0);
+	a.id = id;
+	a.n = 20000;
+	pthread_create(&th, NULL, writer, &a);
+	pthread_join(th, NULL);
+	assert_int_equal(g_sink.records, a.n);
+	assert_false(g_sink.out_of_order);
+	/* every full buffer was a distinct allocation; give them all back */
+	for (i = 0; i < atomic_load(&g_n_handed); i++) {
+		unsigned j;
+		for (j = i + 1; j < atomic_load(&g_n_handed); j++)
+			assert_ptr_not_equal(g_handed[i], g_handed[j]);
+		tk_buffer_deallocate(id, g_handed[i]);
+	}
+}
+
+/* A pool-backed definition that runs out of buffers: records are dropped and counted. */
+static tk_pool *g_drop_pool;
+static uint64_t g_dropped_seen;
+static int g_give_back = 0;
+
+static void *drop_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n, void *user)
+{
+	uint32_t idx;
+	(void)id;
+	(void)tid;
+	(void)n;
+	(void)user;
+	tk_pool_queue(g_drop_pool, (uint32_t)tk_pool_index(g_drop_pool, buf), (uint32_t)n);
+	if (g_give_back && tk_pool_dequeue(g_drop_pool, &idx) == TK_OK)
+		tk_pool_give(g_drop_pool, idx);
+	return tk_pool_take(g_drop_pool, &idx) == TK_OK ? tk_pool_buffer(g_drop_pool, idx) : NULL;
+}
+
+static void *drop_acquire(tk_buffer_id id, void *user)
+{
+	uint32_t idx;
+	(void)id;
+	(void)user;
+	return tk_pool_take(g_drop_pool, &idx) == TK_OK ? tk_pool_buffer(g_drop_pool, idx) : NULL;
+}
+
+static size_t drop_start(tk_buffer_id id, void *buf, uint64_t dropped, void *user)
+{
+	struct rec *r = buf;
+	(void)id;
+	(void)user;
+	g_dropped_seen += dropped;
+	r->tid = 0xffffffffu; /* a leading marker record */
+	r->seq = 0;
+	r->payload = dropped;
+	return 1;
+}
+
+struct drop_arg {
+	tk_buffer_id id;
+	unsigned dropped;
+};
+
+static void *drop_some(void *arg)
+{
+	struct drop_arg *a = arg;
+	unsigned i;
+
+	for (i = 0; i < 5; i++)
+		if (tk_buffer_reserve(a->id) == NULL)
+			a->dropped++;
+	return NULL;
+}
+
+static void test_dropping(void **state)
+{
+	tk_buffer_config cfg = { .record_size = sizeof(struct rec), .buffer_size = 4096, .full = drop_full,
+				 .acquire = drop_acquire, .start = drop_start };
+	static tk_buffer_id id = TK_BUFFER_ID_INVALID;
+	unsigned i, written = 0, dropped = 0, per_buffer = 4096 / sizeof(struct rec) - 1;
+	uint32_t idx;
+
+	(void)state;
+	assert_int_equal(tk_pool_create(&g_drop_pool, 2, 4096), TK_OK);
+	if (id == TK_BUFFER_ID_INVALID)
+		id = tk_buffer_define_config(&cfg);
+	assert_int_not_equal(id, TK_BUFFER_ID_INVALID);
+	g_dropped_seen = 0;
+	g_give_back = 0;
+	for (i = 0; i < per_buffer * 3; i++) {
+		struct rec *r = tk_buffer_reserve(id);
+		if (r == NULL) {
+			dropped++;
+			continue;
+		}
+		r->tid = 1;
+		r->seq = i;
+		tk_buffer_commit(id, r);
+		written++;
+	}
+	/* two buffers exist: the third buffer's worth was dropped */
+	assert_int_equal(written, 2 * per_buffer);
+	assert_int_equal(dropped, per_buffer);
+	/* not yet told to any start hook: pending, and peeking does not consume */
+	assert_int_equal(tk_buffer_pending_dropped(id, 0), dropped);
+	assert_int_equal(tk_buffer_pending_dropped(id, 0), dropped);
+	/* a thread that drops and exits leaves its count behind */
+	{
+		pthread_t th;
+		struct drop_arg a = { id, 0 };
+		assert_int_equal(pthread_create(&th, NULL, drop_some, &a), 0);
+		pthread_join(th, NULL);
+		assert_int_equal(a.dropped, 5);
+		assert_int_equal(tk_buffer_pending_dropped(id, 0), dropped + 5);
+		/* taken: reported once, then nothing is pending and no start hook gets it again */
+		assert_int_equal(tk_buffer_pending_dropped(id, 1), dropped + 5);
+		assert_int_equal(tk_buffer_pending_dropped(id, 0), 0);
+		dropped = 0;
+	}
+	/* a buffer comes back: the next record starts a buffer whose start hook learns the count */
+	while (tk_pool_dequeue(g_drop_pool, &idx) == TK_OK)
+		tk_pool_give(g_drop_pool, idx);
+	assert_non_null(tk_buffer_reserve(id));
+	assert_int_equal(g_dropped_seen, dropped);
+	tk_buffer_discard_all(id);
+	tk_pool_destroy(g_drop_pool);
+}
+
+/* Collecting other threads' committed records while they keep writing. */
+static _Atomic int g_keep_writing;
+static _Atomic uint64_t g_committed;
+
+static void *slow_writer(void *arg)
+{
+	tk_buffer_id id = *(tk_buffer_id *)arg;
+	uint32_t tid = gettid_u32(), i = 0;
+
+	while (atomic_load(&g_keep_writing) && i < 100) {
+		struct rec *r = tk_buffer_reserve(id);
+		if (r != NULL) {
+			r->tid = tid;
+			r->seq = i++;
+			tk_buffer_commit(id, r);
+			atomic_fetch_add(&g_committed, 1);
+		}
+	}
+	while (atomic_load(&g_keep_writing))
+		usleep(1000);
+	return NULL;
+}
+
+static void count_collected(void *buf, uint64_t n, void *ctx)
+{
+	const struct rec *r = buf;
+	uint64_t i;
+	for (i = 0; i < n; i++)
+		assert_int_equal(r[i].seq, i);
+	*(uint64_t *)ctx += n;
+}
+
+static void test_for_each_thread(void **state)
+{
+	static tk_buffer_id id = TK_BUFFER_ID_INVALID;
+	pthread_t th[3];
+	uint64_t collected = 0;
+	unsigned i;
+
+	(void)state;
+	if (id == TK_BUFFER_ID_INVALID)
+		id = tk_buffer_define(sizeof(struct rec), 4, consume_and_reuse, NULL);
+	reset_sink();
+	atomic_store(&g_keep_writing, 1);
+	atomic_store(&g_committed, 0);
+	for (i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, slow_writer, &id);
+	while (atomic_load(&g_committed) < 300)
+		usleep(1000);
+	tk_buffer_for_each_thread(id, count_collected, &collected);
+	assert_int_equal(collected, 300);
+	atomic_store(&g_keep_writing, 0);
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(g_sink.records, 300); /* then delivered at thread exit */
+}
+
+static void *noop_callback(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n, void *user)
+{
+	(void)id;
+	(void)tid;
+	(void)n;
+	(void)user;
+	return buf;
+}
+
+/* Last: it uses up the definitions. */
+static void test_define_errors(void **state)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	tk_buffer_config bad = { .record_size = 16, .buffer_size = 8, .full = noop_callback };
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(tk_buffer_define(0, 1, noop_callback, NULL), TK_BUFFER_ID_INVALID);
+	assert_int_equal(tk_buffer_define((size_t)page + 1, 1, noop_callback, NULL), TK_BUFFER_ID_INVALID);
+	assert_int_equal(tk_buffer_define(16, 0, noop_callback, NULL), TK_BUFFER_ID_INVALID);
+	assert_int_equal(tk_buffer_define(16, 1, NULL, NULL), TK_BUFFER_ID_INVALID);
+	assert_int_equal(tk_buffer_define_config(&bad), TK_BUFFER_ID_INVALID);
+	assert_int_equal(tk_buffer_define_config(NULL), TK_BUFFER_ID_INVALID);
+	while (tk_buffer_define(16, 1, noop_callback, NULL) != TK_BUFFER_ID_INVALID)
+		n++;
+	assert_true(n > 0 && n < TK_BUFFER_MAX); /* then "too many buffers" */
+	assert_null(tk_buffer_allocate(TK_BUFFER_MAX + 3));
+	assert_null(tk_buffer_pointer(-1));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pool_basics),    cmocka_unit_test(test_pool_two_mappings),
+		cmocka_unit_test(test_pool_concurrent), cmocka_unit_test(test_single_thread),
+		cmocka_unit_test(test_many_threads),   cmocka_unit_test(test_double_buffering),
+		cmocka_unit_test(test_dropping),       cmocka_unit_test(test_for_each_thread),
+		cmocka_unit_test(test_define_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
