@@ -131,7 +131,8 @@ static void strings(int be)
 
 	hdr.big_endian = be;
 	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, TK_KEV_NO_AUTO_TIME), TK_OK);
-	/* 7 characters + NUL = 8 bytes: one simple slot */
+	/* 7 characters + NUL = 8 bytes: still a combine event (CB, then an all-zero CE),
+	 * which is how readers tell a string from two numbers */
 	assert_int_equal(tk_kev_write_event_str(wr, 0, _TRACE_USER_C, 1, 0x10, NULL, 0, "1234567"), TK_OK);
 	/* 11 + NUL = 12 bytes: CB + CE, zero-filled */
 	assert_int_equal(tk_kev_write_event_str(wr, 0, _TRACE_USER_C, 555, 0x20, NULL, 0, "Hello world"), TK_OK);
@@ -142,9 +143,12 @@ static void strings(int be)
 	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
 
 	ev = events_of(path, &n, &whole);
-	assert_int_equal(n, 1 + 2 + 2);
-	assert_int_equal(slot_word(ev, 0, be), _TRACE_USER_C | 1);
+	assert_int_equal(n, 2 + 2 + 2);
+	assert_int_equal(slot_word(ev, 0, be), _TRACE_STRUCT_CB | _TRACE_USER_C | 1);
 	assert_memory_equal(ev + 8, "1234567", 8);
+	assert_int_equal(slot_word(ev + 16, 0, be), _TRACE_STRUCT_CE | _TRACE_USER_C | 1);
+	assert_memory_equal(ev + 16 + 8, "\0\0\0\0\0\0\0\0", 8);
+	ev += 16; /* the rest as before */
 	assert_int_equal(slot_word(ev + 16, 0, be), _TRACE_STRUCT_CB | _TRACE_USER_C | 555);
 	assert_int_equal(slot_word(ev + 16, 1, be), 0x20);
 	assert_memory_equal(ev + 16 + 8, "Hello wo", 8);

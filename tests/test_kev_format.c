@@ -200,6 +200,15 @@ static void test_user(void **state)
 			    "d3:0x00000004\n");
 	assert_string_equal(fmt_ex(TK_KEV_PRINT_QNX_STRICT, H(_TRACE_STRUCT_CB, 1, _TRACE_USER_C, 7), 1, w, 4, 0),
 			    "t:0x00000001 CPU:01 USREVENT:EVENT:7 STR:\"\"\n");
+	/* a short string fills the two-slot minimum of a combine event with padding */
+	memcpy(w, "hi 5\0\0\0\0\0\0\0\0\0\0\0\0", 16);
+	assert_string_equal(fmt(H(_TRACE_STRUCT_CB, 1, _TRACE_USER_C, 3), 1, w, 4),
+			    "t:0x00000001 CPU:01 USREVENT:EVENT:3 STR:\"hi 5\"\n");
+	memset(w, 0, 32);
+	memcpy(w, "hi", 3);
+	assert_string_equal(fmt(H(_TRACE_STRUCT_CB, 1, _TRACE_USER_C, 3), 1, w, 6),
+			    "t:0x00000001 CPU:01 USREVENT:EVENT:3, d0:0x00006968 d1:0x00000000 d2:0x00000000 "
+			    "d3:0x00000000 d4:0x00000000 d5:0x00000000\n");
 }
 
 static void test_control(void **state)
@@ -239,6 +248,21 @@ static void test_system_and_comm(void **state)
 	w[1] = 0x80482000;
 	assert_string_equal(fmt(H(0, 0, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER), 1, w, 2),
 			    "t:0x00000001 CPU:00 SYSTEM  :FUNC_ENTER thisfn:0x80481000 call_site:0x80482000\n");
+	/* tracekit's wide hooks: two 64-bit addresses; a 64-bit ADDRESS */
+	w[0] = 0x2d506789;
+	w[1] = 0x562a;
+	w[2] = 0x2d50681c;
+	w[3] = 0x562a;
+	assert_string_equal(fmt(H(_TRACE_STRUCT_CB, 0, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT), 1, w, 4),
+			    "t:0x00000001 CPU:00 SYSTEM  :FUNC_EXIT\n"
+			    "                    thisfn:0x562a2d506789\n"
+			    "                 call_site:0x562a2d50681c\n");
+	assert_string_equal(fmt(H(0, 0, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_ADDRESS), 1, w, 2),
+			    "t:0x00000001 CPU:00 SYSTEM  :ADDRESS addr:0x562a2d506789\n");
+	assert_string_equal(fmt_ex(TK_KEV_PRINT_QNX_STRICT, H(0, 0, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_ADDRESS), 1, w, 2, 0),
+			    "t:0x00000001 CPU:00 SYSTEM  :ADDRESS addr:0x2d506789\n");
+	w[0] = 0x80481000;
+	w[1] = 0x80482000;
 	w[0] = 3;
 	memcpy(&w[1], "abc", 4);
 	assert_string_equal(fmt(H(0, 0, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_APS_NAME), 1, w, 2),

@@ -408,6 +408,25 @@ static inline unsigned tk_kev_slots_for_bytes(size_t n_bytes)
 	return n_bytes <= 8 ? 1u : (unsigned)((n_bytes + 7) / 8);
 }
 
+/*
+ * From the API's external (class, event) numbers to the (internal class, code ranges) of
+ * event headers, as QNX maps them: THREAD/VTHREAD/PROCESS events are bit masks
+ * (_NTO_TRACE_THRUNNING, ...); KERCALL covers entry and exit; INT classes have the
+ * pseudo-codes 1-4. tk_kev_map_events() maps the events first..last of one class;
+ * tk_kev_map_class() every event of a class. Both return the number of ranges written to
+ * out (at most 4), or -1 for an unknown class or events out of range.
+ */
+typedef struct tk_kev_range {
+	unsigned cls, first, last; /* internal class 0-31, codes first..last (0-1023) */
+} tk_kev_range;
+
+#define TK_KEV_MAP_SINGLE 0x1      /* traceparser_cs(): INT classes need the whole range */
+#define TK_KEV_MAP_INT_VECTORS 0x2 /* TraceEvent(): INT classes take any vector number */
+
+TK_API int tk_kev_map_events(unsigned ext_class, unsigned first, unsigned last, unsigned flags,
+			     tk_kev_range out[4]);
+TK_API int tk_kev_map_class(unsigned ext_class, tk_kev_range out[4]);
+
 /* ---- The .kev writer ----------------------------------------------------------------- */
 
 /*
@@ -471,7 +490,8 @@ TK_API int tk_kev_writer_open_fd(tk_kev_writer **out, int fd, const tk_kev_heade
  * simple event, more make a combine event CB, CC..., CE with the same timestamp, the last
  * slot padded with a 0 word.
  * tk_kev_write_event_str(): payload words followed by a NUL-terminated string packed 8
- * bytes per slot (NUL included, zero-filled), as QNX writes names and user strings.
+ * bytes per slot (NUL included, zero-filled), as QNX writes names and user strings;
+ * always a combine event (two slots at least), which is how readers tell a string.
  * A payload may not exceed TK_KEV_MAX_PAYLOAD bytes (TK_ETOOBIG).
  */
 #define TK_KEV_MAX_PAYLOAD (1u << 20)

@@ -712,8 +712,9 @@ static size_t user_string_len(const tk_kev_event *ev)
 		if (p[n] != '\n' && !is_printable(p[n]))
 			return (size_t)-1;
 	}
-	if (n == nbytes || n + 1 + 8 <= nbytes)
-		return (size_t)-1; /* no NUL, or more than one slot of padding */
+	/* no NUL, or a whole slot of padding (except in the two-slot minimum of a combine) */
+	if (n == nbytes || (n + 1 + 8 <= nbytes && nbytes > 16))
+		return (size_t)-1;
 	for (i = n; i < nbytes; i++) {
 		if (p[i] != '\0')
 			return (size_t)-1;
@@ -798,6 +799,20 @@ static int print_system(struct obuf *o, unsigned flags, const tk_kev_event *ev)
 	if (code >= tk__n_system_events || tk__system_events[code].label == NULL)
 		return -1;
 	d = &tk__system_events[code];
+	if (!(flags & TK_KEV_PRINT_QNX_STRICT)) {
+		/* tracekit's 64-bit forms: wide function hooks carry two 64-bit addresses, and
+		 * an ADDRESS above 4 GiB has its upper half in the second word */
+		static const char *const wide_fn[] = { "Xthisfn", "Xcall_site", NULL };
+		static const char *const addr64[] = { "fXaddr", NULL };
+		if ((code == _NTO_TRACE_SYS_FUNC_ENTER || code == _NTO_TRACE_SYS_FUNC_EXIT) && ev->len >= 4) {
+			print_args(o, flags, ev, "SYSTEM  ", d->label, wide_fn, 0);
+			return 0;
+		}
+		if (code == _NTO_TRACE_SYS_ADDRESS && ev->len == 2 && word(ev, 1) != 0) {
+			print_args(o, flags, ev, "SYSTEM  ", d->label, addr64, 0);
+			return 0;
+		}
+	}
 	print_args(o, flags, ev, "SYSTEM  ", d->label, d->args, code == _NTO_TRACE_SYS_APS_NAME);
 	return 0;
 }

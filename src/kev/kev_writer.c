@@ -466,6 +466,8 @@ int tk_kev_write_event_str(tk_kev_writer *w, unsigned cpu, unsigned cls, unsigne
 		return TK_ETOOBIG;
 	n_bytes = n_words * 4 + slen;
 	padded = (n_bytes + 7) & ~(size_t)7;
+	if (padded < 16)
+		padded = 16; /* always a combine event: readers tell strings by that */
 	if (padded > sizeof(stackbuf)) {
 		payload = malloc(padded);
 		if (payload == NULL)

@@ -192,6 +192,7 @@ int tp_input_start_async(struct tp_input *in)
 		goto fail_mutex;
 	if (pthread_create(&a->thread, NULL, async_reader, a) != 0)
 		goto fail_cond;
+	pthread_setname_np(a->thread, "tk-reader");
 	in->async = a;
 	return 0;
 

@@ -162,120 +162,19 @@ static int set_range(struct traceparser_state *st, void *ud, tracep_callb_func_t
 	return 0;
 }
 
-/* Index of the lowest set bit of an API mask, or -1. */
-static int mask_bit(unsigned mask)
-{
-	return mask ? __builtin_ctz(mask) : -1;
-}
-
-/* Maps an external (class, event range) to internal ranges; returns the number of ranges. */
-struct range {
-	unsigned cls, first, last;
-};
-
-static int map_range(unsigned ext, unsigned e1, unsigned e2, int single, struct range r[4])
-{
-	int b1, b2, i;
-	int whole_int = e1 == _NTO_TRACE_INTFIRST && e2 == _NTO_TRACE_INTLAST;
-
-	switch (ext) {
-	case _NTO_TRACE_EMPTY:
-		r[0] = (struct range){ 0, e1, e2 };
-		return 1;
-	case _NTO_TRACE_CONTROL:
-		r[0] = (struct range){ 1, e1, e2 };
-		return 1;
-	case _NTO_TRACE_KERCALL:
-		if (e2 >= _TRACE_MAX_KER_CALL_NUM)
-			return -1;
-		r[0] = (struct range){ 2, e1, e2 };
-		r[1] = (struct range){ 2, e1 + _TRACE_MAX_KER_CALL_NUM, e2 + _TRACE_MAX_KER_CALL_NUM };
-		return 2;
-	case _NTO_TRACE_KERCALLENTER:
-		r[0] = (struct range){ 2, e1, e2 };
-		return 1;
-	case _NTO_TRACE_KERCALLEXIT:
-		if (e2 > 0xffffffffu - _TRACE_MAX_KER_CALL_NUM)
-			return -1;
-		r[0] = (struct range){ 2, e1 + _TRACE_MAX_KER_CALL_NUM, e2 + _TRACE_MAX_KER_CALL_NUM };
-		return 1;
-	case _NTO_TRACE_KERCALLINT:
-		if (e2 > 0xffffffffu - 2 * _TRACE_MAX_KER_CALL_NUM)
-			return -1;
-		r[0] = (struct range){ 2, e1 + 2 * _TRACE_MAX_KER_CALL_NUM, e2 + 2 * _TRACE_MAX_KER_CALL_NUM };
-		return 1;
-	case _NTO_TRACE_INT:
-		if (single || !whole_int)
-			return -1;
-		for (i = 0; i < 4; i++)
-			r[i] = (struct range){ 3, (unsigned)i + 1, (unsigned)i + 1 };
-		return 4;
-	case _NTO_TRACE_INTENTER:
-	case _NTO_TRACE_INTEXIT:
-	case _NTO_TRACE_INT_HANDLER_ENTER:
-	case _NTO_TRACE_INT_HANDLER_EXIT: {
-		unsigned code = ext == _NTO_TRACE_INTENTER	  ? _TRACE_INT_ENTRY
-				: ext == _NTO_TRACE_INTEXIT	  ? _TRACE_INT_EXIT
-				: ext == _NTO_TRACE_INT_HANDLER_ENTER ? _TRACE_INT_HANDLER_ENTRY
-								      : _TRACE_INT_HANDLER_EXIT;
-		if (single || !whole_int)
-			return -1;
-		r[0] = (struct range){ 3, code, code };
-		return 1;
-	}
-	case _NTO_TRACE_PROCESS:
-		b1 = mask_bit(e1);
-		b2 = mask_bit(e2);
-		if (b1 < 0 || b2 < 0 || b1 > 4 || b2 > 4)
-			return -1;
-		r[0] = (struct range){ 4, (unsigned)(b1 + 1) << 6, (unsigned)(b2 + 1) << 6 };
-		return 1;
-	case _NTO_TRACE_THREAD:
-	case _NTO_TRACE_VTHREAD: {
-		unsigned base = ext == _NTO_TRACE_VTHREAD ? _TRACE_MAX_TH_STATE_NUM : 0;
-		b1 = mask_bit(e1);
-		b2 = mask_bit(e2);
-		if (b1 < 0 || b2 < 0 || b1 >= _TRACE_MAX_TH_STATE_NUM || b2 >= _TRACE_MAX_TH_STATE_NUM)
-			return -1;
-		r[0] = (struct range){ 4, base + (unsigned)b1, base + (unsigned)b2 };
-		return 1;
-	}
-	case _NTO_TRACE_USER:
-		r[0] = (struct range){ 6, e1, e2 };
-		return 1;
-	case _NTO_TRACE_SYSTEM:
-		r[0] = (struct range){ 5, e1, e2 };
-		return 1;
-	case _NTO_TRACE_COMM:
-		r[0] = (struct range){ 7, e1, e2 };
-		return 1;
-	case _NTO_TRACE_QUIP:
-	case _NTO_TRACE_SEC:
-	case _NTO_TRACE_QVM:
-		r[0] = (struct range){ 8 + (ext - _NTO_TRACE_QUIP), e1, e2 };
-		return 1;
-	default:
-		return -1;
-	}
-}
-
 static int attach(struct traceparser_state *st, void *ud, tracep_callb_func_t fn, unsigned ext,
 		  unsigned e1, unsigned e2, int single)
 {
-	struct range r[4];
+	tk_kev_range r[4];
 	int n, i;
 
 	if (st == NULL) {
 		errno = EINVAL;
 		return -1;
 	}
-	n = map_range(ext, e1, e2, single, r);
+	n = tk_kev_map_events(ext, e1, e2, single ? TK_KEV_MAP_SINGLE : 0, r);
 	if (n < 0)
 		return bad_arg(st);
-	for (i = 0; i < n; i++) {
-		if (r[i].cls >= TP_N_CLASSES || r[i].first > r[i].last || r[i].last >= _TRACE_MAX_EVENT_NUM)
-			return bad_arg(st);
-	}
 	for (i = 0; i < n; i++)
 		set_range(st, ud, fn, r[i].cls, r[i].first, r[i].last);
 	return 0;

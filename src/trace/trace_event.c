@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * TraceEvent(): QNX's trace control call, in user space. Buffer and execution control,
+ * the fast/wide mask, the static rules filter (classes, events, process and thread IDs),
+ * the dynamic rules filter (event and class handlers) and the insert modes. Configuration
+ * runs under one mutex and then recomputes, per class, the mode the inline emitter reads:
+ * off, fast (every event passes), or filtered (the slow path checks each event).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace/trace_internal.h"
+
+struct trace_state tk__trace = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.handler_lock = PTHREAD_MUTEX_INITIALIZER,
+};
+
+TK_API _Atomic unsigned char tk__trace_mode[32];
+TK_API tk_buffer_id tk__trace_buffer_id = TK_BUFFER_ID_INVALID;
+TK_API __thread struct tk__trace_thread tk__trace_tls __attribute__((tls_model("initial-exec")));
+
+static __thread char tls_errmsg[256];
+
+int tk__trace_set_error(int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tls_errmsg, sizeof(tls_errmsg), fmt, ap);
+	va_end(ap);
+	errno = err;
+	return -1;
+}
+
+const char *tk_trace_errmsg(void)
+{
+	return tls_errmsg;
+}
+
+int tk__trace_ensure_buffer_id(void)
+{
+	if (tk__trace_buffer_id == TK_BUFFER_ID_INVALID) {
+		tk_buffer_config cfg = {
+			.record_size = sizeof(traceevent_t),
+			.buffer_size = TRACE_BUFFER_BYTES,
+			.full = tk__trace_buffer_full,
+			.acquire = tk__trace_buffer_acquire,
+			.release = tk__trace_buffer_release,
+			.start = tk__trace_buffer_start,
+		};
+		tk_buffer_id id = tk_buffer_define_config(&cfg);
+		if (id == TK_BUFFER_ID_INVALID)
+			return -1;
+		tk__trace_buffer_id = id;
+	}
+	return 0;
+}
+
+/* ---- the per-class mode the inline emitter reads ---------------------------------------- */
+
+void tk__trace_recompute_modes(void)
+{
+	struct trace_state *s = &tk__trace;
+	int on = s->started && atomic_load(&s->pool) != NULL && tk__trace_buffer_id != TK_BUFFER_ID_INVALID;
+	unsigned cls, w;
+
+	for (cls = 0; cls < 32; cls++) {
+		unsigned n_enabled = 0, mode;
+		for (w = 0; w < 16; w++)
+			n_enabled += (unsigned)__builtin_popcountll(atomic_load(&s->enabled[cls][w]));
+		if (!on || n_enabled == 0)
+			mode = TK__TRACE_OFF;
+		else if (n_enabled == 1024 && s->n_special[cls] == 0)
+			mode = TK__TRACE_FAST;
+		else
+			mode = TK__TRACE_FILTERED;
+		atomic_store_explicit(&tk__trace_mode[cls], (unsigned char)mode, memory_order_relaxed);
+	}
+}
+
+/* ---- configuration helpers (lock held) ----------------------------------------------- */
+
+static void set_bits(_Atomic uint64_t bits[32][16], const tk_kev_range *r, int n, int on)
+{
+	int i;
+	unsigned code;
+
+	for (i = 0; i < n; i++) {
+		for (code = r[i].first; code <= r[i].last; code++) {
+			uint64_t bit = 1ull << (code & 63);
+			if (on)
+				atomic_fetch_or(&bits[r[i].cls][code >> 6], bit);
+			else
+				atomic_fetch_and(&bits[r[i].cls][code >> 6], ~bit);
+		}
+	}
+}
+
+static void set_all_bits(_Atomic uint64_t bits[32][16], int on)
+{
+	unsigned cls, w;
+
+	for (cls = 0; cls < 32; cls++)
+		for (w = 0; w < 16; w++)
+			atomic_store(&bits[cls][w], on ? ~0ull : 0ull);
+}
+
+static struct trace_code *codes(void)
+{
+	struct trace_code *c = atomic_load(&tk__trace.codes);
+
+	if (c == NULL) {
+		c = calloc(32u * 1024u, sizeof(*c));
+		if (c != NULL)
+			atomic_store(&tk__trace.codes, c); /* published once, never freed */
+	}
+	return c;
+}
+
+/* Updates the special flag of a code and the per-class counts. */
+static void update_special(struct trace_code *c, unsigned cls)
+{
+	int special = atomic_load(&c->class_filter.pid_set) || atomic_load(&c->class_filter.tid_set) ||
+		      atomic_load(&c->event_filter.pid_set) || atomic_load(&c->event_filter.tid_set) ||
+		      c->class_handler.fn != NULL || c->event_handler.fn != NULL;
+	int was = atomic_exchange(&c->special, special);
+
+	if (special && !was)
+		tk__trace.n_special[cls]++;
+	else if (!special && was)
+		tk__trace.n_special[cls]--;
+}
+
+static int map_events(unsigned ext, unsigned event, tk_kev_range r[4])
+{
+	int n = tk_kev_map_events(ext, event, event, TK_KEV_MAP_INT_VECTORS, r);
+	if (n < 0)
+		return tk__trace_set_error(EINVAL, "class %u has no event %u", ext, event);
+	return n;
+}
+
+static int map_class(unsigned ext, tk_kev_range r[4])
+{
+	int n = tk_kev_map_class(ext, r);
+	if (n < 0)
+		return tk__trace_set_error(EINVAL, "unknown class %u", ext);
+	return n;
+}
+
+enum filter_op { SET_PID, SET_TID, CLEAR_PID, CLEAR_TID };
+
+static int apply_filter(const tk_kev_range *r, int n, int event_level, enum filter_op op, int pid, int tid)
+{
+	struct trace_code *all = codes();
+	int i;
+	unsigned code;
+
+	if (all == NULL)
+		return tk__trace_set_error(ENOMEM, "out of memory for filters");
+	for (i = 0; i < n; i++) {
+		for (code = r[i].first; code <= r[i].last; code++) {
+			struct trace_code *c = &all[r[i].cls * 1024u + code];
+			struct trace_filter *f = event_level ? &c->event_filter : &c->class_filter;
+			switch (op) {
+			case SET_PID:
+				atomic_store(&f->pid, pid);
+				atomic_store(&f->pid_set, 1);
+				break;
+			case SET_TID:
+				atomic_store(&f->tid_pid, pid);
+				atomic_store(&f->tid, tid);
+				atomic_store(&f->tid_set, 1);
+				break;
+			case CLEAR_PID:
+				atomic_store(&f->pid_set, 0);
+				break;
+			case CLEAR_TID:
+				atomic_store(&f->tid_set, 0);
+				break;
+			}
+			update_special(c, r[i].cls);
+		}
+	}
+	return 0;
+}
+
+static int set_handler(const tk_kev_range *r, int n, int event_level, int (*fn)(event_data_t *),
+		       event_data_t *data)
+{
+	struct trace_code *all = codes();
+	int i, found = 0;
+	unsigned code;
+
+	if (all == NULL)
+		return tk__trace_set_error(ENOMEM, "out of memory for handlers");
+	pthread_mutex_lock(&tk__trace.handler_lock);
+	for (i = 0; i < n; i++) {
+		for (code = r[i].first; code <= r[i].last; code++) {
+			struct trace_code *c = &all[r[i].cls * 1024u + code];
+			struct trace_handler *h = event_level ? &c->event_handler : &c->class_handler;
+			if (h->fn != NULL)
+				found = 1;
+			h->fn = fn;
+			h->data = data;
+		}
+	}
+	pthread_mutex_unlock(&tk__trace.handler_lock);
+	for (i = 0; i < n; i++)
+		for (code = r[i].first; code <= r[i].last; code++)
+			update_special(&all[r[i].cls * 1024u + code], r[i].cls);
+	if (fn == NULL && !found)
+		return tk__trace_set_error(EFAULT, "no %s handler to delete (already deleted?)",
+					   event_level ? "event" : "class");
+	return 0;
+}
+
+/* ---- buffers ---------------------------------------------------------------------------- */
+
+static int alloc_buffers(unsigned n, void **start)
+{
+	struct trace_state *s = &tk__trace;
+	tk_pool *pool, *old;
+	int rc;
+
+	if (s->started)
+		return tk__trace_set_error(EFAULT, "ALLOCBUFFER while tracing runs: STOP first");
+	if (atomic_load(&s->logger_attached))
+		return tk__trace_set_error(EFAULT, "ALLOCBUFFER while a logger uses the buffers: stop it first");
+	if (n == 0 || n > TRACE_MAX_BUFFERS)
+		return tk__trace_set_error(EINVAL, "ALLOCBUFFER: %u buffers (1 to %u)", n, TRACE_MAX_BUFFERS);
+	if (tk__trace_ensure_buffer_id() != 0)
+		return tk__trace_set_error(ENOMEM, "no buffer definition left for tracing");
+	rc = tk_pool_create(&pool, n, TRACE_BUFFER_BYTES);
+	if (rc != TK_OK)
+		return tk__trace_set_error(ENOMEM, "cannot allocate %u trace buffers of %u bytes: %s", n,
+					   TRACE_BUFFER_BYTES, tk_strerror(rc));
+	old = atomic_load(&s->pool);
+	if (old != NULL) {
+		/* Threads still point into the old buffers: detach them (their events are lost,
+		 * as QNX documents), and keep the old memory mapped one more round so a writer
+		 * that raced with us never writes into unmapped memory. */
+		tk_buffer_discard_all(tk__trace_buffer_id);
+		tk_pool_destroy(s->retired);
+		s->retired = old;
+	}
+	atomic_store(&s->pool, pool);
+	atomic_store(&s->stored, 0);
+	if (start != NULL)
+		*start = tk_pool_buffer(pool, 0);
+	return 0;
+}
+
+static int dealloc_buffers(void)
+{
+	struct trace_state *s = &tk__trace;
+	tk_pool *old = atomic_load(&s->pool);
+
+	if (old == NULL)
+		return tk__trace_set_error(EFAULT, "DEALLOCBUFFER: no buffers allocated");
+	if (s->started)
+		return tk__trace_set_error(EFAULT, "DEALLOCBUFFER while tracing runs: STOP first");
+	if (atomic_load(&s->logger_attached))
+		return tk__trace_set_error(EFAULT, "DEALLOCBUFFER while a logger uses the buffers: stop it first");
+	atomic_store(&s->pool, NULL);
+	tk_buffer_discard_all(tk__trace_buffer_id);
+	tk_pool_destroy(s->retired);
+	s->retired = old;
+	atomic_store(&s->stored, 0);
+	return 0;
+}
+
+struct count_ctx {
+	tk_pool *pool;
+	int64_t n;
+};
+
+static void count_partial(void *buf, uint64_t n, void *ctx)
+{
+	struct count_ctx *c = ctx;
+	int64_t idx = tk_pool_index(c->pool, buf);
+
+	if (idx >= 0)
+		c->n += (int64_t)n - (int64_t)tk_pool_desc_of(c->pool, (uint32_t)idx)->flushed;
+}
+
+static int query_events(void)
+{
+	struct count_ctx c = { atomic_load(&tk__trace.pool), 0 };
+
+	if (c.pool == NULL)
+		return tk__trace_set_error(EFAULT, "QUERYEVENTS: no buffers allocated");
+	tk_buffer_for_each_thread(tk__trace_buffer_id, count_partial, &c);
+	c.n += atomic_load(&tk__trace.stored);
+	return c.n > INT32_MAX ? INT32_MAX : (int)c.n;
+}
+
+/* ---- inserts ---------------------------------------------------------------------------- */
+
+static int check_class_code(int cls, int code)
+{
+	if (cls < 0 || cls > 31)
+		return tk__trace_set_error(EINVAL, "internal class %d out of range (0-31)", cls);
+	if (code < 0 || code > 1023)
+		return tk__trace_set_error(EINVAL, "event code %d out of range (0-1023)", code);
+	return 0;
+}
+
+static int insert_words(int cls, int code, const unsigned *buf, unsigned len)
+{
+	if (check_class_code(cls, code) != 0)
+		return -1;
+	if (buf == NULL && len > 0)
+		return tk__trace_set_error(EFAULT, "NULL buffer for %u words", len);
+	if (len > TRACE_MAX_WORDS)
+		return tk__trace_set_error(EINVAL, "%u words is more than one event holds (%u)", len,
+					   TRACE_MAX_WORDS);
+	return tk__trace_write((unsigned)cls, (unsigned)code, buf, len, NULL, 0, 1);
+}
+
+/* ---- the control call ------------------------------------------------------------------ */
+
+static int config(int mode, va_list ap)
+{
+	struct trace_state *s = &tk__trace;
+	tk_kev_range r[4];
+	int n, a, b, c;
+
+	switch (mode) {
+	case _NTO_TRACE_ADDALLCLASSES:
+	case _NTO_TRACE_DELALLCLASSES:
+		set_all_bits(s->enabled, mode == _NTO_TRACE_ADDALLCLASSES);
+		return 0;
+	case _NTO_TRACE_SETALLCLASSESFAST:
+	case _NTO_TRACE_SETALLCLASSESWIDE:
+		set_all_bits(s->wide, mode == _NTO_TRACE_SETALLCLASSESWIDE);
+		return 0;
+	case _NTO_TRACE_ADDCLASS:
+	case _NTO_TRACE_DELCLASS:
+	case _NTO_TRACE_SETCLASSFAST:
+	case _NTO_TRACE_SETCLASSWIDE:
+		n = map_class((unsigned)va_arg(ap, int), r);
+		if (n < 0)
+			return -1;
+		if (mode == _NTO_TRACE_ADDCLASS || mode == _NTO_TRACE_DELCLASS)
+			set_bits(s->enabled, r, n, mode == _NTO_TRACE_ADDCLASS);
+		else
+			set_bits(s->wide, r, n, mode == _NTO_TRACE_SETCLASSWIDE);
+		return 0;
+	case _NTO_TRACE_ADDEVENT:
+	case _NTO_TRACE_DELEVENT:
+	case _NTO_TRACE_SETEVENTFAST:
+	case _NTO_TRACE_SETEVENTWIDE:
+		a = va_arg(ap, int);
+		n = map_events((unsigned)a, (unsigned)va_arg(ap, int), r);
+		if (n < 0)
+			return -1;
+		if (mode == _NTO_TRACE_ADDEVENT || mode == _NTO_TRACE_DELEVENT)
+			set_bits(s->enabled, r, n, mode == _NTO_TRACE_ADDEVENT);
+		else
+			set_bits(s->wide, r, n, mode == _NTO_TRACE_SETEVENTWIDE);
+		return 0;
+	case _NTO_TRACE_SETCLASSPID:
+	case _NTO_TRACE_CLRCLASSPID:
+	case _NTO_TRACE_CLRCLASSTID:
+		n = map_class((unsigned)va_arg(ap, int), r);
+		if (n < 0)
+			return -1;
+		if (mode == _NTO_TRACE_SETCLASSPID)
+			return apply_filter(r, n, 0, SET_PID, va_arg(ap, int), 0);
+		return apply_filter(r, n, 0, mode == _NTO_TRACE_CLRCLASSPID ? CLEAR_PID : CLEAR_TID, 0, 0);
+	case _NTO_TRACE_SETCLASSTID:
+		n = map_class((unsigned)va_arg(ap, int), r);
+		if (n < 0)
+			return -1;
+		a = va_arg(ap, int);
+		b = va_arg(ap, int);
+		return apply_filter(r, n, 0, SET_TID, a, b);
+	case _NTO_TRACE_SETEVENTPID:
+	case _NTO_TRACE_SETEVENTTID:
+	case _NTO_TRACE_CLREVENTPID:
+	case _NTO_TRACE_CLREVENTTID:
+		a = va_arg(ap, int);
+		n = map_events((unsigned)a, (unsigned)va_arg(ap, int), r);
+		if (n < 0)
+			return -1;
+		if (mode == _NTO_TRACE_SETEVENTPID)
+			return apply_filter(r, n, 1, SET_PID, va_arg(ap, int), 0);
+		if (mode == _NTO_TRACE_SETEVENTTID) {
+			b = va_arg(ap, int);
+			c = va_arg(ap, int);
+			return apply_filter(r, n, 1, SET_TID, b, c);
+		}
+		return apply_filter(r, n, 1, mode == _NTO_TRACE_CLREVENTPID ? CLEAR_PID : CLEAR_TID, 0, 0);
+	case _NTO_TRACE_ADDEVENTHANDLER: {
+		int (*fn)(event_data_t *);
+		event_data_t *data;
+		a = va_arg(ap, int);
+		n = map_events((unsigned)a, (unsigned)va_arg(ap, int), r);
+		if (n < 0)
+			return -1;
+		fn = va_arg(ap, int (*)(event_data_t *));
+		data = va_arg(ap, event_data_t *);
+		if (fn == NULL || data == NULL)
+			return tk__trace_set_error(EFAULT, "ADDEVENTHANDLER: NULL %s", fn == NULL ? "handler" : "event_data_t");
+		return set_handler(r, n, 1, fn, data);
+	}
+	case _NTO_TRACE_DELEVENTHANDLER:
+		a = va_arg(ap, int);
+		n = map_events((unsigned)a, (unsigned)va_arg(ap, int), r);
+		if (n < 0)
+			return -1;
+		return set_handler(r, n, 1, NULL, NULL);
+	case _NTO_TRACE_ADDCLASSEVHANDLER: {
+		int (*fn)(event_data_t *);
+		event_data_t *data;
+		n = map_class((unsigned)va_arg(ap, int), r);
+		if (n < 0)
+			return -1;
+		fn = va_arg(ap, int (*)(event_data_t *));
+		data = va_arg(ap, event_data_t *);
+		if (fn == NULL || data == NULL)
+			return tk__trace_set_error(EFAULT, "ADDCLASSEVHANDLER: NULL %s",
+						   fn == NULL ? "handler" : "event_data_t");
+		return set_handler(r, n, 0, fn, data);
+	}
+	case _NTO_TRACE_DELCLASSEVHANDLER:
+		n = map_class((unsigned)va_arg(ap, int), r);
+		if (n < 0)
+			return -1;
+		return set_handler(r, n, 0, NULL, NULL);
+	case _NTO_TRACE_ALLOCBUFFER: {
+		unsigned count = va_arg(ap, unsigned);
+		void **start = va_arg(ap, void **);
+		return alloc_buffers(count, start);
+	}
+	case _NTO_TRACE_DEALLOCBUFFER:
+		return dealloc_buffers();
+	case _NTO_TRACE_SETRINGMODE:
+	case _NTO_TRACE_SETLINEARMODE:
+		atomic_store(&s->ring, mode == _NTO_TRACE_SETRINGMODE);
+		tk__logger_wake();
+		return 0;
+	case _NTO_TRACE_SKIPBUFFER:
+	case _NTO_TRACE_OVERWRITEBUFFER:
+		atomic_store(&s->overwrite, mode == _NTO_TRACE_OVERWRITEBUFFER);
+		return 0;
+	default:
+		return tk__trace_set_error(ENOTSUP, "unknown TraceEvent() mode 0x%08x", (unsigned)mode);
+	}
+}
+
+int TraceEvent(int mode, ...)
+{
+	struct trace_state *s = &tk__trace;
+	va_list ap;
+	int rc, a, b, c, d;
+
+	va_start(ap, mode);
+	switch (mode) {
+	/* inserts: no configuration lock (they may come from handlers) */
+	case _NTO_TRACE_INSERTSUSEREVENT: {
+		unsigned w[2];
+		a = va_arg(ap, int);
+		w[0] = va_arg(ap, unsigned);
+		w[1] = va_arg(ap, unsigned);
+		rc = insert_words(_TRACE_USER_C >> 10, a, w, 2);
+		break;
+	}
+	case _NTO_TRACE_INSERTCUSEREVENT: {
+		const unsigned *buf;
+		unsigned len;
+		a = va_arg(ap, int);
+		buf = va_arg(ap, const unsigned *);
+		len = va_arg(ap, unsigned);
+		rc = insert_words(_TRACE_USER_C >> 10, a, buf, len);
+		break;
+	}
+	case _NTO_TRACE_INSERTUSRSTREVENT: {
+		const char *str;
+		a = va_arg(ap, int);
+		str = va_arg(ap, const char *);
+		if (check_class_code(_TRACE_USER_C >> 10, a) != 0) {
+			rc = -1;
+		} else if (str == NULL) {
+			rc = tk__trace_set_error(EFAULT, "INSERTUSRSTREVENT: NULL string");
+		} else {
+			size_t len = strlen(str);
+			rc = len >= TK_KEV_MAX_PAYLOAD
+				     ? tk__trace_set_error(EINVAL, "string of %zu bytes is longer than an event holds", len)
+				     : tk__trace_write(_TRACE_USER_C >> 10, (unsigned)a, NULL, 0, str, len, 1);
+		}
+		break;
+	}
+	case _NTO_TRACE_INSERTSCLASSEVENT: {
+		unsigned w[2];
+		a = va_arg(ap, int);
+		b = va_arg(ap, int);
+		w[0] = va_arg(ap, unsigned);
+		w[1] = va_arg(ap, unsigned);
+		rc = insert_words(a, b, w, 2);
+		break;
+	}
+	case _NTO_TRACE_INSERTCCLASSEVENT: {
+		const unsigned *buf;
+		unsigned len;
+		a = va_arg(ap, int);
+		b = va_arg(ap, int);
+		buf = va_arg(ap, const unsigned *);
+		len = va_arg(ap, unsigned);
+		rc = insert_words(a, b, buf, len);
+		break;
+	}
+	case _NTO_TRACE_INSERTEVENT:
+		a = va_arg(ap, int);
+		b = va_arg(ap, int);
+		c = va_arg(ap, int);
+		d = va_arg(ap, int);
+		rc = tk__trace_write_raw((uint32_t)a, (uint32_t)b, (uint32_t)c, (uint32_t)d);
+		break;
+	case _NTO_TRACE_QUERYEVENTS:
+		rc = query_events();
+		break;
+	case _NTO_TRACE_QUERYVERSION:
+		rc = 0x0102; /* the 1.02 interface of QNX 6.4 */
+		break;
+	case _NTO_TRACE_QUERYSUPPORT:
+		rc = _NTO_TRACE_SUPPINSTR;
+		break;
+	case _NTO_TRACE_FLUSHBUFFER:
+		if (atomic_load(&s->pool) == NULL)
+			rc = tk__trace_set_error(EFAULT, "FLUSHBUFFER: no buffers allocated");
+		else if (!atomic_load(&s->logger_attached))
+			rc = tk__trace_set_error(EFAULT, "FLUSHBUFFER: no logger to flush to (tk_logger_start)");
+		else
+			rc = tk__logger_flush_sync() == TK_OK ? 0 : tk__trace_set_error(EIO, "%s", tk_logger_errmsg());
+		break;
+	case _NTO_TRACE_START:
+	case _NTO_TRACE_STARTNOSTATE:
+		pthread_mutex_lock(&s->lock);
+		if (atomic_load(&s->pool) == NULL) {
+			rc = tk__trace_set_error(EFAULT, "START before ALLOCBUFFER: no trace buffers");
+		} else {
+			s->started = 1;
+			tk__trace_recompute_modes();
+			rc = 0;
+		}
+		pthread_mutex_unlock(&s->lock);
+		if (rc == 0 && mode == _NTO_TRACE_START)
+			tk__trace_emit_state(); /* outside the lock: handlers may call TraceEvent() */
+		break;
+	case _NTO_TRACE_STOP:
+		pthread_mutex_lock(&s->lock);
+		s->started = 0;
+		tk__trace_recompute_modes();
+		pthread_mutex_unlock(&s->lock);
+		rc = 0;
+		if (atomic_load(&s->logger_attached))
+			tk__logger_note_stop();
+		break;
+	default:
+		pthread_mutex_lock(&s->lock);
+		rc = config(mode, ap);
+		tk__trace_recompute_modes();
+		pthread_mutex_unlock(&s->lock);
+		break;
+	}
+	va_end(ap);
+	return rc;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private: the state of the user-space TraceEvent() implementation, shared by
+ * trace_event.c (the control call and filters), trace_emit.c (writing events into the
+ * per-thread buffers) and trace_logger.c (draining them into a .kev file).
+ */
+#ifndef TRACE_INTERNAL_H
+#define TRACE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "tracekit/trace.h"
+
+#define TRACE_BUFFER_SLOTS 1024u /* 16 KiB buffers of 16-byte slots, as QNX */
+#define TRACE_BUFFER_BYTES (TRACE_BUFFER_SLOTS * 16u)
+#define TRACE_MAX_BUFFERS (1u << 20)
+#define TRACE_MAX_WORDS (TK_KEV_MAX_PAYLOAD / 4u)
+
+/* Filters read by emitting threads without the lock: relaxed atomics. */
+struct trace_filter {
+	_Atomic int pid_set, tid_set;
+	_Atomic int pid;     /* SET...PID: only this process */
+	_Atomic int tid_pid; /* SET...TID: only this thread of this process */
+	_Atomic int tid;
+};
+
+struct trace_handler { /* guarded by handler_lock */
+	int (*fn)(event_data_t *);
+	event_data_t *data;
+};
+
+/* Everything kept per (internal class, code) beyond the enable bit. */
+struct trace_code {
+	struct trace_filter class_filter, event_filter;
+	struct trace_handler class_handler, event_handler;
+	_Atomic int special; /* any filter or handler set */
+};
+
+struct trace_state {
+	pthread_mutex_t lock;      /* configuration changes */
+	pthread_mutex_t handler_lock; /* handlers run one at a time, as in the kernel */
+	_Atomic(tk_pool *) pool;   /* the buffers, NULL until ALLOCBUFFER */
+	tk_pool *retired;          /* previous pool, kept mapped: see DEALLOCBUFFER */
+	_Atomic int started;
+	_Atomic int ring;          /* ring (flight recorder) mode */
+	_Atomic int overwrite;     /* OVERWRITEBUFFER: reuse the oldest full buffer when none is free */
+	_Atomic int logger_attached;
+	_Atomic uint64_t enabled[32][16]; /* static rules filter: one bit per (class, code) */
+	_Atomic uint64_t wide[32][16];    /* fast/wide mask: 1 = wide */
+	_Atomic(struct trace_code *) codes; /* [32 * 1024], allocated on first filter/handler */
+	unsigned n_special[32];            /* codes of a class with a filter or handler */
+	_Atomic int64_t stored;            /* slots in queued buffers not yet written */
+};
+
+extern struct trace_state tk__trace;
+
+static inline int trace_bit(_Atomic uint64_t *bits, unsigned code)
+{
+	return (int)((atomic_load_explicit(&bits[code >> 6], memory_order_relaxed) >> (code & 63)) & 1);
+}
+
+/* trace_event.c */
+void tk__trace_recompute_modes(void); /* lock held */
+int tk__trace_set_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int tk__trace_ensure_buffer_id(void);
+
+/* trace_emit.c */
+/* Writes an event (payload words, then an optional NUL-terminated string) through the
+ * filters. Returns 0, or -1 with errno on a bad argument. */
+int tk__trace_write(unsigned cls, unsigned code, const uint32_t *words, size_t n_words, const char *str,
+		    size_t str_len, int filtered);
+/* Writes a raw slot (INSERTEVENT): header and timestamp as given. */
+int tk__trace_write_raw(uint32_t header, uint32_t time, uint32_t d0, uint32_t d1);
+/* Emits the process and its threads (START). */
+void tk__trace_emit_state(void);
+int tk__trace_passes_filters(unsigned cls, unsigned code, const uint32_t *words, size_t n_words);
+uint32_t tk__trace_tid(void);
+
+/* trace_logger.c */
+int tk__logger_flush_sync(void);
+void tk__logger_wake(void);
+void tk__logger_note_stop(void);
+
+/* buffer hooks (trace_emit.c), used when defining the trace buffer */
+void *tk__trace_buffer_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n, void *user);
+void *tk__trace_buffer_acquire(tk_buffer_id id, void *user);
+void tk__trace_buffer_release(tk_buffer_id id, void *buf, void *user);
+size_t tk__trace_buffer_start(tk_buffer_id id, void *buf, uint64_t dropped, void *user);
+
+#endif /* TRACE_INTERNAL_H */

@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The in-process logger: a thread that drains full trace buffers from the pool's queue
+ * into a .kev file (linear mode), or leaves them queued as a flight recorder (ring mode:
+ * writers reuse the oldest when no buffer is free) until a flush. A flush (FLUSHBUFFER,
+ * STOP, tk_logger_stop(), exit) writes every queued buffer and then the committed part of
+ * every thread's current buffer, without stopping the threads: the part is copied under
+ * that thread's buffer lock and the rest of that buffer is written later, after a TIME
+ * event that restores the CPU's upper time bits for readers.
+ *
+ * Producers never wait for the logger: they wake it with an atomic increment (and a futex
+ * wake if it sleeps); when it falls behind they drop events, counted in the pool and in
+ * the file. A write error (full disk) stops writing but not recording: buffers are then
+ * given back unwritten and counted as lost; what was written stays in "<path>.part".
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/tk_bytes.h"
+#include "trace/trace_internal.h"
+
+struct piece {
+	size_t stage_off, count;
+	uint32_t cpu, msb; /* time state in effect before the piece; valid when continued */
+	int continued;     /* 1 if the piece starts inside a buffer */
+};
+
+static struct logger {
+	pthread_mutex_t mu;
+	pthread_cond_t done_cv;
+	pthread_t thread;
+	int running, stopping, stop_req;
+	uint64_t flush_req, flush_done;
+	_Atomic uint32_t wake_seq;
+	_Atomic int sleeping;
+	tk_kev_writer *w;
+	int swap;
+	int write_error;
+	char errmsg[4096 * 2 + 256];
+	char path[4096];
+	int atexit_registered;
+	/* written by the logger thread, read under mu */
+	uint64_t events_written, buffers_written, bytes_written, buffers_lost;
+	/* logger-thread staging for flushed partial buffers */
+	traceevent_t *stage;
+	size_t stage_len, stage_cap;
+	struct piece *pieces;
+	size_t n_pieces, cap_pieces;
+	int stage_oom;
+} g_log = {
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.done_cv = PTHREAD_COND_INITIALIZER,
+};
+
+void tk__logger_wake(void)
+{
+	atomic_fetch_add_explicit(&g_log.wake_seq, 1, memory_order_release);
+	if (atomic_load_explicit(&g_log.sleeping, memory_order_acquire))
+		syscall(SYS_futex, (uint32_t *)&g_log.wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void logger_sleep(uint32_t seq)
+{
+	struct timespec timeout = { 0, 50 * 1000 * 1000 };
+
+	atomic_store_explicit(&g_log.sleeping, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&g_log.wake_seq, memory_order_seq_cst) == seq)
+		syscall(SYS_futex, (uint32_t *)&g_log.wake_seq, FUTEX_WAIT_PRIVATE, seq, &timeout, NULL, 0);
+	atomic_store_explicit(&g_log.sleeping, 0, memory_order_relaxed);
+}
+
+/* ---- writing ------------------------------------------------------------------------- */
+
+static void note_write_error(void)
+{
+	pthread_mutex_lock(&g_log.mu);
+	if (g_log.write_error == 0) {
+		g_log.write_error = tk_kev_writer_flush(g_log.w);
+		if (g_log.write_error == 0)
+			g_log.write_error = TK_EIO;
+		if (strcmp(g_log.path, "-") == 0)
+			snprintf(g_log.errmsg, sizeof(g_log.errmsg), "standard output: %s",
+				 tk_kev_writer_errmsg(g_log.w));
+		else
+			snprintf(g_log.errmsg, sizeof(g_log.errmsg),
+				 "%s.part: %s (what was written before stays in %s.part)", g_log.path,
+				 tk_kev_writer_errmsg(g_log.w), g_log.path);
+	}
+	pthread_mutex_unlock(&g_log.mu);
+}
+
+/* Writes slots [0, n) of a buffer piece; a continued piece gets a TIME event first. */
+static void write_piece(const traceevent_t *slots, size_t n, int continued, uint32_t cpu, uint32_t msb)
+{
+	int rc = TK_OK;
+
+	if (n == 0)
+		return;
+	if (g_log.write_error != 0) {
+		pthread_mutex_lock(&g_log.mu);
+		g_log.buffers_lost++;
+		pthread_mutex_unlock(&g_log.mu);
+		return;
+	}
+	if (continued) {
+		traceevent_t t = { _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
+				   { slots[0].data[0], msb, slots[0].data[0] } };
+		rc = tk_kev_write_raw(g_log.w, &t, 1);
+	}
+	if (rc == TK_OK)
+		rc = g_log.swap ? tk_kev_write_raw(g_log.w, slots, n) : tk_kev_write_raw_file_order(g_log.w, slots, n);
+	pthread_mutex_lock(&g_log.mu);
+	if (rc == TK_OK) {
+		g_log.events_written += n + (continued ? 1 : 0);
+		g_log.buffers_written++;
+		g_log.bytes_written += (n + (continued ? 1 : 0)) * sizeof(traceevent_t);
+	} else {
+		g_log.buffers_lost++;
+	}
+	pthread_mutex_unlock(&g_log.mu);
+	if (rc != TK_OK)
+		note_write_error();
+}
+
+/* The CPU and MSB of the last TIME event in slots (kept when there is none). */
+static void scan_time(const traceevent_t *slots, size_t n, uint32_t *cpu, uint32_t *msb)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if ((slots[i].header & 0xc0007fffu) == (_TRACE_CONTROL_C | _TRACE_CONTROL_TIME)) {
+			*cpu = _NTO_TRACE_GETCPU(slots[i].header);
+			*msb = slots[i].data[1];
+		}
+	}
+}
+
+static void write_queued(tk_pool *pool, uint32_t idx)
+{
+	tk_pool_desc *d = tk_pool_desc_of(pool, idx);
+	const traceevent_t *slots = tk_pool_buffer(pool, idx);
+	uint32_t from = d->flushed, to = atomic_load_explicit(&d->records, memory_order_acquire);
+
+	if (to > from)
+		write_piece(slots + from, to - from, from > 0, d->resume_cpu, d->resume_msb);
+	atomic_fetch_sub(&tk__trace.stored, (int64_t)to - (int64_t)from);
+	d->flushed = 0;
+	tk_pool_give(pool, idx);
+}
+
+static void drain_queue(tk_pool *pool)
+{
+	uint32_t idx;
+
+	while (tk_pool_dequeue(pool, &idx) == TK_OK)
+		write_queued(pool, idx);
+}
+
+/* Under a writer thread's buffer lock: copy its committed, unwritten slots. */
+static void collect_one(void *buf, uint64_t n, void *ctx)
+{
+	tk_pool *pool = ctx;
+	int64_t idx = tk_pool_index(pool, buf);
+	tk_pool_desc *d;
+	struct piece *p;
+	size_t count;
+
+	if (idx < 0)
+		return;
+	d = tk_pool_desc_of(pool, (uint32_t)idx);
+	if (n <= d->flushed)
+		return;
+	count = (size_t)n - d->flushed;
+	if (g_log.stage_len + count > g_log.stage_cap) {
+		size_t cap = g_log.stage_cap ? g_log.stage_cap : TRACE_BUFFER_SLOTS * 4;
+		traceevent_t *ns;
+		while (cap < g_log.stage_len + count)
+			cap *= 2;
+		ns = realloc(g_log.stage, cap * sizeof(*ns));
+		if (ns == NULL) {
+			g_log.stage_oom = 1;
+			return; /* left in the buffer: written with it later */
+		}
+		g_log.stage = ns;
+		g_log.stage_cap = cap;
+	}
+	if (g_log.n_pieces == g_log.cap_pieces) {
+		size_t cap = g_log.cap_pieces ? g_log.cap_pieces * 2 : 64;
+		struct piece *np = realloc(g_log.pieces, cap * sizeof(*np));
+		if (np == NULL) {
+			g_log.stage_oom = 1;
+			return;
+		}
+		g_log.pieces = np;
+		g_log.cap_pieces = cap;
+	}
+	memcpy(g_log.stage + g_log.stage_len, (const traceevent_t *)buf + d->flushed, count * sizeof(traceevent_t));
+	if (d->flushed == 0 &&
+	    (g_log.stage[g_log.stage_len].header & 0xc0007fffu) == (_TRACE_CONTROL_C | _TRACE_CONTROL_BUFFER))
+		g_log.stage[g_log.stage_len].data[2] = (uint32_t)count; /* events in this piece */
+	p = &g_log.pieces[g_log.n_pieces++];
+	p->stage_off = g_log.stage_len;
+	p->count = count;
+	p->continued = d->flushed > 0;
+	p->cpu = d->resume_cpu;
+	p->msb = d->resume_msb;
+	scan_time(g_log.stage + g_log.stage_len, count, &d->resume_cpu, &d->resume_msb);
+	g_log.stage_len += count;
+	d->flushed = (uint32_t)n;
+}
+
+/*
+ * Records dropped by threads that have not started a buffer since (so no buffer of theirs
+ * carries the count): reported here, after their partial buffers, so that the file's
+ * DROPPED events always add up to every record lost.
+ */
+static void write_pending_drops(tk_pool *pool)
+{
+	uint64_t lost = tk_buffer_pending_dropped(tk__trace_buffer_id, 1), t;
+	unsigned cpu;
+	traceevent_t e[2];
+	int rc;
+
+	if (lost == 0)
+		return;
+	tk_pool_count_dropped(pool, lost);
+	if (g_log.write_error != 0)
+		return;
+	t = tk__trace_clock();
+	cpu = tk__trace_cpu();
+	e[0] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
+			       { (uint32_t)t, (uint32_t)(t >> 32), (uint32_t)t } };
+	e[1] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED),
+			       { (uint32_t)t, (uint32_t)lost, (uint32_t)(lost >> 32) } };
+	rc = tk_kev_write_raw(g_log.w, e, 2);
+	pthread_mutex_lock(&g_log.mu);
+	if (rc == TK_OK) {
+		g_log.events_written += 2;
+		g_log.bytes_written += sizeof(e);
+	}
+	pthread_mutex_unlock(&g_log.mu);
+	if (rc != TK_OK)
+		note_write_error();
+}
+
+static void flush_partials(tk_pool *pool)
+{
+	size_t i;
+
+	g_log.stage_len = 0;
+	g_log.n_pieces = 0;
+	tk_buffer_for_each_thread(tk__trace_buffer_id, collect_one, pool);
+	for (i = 0; i < g_log.n_pieces; i++) {
+		const struct piece *p = &g_log.pieces[i];
+		write_piece(g_log.stage + p->stage_off, p->count, p->continued, p->cpu, p->msb);
+	}
+	write_pending_drops(pool);
+}
+
+static void *logger_main(void *arg)
+{
+	tk_pool *pool = arg;
+
+	for (;;) {
+		uint32_t seq = atomic_load_explicit(&g_log.wake_seq, memory_order_acquire);
+		int ring = atomic_load(&tk__trace.ring), stop, flush;
+		uint64_t req;
+
+		pthread_mutex_lock(&g_log.mu);
+		stop = g_log.stop_req;
+		req = g_log.flush_req;
+		flush = stop || req != g_log.flush_done;
+		pthread_mutex_unlock(&g_log.mu);
+
+		if (!ring || flush)
+			drain_queue(pool);
+		if (flush) {
+			flush_partials(pool);
+			if (g_log.write_error == 0 && tk_kev_writer_flush(g_log.w) != TK_OK)
+				note_write_error();
+			pthread_mutex_lock(&g_log.mu);
+			g_log.flush_done = req;
+			pthread_cond_broadcast(&g_log.done_cv);
+			pthread_mutex_unlock(&g_log.mu);
+		}
+		if (stop)
+			break;
+		logger_sleep(seq);
+	}
+	return NULL;
+}
+
+/* ---- control ---------------------------------------------------------------------------- */
+
+int tk__logger_flush_sync(void)
+{
+	uint64_t mine;
+	int err;
+
+	pthread_mutex_lock(&g_log.mu);
+	if (!g_log.running) {
+		pthread_mutex_unlock(&g_log.mu);
+		return TK_ESTATE;
+	}
+	mine = ++g_log.flush_req;
+	pthread_mutex_unlock(&g_log.mu);
+	tk__logger_wake();
+	pthread_mutex_lock(&g_log.mu);
+	while (g_log.flush_done < mine && g_log.running)
+		pthread_cond_wait(&g_log.done_cv, &g_log.mu);
+	err = g_log.write_error;
+	pthread_mutex_unlock(&g_log.mu);
+	return err;
+}
+
+int tk_logger_flush(void)
+{
+	return tk__logger_flush_sync();
+}
+
+void tk__logger_note_stop(void)
+{
+	int stopping;
+
+	pthread_mutex_lock(&g_log.mu);
+	stopping = g_log.stopping;
+	pthread_mutex_unlock(&g_log.mu);
+	if (!stopping)
+		tk__logger_flush_sync();
+}
+
+static void logger_atexit(void)
+{
+	int running;
+
+	pthread_mutex_lock(&g_log.mu);
+	running = g_log.running;
+	pthread_mutex_unlock(&g_log.mu);
+	if (running)
+		tk_logger_stop();
+}
+
+static void child_after_fork(void)
+{
+	unsigned i;
+
+	/* The logger thread does not exist in the child and its file belongs to the parent:
+	 * the child records nothing (its writer is abandoned, not flushed twice). */
+	for (i = 0; i < 32; i++)
+		atomic_store(&tk__trace_mode[i], TK__TRACE_OFF);
+	atomic_store(&tk__trace.started, 0);
+	atomic_store(&tk__trace.logger_attached, 0);
+	pthread_mutex_init(&g_log.mu, NULL);
+	pthread_cond_init(&g_log.done_cv, NULL);
+	pthread_mutex_init(&tk__trace.lock, NULL);
+	pthread_mutex_init(&tk__trace.handler_lock, NULL);
+	g_log.running = 0;
+	g_log.w = NULL;
+}
+
+int tk_logger_start(const char *path, const tk_logger_options *opts_in)
+{
+	static const tk_logger_options defaults = { .n_buffers = 1024 };
+	const tk_logger_options *opts = opts_in ? opts_in : &defaults;
+	tk_kev_attr attrs[17];
+	tk_kev_header hdr = { 0 };
+	char exe[1024];
+	ssize_t n;
+	size_t i, n_attrs = 0;
+	tk_pool *pool;
+	int rc;
+
+	if (path == NULL || (opts->n_attrs > 0 && opts->attrs == NULL) || opts->n_attrs > 16)
+		return TK_EINVAL;
+	pthread_mutex_lock(&g_log.mu);
+	if (g_log.running) {
+		pthread_mutex_unlock(&g_log.mu);
+		return TK_EBUSY;
+	}
+	pthread_mutex_unlock(&g_log.mu);
+
+	if (atomic_load(&tk__trace.pool) == NULL &&
+	    TraceEvent(_NTO_TRACE_ALLOCBUFFER, opts->n_buffers ? opts->n_buffers : defaults.n_buffers, NULL) != 0)
+		return errno == EINVAL ? TK_EINVAL : TK_ENOMEM;
+	if (opts->ring)
+		TraceEvent(_NTO_TRACE_SETRINGMODE);
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	if (n > 0 && strstr(exe, "TRACE_") == NULL && strstr(exe, "::") == NULL) {
+		attrs[n_attrs].key = "TRACEKIT_PROGRAM";
+		attrs[n_attrs++].value = exe;
+	}
+	for (i = 0; i < opts->n_attrs; i++)
+		attrs[n_attrs++] = opts->attrs[i];
+	hdr.big_endian = opts->big_endian;
+	hdr.attrs = attrs;
+	hdr.n_attrs = n_attrs;
+
+	pthread_mutex_lock(&g_log.mu);
+	rc = tk_kev_writer_open(&g_log.w, path, &hdr, TK_KEV_NO_AUTO_TIME);
+	if (rc != TK_OK) {
+		snprintf(g_log.errmsg, sizeof(g_log.errmsg), "cannot create %s: %s", path, tk_strerror(rc));
+		pthread_mutex_unlock(&g_log.mu);
+		return rc;
+	}
+	snprintf(g_log.path, sizeof(g_log.path), "%s", path);
+	g_log.swap = (opts->big_endian != 0) != TK__HOST_BIG_ENDIAN;
+	g_log.stop_req = 0;
+	g_log.stopping = 0;
+	g_log.write_error = 0;
+	g_log.errmsg[0] = '\0';
+	g_log.flush_req = g_log.flush_done = 0;
+	g_log.events_written = g_log.buffers_written = g_log.bytes_written = g_log.buffers_lost = 0;
+	pool = atomic_load(&tk__trace.pool);
+	atomic_store(&tk__trace.logger_attached, 1);
+	if (pthread_create(&g_log.thread, NULL, logger_main, pool) != 0) {
+		atomic_store(&tk__trace.logger_attached, 0);
+		tk_kev_writer_abort(g_log.w);
+		g_log.w = NULL;
+		pthread_mutex_unlock(&g_log.mu);
+		return TK_ENOMEM;
+	}
+	pthread_setname_np(g_log.thread, "tk-logger"); /* how it shows in START state and top */
+	g_log.running = 1;
+	if (!g_log.atexit_registered) {
+		g_log.atexit_registered = 1;
+		atexit(logger_atexit);
+		pthread_atfork(NULL, NULL, child_after_fork);
+	}
+	pthread_mutex_unlock(&g_log.mu);
+	return TK_OK;
+}
+
+int tk_logger_stop(void)
+{
+	int rc;
+
+	pthread_mutex_lock(&g_log.mu);
+	if (!g_log.running || g_log.stopping) {
+		pthread_mutex_unlock(&g_log.mu);
+		return TK_ESTATE;
+	}
+	g_log.stopping = 1;
+	pthread_mutex_unlock(&g_log.mu);
+
+	TraceEvent(_NTO_TRACE_STOP);
+	pthread_mutex_lock(&g_log.mu);
+	g_log.stop_req = 1;
+	pthread_mutex_unlock(&g_log.mu);
+	tk__logger_wake();
+	pthread_join(g_log.thread, NULL);
+
+	pthread_mutex_lock(&g_log.mu);
+	rc = tk_kev_writer_close(g_log.w);
+	g_log.w = NULL;
+	if (g_log.write_error != 0)
+		rc = g_log.write_error;
+	else if (rc != TK_OK)
+		snprintf(g_log.errmsg, sizeof(g_log.errmsg), "closing the trace file failed: %s", tk_strerror(rc));
+	g_log.running = 0;
+	g_log.stopping = 0;
+	atomic_store(&tk__trace.logger_attached, 0);
+	pthread_cond_broadcast(&g_log.done_cv);
+	pthread_mutex_unlock(&g_log.mu);
+	return rc;
+}
+
+int tk_logger_get_stats(tk_logger_stats *out)
+{
+	tk_pool *pool = atomic_load(&tk__trace.pool);
+	tk_pool_stats ps;
+
+	if (out == NULL)
+		return TK_EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (pool != NULL) {
+		tk_pool_get_stats(pool, &ps);
+		/* reported in the file so far, and lost since but not yet reported */
+		out->events_dropped = ps.records_dropped + tk_buffer_pending_dropped(tk__trace_buffer_id, 0);
+		out->buffers_overwritten = ps.buffers_overwritten;
+	}
+	pthread_mutex_lock(&g_log.mu);
+	out->events_written = g_log.events_written;
+	out->buffers_written = g_log.buffers_written;
+	out->bytes_written = g_log.bytes_written;
+	out->buffers_lost = g_log.buffers_lost;
+	out->write_error = g_log.write_error;
+	pthread_mutex_unlock(&g_log.mu);
+	return TK_OK;
+}
+
+const char *tk_logger_errmsg(void)
+{
+	return g_log.errmsg;
+}
+
+/* ---- TRACEKIT_LOG: recording an unmodified program ---------------------------------------- */
+
+static int is_tracekit_tool(const char *exe)
+{
+	static const char *const tools[] = { "traceprinter", "tracelogger", "print_tb5", "tbrw_reader",
+					     "tbrw_writer", "tb5_recover", "bfbin2csv", "bfbin2sqlite3",
+					     "bfbin2hdf5", "bfbin2cgrind", "bfbin2xmlss" };
+	const char *base = strrchr(exe, '/');
+	size_t i;
+
+	base = base ? base + 1 : exe;
+	for (i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		if (strcmp(base, tools[i]) == 0)
+			return 1;
+	return 0;
+}
+
+__attribute__((constructor)) static void trace_autostart(void)
+{
+	const char *spec = getenv("TRACEKIT_LOG"), *env;
+	tk_logger_options opts = { .n_buffers = 1024 };
+	char path[4096], exe[1024];
+	ssize_t n;
+	int rc;
+
+	if (spec == NULL || spec[0] == '\0')
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	if (is_tracekit_tool(exe))
+		return;
+	/* "%p" becomes the process ID, so children write their own files; without it only
+	 * this process records (children do not inherit the variable). */
+	{
+		const char *pp = strstr(spec, "%p");
+		if (pp != NULL)
+			snprintf(path, sizeof(path), "%.*s%d%s", (int)(pp - spec), spec, (int)getpid(), pp + 2);
+		else
+			snprintf(path, sizeof(path), "%s", spec);
+		if (pp == NULL)
+			unsetenv("TRACEKIT_LOG");
+	}
+	env = getenv("TRACEKIT_LOG_BUFFERS");
+	if (env != NULL && atoi(env) > 0)
+		opts.n_buffers = (unsigned)atoi(env);
+	env = getenv("TRACEKIT_LOG_RING");
+	opts.ring = env != NULL && atoi(env) != 0;
+	rc = tk_logger_start(path, &opts);
+	if (rc != TK_OK) {
+		/* The user asked for a trace through the environment: this is the only place
+		 * to say it cannot be made. */
+		fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", path,
+			g_log.errmsg[0] ? g_log.errmsg : tk_strerror(rc));
+		return;
+	}
+	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	TraceEvent(_NTO_TRACE_START);
+}

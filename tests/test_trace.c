@@ -1,0 +1,821 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the recorder: every TraceEvent() mode and its errors, the static and
+ * dynamic filters deciding exactly which events reach the file, fast/wide forms, START's
+ * process and thread state, the convenience calls and function hooks, ring and linear
+ * mode, drop accounting under overload, flushes while threads write, many threads through
+ * the inline emitter, and a full disk. Each test records with the in-process logger and
+ * reads the file back with libtraceparser.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tk_test.h"
+#include "tracekit/trace.h"
+#include "tracekit/traceparser.h"
+
+/* ---- reading the trace back ----------------------------------------------------------- */
+
+struct ev {
+	unsigned cls, code, cpu, len;
+	uint32_t w[8];
+	char str[512];
+	uint64_t clk;
+};
+
+struct evlist {
+	struct ev *v;
+	size_t n, cap;
+	uint64_t dropped; /* sum of CONTROL DROPPED counts */
+	uint64_t buffers; /* CONTROL BUFFER events */
+};
+
+static int collect_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct evlist *l = ud;
+	struct ev *e;
+	unsigned i;
+
+	(void)t;
+	if (buf == NULL)
+		return 0;
+	if (TK_KEV_CLASS(h) == 1 && TK_KEV_CODE(h) == _TRACE_CONTROL_DROPPED)
+		l->dropped += (uint64_t)buf[0] | (uint64_t)buf[1] << 32;
+	if (TK_KEV_CLASS(h) == 1 && TK_KEV_CODE(h) == _TRACE_CONTROL_BUFFER)
+		l->buffers++;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 1024;
+		l->v = realloc(l->v, l->cap * sizeof(*l->v));
+		assert_non_null(l->v);
+	}
+	e = &l->v[l->n++];
+	memset(e, 0, sizeof(*e));
+	e->cls = TK_KEV_CLASS(h);
+	e->code = TK_KEV_CODE(h);
+	e->cpu = _NTO_TRACE_GETCPU(h);
+	e->len = len;
+	e->clk = tk_traceparser_clk(st);
+	for (i = 0; i < len && i < 8; i++)
+		e->w[i] = buf[i];
+	memcpy(e->str, buf, len * 4 < sizeof(e->str) ? len * 4 : sizeof(e->str) - 1);
+	return 0;
+}
+
+static void read_trace(const char *path, struct evlist *l)
+{
+	struct traceparser_state *st = traceparser_init(NULL);
+	unsigned cls;
+
+	memset(l, 0, sizeof(*l));
+	for (cls = 0; cls < 32; cls++)
+		tk_traceparser_cs_internal(st, l, collect_cb, cls, cls == 0 ? 1 : 0, 1023);
+	assert_int_equal(traceparser(st, l, path), 0);
+	traceparser_destroy(&st);
+}
+
+static size_t count(const struct evlist *l, unsigned cls, unsigned code)
+{
+	size_t i, n = 0;
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].cls == cls && l->v[i].code == code)
+			n++;
+	return n;
+}
+
+static const struct ev *find(const struct evlist *l, unsigned cls, unsigned code)
+{
+	size_t i;
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].cls == cls && l->v[i].code == code)
+			return &l->v[i];
+	return NULL;
+}
+
+#define USER (_TRACE_USER_C >> 10)
+#define PR_TH (_TRACE_PR_TH_C >> 10)
+#define SYS (_TRACE_SYSTEM_C >> 10)
+
+/* A clean slate: no logger, no buffers, every filter and handler cleared. */
+static void reset_trace(void)
+{
+	static const int classes[] = { _NTO_TRACE_CONTROL, _NTO_TRACE_KERCALL, _NTO_TRACE_INT, _NTO_TRACE_PROCESS,
+				       _NTO_TRACE_THREAD, _NTO_TRACE_VTHREAD, _NTO_TRACE_USER, _NTO_TRACE_SYSTEM,
+				       _NTO_TRACE_COMM };
+	size_t i;
+
+	tk_logger_stop();
+	TraceEvent(_NTO_TRACE_STOP);
+	TraceEvent(_NTO_TRACE_DELALLCLASSES);
+	TraceEvent(_NTO_TRACE_SETALLCLASSESFAST);
+	TraceEvent(_NTO_TRACE_SETLINEARMODE);
+	TraceEvent(_NTO_TRACE_SKIPBUFFER);
+	for (i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		TraceEvent(_NTO_TRACE_CLRCLASSPID, classes[i]);
+		TraceEvent(_NTO_TRACE_CLRCLASSTID, classes[i]);
+		TraceEvent(_NTO_TRACE_DELCLASSEVHANDLER, classes[i]);
+	}
+	TraceEvent(_NTO_TRACE_DEALLOCBUFFER);
+}
+
+static void start_logging(const char *path, unsigned n_buffers, int ring)
+{
+	tk_logger_options o = { .n_buffers = n_buffers, .ring = ring };
+
+	reset_trace();
+	assert_int_equal(TraceEvent(_NTO_TRACE_ALLOCBUFFER, n_buffers, NULL), 0);
+	assert_int_equal(tk_logger_start(path, &o), TK_OK);
+}
+
+static uint32_t my_tid(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+/* ---- errors --------------------------------------------------------------------------- */
+
+#define EXPECT_FAIL(call, err)                              \
+	do {                                                \
+		errno = 0;                                  \
+		assert_int_equal((call), -1);               \
+		assert_int_equal(errno, (err));             \
+		assert_true(strlen(tk_trace_errmsg()) > 0); \
+	} while (0)
+
+static int accept_all(event_data_t *d)
+{
+	(void)d;
+	return 1;
+}
+
+static void test_errors(void **state)
+{
+	event_data_t ed = { 0 };
+	unsigned w[2] = { 1, 2 };
+
+	(void)state;
+	reset_trace();
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_START), EFAULT);          /* before ALLOCBUFFER */
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_DEALLOCBUFFER), EFAULT);  /* nothing to free */
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_QUERYEVENTS), EFAULT);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_FLUSHBUFFER), EFAULT);
+	EXPECT_FAIL(TraceEvent(0x7fffffff), ENOTSUP);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_ALLOCBUFFER, 0u, NULL), EINVAL);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_ADDCLASS, 99), EINVAL);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_ADDEVENT, _NTO_TRACE_THREAD, 0), EINVAL); /* no bit set */
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_ADDEVENT, _NTO_TRACE_USER, 1024), EINVAL);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, 1024, 1, 2), EINVAL);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, -1, 1, 2), EINVAL);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_INSERTCUSEREVENT, 5, NULL, 3u), EFAULT);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_INSERTUSRSTREVENT, 5, NULL), EFAULT);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_INSERTSCLASSEVENT, 32, 1, 1, 2), EINVAL);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_INSERTCCLASSEVENT, 6, 2000, w, 2u), EINVAL);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_ADDEVENTHANDLER, _NTO_TRACE_USER, 3, NULL, &ed), EFAULT);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_ADDCLASSEVHANDLER, _NTO_TRACE_USER, accept_all, NULL), EFAULT);
+	assert_int_equal(TraceEvent(_NTO_TRACE_ADDEVENTHANDLER, _NTO_TRACE_USER, 3, accept_all, &ed), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_DELEVENTHANDLER, _NTO_TRACE_USER, 3), 0);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_DELEVENTHANDLER, _NTO_TRACE_USER, 3), EFAULT); /* deleted twice */
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_DELCLASSEVHANDLER, _NTO_TRACE_COMM), EFAULT);
+	EXPECT_FAIL(trace_logf(2000, "x"), EINVAL);
+	EXPECT_FAIL(trace_logbc(40, 1, "x", 1), EINVAL);
+	EXPECT_FAIL(trace_logb(1, NULL, 4), EFAULT);
+	/* with buffers but running: these are out of order */
+	assert_int_equal(TraceEvent(_NTO_TRACE_ALLOCBUFFER, 4u, NULL), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_START), 0);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_ALLOCBUFFER, 4u, NULL), EFAULT);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_DEALLOCBUFFER), EFAULT);
+	assert_int_equal(TraceEvent(_NTO_TRACE_STOP), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_QUERYVERSION), 0x0102);
+	assert_int_equal(TraceEvent(_NTO_TRACE_QUERYSUPPORT), _NTO_TRACE_SUPPINSTR);
+	assert_int_equal(TraceEvent(_NTO_TRACE_DEALLOCBUFFER), 0);
+	/* logger errors */
+	assert_int_equal(tk_logger_stop(), TK_ESTATE);
+	assert_int_equal(tk_logger_start("/nonexistent-dir/x.kev", NULL), TK_ENOENT);
+	assert_non_null(strstr(tk_logger_errmsg(), "/nonexistent-dir/x.kev"));
+	reset_trace();
+}
+
+/* ---- what reaches the file -------------------------------------------------------------- */
+
+static void test_inserts_and_log_calls(void **state)
+{
+	const char *path = tkt_path("inserts.kev");
+	unsigned words[5] = { 10, 20, 30, 40, 50 };
+	struct evlist l;
+	const struct ev *e;
+	char big[5000];
+
+	(void)state;
+	start_logging(path, 16, 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_ADDALLCLASSES), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_STARTNOSTATE), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, 111, 1, 11), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTCUSEREVENT, 112, words, 5u), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTUSRSTREVENT, 555, "Hello world"), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTSCLASSEVENT, SYS, _NTO_TRACE_SYS_SLOG, 7, 8), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTCCLASSEVENT, _TRACE_COMM_C >> 10, 9, words, 3u), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTEVENT, (int)(_TRACE_USER_C | 900), 0x1234, 5, 6), 0);
+	assert_int_equal(trace_logi(120, 3, 4), 0);
+	assert_int_equal(trace_logf(121, "n=%d", 42), 0);
+	assert_int_equal(trace_nlogf(122, 5, "%s", "truncated text"), 0);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(trace_logf(123, "%s", big), 0); /* cut at TK_TRACE_LOGF_MAX */
+	assert_int_equal(trace_logb(124, "abcdef", 6), 0);
+	assert_int_equal(trace_logbc(SYS, 13, words, 8), 0);
+	assert_int_equal(trace_here(), 0);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	assert_false(tkt_exists(tkt_path("inserts.kev.part")));
+
+	read_trace(path, &l);
+	e = find(&l, USER, 111);
+	assert_non_null(e);
+	assert_int_equal(e->len, 2);
+	assert_int_equal(e->w[0], 1);
+	assert_int_equal(e->w[1], 11);
+	e = find(&l, USER, 112);
+	assert_non_null(e);
+	assert_int_equal(e->len, 6);
+	assert_int_equal(e->w[4], 50);
+	assert_string_equal(find(&l, USER, 555)->str, "Hello world");
+	assert_int_equal(find(&l, SYS, _NTO_TRACE_SYS_SLOG)->w[1], 8);
+	assert_int_equal(find(&l, _TRACE_COMM_C >> 10, 9)->len, 4);
+	e = find(&l, USER, 900);
+	assert_non_null(e);
+	assert_int_equal(e->w[0], 5);
+	assert_int_equal(find(&l, USER, 120)->w[1], 4);
+	assert_string_equal(find(&l, USER, 121)->str, "n=42");
+	assert_string_equal(find(&l, USER, 122)->str, "trunc");
+	assert_int_equal(find(&l, USER, 123)->len, (TK_TRACE_LOGF_MAX + 1 + 7) / 8 * 2);
+	assert_memory_equal(find(&l, USER, 124)->str, "abcdef\0\0", 8);
+	assert_int_equal(find(&l, SYS, 13)->w[0], 10);
+	assert_non_null(find(&l, SYS, _NTO_TRACE_SYS_ADDRESS));
+	assert_int_equal(count(&l, PR_TH, _TRACE_PR_TH_CREATE_P_NAME), 0); /* STARTNOSTATE */
+	free(l.v);
+}
+
+static void *idle_thread(void *arg)
+{
+	while (atomic_load((_Atomic int *)arg))
+		usleep(1000);
+	return NULL;
+}
+
+static size_t count_tasks(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	size_t n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void test_start_state(void **state)
+{
+	const char *path = tkt_path("state.kev");
+	static _Atomic int keep;
+	pthread_t th;
+	struct evlist l;
+	const struct ev *e;
+	size_t i, names = 0, logger = 0, n_tasks;
+
+	(void)state;
+	atomic_store(&keep, 1);
+	pthread_create(&th, NULL, idle_thread, &keep);
+	start_logging(path, 16, 0);
+	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	TraceEvent(_NTO_TRACE_SETCLASSWIDE, _NTO_TRACE_THREAD);
+	n_tasks = count_tasks();
+	assert_int_equal(TraceEvent(_NTO_TRACE_START), 0);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	atomic_store(&keep, 0);
+	pthread_join(th, NULL);
+
+	read_trace(path, &l);
+	e = find(&l, PR_TH, _TRACE_PR_TH_CREATE_P_NAME);
+	assert_non_null(e);
+	assert_int_equal(e->w[1], (uint32_t)getpid());
+	assert_non_null(strstr(e->str + 8, "test_trace")); /* ppid, pid, then the path */
+	/* main, the idle thread, the logger's own thread (and a sanitizer's, if any) */
+	assert_true(n_tasks >= 3);
+	assert_int_equal(count(&l, PR_TH, _TRACE_THREAD_CREATE), n_tasks);
+	for (i = 0; i < l.n; i++) {
+		if (l.v[i].cls == PR_TH && l.v[i].code == _TRACE_THREAD_CREATE)
+			assert_int_equal(l.v[i].len, 4); /* wide: pid, tid, priority, policy */
+		if (l.v[i].cls == PR_TH && l.v[i].code == _TRACE_PR_TH_NAME_T) {
+			names++;
+			logger += strcmp(l.v[i].str + 8, "tk-logger") == 0;
+		}
+	}
+	assert_int_equal(names, n_tasks);
+	assert_int_equal(logger, 1);
+	e = find(&l, PR_TH, STATE_RUNNING);
+	assert_non_null(e);
+	assert_int_equal(e->w[1], my_tid());
+	free(l.v);
+}
+
+/* Static rules: classes, events, process and thread IDs. */
+static _Atomic int g_go;
+
+static void *emit_user_5(void *arg)
+{
+	unsigned i;
+	(void)arg;
+	for (i = 0; i < 100; i++)
+		tk_trace_user(5, my_tid(), i);
+	return NULL;
+}
+
+static void test_static_filters(void **state)
+{
+	const char *path = tkt_path("static.kev");
+	struct evlist l;
+	pthread_t th;
+	unsigned i;
+	size_t k;
+
+	(void)state;
+	start_logging(path, 32, 0);
+	TraceEvent(_NTO_TRACE_DELALLCLASSES);
+	TraceEvent(_NTO_TRACE_ADDEVENT, _NTO_TRACE_USER, 5);
+	TraceEvent(_NTO_TRACE_ADDEVENT, _NTO_TRACE_USER, 6);
+	TraceEvent(_NTO_TRACE_START);
+	for (i = 0; i < 10; i++) {
+		tk_trace_user(5, 0, i);
+		tk_trace_user(6, 0, i);
+		tk_trace_user(7, 0, i); /* not added */
+	}
+	TraceEvent(_NTO_TRACE_DELEVENT, _NTO_TRACE_USER, 6);
+	tk_trace_user(6, 1, 1); /* deleted */
+	/* only one thread of this process */
+	TraceEvent(_NTO_TRACE_SETCLASSTID, _NTO_TRACE_USER, (int)getpid(), (int)my_tid());
+	pthread_create(&th, NULL, emit_user_5, NULL);
+	pthread_join(th, NULL);
+	tk_trace_user(5, my_tid(), 99);
+	TraceEvent(_NTO_TRACE_CLRCLASSTID, _NTO_TRACE_USER);
+	/* another process's ID: nothing of ours */
+	TraceEvent(_NTO_TRACE_SETCLASSPID, _NTO_TRACE_USER, (int)getpid() + 1);
+	tk_trace_user(5, 2, 2);
+	TraceEvent(_NTO_TRACE_CLRCLASSPID, _NTO_TRACE_USER);
+	/* an event-level thread filter */
+	TraceEvent(_NTO_TRACE_SETEVENTTID, _NTO_TRACE_USER, 5, (int)getpid(), 1);
+	tk_trace_user(5, 3, 3);
+	TraceEvent(_NTO_TRACE_CLREVENTTID, _NTO_TRACE_USER, 5);
+	tk_trace_user(5, 4, 4);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+
+	read_trace(path, &l);
+	assert_int_equal(count(&l, USER, 5), 10 + 1 + 1);
+	assert_int_equal(count(&l, USER, 6), 10);
+	assert_int_equal(count(&l, USER, 7), 0);
+	for (k = 0; k < l.n; k++) {
+		if (l.v[k].cls == USER && l.v[k].code == 5 && l.v[k].w[1] == 99)
+			assert_int_equal(l.v[k].w[0], my_tid()); /* the other thread's were filtered */
+		assert_false(l.v[k].cls == USER && (l.v[k].w[0] == 2 || l.v[k].w[0] == 3));
+	}
+	free(l.v);
+}
+
+/* Dynamic rules: an event is stored only if every applicable handler says yes. */
+static _Uint32t g_data1[TK_TRACE_EVENT_DATA_WORDS], g_data2[TK_TRACE_EVENT_DATA_WORDS];
+static event_data_t g_ed1 = { .data_array = g_data1 }, g_ed2 = { .data_array = g_data2 };
+static unsigned g_calls1, g_calls2;
+static uint32_t g_seen_tid, g_seen_word;
+
+static int every_other(event_data_t *d)
+{
+	g_seen_tid = d->feature[_NTO_TRACE_FITID];
+	g_seen_word = d->data_array[1];
+	assert_true(d->feature_mask & _NTO_TRACE_FMPID);
+	return g_calls1++ % 2 == 0;
+}
+
+static int not_seven(event_data_t *d)
+{
+	g_calls2++;
+	/* a handler may insert events; they are not filtered again */
+	if (d->data_array[1] == 3)
+		TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, 77, 0, 0);
+	return d->data_array[1] != 7;
+}
+
+static void test_dynamic_filters(void **state)
+{
+	const char *path = tkt_path("dynamic.kev");
+	struct evlist l;
+	unsigned i;
+	size_t k;
+
+	(void)state;
+	start_logging(path, 32, 0);
+	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	assert_int_equal(TraceEvent(_NTO_TRACE_ADDEVENTHANDLER, _NTO_TRACE_USER, 10, every_other, &g_ed1), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_ADDCLASSEVHANDLER, _NTO_TRACE_USER, not_seven, &g_ed2), 0);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	g_calls1 = g_calls2 = 0;
+	for (i = 0; i < 10; i++)
+		tk_trace_user(10, 0, i); /* both handlers apply */
+	for (i = 0; i < 10; i++)
+		tk_trace_user(11, 0, i); /* only the class handler */
+	assert_int_equal(TraceEvent(_NTO_TRACE_DELEVENTHANDLER, _NTO_TRACE_USER, 10), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_DELCLASSEVHANDLER, _NTO_TRACE_USER), 0);
+	tk_trace_user(10, 0, 7); /* no handlers any more */
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	assert_int_equal(g_seen_tid, my_tid());
+	assert_int_equal(g_seen_word, 9);
+
+	read_trace(path, &l);
+	/* USER 10: kept when every_other says yes (i even) and not_seven says yes (i != 7) */
+	for (k = 0, i = 0; k < l.n; k++) {
+		if (l.v[k].cls == USER && l.v[k].code == 10) {
+			assert_true(l.v[k].w[1] % 2 == 0 || l.v[k].w[1] == 7);
+			i++;
+		}
+	}
+	assert_int_equal(i, 5 + 1);
+	assert_int_equal(count(&l, USER, 11), 9);
+	/* the handler inserts for i == 3: code 11 reaches it; code 10's event handler refused
+	 * i == 3 first, so the class handler never saw that one */
+	assert_int_equal(count(&l, USER, 77), 1);
+	free(l.v);
+}
+
+/* -finstrument-functions hooks, fast (32-bit) and wide (64-bit) forms. */
+__attribute__((noinline)) static int hooked(int x)
+{
+	__cyg_profile_func_enter((void *)hooked, __builtin_return_address(0));
+	x = x * 3 + 1;
+	__cyg_profile_func_exit((void *)hooked, __builtin_return_address(0));
+	return x;
+}
+
+static void test_function_hooks(void **state)
+{
+	const char *path = tkt_path("hooks.kev");
+	struct evlist l;
+	const struct ev *e;
+	uint64_t addr = (uint64_t)(uintptr_t)hooked, got;
+
+	(void)state;
+	start_logging(path, 16, 0);
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_SYSTEM);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	assert_int_equal(hooked(2), 7);
+	TraceEvent(_NTO_TRACE_SETEVENTWIDE, _NTO_TRACE_SYSTEM, _NTO_TRACE_SYS_FUNC_ENTER);
+	assert_int_equal(hooked(3), 10);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+
+	read_trace(path, &l);
+	assert_int_equal(count(&l, SYS, _NTO_TRACE_SYS_FUNC_ENTER), 2);
+	assert_int_equal(count(&l, SYS, _NTO_TRACE_SYS_FUNC_EXIT), 2);
+	e = find(&l, SYS, _NTO_TRACE_SYS_FUNC_ENTER);
+	assert_int_equal(e->len, 2);
+	assert_int_equal(e->w[0], (uint32_t)addr);
+	e = &l.v[l.n - 1];
+	while (!(e->cls == SYS && e->code == _NTO_TRACE_SYS_FUNC_ENTER))
+		e--;
+	assert_int_equal(e->len, 4);
+	memcpy(&got, e->w, 8);
+	assert_int_equal(got, addr);
+	free(l.v);
+}
+
+/* ---- buffers: ring, linear, overload, flushes ------------------------------------------ */
+
+static void emit_numbered(unsigned code, unsigned n)
+{
+	unsigned i;
+	for (i = 0; i < n; i++)
+		tk_trace_user(code, i, 0);
+}
+
+static void test_ring_mode(void **state)
+{
+	const char *path = tkt_path("ring.kev");
+	const unsigned n = 20 * 1024;
+	struct evlist l;
+	tk_logger_stats st;
+	size_t k, first = SIZE_MAX, kept = 0, last = 0;
+
+	(void)state;
+	start_logging(path, 8, 1); /* 8 buffers, flight recorder */
+	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	emit_numbered(30, n);
+	assert_int_equal(TraceEvent(_NTO_TRACE_FLUSHBUFFER), 0);
+	assert_int_equal(tk_logger_get_stats(&st), TK_OK);
+	assert_true(st.buffers_overwritten > 0);
+	assert_int_equal(st.events_dropped, 0); /* in ring mode old data goes, not new */
+	assert_int_equal(tk_logger_stop(), TK_OK);
+
+	read_trace(path, &l);
+	for (k = 0; k < l.n; k++) {
+		if (l.v[k].cls == USER && l.v[k].code == 30) {
+			if (first == SIZE_MAX)
+				first = l.v[k].w[0];
+			kept++;
+			last = l.v[k].w[0];
+		}
+	}
+	/* the newest events, contiguous up to the last one; the oldest were overwritten */
+	assert_int_equal(last, n - 1);
+	assert_true(first > 0);
+	assert_int_equal(kept, n - first);
+	assert_true(kept <= 8 * 1024);
+	free(l.v);
+}
+
+/* Many threads through the inline emitter in linear mode: every event arrives exactly once,
+ * each thread's events in the order it wrote them, with non-decreasing times. */
+enum { N_THREADS = 4, PER_THREAD = 200000 };
+
+struct worker {
+	unsigned idx, n, flushes;
+};
+
+static void *numbered_worker(void *arg)
+{
+	struct worker *w = arg;
+	unsigned i;
+
+	while (!atomic_load(&g_go))
+		;
+	for (i = 0; i < w->n; i++)
+		tk_trace_user(40 + w->idx, i, my_tid());
+	return NULL;
+}
+
+/* Checks code 40+t for t < n_threads: sequence numbers 0..per-1, each once, in order. */
+static void check_numbered(const struct evlist *l, unsigned n_threads, unsigned per)
+{
+	uint32_t next[N_THREADS] = { 0 };
+	uint64_t last_clk[N_THREADS] = { 0 };
+	size_t k;
+
+	for (k = 0; k < l->n; k++) {
+		const struct ev *e = &l->v[k];
+		unsigned t;
+
+		if (e->cls != USER || e->code < 40 || e->code >= 40 + n_threads)
+			continue;
+		t = e->code - 40;
+		if (e->w[0] != next[t])
+			fail_msg("thread %u: event %u where %u was expected", t, e->w[0], next[t]);
+		next[t]++;
+		if (e->clk < last_clk[t])
+			fail_msg("thread %u event %u (slot %zu, cpu %u): time %llx before %llx", t, e->w[0], k, e->cpu,
+				 (unsigned long long)e->clk, (unsigned long long)last_clk[t]);
+		last_clk[t] = e->clk;
+	}
+	for (k = 0; k < n_threads; k++)
+		assert_int_equal(next[k], per);
+}
+
+static void run_workers(unsigned n_threads, unsigned per, int flush_meanwhile)
+{
+	pthread_t th[N_THREADS];
+	struct worker w[N_THREADS];
+	unsigned i, done;
+
+	atomic_store(&g_go, 0);
+	for (i = 0; i < n_threads; i++) {
+		w[i] = (struct worker){ .idx = i, .n = per };
+		assert_int_equal(pthread_create(&th[i], NULL, numbered_worker, &w[i]), 0);
+	}
+	atomic_store(&g_go, 1);
+	for (done = 0; flush_meanwhile && done < 50; done++) {
+		assert_int_equal(TraceEvent(_NTO_TRACE_FLUSHBUFFER), 0);
+		usleep(200);
+	}
+	for (i = 0; i < n_threads; i++)
+		pthread_join(th[i], NULL);
+}
+
+static void test_linear_mode_many_threads(void **state)
+{
+	const char *path = tkt_path("linear.kev");
+	struct evlist l;
+	tk_logger_stats st;
+
+	(void)state;
+	/* enough buffers that the logger never falls behind far enough to drop */
+	start_logging(path, 4096, 0);
+	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	run_workers(N_THREADS, PER_THREAD, 0);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	assert_int_equal(tk_logger_get_stats(&st), TK_OK);
+	assert_int_equal(st.events_dropped, 0);
+
+	read_trace(path, &l);
+	assert_int_equal(l.dropped, 0);
+	check_numbered(&l, N_THREADS, PER_THREAD);
+	free(l.v);
+}
+
+/* FLUSHBUFFER while threads write: partial buffers are written and then continued, and no
+ * event is lost or written twice. */
+static void test_flush_while_writing(void **state)
+{
+	const char *path = tkt_path("flush.kev");
+	struct evlist l;
+
+	(void)state;
+	start_logging(path, 4096, 0);
+	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	run_workers(2, 300000, 1);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+
+	read_trace(path, &l);
+	check_numbered(&l, 2, 300000);
+	free(l.v);
+}
+
+/* Overload: with 4 buffers and no logger the thread runs out; what cannot be stored is
+ * counted, reported in the file by DROPPED events once a buffer is free again, and in the
+ * statistics. Stored + dropped == emitted. QUERYEVENTS counts what is stored. */
+static void test_drop_accounting(void **state)
+{
+	const char *path = tkt_path("drops.kev");
+	const unsigned first = 10000, second = 3000;
+	tk_logger_stats st;
+	struct evlist l;
+	size_t stored;
+	int q;
+
+	(void)state;
+	reset_trace();
+	assert_int_equal(TraceEvent(_NTO_TRACE_ALLOCBUFFER, 4u, NULL), 0);
+	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	assert_int_equal(TraceEvent(_NTO_TRACE_STARTNOSTATE), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_QUERYEVENTS), 0);
+	emit_numbered(50, first);
+	q = TraceEvent(_NTO_TRACE_QUERYEVENTS);
+	assert_true(q > 3 * 1000 && q <= 4 * 1024); /* 4 buffers' worth, less their headers */
+	/* the logger takes what is queued; events written after it starts find buffers again */
+	assert_int_equal(tk_logger_start(path, NULL), TK_OK);
+	assert_int_equal(tk_logger_flush(), TK_OK); /* buffers written and free again */
+	emit_numbered(51, second);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	assert_int_equal(tk_logger_get_stats(&st), TK_OK);
+
+	read_trace(path, &l);
+	stored = count(&l, USER, 50);
+	assert_true(stored < first);
+	assert_int_equal(stored + l.dropped, first);
+	assert_int_equal(st.events_dropped, l.dropped);
+	assert_int_equal(count(&l, USER, 51), second);
+	free(l.v);
+}
+
+/* Buffers can be freed and allocated again between sessions. */
+static void test_realloc_buffers(void **state)
+{
+	const char *path = tkt_path("realloc.kev");
+	struct evlist l;
+
+	(void)state;
+	start_logging(path, 16, 0);
+	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	emit_numbered(60, 100);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	assert_int_equal(TraceEvent(_NTO_TRACE_DEALLOCBUFFER), 0);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_START), EFAULT);
+	emit_numbered(61, 100); /* stopped: not recorded, no crash */
+	assert_int_equal(TraceEvent(_NTO_TRACE_ALLOCBUFFER, 8u, NULL), 0);
+	assert_int_equal(tk_logger_start(path, NULL), TK_OK);
+	assert_int_equal(TraceEvent(_NTO_TRACE_STARTNOSTATE), 0);
+	emit_numbered(62, 20000); /* more than 8 buffers hold: the logger must recycle them */
+	assert_int_equal(tk_logger_stop(), TK_OK);
+
+	read_trace(path, &l);
+	assert_int_equal(count(&l, USER, 60), 0); /* the file was replaced */
+	assert_int_equal(count(&l, USER, 61), 0);
+	assert_int_equal(count(&l, USER, 62) + l.dropped, 20000);
+	free(l.v);
+	reset_trace();
+}
+
+/* A full disk (here: a file size limit) stops the trace with TK_ENOSPC; what was written
+ * stays readable in "<path>.part" and no file appears under the final name. */
+static void test_full_disk(void **state)
+{
+	const char *path = tkt_path("full.kev");
+	char part[4096];
+	pid_t pid;
+	int status;
+	struct evlist l;
+
+	(void)state;
+	snprintf(part, sizeof(part), "%s.part", path);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { 256 * 1024, 256 * 1024 };
+		tk_logger_stats st;
+		int rc;
+
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &rl);
+		start_logging(path, 64, 0);
+		TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+		TraceEvent(_NTO_TRACE_STARTNOSTATE);
+		emit_numbered(70, 100000);
+		rc = tk_logger_stop();
+		tk_logger_get_stats(&st);
+		if (rc != TK_ENOSPC || st.write_error != TK_ENOSPC || st.buffers_lost == 0)
+			_exit(3);
+		if (strstr(tk_logger_errmsg(), ".part") == NULL) {
+			fprintf(stderr, "logger error message: %s\n", tk_logger_errmsg());
+			_exit(4);
+		}
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_false(tkt_exists(path));
+	assert_true(tkt_exists(part));
+
+	/* one thread, buffers written in order: what survives is a prefix of what was sent */
+	read_trace(part, &l);
+	{
+		size_t k, n = 0;
+		for (k = 0; k < l.n; k++)
+			if (l.v[k].cls == USER && l.v[k].code == 70)
+				assert_int_equal(l.v[k].w[0], n++);
+		assert_true(n > 1000);
+	}
+	free(l.v);
+}
+
+/* TRACEKIT_LOG records an unmodified program: this binary re-executed with it set. */
+static int child_autostart(void)
+{
+	unsigned i;
+	for (i = 0; i < 1000; i++)
+		tk_trace_user(80, i, 0);
+	return 0;
+}
+
+static void test_env_autostart(void **state)
+{
+	const char *path = tkt_path("auto-%p.kev");
+	char final[4096];
+	pid_t pid;
+	int status;
+	struct evlist l;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setenv("TRACEKIT_LOG", path, 1);
+		execl("/proc/self/exe", "test_trace", "--autostart-child", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	snprintf(final, sizeof(final), "%s/auto-%d.kev", tkt_dir(), (int)pid);
+	assert_true(tkt_exists(final));
+
+	read_trace(final, &l);
+	assert_int_equal(count(&l, USER, 80), 1000);
+	assert_non_null(find(&l, PR_TH, _TRACE_PR_TH_CREATE_P_NAME)); /* START with state */
+	free(l.v);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--autostart-child") == 0)
+		return child_autostart();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_inserts_and_log_calls),
+		cmocka_unit_test(test_start_state),
+		cmocka_unit_test(test_static_filters),
+		cmocka_unit_test(test_dynamic_filters),
+		cmocka_unit_test(test_function_hooks),
+		cmocka_unit_test(test_ring_mode),
+		cmocka_unit_test(test_linear_mode_many_threads),
+		cmocka_unit_test(test_flush_while_writing),
+		cmocka_unit_test(test_drop_accounting),
+		cmocka_unit_test(test_realloc_buffers),
+		cmocka_unit_test(test_full_disk),
+		cmocka_unit_test(test_env_autostart),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
