@@ -259,6 +259,54 @@ static void test_inserts_and_log_calls(void **state)
 	free(l.v);
 }
 
+/* TraceEvent() traces itself as the kernel call it is on QNX: KER_CALL / KER_EXIT. */
+static void test_traceevent_kercalls(void **state)
+{
+	const char *path = tkt_path("kercalls.kev");
+	const unsigned KC = _TRACE_KER_CALL_C >> 10;
+	struct evlist l;
+	size_t k, enters = 0, ok_exits = 0, failed = 0;
+
+	(void)state;
+	start_logging(path, 16, 0);
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+	TraceEvent(_NTO_TRACE_ADDEVENT, _NTO_TRACE_KERCALLENTER, __KER_TRACE_EVENT);
+	TraceEvent(_NTO_TRACE_ADDEVENT, _NTO_TRACE_KERCALLEXIT, __KER_TRACE_EVENT);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, 111, 1, 11), 0);
+	errno = 0;
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, 2000, 1, 11), -1);
+	assert_int_equal(errno, EINVAL); /* kept across the KER_EXIT event */
+	assert_int_equal(tk_logger_stop(), TK_OK);
+
+	read_trace(path, &l);
+	for (k = 0; k < l.n; k++) {
+		const struct ev *e = &l.v[k];
+		if (e->cls == KC && e->code == __KER_TRACE_EVENT && e->w[0] == (uint32_t)_NTO_TRACE_INSERTSUSEREVENT) {
+			assert_true(e->w[1] == 111 || e->w[1] == 2000); /* the first argument */
+			enters++;
+		}
+		if (e->cls == KC && e->code == _TRACE_MAX_KER_CALL_NUM + __KER_TRACE_EVENT) {
+			if (e->w[0] == 0xffffffffu) {
+				assert_int_equal(e->w[1], EINVAL);
+				failed++;
+			} else {
+				ok_exits++;
+			}
+		}
+	}
+	assert_int_equal(enters, 2);
+	assert_int_equal(failed, 1);
+	assert_true(ok_exits >= 2); /* STARTNOSTATE's and the good insert's */
+	/* the user event sits between its call and its exit */
+	for (k = 0; k < l.n && !(l.v[k].cls == USER && l.v[k].code == 111); k++)
+		;
+	assert_true(k > 0 && k + 1 < l.n);
+	assert_int_equal(l.v[k - 1].code, __KER_TRACE_EVENT);
+	assert_int_equal(l.v[k + 1].code, _TRACE_MAX_KER_CALL_NUM + __KER_TRACE_EVENT);
+	free(l.v);
+}
+
 static void *idle_thread(void *arg)
 {
 	while (atomic_load((_Atomic int *)arg))
@@ -321,6 +369,58 @@ static void test_start_state(void **state)
 	e = find(&l, PR_TH, STATE_RUNNING);
 	assert_non_null(e);
 	assert_int_equal(e->w[1], my_tid());
+	free(l.v);
+}
+
+/* Threads created while tracing runs announce themselves once, with their first buffer. */
+static _Atomic uint32_t g_new_tid;
+
+static void *named_emitter(void *arg)
+{
+	unsigned i;
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "tk-test-new");
+	atomic_store(&g_new_tid, my_tid());
+	for (i = 0; i < 3000; i++) /* three buffers' worth */
+		tk_trace_user(90, i, 0);
+	return NULL;
+}
+
+static void test_new_threads_announced(void **state)
+{
+	const char *path = tkt_path("newthreads.kev");
+	struct evlist l;
+	pthread_t th;
+	size_t k, creates = 0, names = 0, main_creates = 0;
+
+	(void)state;
+	start_logging(path, 64, 0);
+	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	TraceEvent(_NTO_TRACE_START);
+	tk_trace_user(91, 0, 0);
+	pthread_create(&th, NULL, named_emitter, NULL);
+	pthread_join(th, NULL);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+
+	read_trace(path, &l);
+	for (k = 0; k < l.n; k++) {
+		const struct ev *e = &l.v[k];
+		if (e->cls != PR_TH)
+			continue;
+		if (e->code == _TRACE_PR_TH_CREATE_T && e->w[1] == atomic_load(&g_new_tid))
+			creates++;
+		if (e->code == _TRACE_PR_TH_CREATE_T && e->w[1] == my_tid())
+			main_creates++;
+		if (e->code == _TRACE_PR_TH_NAME_T && e->w[1] == atomic_load(&g_new_tid)) {
+			assert_string_equal(e->str + 8, "tk-test-new");
+			names++;
+		}
+	}
+	assert_int_equal(creates, 1);
+	assert_int_equal(names, 1);
+	assert_int_equal(main_creates, 1); /* from START's state only */
+	assert_int_equal(count(&l, USER, 90), 3000);
 	free(l.v);
 }
 
@@ -657,7 +757,7 @@ static void test_drop_accounting(void **state)
 	(void)state;
 	reset_trace();
 	assert_int_equal(TraceEvent(_NTO_TRACE_ALLOCBUFFER, 4u, NULL), 0);
-	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER); /* counts below are of USER events */
 	assert_int_equal(TraceEvent(_NTO_TRACE_STARTNOSTATE), 0);
 	assert_int_equal(TraceEvent(_NTO_TRACE_QUERYEVENTS), 0);
 	emit_numbered(50, first);
@@ -687,7 +787,7 @@ static void test_realloc_buffers(void **state)
 
 	(void)state;
 	start_logging(path, 16, 0);
-	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER); /* counts below are of USER events */
 	TraceEvent(_NTO_TRACE_STARTNOSTATE);
 	emit_numbered(60, 100);
 	assert_int_equal(tk_logger_stop(), TK_OK);
@@ -805,7 +905,9 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_inserts_and_log_calls),
+		cmocka_unit_test(test_traceevent_kercalls),
 		cmocka_unit_test(test_start_state),
+		cmocka_unit_test(test_new_threads_announced),
 		cmocka_unit_test(test_static_filters),
 		cmocka_unit_test(test_dynamic_filters),
 		cmocka_unit_test(test_function_hooks),

@@ -213,6 +213,7 @@ struct tk__trace_thread {
 	uint64_t time_key; /* ~((msb << 32) | cpu) of the last TIME event written */
 	uint32_t tid;
 	uint32_t in_handler;
+	uint32_t announced; /* tracing session in which this thread was announced */
 };
 extern __thread struct tk__trace_thread tk__trace_tls __attribute__((tls_model("initial-exec")));
 

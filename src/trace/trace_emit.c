@@ -56,23 +56,32 @@ static int put(uint32_t h, uint32_t t, uint32_t d1, uint32_t d2)
 }
 
 /*
- * Reserves the slot for an event stamped t on cpu, writing a TIME event before it when
- * the thread's last TIME does not cover (cpu, upper bits of t). Reserving first lets a
- * new buffer's own BUFFER and TIME events (written by the start hook) count. NULL when
- * the event is dropped.
+ * Reserves the slot of an event and then reads its time and CPU (so a buffer started by
+ * the reservation never carries a later time than the event), writing a TIME event first
+ * when the thread's last TIME does not cover (cpu, upper bits of t). NULL when the event
+ * is dropped.
  */
-static traceevent_t *reserve_timed(unsigned cpu, uint64_t t)
+static traceevent_t *reserve_timed(unsigned *cpu, uint64_t *t)
 {
-	uint64_t key = time_key(t, cpu);
 	traceevent_t *s = tk_buffer_reserve(tk__trace_buffer_id);
+	uint64_t key;
 
-	if (s == NULL || ~tk__trace_tls.time_key == key)
-		return s;
-	*s = (traceevent_t){ _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
-			     { (uint32_t)t, (uint32_t)(t >> 32), (uint32_t)t } };
-	tk_buffer_commit(tk__trace_buffer_id, s);
-	tk__trace_tls.time_key = ~key;
-	return tk_buffer_reserve(tk__trace_buffer_id);
+	if (s == NULL)
+		return NULL;
+	*t = tk__trace_clock();
+	*cpu = tk__trace_cpu();
+	key = time_key(*t, *cpu);
+	while (~tk__trace_tls.time_key != key) {
+		*s = (traceevent_t){ _TRACE_MAKE_CODE(*cpu, _TRACE_STRUCT_S, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
+				     { (uint32_t)*t, (uint32_t)(*t >> 32), (uint32_t)*t } };
+		tk_buffer_commit(tk__trace_buffer_id, s);
+		tk__trace_tls.time_key = ~key;
+		/* a new buffer here writes its own TIME: the loop checks it covers the event */
+		s = tk_buffer_reserve(tk__trace_buffer_id);
+		if (s == NULL)
+			return NULL;
+	}
+	return s;
 }
 
 /* ---- filters -------------------------------------------------------------------------- */
@@ -167,8 +176,8 @@ int tk__trace_write(unsigned cls, unsigned code, const uint32_t *words, size_t n
 		    size_t str_len, int filtered)
 {
 	size_t bytes, n_slots, i;
-	uint64_t t;
-	unsigned cpu, mode = atomic_load_explicit(&tk__trace_mode[cls & 31u], memory_order_relaxed);
+	uint64_t t = 0;
+	unsigned cpu = 0, mode = atomic_load_explicit(&tk__trace_mode[cls & 31u], memory_order_relaxed);
 
 	if (mode == TK__TRACE_OFF)
 		return 0;
@@ -192,8 +201,6 @@ int tk__trace_write(unsigned cls, unsigned code, const uint32_t *words, size_t n
 		if (!pass)
 			return 0;
 	}
-	t = tk__trace_clock();
-	cpu = tk__trace_cpu();
 	bytes = n_words * 4 + (str != NULL ? str_len + 1 : 0);
 	/* strings are always combine events (two slots or more): readers tell them by that */
 	n_slots = str != NULL && bytes <= 16 ? 2 : bytes <= 8 ? 1 : (bytes + 7) / 8;
@@ -202,7 +209,7 @@ int tk__trace_write(unsigned cls, unsigned code, const uint32_t *words, size_t n
 				: i == 0 ? _TRACE_STRUCT_CB
 				: i + 1 == n_slots ? _TRACE_STRUCT_CE
 				: _TRACE_STRUCT_CC;
-		traceevent_t *s = i == 0 ? reserve_timed(cpu, t) : tk_buffer_reserve(tk__trace_buffer_id);
+		traceevent_t *s = i == 0 ? reserve_timed(&cpu, &t) : tk_buffer_reserve(tk__trace_buffer_id);
 		uint32_t d[2];
 		if (s == NULL)
 			break; /* no buffer: the rest of the event is dropped (and counted) */
@@ -272,6 +279,134 @@ void tk__trace_buffer_release(tk_buffer_id id, void *buf, void *user)
 		tk_pool_give(pool, (uint32_t)idx);
 }
 
+/* ---- threads created while tracing runs ------------------------------------------------- */
+
+static uint32_t present_hash(uint32_t tid)
+{
+	return (tid * 2654435761u) & (TRACE_PRESENT_SLOTS - 1);
+}
+
+void tk__trace_new_session(void)
+{
+	uint32_t sess = atomic_load(&tk__trace.session) + 1;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	if (sess == 0)
+		sess = 1; /* 0 is "never announced" in every thread */
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		uint32_t tid = (uint32_t)strtoul(e->d_name, NULL, 10), h, i;
+		if (tid == 0)
+			continue;
+		h = present_hash(tid);
+		for (i = 0; i < TRACE_PRESENT_SLOTS; i++) {
+			_Atomic uint64_t *slot = &tk__trace.present[(h + i) & (TRACE_PRESENT_SLOTS - 1)];
+			if ((uint32_t)(atomic_load_explicit(slot, memory_order_relaxed) >> 32) != sess) {
+				atomic_store_explicit(slot, (uint64_t)sess << 32 | tid, memory_order_relaxed);
+				break;
+			}
+		}
+		/* a full table: the thread counts as new and announces itself (harmless) */
+	}
+	if (d != NULL)
+		closedir(d);
+	atomic_store_explicit(&tk__trace.session, sess, memory_order_release);
+}
+
+static int thread_present(uint32_t sess, uint32_t tid)
+{
+	uint32_t h = present_hash(tid), i;
+
+	for (i = 0; i < TRACE_PRESENT_SLOTS; i++) {
+		uint64_t v = atomic_load_explicit(&tk__trace.present[(h + i) & (TRACE_PRESENT_SLOTS - 1)],
+						  memory_order_relaxed);
+		if ((uint32_t)(v >> 32) != sess)
+			return 0;
+		if ((uint32_t)v == tid)
+			return 1;
+	}
+	return 0;
+}
+
+/* The class and event filters and the pid/tid rules, without handlers (no handler may run
+ * while a buffer is being switched). */
+static int passes_static(unsigned cls, unsigned code, uint32_t tid)
+{
+	struct trace_code *all;
+
+	if (atomic_load_explicit(&tk__trace_mode[cls], memory_order_relaxed) == TK__TRACE_OFF ||
+	    !trace_bit(tk__trace.enabled[cls], code))
+		return 0;
+	all = atomic_load_explicit(&tk__trace.codes, memory_order_acquire);
+	if (all == NULL)
+		return 1;
+	return filter_passes(&all[cls * 1024u + code].class_filter, tid) &&
+	       filter_passes(&all[cls * 1024u + code].event_filter, tid);
+}
+
+/* Slots of an event made of 8-byte payload chunks, written directly into a new buffer. */
+static size_t put_chunks(traceevent_t *s, unsigned cpu, unsigned cls, unsigned code, uint32_t t,
+			 const uint32_t *payload, size_t n_slots)
+{
+	size_t i;
+
+	for (i = 0; i < n_slots; i++) {
+		unsigned flag = n_slots == 1 ? _TRACE_STRUCT_S
+				: i == 0 ? _TRACE_STRUCT_CB
+				: i + 1 == n_slots ? _TRACE_STRUCT_CE
+				: _TRACE_STRUCT_CC;
+		s[i] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, flag, cls << 10, code),
+				       { t, payload[2 * i], payload[2 * i + 1] } };
+	}
+	return n_slots;
+}
+
+static void thread_words(uint32_t pid, uint32_t tid, uint32_t w[4]);
+static int read_small(const char *path, char *buf, size_t cap);
+
+/*
+ * A thread created after tracing started announces itself at the head of its first
+ * buffer, as QNX's kernel records a thread's creation: THCREATE, then PROCTHREAD_NAME.
+ * At most 2 + 3 slots.
+ */
+static size_t announce_thread(traceevent_t *s, unsigned cpu, uint32_t t)
+{
+	const unsigned cls = _TRACE_PR_TH_C >> 10;
+	uint32_t sess = atomic_load_explicit(&tk__trace.session, memory_order_acquire);
+	uint32_t tid, pid, w[6] = { 0 };
+	size_t n = 0;
+
+	if (tk__trace_tls.announced == sess)
+		return 0;
+	tk__trace_tls.announced = sess;
+	tid = tk__trace_tid();
+	if (!atomic_load_explicit(&tk__trace.started, memory_order_relaxed) || thread_present(sess, tid))
+		return 0;
+	pid = (uint32_t)getpid();
+	if (passes_static(cls, _TRACE_PR_TH_CREATE_T, tid)) {
+		if (trace_bit(tk__trace.wide[cls], _TRACE_PR_TH_CREATE_T)) {
+			thread_words(pid, tid, w);
+			n += put_chunks(s + n, cpu, cls, _TRACE_PR_TH_CREATE_T, t, w, 2);
+		} else {
+			w[0] = pid;
+			w[1] = tid;
+			n += put_chunks(s + n, cpu, cls, _TRACE_PR_TH_CREATE_T, t, w, 1);
+		}
+	}
+	if (passes_static(cls, _TRACE_PR_TH_NAME_T, tid)) {
+		char path[64], comm[64];
+		snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+		if (read_small(path, comm, sizeof(comm)) == 0) {
+			memset(w, 0, sizeof(w));
+			w[0] = pid;
+			w[1] = tid;
+			memcpy(&w[2], comm, strnlen(comm, 15)); /* Linux names: at most 15 bytes */
+			n += put_chunks(s + n, cpu, cls, _TRACE_PR_TH_NAME_T, t, w, 3);
+		}
+	}
+	return n;
+}
+
 size_t tk__trace_buffer_start(tk_buffer_id id, void *buf, uint64_t dropped, void *user)
 {
 	tk_pool *pool = atomic_load(&tk__trace.pool);
@@ -303,6 +438,7 @@ size_t tk__trace_buffer_start(tk_buffer_id id, void *buf, uint64_t dropped, void
 		if (pool != NULL)
 			tk_pool_count_dropped(pool, dropped);
 	}
+	n += announce_thread(s + n, cpu, (uint32_t)t);
 	return n;
 }
 

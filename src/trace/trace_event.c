@@ -454,13 +454,59 @@ static int config(int mode, va_list ap)
 	}
 }
 
+/*
+ * TraceEvent() is this user-space kernel's call: with the KERCALL class on, it is traced
+ * like QNX traces its kernel calls, as KER_CALL TRACE_EVENT (mode, first argument) and
+ * KER_EXIT TRACE_EVENT (return value, or -1 and errno). QNX encodes the number of
+ * arguments, the mode included, in the mode's top 4 bits.
+ */
+static void trace_kercall(int mode, va_list ap)
+{
+	uint32_t w[2] = { (uint32_t)mode, 0 };
+
+	if (((unsigned)mode >> 28) >= 2) {
+		va_list cp;
+		va_copy(cp, ap);
+		w[1] = (uint32_t)va_arg(cp, int);
+		va_end(cp);
+	}
+	tk__trace_write(_TRACE_KER_CALL_C >> 10, __KER_TRACE_EVENT, w, 2, NULL, 0, 1);
+}
+
+static void trace_kerexit(int rc, int err)
+{
+	uint32_t w[2] = { (uint32_t)rc, rc == -1 ? (uint32_t)err : 0 };
+
+	tk__trace_write(_TRACE_KER_CALL_C >> 10, _TRACE_MAX_KER_CALL_NUM + __KER_TRACE_EVENT, w, 2, NULL, 0, 1);
+	errno = err;
+}
+
+static int trace_event(int mode, va_list ap);
+
 int TraceEvent(int mode, ...)
 {
-	struct trace_state *s = &tk__trace;
 	va_list ap;
-	int rc, a, b, c, d;
+	int rc;
 
 	va_start(ap, mode);
+	if (__builtin_expect(atomic_load_explicit(&tk__trace_mode[_TRACE_KER_CALL_C >> 10], memory_order_relaxed) !=
+				     TK__TRACE_OFF,
+			     0))
+		trace_kercall(mode, ap);
+	rc = trace_event(mode, ap);
+	if (__builtin_expect(atomic_load_explicit(&tk__trace_mode[_TRACE_KER_CALL_C >> 10], memory_order_relaxed) !=
+				     TK__TRACE_OFF,
+			     0))
+		trace_kerexit(rc, errno);
+	va_end(ap);
+	return rc;
+}
+
+static int trace_event(int mode, va_list ap)
+{
+	struct trace_state *s = &tk__trace;
+	int rc, a, b, c, d;
+
 	switch (mode) {
 	/* inserts: no configuration lock (they may come from handlers) */
 	case _NTO_TRACE_INSERTSUSEREVENT: {
@@ -545,6 +591,8 @@ int TraceEvent(int mode, ...)
 		if (atomic_load(&s->pool) == NULL) {
 			rc = tk__trace_set_error(EFAULT, "START before ALLOCBUFFER: no trace buffers");
 		} else {
+			if (!s->started)
+				tk__trace_new_session();
 			s->started = 1;
 			tk__trace_recompute_modes();
 			rc = 0;
@@ -569,6 +617,5 @@ int TraceEvent(int mode, ...)
 		pthread_mutex_unlock(&s->lock);
 		break;
 	}
-	va_end(ap);
 	return rc;
 }

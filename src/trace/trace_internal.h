@@ -17,6 +17,7 @@
 #define TRACE_BUFFER_BYTES (TRACE_BUFFER_SLOTS * 16u)
 #define TRACE_MAX_BUFFERS (1u << 20)
 #define TRACE_MAX_WORDS (TK_KEV_MAX_PAYLOAD / 4u)
+#define TRACE_PRESENT_SLOTS 8192u /* power of two */
 
 /* Filters read by emitting threads without the lock: relaxed atomics. */
 struct trace_filter {
@@ -52,6 +53,10 @@ struct trace_state {
 	_Atomic(struct trace_code *) codes; /* [32 * 1024], allocated on first filter/handler */
 	unsigned n_special[32];            /* codes of a class with a filter or handler */
 	_Atomic int64_t stored;            /* slots in queued buffers not yet written */
+	/* Threads that existed when tracing started (announced by START, if at all): an
+	 * open-addressing table of (session << 32 | tid); entries of older sessions are free. */
+	_Atomic uint32_t session;
+	_Atomic uint64_t present[TRACE_PRESENT_SLOTS];
 };
 
 extern struct trace_state tk__trace;
@@ -75,6 +80,9 @@ int tk__trace_write(unsigned cls, unsigned code, const uint32_t *words, size_t n
 int tk__trace_write_raw(uint32_t header, uint32_t time, uint32_t d0, uint32_t d1);
 /* Emits the process and its threads (START). */
 void tk__trace_emit_state(void);
+/* Notes the threads that exist now and opens a new session (START, STARTNOSTATE): threads
+ * created later announce themselves (THCREATE, PROCTHREAD_NAME) with their first buffer. */
+void tk__trace_new_session(void);
 int tk__trace_passes_filters(unsigned cls, unsigned code, const uint32_t *words, size_t n_words);
 uint32_t tk__trace_tid(void);
 
