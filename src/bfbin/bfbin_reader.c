@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bfbin/bfbin_internal.h"
 #include "tracekit/bfbin.h"
 
 #define BF_CHUNK ((size_t)1 << 20)      /* buffer size for files and pipes */
@@ -52,6 +53,7 @@ struct bf_parser {
 	int live;
 	unsigned timeout_ms;
 	const volatile sig_atomic_t *stop;
+	const volatile sig_atomic_t *stop2; /* a converter's own flag */
 	void (*idle_cb)(void *user_data);
 	int timed_out;
 	int read_errno;
@@ -84,7 +86,7 @@ struct bf_parser {
 
 static int bf_stopped(const struct bf_parser *p)
 {
-	return p->stop != NULL && *p->stop != 0;
+	return (p->stop != NULL && *p->stop != 0) || (p->stop2 != NULL && *p->stop2 != 0);
 }
 
 static uint64_t bf_offset(const struct bf_parser *p, size_t rel)
@@ -620,8 +622,8 @@ static int bf_parse_input(struct bf_parser *p)
 	return rc;
 }
 
-int tk_bfbin_parse_fd(int fd, const char *name, const bfbin_callback_t *callbacks, void *user_data,
-		      const tk_bfbin_parse_options *opts)
+static int bf_parse_fd(int fd, const char *name, const bfbin_callback_t *callbacks, void *user_data,
+		       const tk_bfbin_parse_options *opts, const volatile sig_atomic_t *stop2)
 {
 	struct bf_parser p;
 	struct stat sb;
@@ -634,6 +636,7 @@ int tk_bfbin_parse_fd(int fd, const char *name, const bfbin_callback_t *callback
 	p.cb = callbacks;
 	p.ud = user_data;
 	p.cap = BF_CHUNK;
+	p.stop2 = stop2;
 	bf_options(&p, opts);
 	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
 		off_t here = lseek(fd, 0, SEEK_CUR);
@@ -646,8 +649,14 @@ int tk_bfbin_parse_fd(int fd, const char *name, const bfbin_callback_t *callback
 	return bf_parse_input(&p);
 }
 
-int tk_bfbin_parse(const char *path, const bfbin_callback_t *callbacks, void *user_data,
-		   const tk_bfbin_parse_options *opts)
+int tk_bfbin_parse_fd(int fd, const char *name, const bfbin_callback_t *callbacks, void *user_data,
+		      const tk_bfbin_parse_options *opts)
+{
+	return bf_parse_fd(fd, name, callbacks, user_data, opts, NULL);
+}
+
+int tk__bfbin_parse_path(const char *path, const bfbin_callback_t *callbacks, void *user_data,
+			 const tk_bfbin_parse_options *opts, const volatile sig_atomic_t *stop2)
 {
 	int fd, rc;
 
@@ -664,9 +673,15 @@ int tk_bfbin_parse(const char *path, const bfbin_callback_t *callbacks, void *us
 		}
 		return rc;
 	}
-	rc = tk_bfbin_parse_fd(fd, path, callbacks, user_data, opts);
+	rc = bf_parse_fd(fd, path, callbacks, user_data, opts, stop2);
 	close(fd);
 	return rc;
+}
+
+int tk_bfbin_parse(const char *path, const bfbin_callback_t *callbacks, void *user_data,
+		   const tk_bfbin_parse_options *opts)
+{
+	return tk__bfbin_parse_path(path, callbacks, user_data, opts, NULL);
 }
 
 int tk_bfbin_parse_mem(const void *data, size_t size, const char *name, const bfbin_callback_t *callbacks,
