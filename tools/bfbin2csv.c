@@ -141,13 +141,13 @@ int main(int argc, char **argv)
 	tk_outfile *outfile = NULL;
 	struct sigaction sa;
 	FILE *out = stdout;
-	int opt, rc;
+	int opt, rc, status = 1;
 
 	include = calloc((size_t)argc, sizeof(*include));
 	exclude = calloc((size_t)argc, sizeof(*exclude));
 	if (include == NULL || exclude == NULL) {
 		fputs("bfbin2csv: out of memory\n", stderr);
-		return 1;
+		goto done;
 	}
 	opterr = 0; /* our own messages: they name the program, not the path it ran from */
 	while ((opt = getopt_long(argc, argv, ":o:c:i:e:TCDflh", longopts, NULL)) != -1) {
@@ -158,8 +158,14 @@ int main(int argc, char **argv)
 		case 'c':
 			free(colsep);
 			colsep = malloc(strlen(optarg) + 1);
-			if (colsep == NULL || expand_escapes(optarg, colsep) != 0)
-				return 2;
+			if (colsep == NULL) {
+				fputs("bfbin2csv: out of memory\n", stderr);
+				goto done;
+			}
+			if (expand_escapes(optarg, colsep) != 0) {
+				status = 2;
+				goto done;
+			}
 			break;
 		case 'i':
 			include[csv.n_include++] = optarg;
@@ -183,27 +189,39 @@ int main(int argc, char **argv)
 			cv.live_input = 1;
 			break;
 		case 't':
-			if (parse_seconds(optarg, &cv.live_timeout_ms) != 0)
-				return usage_error("--live-timeout needs a positive number of seconds, not '%s'", optarg);
+			if (parse_seconds(optarg, &cv.live_timeout_ms) != 0) {
+				status = usage_error("--live-timeout needs a positive number of seconds, not '%s'", optarg);
+				goto done;
+			}
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
-			return 0;
+			status = 0;
+			goto done;
 		case 'V':
 			printf("bfbin2csv (tracekit) %s\n", tk_version());
-			return 0;
+			status = 0;
+			goto done;
 		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
+			status = usage_error("option '%s' needs an argument", argv[optind - 1]);
+			goto done;
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			status = usage_error("unknown option '%s'", argv[optind - 1]);
+			goto done;
 		}
 	}
-	if (optind == argc)
-		return usage_error("The name of a Byfl binary file must be specified");
-	if (optind + 1 < argc)
-		return usage_error("Only a single input file is allowed to be specified");
-	if (csv.n_include > 0 && csv.n_exclude > 0)
-		return usage_error("Only one of --include (-i) and --exclude (-e) may be specified");
+	if (optind == argc) {
+		status = usage_error("The name of a Byfl binary file must be specified");
+		goto done;
+	}
+	if (optind + 1 < argc) {
+		status = usage_error("Only a single input file is allowed to be specified");
+		goto done;
+	}
+	if (csv.n_include > 0 && csv.n_exclude > 0) {
+		status = usage_error("Only one of --include (-i) and --exclude (-e) may be specified");
+		goto done;
+	}
 	input = argv[optind];
 	csv.include = include;
 	csv.exclude = exclude;
@@ -212,12 +230,12 @@ int main(int argc, char **argv)
 	if (output != NULL) {
 		if (tk_bfbin_same_file(input, output)) {
 			fprintf(stderr, "bfbin2csv: The output file %s is the input file\n", output);
-			return 1;
+			goto done;
 		}
 		rc = tk_outfile_open(&outfile, output, 0);
 		if (rc != TK_OK) {
 			fprintf(stderr, "bfbin2csv: Failed to open %s for writing (%s)\n", output, tk_strerror(rc));
-			return 1;
+			goto done;
 		}
 		out = tk_outfile_stream(outfile);
 	}
@@ -239,9 +257,12 @@ int main(int argc, char **argv)
 		tk_outfile_abort(outfile);
 	} else if (outfile != NULL && (rc = tk_outfile_commit(outfile)) != TK_OK) {
 		fprintf(stderr, "bfbin2csv: Failed to write %s (%s)\n", output, tk_strerror(rc));
+	} else {
+		status = 0;
 	}
+done:
 	free(colsep);
 	free(include);
 	free(exclude);
-	return rc == TK_OK ? 0 : 1;
+	return status;
 }
