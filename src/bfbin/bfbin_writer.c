@@ -12,7 +12,7 @@
  *
  * Every check (state, type, string length, reader limits) happens before a byte is
  * buffered, so a refused call leaves the file well-formed. Bytes are collected in a
- * 256 KiB buffer and written with write(2).
+ * 64 KiB buffer and written with write(2).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +25,7 @@
 
 #include "tracekit/bfbin_writer.h"
 
-#define BW_BUF_SIZE ((size_t)256 << 10)
+#define BW_BUF_SIZE ((size_t)64 << 10)
 #define BW_NAME_IN_MSG 64
 
 enum bw_state {
@@ -53,7 +53,7 @@ struct tk_bfbin_writer {
 	char path[512];       /* for messages */
 	char table[BW_NAME_IN_MSG + 4];
 	char errmsg[512];
-	unsigned char buf[BW_BUF_SIZE];
+	unsigned char *buf; /* BW_BUF_SIZE bytes, not zeroed: a writer is cheap to open */
 };
 
 static int bw_fail(tk_bfbin_writer *w, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -185,6 +185,12 @@ static int bw_new(tk_bfbin_writer **out, tk_bfbin_writer **w, const char *path)
 	*w = calloc(1, sizeof(**w));
 	if (*w == NULL)
 		return TK_ENOMEM;
+	(*w)->buf = malloc(BW_BUF_SIZE);
+	if ((*w)->buf == NULL) {
+		free(*w);
+		*w = NULL;
+		return TK_ENOMEM;
+	}
 	(*w)->fd = -1;
 	snprintf((*w)->path, sizeof((*w)->path), "%s", path);
 	return TK_OK;
@@ -238,6 +244,7 @@ int tk_bfbin_writer_open(tk_bfbin_writer **out, const char *path, unsigned flags
 		w->fd = open(path, oflags, 0644);
 		if (w->fd < 0) {
 			rc = tk_error_from_errno(errno);
+			free(w->buf);
 			free(w);
 			return rc;
 		}
@@ -245,6 +252,7 @@ int tk_bfbin_writer_open(tk_bfbin_writer **out, const char *path, unsigned flags
 	} else {
 		rc = tk_outfile_open(&w->outfile, path, 0);
 		if (rc != TK_OK) {
+			free(w->buf);
 			free(w);
 			return rc;
 		}
@@ -548,6 +556,7 @@ int tk_bfbin_writer_close(tk_bfbin_writer *w)
 			rc = tk_error_from_errno(errno);
 	}
 	free(w->types);
+	free(w->buf);
 	free(w);
 	return rc;
 }
@@ -561,5 +570,6 @@ void tk_bfbin_writer_abort(tk_bfbin_writer *w)
 	else if (w->own_fd)
 		close(w->fd);
 	free(w->types);
+	free(w->buf);
 	free(w);
 }
