@@ -885,7 +885,7 @@ static void *set_stop_later(void *arg)
 {
 	(void)arg;
 	usleep(50000);
-	g_stop = 1;
+	__atomic_store_n(&g_stop, 1, __ATOMIC_RELAXED); /* the documented way from a thread */
 	return NULL;
 }
 

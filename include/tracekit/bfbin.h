@@ -122,10 +122,11 @@ typedef struct tk_bfbin_parse_options {
 	 */
 	unsigned live_timeout_ms;
 	/*
-	 * When non-NULL and *stop becomes nonzero (e.g. from a signal handler, or from a
-	 * callback that wants no more data), the parser returns TK_ECANCELED at the next row,
-	 * table or wait, without calling error_cb. A pending read of a pipe is interrupted
-	 * by any signal whose handler was installed without SA_RESTART.
+	 * When non-NULL and *stop becomes nonzero, the parser returns TK_ECANCELED at the next
+	 * row, table or wait, without calling error_cb. It reads *stop atomically: set it by
+	 * plain assignment from a signal handler or a callback, and with an atomic store from
+	 * another thread (__atomic_store_n(&flag, 1, __ATOMIC_RELAXED)). A pending read of a
+	 * pipe is interrupted by any signal whose handler was installed without SA_RESTART.
 	 */
 	const volatile sig_atomic_t *stop;
 	/*

@@ -36,7 +36,10 @@ typedef struct tk_bfbin_convert {
 	/* CSV and SQLite: follow a growing input (see tk_bfbin_parse_options). */
 	int live_input;
 	unsigned live_timeout_ms;
-	/* When *stop becomes nonzero the conversion ends with TK_ECANCELED (output discarded). */
+	/*
+	 * When *stop becomes nonzero the conversion ends with TK_ECANCELED (output discarded);
+	 * see tk_bfbin_parse_options.stop for how to set it.
+	 */
 	const volatile sig_atomic_t *stop;
 	/* Receives warnings (may be NULL: no warnings). */
 	void (*warning_cb)(void *user_data, const char *message);

@@ -84,9 +84,14 @@ struct bf_parser {
 			cb_fn_((p)->ud, (s));                                \
 	} while (0)
 
+/*
+ * The flags may be set by a signal handler or by another thread: read them atomically
+ * (a plain volatile read would be a data race with a thread's atomic store).
+ */
 static int bf_stopped(const struct bf_parser *p)
 {
-	return (p->stop != NULL && *p->stop != 0) || (p->stop2 != NULL && *p->stop2 != 0);
+	return (p->stop != NULL && __atomic_load_n(p->stop, __ATOMIC_RELAXED) != 0) ||
+	       (p->stop2 != NULL && __atomic_load_n(p->stop2, __ATOMIC_RELAXED) != 0);
 }
 
 static uint64_t bf_offset(const struct bf_parser *p, size_t rel)
