@@ -93,6 +93,7 @@ struct cg_state {
 	size_t *str;   /* nrows x n_str arena offsets */
 	size_t nrows, rows_cap;
 	size_t col, u64_col, str_col;
+	int row_ok; /* the current Functions row has storage (the parser stops after a failure) */
 
 	/* the small tables */
 	int exe_col; /* column of "Executable name" in System information, -1 if none */
@@ -222,6 +223,7 @@ static void cg_row_begin(void *ud)
 	struct cg_state *s = ud;
 
 	s->col = s->u64_col = s->str_col = 0;
+	s->row_ok = 0;
 	if (!s->in_first || s->table != CG_FUNCS)
 		return;
 	if (s->nrows == CG_MAX_ROWS) {
@@ -246,13 +248,14 @@ static void cg_row_begin(void *ud)
 		s->str = ns;
 		s->rows_cap = cap;
 	}
+	s->row_ok = 1;
 }
 
 static void cg_data_uint64(void *ud, uint64_t v)
 {
 	struct cg_state *s = ud;
 
-	if (s->in_first && s->table == CG_FUNCS)
+	if (s->row_ok)
 		s->u64[s->nrows * s->n_u64 + s->u64_col++] = v;
 	s->col++;
 }
@@ -267,7 +270,8 @@ static void cg_data_string(void *ud, const char *v)
 	}
 	switch (s->table) {
 	case CG_FUNCS:
-		cg_keep(s, v, &s->str[s->nrows * s->n_str + s->str_col++]);
+		if (s->row_ok && cg_keep(s, v, &s->str[s->nrows * s->n_str + s->str_col++]) != TK_OK)
+			s->row_ok = 0;
 		break;
 	case CG_SYSINFO:
 		if ((int)s->col == s->exe_col && !s->have_exe && cg_keep(s, v, &s->exe) == TK_OK)
@@ -296,7 +300,7 @@ static void cg_row_end(void *ud)
 {
 	struct cg_state *s = ud;
 
-	if (s->in_first && s->table == CG_FUNCS && s->base.rc == TK_OK)
+	if (s->row_ok && s->base.rc == TK_OK)
 		s->nrows++;
 }
 

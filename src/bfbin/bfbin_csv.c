@@ -187,6 +187,8 @@ static int csv_value_prefix(struct csv_state *s)
 {
 	if (s->suppress || !s->show_data)
 		return 0;
+	if (s->flat && s->colnum >= s->ncols) /* only after a failure, which stops the parser */
+		return 0;
 	if (s->flat) {
 		char num[24];
 		size_t start = s->colnum ? s->name_end[s->colnum - 1] : 0;

@@ -404,7 +404,9 @@ static void xs_row_begin(void *ud)
 static void xs_keyval_head(struct xs_state *s, const char *style, const char *type)
 {
 	fputs_unlocked("      <Row>\n        <Cell><Data ss:Type=\"String\">", s->out);
-	xs_put_text(s->out, s->names + s->name_off[s->colnum++]);
+	if (s->colnum < s->ncols) /* always, unless storing a name failed (the parser stops) */
+		xs_put_text(s->out, s->names + s->name_off[s->colnum]);
+	s->colnum++;
 	fprintf(s->out, "</Data></Cell>\n        <Cell ss:StyleID=\"%s\"><Data ss:Type=\"%s\">", style, type);
 }
 
