@@ -288,6 +288,7 @@ static int bf_need_string(struct bf_parser *p, size_t rel, size_t *len, const ch
 	char item[64];
 	size_t n;
 
+	*len = 0; /* defined on every path, for the compiler's flow analysis */
 	if (p->end - p->pos < rel + 2) {
 		int rc = bf_fill(p, rel + 2);
 		if (rc != TK_OK) {

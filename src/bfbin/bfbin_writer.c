@@ -145,6 +145,7 @@ static int bw_str(tk_bfbin_writer *w, const char *s, size_t len)
 
 static int bw_check_str(tk_bfbin_writer *w, const char *s, const char *what, size_t *len)
 {
+	*len = 0; /* defined on every path, for the compiler's flow analysis */
 	if (s == NULL)
 		return bw_fail(w, TK_EINVAL, "%s is NULL", what);
 	*len = strlen(s);
@@ -421,6 +422,7 @@ static int bw_kv_check(tk_bfbin_writer *w, const char *key, size_t *key_len, siz
 {
 	int rc = bw_usable(w);
 
+	*key_len = 0;
 	if (rc != TK_OK)
 		return rc;
 	if (w->state != BW_KEYVAL)
