@@ -79,6 +79,8 @@ TK_API int tk_error_from_errno(int errnum);
  * its final name, so a file appears under its final name only when it is complete.
  * tk_outfile_abort() removes the partial file. A process killed mid-write leaves only
  * "<path>.part", which holds every byte that was flushed before the kill.
+ * An existing path that is not a regular file (/dev/null, /dev/stdout, a named pipe) is
+ * written in place: commit flushes and closes it, nothing is ever renamed onto it.
  */
 typedef struct tk_outfile tk_outfile;
 

@@ -3,21 +3,25 @@
  * Crash-safe output files: data goes to "<path>.part" and is renamed to "<path>" only
  * after a successful flush and fsync, so no reader ever sees a half-written file under
  * its final name, and a killed writer leaves the flushed part behind for recovery.
+ * An existing path that is not a regular file (a device such as /dev/full or /dev/stdout,
+ * a named pipe) is written in place: renaming onto it would replace the device node.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tracekit/common.h"
 
 struct tk_outfile {
 	FILE *stream;
-	char *final_path; /* NULL for stdout */
+	char *final_path; /* NULL for stdout and for paths written in place */
 	char *temp_path;
 	unsigned flags;
+	int in_place; /* stream opened on an existing non-regular file: close, never rename */
 };
 
 int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags)
@@ -40,6 +44,26 @@ int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags)
 			goto fail_alloc;
 		*out = of;
 		return TK_OK;
+	}
+	{
+		struct stat sb;
+		if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+			fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+			if (fd < 0) {
+				int err = tk_error_from_errno(errno);
+				free(of);
+				return err;
+			}
+			of->in_place = 1;
+			of->temp_path = strdup(path);
+			of->stream = of->temp_path ? fdopen(fd, "wb") : NULL;
+			if (of->stream == NULL) {
+				close(fd);
+				goto fail_alloc;
+			}
+			*out = of;
+			return TK_OK;
+		}
 	}
 	len = strlen(path);
 	of->final_path = strdup(path);
@@ -96,8 +120,10 @@ int tk_outfile_commit(tk_outfile *of)
 
 	if (of == NULL)
 		return TK_EINVAL;
-	if (of->final_path == NULL) { /* stdout: flush only */
+	if (of->final_path == NULL) { /* stdout (flush only) or a device or pipe (close) */
 		if (fflush(of->stream) != 0 || ferror(of->stream))
+			err = tk_error_from_errno(errno ? errno : EIO);
+		if (of->in_place && fclose(of->stream) != 0 && err == TK_OK)
 			err = tk_error_from_errno(errno);
 		outfile_free(of);
 		return err;
@@ -124,6 +150,8 @@ void tk_outfile_abort(tk_outfile *of)
 		fclose(of->stream);
 		if (!(of->flags & TK_OUTFILE_KEEP_PARTIAL_ON_ABORT))
 			unlink(of->temp_path);
+	} else if (of->in_place) {
+		fclose(of->stream);
 	} else {
 		fflush(of->stream);
 	}

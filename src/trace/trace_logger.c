@@ -29,6 +29,8 @@ struct piece {
 	size_t stage_off, count;
 	uint32_t cpu, msb; /* time state in effect before the piece; valid when continued */
 	int continued;     /* 1 if the piece starts inside a buffer */
+	uint32_t buf_idx;  /* the buffer it was copied from */
+	int written;
 };
 
 static struct logger {
@@ -141,12 +143,17 @@ static void scan_time(const traceevent_t *slots, size_t n, uint32_t *cpu, uint32
 	}
 }
 
+static void write_staged_piece_of(uint32_t idx);
+
 static void write_queued(tk_pool *pool, uint32_t idx)
 {
 	tk_pool_desc *d = tk_pool_desc_of(pool, idx);
 	const traceevent_t *slots = tk_pool_buffer(pool, idx);
 	uint32_t from = d->flushed, to = atomic_load_explicit(&d->records, memory_order_acquire);
 
+	/* A flush copied this buffer's head and has not written it yet: it goes first. */
+	if (g_log.n_pieces > 0)
+		write_staged_piece_of(idx);
 	if (to > from)
 		write_piece(slots + from, to - from, from > 0, d->resume_cpu, d->resume_msb);
 	atomic_fetch_sub(&tk__trace.stored, (int64_t)to - (int64_t)from);
@@ -205,6 +212,8 @@ static void collect_one(void *buf, uint64_t n, void *ctx)
 	    (g_log.stage[g_log.stage_len].header & 0xc0007fffu) == (_TRACE_CONTROL_C | _TRACE_CONTROL_BUFFER))
 		g_log.stage[g_log.stage_len].data[2] = (uint32_t)count; /* events in this piece */
 	p = &g_log.pieces[g_log.n_pieces++];
+	p->buf_idx = (uint32_t)idx;
+	p->written = 0;
 	p->stage_off = g_log.stage_len;
 	p->count = count;
 	p->continued = d->flushed > 0;
@@ -249,6 +258,30 @@ static void write_pending_drops(tk_pool *pool)
 		note_write_error();
 }
 
+static void write_staged(struct piece *p)
+{
+	if (!p->written) {
+		p->written = 1;
+		write_piece(g_log.stage + p->stage_off, p->count, p->continued, p->cpu, p->msb);
+	}
+}
+
+static void write_staged_piece_of(uint32_t idx)
+{
+	size_t i;
+
+	for (i = 0; i < g_log.n_pieces; i++)
+		if (g_log.pieces[i].buf_idx == idx)
+			write_staged(&g_log.pieces[i]);
+}
+
+/*
+ * Writes every thread's committed records. Per thread, records must reach the file in the
+ * order they were written: a buffer queued before its successor's head was copied is
+ * written before that head, and a buffer that fills up after its head was copied gets the
+ * head written before its tail (write_queued). Hence: copy the heads, drain the queue
+ * (piece-aware), then write the heads left.
+ */
 static void flush_partials(tk_pool *pool)
 {
 	size_t i;
@@ -256,10 +289,10 @@ static void flush_partials(tk_pool *pool)
 	g_log.stage_len = 0;
 	g_log.n_pieces = 0;
 	tk_buffer_for_each_thread(tk__trace_buffer_id, collect_one, pool);
-	for (i = 0; i < g_log.n_pieces; i++) {
-		const struct piece *p = &g_log.pieces[i];
-		write_piece(g_log.stage + p->stage_off, p->count, p->continued, p->cpu, p->msb);
-	}
+	drain_queue(pool);
+	for (i = 0; i < g_log.n_pieces; i++)
+		write_staged(&g_log.pieces[i]);
+	g_log.n_pieces = 0;
 	write_pending_drops(pool);
 }
 

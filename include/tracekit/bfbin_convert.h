@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracekit/bfbin_convert.h: converters of Byfl binary tables (.byfl) to the formats of
+ * Byfl's bfbin2* tools: CSV, SQLite 3, HDF5, Callgrind (KCachegrind) and the Excel 2003
+ * XML spreadsheet. The tools bfbin2csv, bfbin2sqlite3, bfbin2hdf5, bfbin2cgrind and
+ * bfbin2xmlss are thin shells over these functions; docs/bfbin2*.md describe each output
+ * and every place where it deliberately differs from the Byfl tool of the same name.
+ *
+ * Every converter returns 0 or a negative TK_E* code and then has put an English message
+ * naming the file (and byte offset, for bad input) in cv->error. Warnings (for example an
+ * integer that SQLite cannot hold) go to cv->warning_cb. Converters that write a FILE *
+ * leave creating and committing it to the caller (use tk_outfile for crash safety); the
+ * SQLite and HDF5 converters build "<output>.part" and rename it to <output> only when
+ * the conversion succeeded, so no partial database ever appears under its final name.
+ *
+ * Thread safety: the converters are reentrant, except that the HDF5 one must not run
+ * while another thread uses the HDF5 library (Debian's libhdf5 is not thread-safe).
+ */
+#ifndef TRACEKIT_BFBIN_CONVERT_H
+#define TRACEKIT_BFBIN_CONVERT_H
+
+#include <signal.h>
+#include <stdio.h>
+
+#include "tracekit/bfbin.h"
+#include "tracekit/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Options and result shared by all converters. */
+typedef struct tk_bfbin_convert {
+	/* sizeof(tk_bfbin_convert): fields are only ever added at the end. */
+	size_t struct_size;
+	/* CSV and SQLite: follow a growing input (see tk_bfbin_parse_options). */
+	int live_input;
+	unsigned live_timeout_ms;
+	/*
+	 * When *stop becomes nonzero the conversion ends with TK_ECANCELED (output discarded);
+	 * see tk_bfbin_parse_options.stop for how to set it.
+	 */
+	const volatile sig_atomic_t *stop;
+	/* Receives warnings (may be NULL: no warnings). */
+	void (*warning_cb)(void *user_data, const char *message);
+	void *user_data;
+	/* Name of the FILE * output in messages (NULL: "the output"). */
+	const char *output_name;
+	/* Out: the message of a failed conversion, "" on success. */
+	char error[2048];
+} tk_bfbin_convert;
+
+#define TK_BFBIN_CONVERT_INIT { sizeof(tk_bfbin_convert), 0, 0, NULL, NULL, NULL, NULL, { 0 } }
+
+/* ---- CSV (bfbin2csv) -------------------------------------------------------------- */
+
+#define TK_BFBIN_CSV_NO_TABLE_NAMES 0x1u  /* no line with the table name */
+#define TK_BFBIN_CSV_NO_COLUMN_NAMES 0x2u /* no line with the column names */
+#define TK_BFBIN_CSV_NO_DATA 0x4u         /* no data rows */
+#define TK_BFBIN_CSV_FLAT 0x8u            /* one line per value: "Table",row,"Column",value */
+
+typedef struct tk_bfbin_csv_options {
+	size_t struct_size; /* sizeof(tk_bfbin_csv_options) */
+	unsigned flags;     /* TK_BFBIN_CSV_*; FLAT ignores the NO_* flags */
+	const char *colsep; /* column separator, used as is; NULL is "," */
+	/* Tables to convert (exact names) or to skip; at most one of the lists may be given. */
+	const char *const *include;
+	size_t n_include;
+	const char *const *exclude;
+	size_t n_exclude;
+} tk_bfbin_csv_options;
+
+#define TK_BFBIN_CSV_OPTIONS_INIT { sizeof(tk_bfbin_csv_options), 0, NULL, NULL, 0, NULL, 0 }
+
+/*
+ * Writes the tables of in_path to out as CSV: strings in double quotes with quotes doubled
+ * and a leading '-' protected as ="-x", integers in decimal, bools TRUE/FALSE. csv may be
+ * NULL (defaults). Output written before an input error stays in out.
+ */
+TK_API int tk_bfbin_to_csv(const char *in_path, FILE *out, const tk_bfbin_csv_options *csv, tk_bfbin_convert *cv);
+
+/* ---- SQLite 3 (bfbin2sqlite3) ------------------------------------------------------- */
+
+/*
+ * Creates the SQLite database db_path with one table per .byfl table (same names, uint64
+ * and bool columns INTEGER, strings TEXT; a key:value table becomes one row; tables
+ * without columns are skipped). Integers above INT64_MAX are stored as REAL, with one
+ * warning per table. Tables are committed every 1,000,000 rows and, with live input,
+ * whenever the input runs dry, so "<db_path>.part" can be queried while it grows.
+ * A duplicate table name, or any name SQLite refuses, fails the conversion.
+ */
+TK_API int tk_bfbin_to_sqlite3(const char *in_path, const char *db_path, tk_bfbin_convert *cv);
+
+/* ---- HDF5 (bfbin2hdf5) ---------------------------------------------------------------- */
+
+/*
+ * Creates the HDF5 file h5_path with one dataset per .byfl table (tables without columns
+ * are skipped), named as the table in the root group: a 1-D extendible (unlimited)
+ * dataset, chunks of 1024 rows, deflate level 9, of a packed compound type with one
+ * member per column: native uint64; variable-length NUL-terminated C string; an enum of
+ * uint8 with No=0, Yes=1. Never live. A table name with '/', ".", "", a duplicate table
+ * name or two columns of one table with the same name fail the conversion.
+ */
+TK_API int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert *cv);
+
+/* ---- Callgrind (bfbin2cgrind) ---------------------------------------------------------- */
+
+/*
+ * Writes the "Functions" table of in_path (from a program built with -bf-by-func or
+ * -bf-call-stack) as a Callgrind profile that callgrind_annotate and KCachegrind read;
+ * the "System information" and "Command line" tables supply the ob= and cmd: lines.
+ */
+TK_API int tk_bfbin_to_callgrind(const char *in_path, FILE *out, tk_bfbin_convert *cv);
+
+/* ---- Excel 2003 XML spreadsheet (bfbin2xmlss) ----------------------------------------- */
+
+/* Writes the tables of in_path as worksheets of one Excel 2003 XML workbook. */
+TK_API int tk_bfbin_to_xmlss(const char *in_path, FILE *out, tk_bfbin_convert *cv);
+
+/* ---- helpers for the tools -------------------------------------------------------------- */
+
+/*
+ * The default output name of bfbin2sqlite3 and bfbin2hdf5: in_path with the extension of
+ * its last component (from its last '.') replaced by ext (".db"), or ext appended when
+ * that component has no '.'. Returns a malloc'd string (the caller frees it) or NULL when
+ * out of memory.
+ */
+TK_API char *tk_bfbin_default_output(const char *in_path, const char *ext);
+
+/* 1 when both paths exist and name the same file, else 0. */
+TK_API int tk_bfbin_same_file(const char *a, const char *b);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACEKIT_BFBIN_CONVERT_H */

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What every .byfl converter shares: error and warning reporting, running the parser
+ * with the caller's live-input options and stop flag, output checks, the default output
+ * name, and the sync-then-rename that publishes a database file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bfbin/bfbin_internal.h"
+
+int tk__bfconv_init(struct tk__bfconv *c, tk_bfbin_convert *cv, const char *in_path)
+{
+	memset(c, 0, sizeof(*c));
+	c->cv = cv;
+	c->in_path = in_path;
+	if (cv == NULL || cv->struct_size < sizeof(*cv))
+		return TK_EINVAL; /* no room for a message: the caller passed no usable cv */
+	cv->error[0] = '\0';
+	if (in_path == NULL)
+		return tk__bfconv_fail(c, TK_EINVAL, "no input file was given");
+	return TK_OK;
+}
+
+int tk__bfconv_fail(struct tk__bfconv *c, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->rc == TK_OK) {
+		c->rc = rc;
+		va_start(ap, fmt);
+		vsnprintf(c->cv->error, sizeof(c->cv->error), fmt, ap);
+		va_end(ap);
+	}
+	c->halt = 1;
+	return rc;
+}
+
+void tk__bfconv_warn(struct tk__bfconv *c, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (c->cv->warning_cb == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->cv->warning_cb(c->cv->user_data, msg);
+}
+
+void tk__bfconv_parse_error(void *user_data, const char *message)
+{
+	struct tk__bfconv *c = user_data;
+
+	if (c->rc == TK_OK) /* the parser's code is taken from its return value */
+		snprintf(c->cv->error, sizeof(c->cv->error), "%s", message);
+}
+
+int tk__bfconv_run(struct tk__bfconv *c, const bfbin_callback_t *cbs, int live, void (*idle_cb)(void *))
+{
+	tk_bfbin_parse_options opts = TK_BFBIN_PARSE_OPTIONS_INIT;
+	int rc;
+
+	opts.live_input = live;
+	opts.live_timeout_ms = c->cv->live_timeout_ms;
+	opts.stop = c->cv->stop;
+	opts.idle_cb = idle_cb;
+	rc = tk__bfbin_parse_path(c->in_path, cbs, c, &opts, &c->halt);
+	if (c->rc != TK_OK)
+		return c->rc;
+	if (rc == TK_ECANCELED)
+		snprintf(c->cv->error, sizeof(c->cv->error), "Conversion of %s interrupted", c->in_path);
+	return rc;
+}
+
+int tk__bfconv_check_output(struct tk__bfconv *c, FILE *out)
+{
+	if (fflush(out) != 0 || ferror(out)) {
+		int err = errno ? errno : EIO;
+		return tk__bfconv_fail(c, tk_error_from_errno(err), "Failed to write %s (%s)",
+				       c->cv->output_name ? c->cv->output_name : "the output", strerror(err));
+	}
+	return TK_OK;
+}
+
+size_t tk__bf_u64_to_dec(char *buf, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	for (i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\0';
+	return n;
+}
+
+void tk__bf_remove_with_siblings(const char *path)
+{
+	static const char *const suffixes[] = { "", "-journal", "-wal", "-shm" };
+	size_t len = strlen(path), i;
+	char *name = malloc(len + sizeof("-journal"));
+
+	if (name == NULL) {
+		unlink(path);
+		return;
+	}
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		memcpy(name, path, len);
+		strcpy(name + len, suffixes[i]);
+		unlink(name);
+	}
+	free(name);
+}
+
+int tk__bf_sync_rename(const char *from, const char *to)
+{
+	int fd = open(from, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return tk_error_from_errno(errno);
+	if (fsync(fd) != 0 && errno != EINVAL) {
+		int err = errno;
+		close(fd);
+		return tk_error_from_errno(err);
+	}
+	close(fd);
+	if (rename(from, to) != 0)
+		return tk_error_from_errno(errno);
+	return TK_OK;
+}
+
+char *tk_bfbin_default_output(const char *in_path, const char *ext)
+{
+	const char *base, *dot;
+	size_t keep, ext_len;
+	char *out;
+
+	if (in_path == NULL || ext == NULL)
+		return NULL;
+	base = strrchr(in_path, '/');
+	base = base ? base + 1 : in_path;
+	dot = strrchr(base, '.');
+	/*
+	 * Byfl looks for the last '.' of the whole path ("dir.v2/run" -> "dir.db"): we only
+	 * look in the last component, where a leading '.' (".profile") is not an extension.
+	 */
+	keep = dot != NULL && dot != base ? (size_t)(dot - in_path) : strlen(in_path);
+	ext_len = strlen(ext);
+	out = malloc(keep + ext_len + 1);
+	if (out == NULL)
+		return NULL;
+	memcpy(out, in_path, keep);
+	memcpy(out + keep, ext, ext_len + 1);
+	return out;
+}
+
+int tk_bfbin_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (a == NULL || b == NULL || stat(a, &sa) != 0 || stat(b, &sb) != 0)
+		return 0;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int tk__bfconv_check_db_output(struct tk__bfconv *c, const char *path)
+{
+	struct stat sb;
+
+	if (path == NULL || path[0] == '\0')
+		return tk__bfconv_fail(c, TK_EINVAL, "no output file was given");
+	if (tk_bfbin_same_file(c->in_path, path))
+		return tk__bfconv_fail(c, TK_EINVAL, "The output file %s is the input file", path);
+	/* The file is built beside and renamed onto path: never onto a device or a pipe. */
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return tk__bfconv_fail(c, TK_EINVAL, "Cannot replace %s: it is not a regular file", path);
+	return TK_OK;
+}
+
+int tk__bfconv_create_temp(struct tk__bfconv *c, const char *tmp)
+{
+	int fd;
+
+	tk__bf_remove_with_siblings(tmp); /* a stale partial database would keep its tables */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int err = errno;
+		return tk__bfconv_fail(c, tk_error_from_errno(err), "Failed to create %s (%s)", tmp, strerror(err));
+	}
+	close(fd);
+	return TK_OK;
+}

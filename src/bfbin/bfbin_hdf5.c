@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * .byfl to HDF5, in the layout of Byfl's bfbin2hdf5: each table with at least one column
+ * becomes a dataset of the root group named exactly as the table, 1-D, extent 0 to
+ * unlimited, chunks of 1024 rows, deflate level 9, whose element is a packed compound
+ * with one member per column, named as the column, in column order:
+ *   uint64  H5T_NATIVE_UINT64 (H5T_STD_U64LE on x86)
+ *   string  variable-length H5T_C_S1, NUL-terminated, ASCII (a char * in memory)
+ *   bool    enum of H5T_NATIVE_UINT8 with "No" = 0 and "Yes" = 1
+ * A key:value table is one row.
+ *
+ * Byfl extends the dataset and writes one row at a time; rows are collected here and
+ * written 1024 at a time (one chunk), strings in a per-batch arena whose offsets become
+ * pointers just before H5Dwrite. Names HDF5 cannot hold (with '/', ".", "", duplicates)
+ * and empty or repeated column names are reported as errors where Byfl died with an
+ * uncaught H5::Exception. The file is
+ * built as "<out>.part" and renamed after a successful close and fsync.
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+
+#include "bfbin/bfbin_internal.h"
+
+#define H5_CHUNK_ROWS 1024u
+#define H5_BATCH_BYTES ((size_t)16 << 20) /* flush a batch early when its data reach this */
+
+struct h5_col {
+	char *name;
+	unsigned type;
+	size_t off; /* of the member in the packed row */
+};
+
+struct h5_state {
+	struct tk__bfconv base; /* first: the parser's user_data */
+	hid_t file, str_type, bool_type;
+	char *table;
+	struct h5_col *cols;
+	size_t ncols, cols_cap;
+	size_t row_size;
+	size_t batch_rows; /* rows per write: one chunk, fewer for very wide rows */
+	hid_t dtype, dset;
+	int active;           /* the current table has a dataset */
+	unsigned char *rows;  /* packed rows of the batch */
+	size_t nrows, rows_bytes; /* rows in the batch, bytes allocated */
+	char *arena;          /* string bytes of the batch */
+	size_t arena_len, arena_cap;
+	hsize_t written;      /* rows already in the dataset */
+	size_t col;
+};
+
+/* The innermost HDF5 error description, for our messages (HDF5's own printing is off). */
+static herr_t h5_walk(unsigned n, const H5E_error2_t *e, void *data)
+{
+	if (n == 0 && e->desc != NULL)
+		snprintf(data, 256, "%s", e->desc);
+	return 0;
+}
+
+static int h5_fail(struct h5_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Records "<what> (<HDF5's reason>)" as the conversion's error. */
+static int h5_fail(struct h5_state *s, const char *fmt, ...)
+{
+	char what[512], why[256] = "HDF5 error";
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, h5_walk, why);
+	H5Eclear2(H5E_DEFAULT);
+	return tk__bfconv_fail(&s->base, TK_EIO, "%s (%s)", what, why);
+}
+
+static int h5_nomem(struct h5_state *s)
+{
+	return tk__bfconv_fail(&s->base, TK_ENOMEM, "Out of memory while converting %s", s->base.in_path);
+}
+
+static void h5_close_table(struct h5_state *s)
+{
+	if (s->dset >= 0)
+		H5Dclose(s->dset);
+	if (s->dtype >= 0)
+		H5Tclose(s->dtype);
+	s->dset = s->dtype = -1;
+	s->active = 0;
+}
+
+static void h5_free_cols(struct h5_state *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ncols; i++)
+		free(s->cols[i].name);
+	s->ncols = 0;
+}
+
+static void h5_table_begin(void *ud, const char *name)
+{
+	struct h5_state *s = ud;
+	char *copy = strdup(name);
+
+	if (copy == NULL) {
+		h5_nomem(s);
+		return;
+	}
+	free(s->table);
+	s->table = copy;
+	h5_free_cols(s);
+	s->row_size = 0;
+	s->written = 0;
+	s->nrows = 0;
+	s->arena_len = 0;
+}
+
+static void h5_column(struct h5_state *s, const char *name, unsigned type, size_t size)
+{
+	size_t i;
+
+	if (s->base.rc != TK_OK)
+		return;
+	if (name[0] == '\0') {
+		tk__bfconv_fail(&s->base, TK_EINVAL,
+				"Table \"%s\" has a column with an empty name, which an HDF5 compound type cannot hold",
+				s->table);
+		return;
+	}
+	for (i = 0; i < s->ncols; i++) {
+		if (strcmp(s->cols[i].name, name) == 0) {
+			tk__bfconv_fail(&s->base, TK_EINVAL,
+					"Table \"%s\" has two columns named \"%s\", which an HDF5 compound type cannot hold",
+					s->table, name);
+			return;
+		}
+	}
+	if (s->ncols == s->cols_cap) {
+		size_t cap = s->cols_cap ? s->cols_cap * 2 : 32;
+		struct h5_col *nc = realloc(s->cols, cap * sizeof(*nc));
+		if (nc == NULL) {
+			h5_nomem(s);
+			return;
+		}
+		s->cols = nc;
+		s->cols_cap = cap;
+	}
+	s->cols[s->ncols].name = strdup(name);
+	if (s->cols[s->ncols].name == NULL) {
+		h5_nomem(s);
+		return;
+	}
+	s->cols[s->ncols].type = type;
+	s->cols[s->ncols].off = s->row_size;
+	s->row_size += size;
+	s->ncols++;
+}
+
+static void h5_column_uint64(void *ud, const char *name)
+{
+	h5_column(ud, name, TK_BFBIN_UINT64, sizeof(uint64_t));
+}
+
+static void h5_column_string(void *ud, const char *name)
+{
+	h5_column(ud, name, TK_BFBIN_STRING, sizeof(char *));
+}
+
+static void h5_column_bool(void *ud, const char *name)
+{
+	h5_column(ud, name, TK_BFBIN_BOOL, sizeof(uint8_t));
+}
+
+static void h5_column_end(void *ud)
+{
+	struct h5_state *s = ud;
+	hsize_t dims = 0, maxdims = H5S_UNLIMITED, chunk = H5_CHUNK_ROWS;
+	hid_t space = -1, dcpl = -1;
+	size_t i;
+
+	if (s->base.rc != TK_OK || s->ncols == 0) /* Byfl skips tables without columns */
+		return;
+	if (strchr(s->table, '/') != NULL || strcmp(s->table, ".") == 0 || s->table[0] == '\0') {
+		tk__bfconv_fail(&s->base, TK_EINVAL,
+				"Table name \"%s\" cannot name an HDF5 dataset (it is empty, \".\" or contains '/')",
+				s->table);
+		return;
+	}
+	if (H5Lexists(s->file, s->table, H5P_DEFAULT) > 0) {
+		tk__bfconv_fail(&s->base, TK_EEXIST,
+				"Duplicate table name \"%s\": an HDF5 group cannot hold two datasets of that name", s->table);
+		return;
+	}
+	s->dtype = H5Tcreate(H5T_COMPOUND, s->row_size);
+	if (s->dtype < 0) {
+		h5_fail(s, "Failed to create a datatype for table \"%s\"", s->table);
+		return;
+	}
+	for (i = 0; i < s->ncols; i++) {
+		hid_t mtype = s->cols[i].type == TK_BFBIN_UINT64 ? H5T_NATIVE_UINT64
+			      : s->cols[i].type == TK_BFBIN_STRING ? s->str_type
+								   : s->bool_type;
+		if (H5Tinsert(s->dtype, s->cols[i].name, s->cols[i].off, mtype) < 0) {
+			h5_fail(s, "Failed to add column \"%s\" to an HDF5 datatype", s->cols[i].name);
+			return;
+		}
+	}
+	space = H5Screate_simple(1, &dims, &maxdims);
+	dcpl = H5Pcreate(H5P_DATASET_CREATE);
+	if (space < 0 || dcpl < 0 || H5Pset_chunk(dcpl, 1, &chunk) < 0 ||
+	    (H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0 && H5Pset_deflate(dcpl, 9) < 0)) {
+		h5_fail(s, "Failed to prepare the dataset of table \"%s\"", s->table);
+		goto done;
+	}
+	s->dset = H5Dcreate2(s->file, s->table, s->dtype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+	if (s->dset < 0) {
+		h5_fail(s, "Failed to create the dataset of table \"%s\"", s->table);
+		goto done;
+	}
+	s->batch_rows = H5_BATCH_BYTES / s->row_size;
+	if (s->batch_rows > H5_CHUNK_ROWS)
+		s->batch_rows = H5_CHUNK_ROWS;
+	if (s->batch_rows == 0)
+		s->batch_rows = 1;
+	s->active = 1;
+done:
+	if (dcpl >= 0)
+		H5Pclose(dcpl);
+	if (space >= 0)
+		H5Sclose(space);
+}
+
+/* Writes the collected rows at the end of the dataset. */
+static int h5_flush(struct h5_state *s)
+{
+	hsize_t start = s->written, count = s->nrows, size;
+	hid_t fspace = -1, mspace = -1;
+	size_t r, i;
+	int rc = TK_OK;
+
+	if (s->nrows == 0)
+		return TK_OK;
+	/* String slots hold arena offsets until now: the arena may have moved while growing. */
+	for (r = 0; r < s->nrows; r++) {
+		unsigned char *row = s->rows + r * s->row_size;
+		for (i = 0; i < s->ncols; i++) {
+			if (s->cols[i].type == TK_BFBIN_STRING) {
+				uintptr_t off;
+				char *p;
+				memcpy(&off, row + s->cols[i].off, sizeof(off));
+				p = s->arena + off;
+				memcpy(row + s->cols[i].off, &p, sizeof(p));
+			}
+		}
+	}
+	size = start + count;
+	if (H5Dset_extent(s->dset, &size) < 0 || (fspace = H5Dget_space(s->dset)) < 0 ||
+	    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0 ||
+	    (mspace = H5Screate_simple(1, &count, NULL)) < 0 ||
+	    H5Dwrite(s->dset, s->dtype, mspace, fspace, H5P_DEFAULT, s->rows) < 0)
+		rc = h5_fail(s, "Failed to write rows of table \"%s\"", s->table);
+	if (mspace >= 0)
+		H5Sclose(mspace);
+	if (fspace >= 0)
+		H5Sclose(fspace);
+	s->written = size;
+	s->nrows = 0;
+	s->arena_len = 0;
+	return rc;
+}
+
+static void h5_row_begin(void *ud)
+{
+	struct h5_state *s = ud;
+
+	s->col = 0;
+	if (!s->active)
+		return;
+	if ((s->nrows + 1) * s->row_size > s->rows_bytes) {
+		/* Grow by doubling up to one batch (the row size differs from table to table). */
+		size_t rows = s->nrows ? s->nrows * 2 : 16, bytes;
+		unsigned char *nr;
+		if (rows > s->batch_rows)
+			rows = s->batch_rows;
+		bytes = rows * s->row_size;
+		nr = realloc(s->rows, bytes);
+		if (nr == NULL) {
+			h5_nomem(s);
+			s->active = 0;
+			return;
+		}
+		s->rows = nr;
+		s->rows_bytes = bytes;
+	}
+}
+
+static unsigned char *h5_slot(struct h5_state *s)
+{
+	return s->rows + s->nrows * s->row_size + s->cols[s->col++].off;
+}
+
+static void h5_data_uint64(void *ud, uint64_t v)
+{
+	struct h5_state *s = ud;
+
+	if (s->active)
+		memcpy(h5_slot(s), &v, sizeof(v));
+}
+
+static void h5_data_string(void *ud, const char *v)
+{
+	struct h5_state *s = ud;
+	size_t n = strlen(v) + 1;
+	uintptr_t off;
+
+	if (!s->active)
+		return;
+	if (s->arena_cap - s->arena_len < n) {
+		size_t cap = s->arena_cap ? s->arena_cap : 65536;
+		char *na;
+		while (cap - s->arena_len < n)
+			cap *= 2;
+		na = realloc(s->arena, cap);
+		if (na == NULL) {
+			h5_nomem(s);
+			s->active = 0;
+			return;
+		}
+		s->arena = na;
+		s->arena_cap = cap;
+	}
+	memcpy(s->arena + s->arena_len, v, n);
+	off = s->arena_len;
+	s->arena_len += n;
+	memcpy(h5_slot(s), &off, sizeof(off));
+}
+
+static void h5_data_bool(void *ud, uint8_t v)
+{
+	struct h5_state *s = ud;
+	uint8_t b = v != 0; /* the enum has only No = 0 and Yes = 1 */
+
+	if (s->active)
+		memcpy(h5_slot(s), &b, 1);
+}
+
+static void h5_row_end(void *ud)
+{
+	struct h5_state *s = ud;
+
+	if (!s->active)
+		return;
+	s->nrows++;
+	if (s->nrows == s->batch_rows || s->arena_len >= H5_BATCH_BYTES)
+		h5_flush(s);
+}
+
+static void h5_table_end(void *ud)
+{
+	struct h5_state *s = ud;
+
+	if (s->active && s->base.rc == TK_OK)
+		h5_flush(s);
+	h5_close_table(s);
+}
+
+static int h5_make_types(struct h5_state *s)
+{
+	uint8_t no = 0, yes = 1;
+
+	s->str_type = H5Tcopy(H5T_C_S1);
+	if (s->str_type < 0 || H5Tset_size(s->str_type, H5T_VARIABLE) < 0 ||
+	    H5Tset_strpad(s->str_type, H5T_STR_NULLTERM) < 0 || H5Tset_cset(s->str_type, H5T_CSET_ASCII) < 0)
+		return h5_fail(s, "Failed to create the HDF5 string type");
+	s->bool_type = H5Tenum_create(H5T_NATIVE_UINT8);
+	if (s->bool_type < 0 || H5Tenum_insert(s->bool_type, "No", &no) < 0 ||
+	    H5Tenum_insert(s->bool_type, "Yes", &yes) < 0)
+		return h5_fail(s, "Failed to create the HDF5 bool type");
+	return TK_OK;
+}
+
+int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert *cv)
+{
+	H5E_auto2_t old_func = NULL;
+	void *old_data = NULL;
+	bfbin_callback_t cbs;
+	struct h5_state s;
+	char *tmp = NULL;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.file = s.str_type = s.bool_type = s.dtype = s.dset = -1;
+	rc = tk__bfconv_init(&s.base, cv, in_path);
+	if (rc != TK_OK)
+		return rc;
+	if ((rc = tk__bfconv_check_db_output(&s.base, h5_path)) != TK_OK)
+		return rc;
+	tmp = malloc(strlen(h5_path) + sizeof(".part"));
+	if (tmp == NULL)
+		return h5_nomem(&s);
+	strcpy(tmp, h5_path);
+	strcat(tmp, ".part");
+
+	/* Errors become messages of ours; HDF5 must not print its stack on our stderr. */
+	H5Eget_auto2(H5E_DEFAULT, &old_func, &old_data);
+	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+	if ((rc = tk__bfconv_create_temp(&s.base, tmp)) != TK_OK)
+		goto fail;
+	s.file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	if (s.file < 0) {
+		rc = h5_fail(&s, "Failed to create %s", tmp);
+		goto fail;
+	}
+	if ((rc = h5_make_types(&s)) != TK_OK)
+		goto fail;
+
+	memset(&cbs, 0, sizeof(cbs));
+	cbs.error_cb = tk__bfconv_parse_error;
+	cbs.table_begin_basic_cb = h5_table_begin;
+	cbs.table_begin_keyval_cb = h5_table_begin;
+	cbs.column_uint64_cb = h5_column_uint64;
+	cbs.column_string_cb = h5_column_string;
+	cbs.column_bool_cb = h5_column_bool;
+	cbs.column_end_cb = h5_column_end;
+	cbs.row_begin_cb = h5_row_begin;
+	cbs.data_uint64_cb = h5_data_uint64;
+	cbs.data_string_cb = h5_data_string;
+	cbs.data_bool_cb = h5_data_bool;
+	cbs.row_end_cb = h5_row_end;
+	cbs.table_end_basic_cb = h5_table_end;
+	cbs.table_end_keyval_cb = h5_table_end;
+	rc = tk__bfconv_run(&s.base, &cbs, 0, NULL);
+	if (rc != TK_OK)
+		goto fail;
+	H5Tclose(s.str_type);
+	H5Tclose(s.bool_type);
+	s.str_type = s.bool_type = -1;
+	rc = H5Fclose(s.file) < 0 ? h5_fail(&s, "Failed to close %s", tmp) : TK_OK;
+	s.file = -1;
+	if (rc != TK_OK)
+		goto fail;
+	rc = tk__bf_sync_rename(tmp, h5_path);
+	if (rc != TK_OK) {
+		tk__bfconv_fail(&s.base, rc, "Failed to write %s (%s)", h5_path, tk_strerror(rc));
+		goto fail;
+	}
+	goto done;
+
+fail:
+	h5_close_table(&s);
+	if (s.str_type >= 0)
+		H5Tclose(s.str_type);
+	if (s.bool_type >= 0)
+		H5Tclose(s.bool_type);
+	if (s.file >= 0)
+		H5Fclose(s.file);
+	unlink(tmp);
+	if (s.base.rc != TK_OK)
+		rc = s.base.rc;
+done:
+	H5Eclear2(H5E_DEFAULT);
+	H5Eset_auto2(H5E_DEFAULT, old_func, old_data);
+	h5_free_cols(&s);
+	free(s.cols);
+	free(s.table);
+	free(s.rows);
+	free(s.arena);
+	free(tmp);
+	return rc;
+}

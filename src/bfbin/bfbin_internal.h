@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to the bfbin module: the parser entry the converters share (with a second stop
+ * flag, so a converter can end parsing on its own error while still honouring the
+ * caller's flag), and the state and helpers common to every converter.
+ */
+#ifndef TK_BFBIN_INTERNAL_H
+#define TK_BFBIN_INTERNAL_H
+
+#include <signal.h>
+#include <stdio.h>
+
+#include "tracekit/bfbin.h"
+#include "tracekit/bfbin_convert.h"
+
+/* tk_bfbin_parse() that also stops when *stop2 becomes nonzero. */
+int tk__bfbin_parse_path(const char *path, const bfbin_callback_t *callbacks, void *user_data,
+			 const tk_bfbin_parse_options *opts, const volatile sig_atomic_t *stop2);
+
+/*
+ * The first member of every converter's callback state: the caller's options, the first
+ * error (its message goes to cv->error) and the flag that stops the parser.
+ */
+struct tk__bfconv {
+	tk_bfbin_convert *cv;
+	const char *in_path;
+	int rc;                     /* first error, 0 if none */
+	volatile sig_atomic_t halt; /* stops the parser at the next row, table or wait */
+};
+
+/* Prepares c; returns TK_EINVAL (and a message) when the arguments are unusable. */
+int tk__bfconv_init(struct tk__bfconv *c, tk_bfbin_convert *cv, const char *in_path);
+
+/* Records the first error (code and message) and stops the parser. Returns rc. */
+int tk__bfconv_fail(struct tk__bfconv *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Sends a warning to cv->warning_cb, if any. */
+void tk__bfconv_warn(struct tk__bfconv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * error_cb for converters whose user_data starts with struct tk__bfconv: keeps the
+ * parser's message as the conversion's error.
+ */
+void tk__bfconv_parse_error(void *user_data, const char *message);
+
+/*
+ * Parses c->in_path with cbs (user_data = c, which must be the first member of the
+ * converter's state), the live options of cv and the given idle hook. Returns the
+ * conversion's result: the converter's own error if it failed, else the parser's.
+ */
+int tk__bfconv_run(struct tk__bfconv *c, const bfbin_callback_t *cbs, int live, void (*idle_cb)(void *));
+
+/* Flushes and checks a FILE * output; records TK_ENOSPC / TK_EIO naming cv->output_name. */
+int tk__bfconv_check_output(struct tk__bfconv *c, FILE *out);
+
+/* Decimal digits of v into buf (at least 21 bytes); returns the length. */
+size_t tk__bf_u64_to_dec(char *buf, uint64_t v);
+
+/*
+ * Checks the output path of a database converter: given, not the input, and not an
+ * existing device, pipe or directory (the database is renamed onto it).
+ */
+int tk__bfconv_check_db_output(struct tk__bfconv *c, const char *path);
+
+/*
+ * Creates the empty temporary file of a database converter (after removing a stale one
+ * and its journals), so a path that cannot be written gets a plain errno message.
+ */
+int tk__bfconv_create_temp(struct tk__bfconv *c, const char *tmp);
+
+/* Removes "<path>" and SQLite's "<path>-journal", "-wal", "-shm" siblings. */
+void tk__bf_remove_with_siblings(const char *path);
+
+/* fsync()s a closed file by name, then renames it. Returns 0 or a TK_E* code. */
+int tk__bf_sync_rename(const char *from, const char *to);
+
+#endif /* TK_BFBIN_INTERNAL_H */
