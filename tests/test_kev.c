@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "tk_test.h"
@@ -401,6 +403,60 @@ static void test_raw(void **state)
 	free(whole);
 }
 
+/* Vectored raw writes: many runs in order (more than one writev() holds), after buffered
+ * slots; bad lengths refused; a failing descriptor reported with its byte offset. */
+static void test_raw_vectored(void **state)
+{
+	const char *path = tkt_path("rawv.kev");
+	static unsigned char runs[100][32];
+	struct iovec iov[100];
+	traceevent_t first = { 0x00001801u, { 7, 8, 9 } };
+	tk_kev_writer *wr;
+	unsigned char *ev;
+	size_t n, i;
+	char *whole;
+	int fds[2], rc;
+
+	(void)state;
+	for (i = 0; i < 100; i++) {
+		memset(runs[i], (int)i, sizeof(runs[i]));
+		iov[i].iov_base = runs[i];
+		iov[i].iov_len = i % 3 == 0 ? 32 : 16; /* two slots or one */
+	}
+	assert_int_equal(tk_kev_writer_open(&wr, path, &fixed_header, 0), TK_OK);
+	assert_int_equal(tk_kev_write_raw(wr, &first, 1), TK_OK); /* buffered: must come first */
+	assert_int_equal(tk_kev_write_raw_file_order_v(wr, iov, 100), TK_OK);
+	iov[0].iov_len = 15;
+	assert_int_equal(tk_kev_write_raw_file_order_v(wr, iov, 1), TK_EINVAL);
+	assert_int_equal(tk_kev_write_raw_file_order_v(wr, NULL, 0), TK_OK);
+	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+	ev = events_of(path, &n, &whole);
+	assert_int_equal(n, 1 + 100 + 34);
+	check_slot(ev, 0, 0x00001801u, 7, 8, 9);
+	ev += 16;
+	for (i = 0; i < 100; i++) {
+		size_t len = i % 3 == 0 ? 32 : 16, k;
+		for (k = 0; k < len; k++)
+			assert_int_equal(ev[k], (unsigned char)i);
+		ev += len;
+	}
+	free(whole);
+
+	/* a reader that went away */
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(fcntl(fds[1], F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(tk_kev_writer_open_fd(&wr, fds[1], &fixed_header, 0), TK_OK);
+	close(fds[0]);
+	for (i = 0; i < 100; i++)
+		iov[i].iov_len = 32;
+	signal(SIGPIPE, SIG_IGN);
+	rc = tk_kev_write_raw_file_order_v(wr, iov, 100);
+	assert_int_not_equal(rc, TK_OK);
+	assert_non_null(strstr(tk_kev_writer_errmsg(wr), "byte offset"));
+	tk_kev_writer_close(wr);
+	close(fds[1]);
+}
+
 static void test_syspage(void **state)
 {
 	unsigned char sp[1024];
@@ -443,7 +499,8 @@ int main(void)
 		cmocka_unit_test(test_bad_attributes), cmocka_unit_test(test_bad_events),
 		cmocka_unit_test(test_part_file_lifecycle), cmocka_unit_test(test_unwritable),
 		cmocka_unit_test(test_disk_full),      cmocka_unit_test(test_disk_full_later),
-		cmocka_unit_test(test_raw),            cmocka_unit_test(test_syspage),
+		cmocka_unit_test(test_raw),            cmocka_unit_test(test_raw_vectored),
+		cmocka_unit_test(test_syspage),
 		cmocka_unit_test(test_errors_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

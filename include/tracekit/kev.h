@@ -510,6 +510,14 @@ TK_API int tk_kev_write_raw(tk_kev_writer *w, const traceevent_t *events, size_t
 /* Writes raw slots that are already in the file's byte order (a buffer dump). */
 TK_API int tk_kev_write_raw_file_order(tk_kev_writer *w, const void *slots, size_t n);
 
+/*
+ * Like tk_kev_write_raw_file_order() for several runs of slots at once, in one writev()
+ * where possible: iov[i] points at whole 16-byte slots (iov_len a multiple of 16).
+ * Needs <sys/uio.h> for struct iovec.
+ */
+struct iovec;
+TK_API int tk_kev_write_raw_file_order_v(tk_kev_writer *w, const struct iovec *iov, int n_iov);
+
 /* Number of 16-byte slots written so far (TIME events included). */
 TK_API uint64_t tk_kev_writer_slots(const tk_kev_writer *w);
 

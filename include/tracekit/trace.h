@@ -162,7 +162,9 @@ TK_API void __cyg_profile_func_exit(void *this_fn, void *call_site) __attribute_
 
 typedef struct tk_logger_options {
 	unsigned n_buffers;    /* 16 KiB buffers to allocate if none are (default 1024 = 16 MiB) */
-	int ring;              /* 1: flight recorder (keep the newest buffers, write on flush/stop/exit) */
+	int ring;              /* 1: flight recorder (keep the newest buffers, write on flush/stop/exit),
+				* 0: linear (write every buffer); without options the mode set with
+				* TraceEvent(_NTO_TRACE_SETRINGMODE / SETLINEARMODE) stays */
 	int big_endian;        /* byte order of the file (default: the host's) */
 	const tk_kev_attr *attrs; /* extra header attributes */
 	size_t n_attrs;

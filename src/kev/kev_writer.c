@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/tk_bytes.h"
@@ -519,6 +520,51 @@ int tk_kev_write_raw_file_order(tk_kev_writer *w, const void *slots, size_t n)
 	if (err == TK_OK)
 		w->slots += n;
 	return err;
+}
+
+int tk_kev_write_raw_file_order_v(tk_kev_writer *w, const struct iovec *iov_in, int n_iov)
+{
+	struct iovec iov[64];
+	uint64_t total = 0;
+	int i, err;
+
+	if (w == NULL || n_iov < 0 || (n_iov > 0 && iov_in == NULL))
+		return TK_EINVAL;
+	for (i = 0; i < n_iov; i++) {
+		if (iov_in[i].iov_len % sizeof(traceevent_t) != 0 || (iov_in[i].iov_len > 0 && iov_in[i].iov_base == NULL))
+			return TK_EINVAL;
+		total += iov_in[i].iov_len;
+	}
+	err = tk_kev_writer_flush(w);
+	if (err != TK_OK)
+		return err;
+	while (n_iov > 0) {
+		int k = n_iov < 64 ? n_iov : 64, first = 0;
+		memcpy(iov, iov_in, (size_t)k * sizeof(*iov));
+		iov_in += k;
+		n_iov -= k;
+		/* writev, resuming after short writes */
+		while (first < k) {
+			ssize_t n = writev(w->fd, iov + first, k - first);
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				return set_err(w, tk_error_from_errno(errno), "write failed at byte offset %llu: %s",
+					       (unsigned long long)w->bytes_written, strerror(errno));
+			}
+			w->bytes_written += (uint64_t)n;
+			while (first < k && (size_t)n >= iov[first].iov_len) {
+				n -= (ssize_t)iov[first].iov_len;
+				first++;
+			}
+			if (first < k) {
+				iov[first].iov_base = (char *)iov[first].iov_base + n;
+				iov[first].iov_len -= (size_t)n;
+			}
+		}
+	}
+	w->slots += total / sizeof(traceevent_t);
+	return TK_OK;
 }
 
 uint64_t tk_kev_writer_slots(const tk_kev_writer *w)

@@ -448,6 +448,7 @@ void *tk__trace_buffer_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n
 	int64_t idx = pool != NULL ? tk_pool_index(pool, buf) : -1;
 	traceevent_t *s = buf;
 	tk_pool_desc *d;
+	int64_t stored;
 
 	(void)tid;
 	if (idx < 0)
@@ -455,9 +456,15 @@ void *tk__trace_buffer_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n
 	d = tk_pool_desc_of(pool, (uint32_t)idx);
 	if (n > 0 && (s[0].header & 0xc0007fffu) == (_TRACE_CONTROL_C | _TRACE_CONTROL_BUFFER))
 		s[0].data[2] = (uint32_t)n; /* events in the buffer, this one included */
-	atomic_fetch_add(&tk__trace.stored, (int64_t)n - (int64_t)d->flushed);
+	stored = atomic_fetch_add(&tk__trace.stored, (int64_t)n - (int64_t)d->flushed) + (int64_t)n - (int64_t)d->flushed;
 	tk_pool_queue(pool, (uint32_t)idx, (uint32_t)n);
-	tk__logger_wake();
+	/* The logger is woken once a few buffers wait (it also wakes every 50 ms by itself),
+	 * so writers do not pay a wake-up per buffer; in ring mode it has nothing to do. */
+	if (!atomic_load_explicit(&tk__trace.ring, memory_order_relaxed)) {
+		uint32_t nb = tk_pool_n_buffers(pool), wake = nb / 4 < 8 ? (nb / 4 ? nb / 4 : 1) : 8;
+		if (stored >= (int64_t)wake * (TRACE_BUFFER_SLOTS - 2))
+			tk__logger_wake();
+	}
 	return tk__trace_buffer_acquire(id, user);
 }
 

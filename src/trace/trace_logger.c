@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -161,12 +162,73 @@ static void write_queued(tk_pool *pool, uint32_t idx)
 	tk_pool_give(pool, idx);
 }
 
+/*
+ * Full buffers written in batches: up to 64 buffers (1 MiB) per writev(), straight from the
+ * pool. The per-buffer path serves flushes (staged heads must interleave), other-endian
+ * files (slots are converted) and a logger that has already failed to write.
+ */
+enum { DRAIN_BATCH = 64 };
+
+static void write_batch(tk_pool *pool, const uint32_t *ids, size_t n)
+{
+	struct iovec iov[2 * DRAIN_BATCH];
+	traceevent_t times[DRAIN_BATCH];
+	uint32_t from[DRAIN_BATCH], to[DRAIN_BATCH];
+	size_t i, n_iov = 0, n_times = 0, slots = 0, pieces = 0;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		tk_pool_desc *d = tk_pool_desc_of(pool, ids[i]);
+		const traceevent_t *buf = tk_pool_buffer(pool, ids[i]);
+		from[i] = d->flushed;
+		to[i] = atomic_load_explicit(&d->records, memory_order_acquire);
+		if (to[i] <= from[i])
+			continue;
+		if (from[i] > 0) { /* the rest of a flushed buffer: its time state first */
+			times[n_times] = (traceevent_t){ _TRACE_MAKE_CODE(d->resume_cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
+							 { buf[from[i]].data[0], d->resume_msb, buf[from[i]].data[0] } };
+			iov[n_iov++] = (struct iovec){ &times[n_times++], sizeof(traceevent_t) };
+			slots++;
+		}
+		iov[n_iov++] = (struct iovec){ (void *)(buf + from[i]), (size_t)(to[i] - from[i]) * sizeof(traceevent_t) };
+		slots += to[i] - from[i];
+		pieces++;
+	}
+	rc = n_iov > 0 ? tk_kev_write_raw_file_order_v(g_log.w, iov, (int)n_iov) : TK_OK;
+	pthread_mutex_lock(&g_log.mu);
+	if (rc == TK_OK) {
+		g_log.events_written += slots;
+		g_log.buffers_written += pieces;
+		g_log.bytes_written += slots * sizeof(traceevent_t);
+	} else {
+		g_log.buffers_lost += pieces;
+	}
+	pthread_mutex_unlock(&g_log.mu);
+	if (rc != TK_OK)
+		note_write_error();
+	for (i = 0; i < n; i++) {
+		atomic_fetch_sub(&tk__trace.stored, (int64_t)to[i] - (int64_t)from[i]);
+		tk_pool_desc_of(pool, ids[i])->flushed = 0;
+		tk_pool_give(pool, ids[i]);
+	}
+}
+
 static void drain_queue(tk_pool *pool)
 {
-	uint32_t idx;
+	uint32_t ids[DRAIN_BATCH];
+	size_t n;
 
-	while (tk_pool_dequeue(pool, &idx) == TK_OK)
-		write_queued(pool, idx);
+	if (g_log.swap || g_log.n_pieces > 0 || g_log.write_error != 0) {
+		while (tk_pool_dequeue(pool, &ids[0]) == TK_OK)
+			write_queued(pool, ids[0]);
+		return;
+	}
+	do {
+		for (n = 0; n < DRAIN_BATCH && tk_pool_dequeue(pool, &ids[n]) == TK_OK; n++)
+			;
+		if (n > 0)
+			write_batch(pool, ids, n);
+	} while (n == DRAIN_BATCH);
 }
 
 /* Under a writer thread's buffer lock: copy its committed, unwritten slots. */
@@ -421,8 +483,8 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 	if (atomic_load(&tk__trace.pool) == NULL &&
 	    TraceEvent(_NTO_TRACE_ALLOCBUFFER, opts->n_buffers ? opts->n_buffers : defaults.n_buffers, NULL) != 0)
 		return errno == EINVAL ? TK_EINVAL : TK_ENOMEM;
-	if (opts->ring)
-		TraceEvent(_NTO_TRACE_SETRINGMODE);
+	if (opts_in != NULL) /* otherwise the mode TraceEvent() set stays */
+		TraceEvent(opts->ring ? _NTO_TRACE_SETRINGMODE : _NTO_TRACE_SETLINEARMODE);
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
