@@ -6,13 +6,13 @@
 # end. BFBIN_BENCH_MIB changes its size; BUILD the build directory (default build-bench).
 set -eu
 cd "$(dirname "$0")/.."
-BUILD=${BUILD:-build-bench}
+BUILD=${1:-${BUILD:-build-bench}}
 SIZE_MIB=${BFBIN_BENCH_MIB:-1024}
 TMP=${TMPDIR:-/tmp}
 GEN=""
 command -v ninja >/dev/null 2>&1 && GEN="-G Ninja"
 
-cmake -S . -B "$BUILD" $GEN -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTK_BUILD_BENCH=ON >/dev/null
+cmake -S . -B "$BUILD" $GEN -DCMAKE_BUILD_TYPE=Release -DTK_BUILD_BENCH=ON -DBUILD_TESTING=OFF >/dev/null
 cmake --build "$BUILD" --target bfbin_parse >/dev/null
 
 # The file and its .part while it is written: make sure they fit, with 100 MiB to spare.

@@ -9,8 +9,9 @@
  *   - SYSTEM FUNC_ENTER / FUNC_EXIT of the hot code (compiled with -finstrument-functions),
  *   - a closing text event per worker (trace_logf()).
  *
- * usage: worker_pool [-o OUTPUT.kev] [-t THREADS] [-n ITEMS] [-s ITEM_BYTES] [-w USEC] [--ring]
- *        default: worker_pool.kev, 4 threads, 1000 items of 4096 bytes, 10 us
+ * usage: worker_pool [-o OUTPUT.kev] [-t THREADS] [-n ITEMS] [-s ITEM_BYTES] [-w USEC]
+ *                    [-b BUFFERS] [--ring]
+ *        default: worker_pool.kev, 4 threads, 1000 items of 4096 bytes, 10 us, 1024 buffers
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -68,13 +69,14 @@ static void *worker(void *arg)
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"usage: %s [-o OUTPUT.kev] [-t THREADS] [-n ITEMS] [-s ITEM_BYTES] [-w USEC] [--ring]\n"
+		"usage: %s [-o OUTPUT.kev] [-t THREADS] [-n ITEMS] [-s ITEM_BYTES] [-w USEC] [-b BUFFERS] [--ring]\n"
 		"Hashes ITEMS generated blocks on THREADS threads and records a trace of it.\n"
 		"  -o, --output FILE   trace file (default worker_pool.kev)\n"
 		"  -t, --threads N     worker threads, 1..256 (default 4)\n"
 		"  -n, --items N       items to process (default 1000)\n"
 		"  -s, --size BYTES    bytes per item, 1..16777216 (default 4096)\n"
 		"  -w, --wait USEC     record lock waits longer than USEC, 0 for none (default 10)\n"
+		"  -b, --buffers N     16 KiB trace buffers, 4..1048576 (default 1024)\n"
 		"      --ring          flight recorder: keep only the newest buffers\n",
 		prog);
 }
@@ -100,23 +102,25 @@ int main(int argc, char **argv)
 						  { "items", required_argument, NULL, 'n' },
 						  { "size", required_argument, NULL, 's' },
 						  { "wait", required_argument, NULL, 'w' },
+						  { "buffers", required_argument, NULL, 'b' },
 						  { "ring", no_argument, NULL, 'r' },
 						  { "help", no_argument, NULL, 'h' },
 						  { NULL, 0, NULL, 0 } };
 	const char *out = "worker_pool.kev";
-	unsigned long threads = 4, items = 1000, size = 4096, wait_us = 10, i;
+	unsigned long threads = 4, items = 1000, size = 4096, wait_us = 10, buffers = 1024, i;
 	tk_logger_options lo = { .n_buffers = 1024 };
 	tk_logger_stats st;
 	pthread_t th[256];
 	int c, rc, failed = 0;
 
-	while ((c = getopt_long(argc, argv, "o:t:n:s:w:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:t:n:s:w:b:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't': if (parse_uint(argv[0], "THREADS", optarg, 1, 256, &threads)) return 2; break;
 		case 'n': if (parse_uint(argv[0], "ITEMS", optarg, 0, 100000000, &items)) return 2; break;
 		case 's': if (parse_uint(argv[0], "ITEM_BYTES", optarg, 1, 1u << 24, &size)) return 2; break;
 		case 'w': if (parse_uint(argv[0], "USEC", optarg, 0, 10000000, &wait_us)) return 2; break;
+		case 'b': if (parse_uint(argv[0], "BUFFERS", optarg, 4, 1u << 20, &buffers)) return 2; break;
 		case 'r': lo.ring = 1; break;
 		case 'h': usage(stdout, argv[0]); return 0;
 		default: usage(stderr, argv[0]); return 2;
@@ -129,6 +133,7 @@ int main(int argc, char **argv)
 	g_items = (unsigned)items;
 	g_item_bytes = size;
 	g_wait_ns = (uint64_t)wait_us * 1000;
+	lo.n_buffers = (unsigned)buffers;
 
 	rc = tk_logger_start(out, &lo);
 	if (rc != TK_OK) {

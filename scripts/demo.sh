@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# `make demo`: record a real program, print its trace and convert it.
+# `make demo`: record real programs, print their traces and convert them.
 # usage: scripts/demo.sh [BUILD_DIR]
 set -eu
 cd "$(dirname "$0")/.."
@@ -11,21 +11,45 @@ TP="$BUILD/tools/traceprinter"
 
 banner() { printf '\n\033[1m== %s ==\033[0m\n' "$*"; }
 
-banner "1. Record: a multi-threaded program (4 threads sorting arrays, sharing a lock) writes its own .kev trace"
-"$BUILD/examples/kev_writer_demo" "$OUT/demo.kev" 4 200
-ls -l "$OUT/demo.kev"
+banner "1. Record: worker_pool (4 threads hashing 2000 generated blocks) traces itself with TraceEvent() and the inline emitter"
+"$BUILD/examples/worker_pool" -t 4 -n 2000 -o "$OUT/worker_pool.kev"
+ls -l "$OUT/worker_pool.kev"
 
-banner "2. Print it as QNX traceprinter would (first 40 lines)"
-"$TP" -f "$OUT/demo.kev" | head -n 40
+banner "2. Print it as QNX traceprinter would (the first events)"
+"$TP" -f "$OUT/worker_pool.kev" | sed -n '/KERNEL EVENTS/,$p' | head -n 30
 
-banner "3. Only thread and process events, in time order across CPUs, in seconds of the cycle counter"
-"$TP" --sort --time=ns --class=THREAD,PROCESS -f "$OUT/demo.kev" | sed -n '/KERNEL EVENTS/,$p' | head -n 25
+banner "3. Threads and user events only, in time order across threads, in ns since the trace began"
+"$TP" --sort --time=ns --class=THREAD,PROCESS,USER -n -f "$OUT/worker_pool.kev" | sed -n '/KERNEL EVENTS/,$p' | sed -n '1,12p;/EVENT:30/p'
 
-banner "4. Read it from a pipe, one line per event (-n), and count events per class"
-cat "$OUT/demo.kev" | "$TP" -n -f - | sed -n '/KERNEL EVENTS/,$p' | awk 'NR > 1 { split($3, a, ":"); n[a[1]]++ } END { for (c in n) printf "  %-10s %d\n", c, n[c] }'
+banner "4. Events per class (read from a pipe, one line per event)"
+"$TP" -n -f - <"$OUT/worker_pool.kev" | sed -n '/KERNEL EVENTS/,$p' | awk 'NR > 1 { split($3, a, ":"); n[a[1]]++ } END { for (c in n) printf "  %-10s %d\n", c, n[c] }' | sort
 
-banner "5. Convert: the full printout to a text file (written whole or not at all)"
-"$TP" -f "$OUT/demo.kev" -o "$OUT/demo.txt"
-wc -l "$OUT/demo.txt"
+banner "5. The SAT guide's usr_event_simple, ported: TraceEvent() calls show up as KER_CALL / KER_EXIT"
+"$BUILD/examples/usr_event_simple" "$OUT/usr_event_simple.kev"
+"$TP" -f "$OUT/usr_event_simple.kev" | sed -n '/KER_EXIT/,$p'
 
-printf '\nThe trace and its conversions are in %s/.\n' "$OUT"
+banner "6. An unmodified program: gzip, with libtracekit preloaded and TRACEKIT_LOG naming the trace"
+TRACEKIT_LOG="$OUT/gzip.kev" LD_PRELOAD="$PWD/$BUILD/src/libtracekit.so" gzip -9 -c "$OUT/worker_pool.kev" >/dev/null
+"$TP" -f "$OUT/gzip.kev" | sed -n '/KERNEL EVENTS/,$p' | grep -v CONTROL
+
+banner "7. Flight recorder: 20000 items in ring mode with 64 buffers (1 MiB) keep only the newest events"
+"$BUILD/examples/worker_pool" -t 4 -n 20000 -s 256 -b 64 --ring -o "$OUT/ring.kev"
+first=$("$TP" -c USER -f "$OUT/ring.kev" | sed -n 's/.*EVENT:10, d0:0x\([0-9a-f]*\).*/\1/p' | sort | head -n 1)
+printf '  oldest item left in the ring trace: %d (of 0..19999)\n' "0x$first"
+
+banner "8. Convert: the full printout to a text file (written whole or not at all)"
+"$TP" -f "$OUT/worker_pool.kev" -o "$OUT/worker_pool.txt"
+wc -l "$OUT/worker_pool.txt"
+
+banner "9. Byfl tables: a .byfl file to CSV, SQLite and Callgrind"
+"$BUILD/tests/bfbin_samples" call_stack "$OUT/call_stack.byfl"
+"$BUILD/tools/bfbin2csv" --include=Functions "$OUT/call_stack.byfl" | head -n 6
+rm -f "$OUT/call_stack.db"
+"$BUILD/tools/bfbin2sqlite3" -o "$OUT/call_stack.db" "$OUT/call_stack.byfl"
+if command -v sqlite3 >/dev/null 2>&1; then
+	sqlite3 -header "$OUT/call_stack.db" 'SELECT "Demangled call stack", Invocations FROM Functions ORDER BY Invocations DESC LIMIT 3'
+fi
+"$BUILD/tools/bfbin2cgrind" "$OUT/call_stack.byfl" "$OUT/call_stack.cgrind"
+ls -l "$OUT/call_stack.db" "$OUT/call_stack.cgrind"
+
+printf '\nThe traces and their conversions are in %s/.\n' "$OUT"
