@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: MIT
+# Golden and integration tests of the TBRW tools (print_tb5, tbrw_reader, tbrw_writer,
+# tb5_recover) and the TBRW examples, included at the end of tests/CMakeLists.txt.
+# Their own work directory (golden-tb5) is filled by the tb5_samples fixture
+# (gen_tb5_samples.sh: the examples' files, a larger file, broken files and .dat files).
+# Regenerate the golden files with scripts/update-golden.sh (ctest -L golden).
+
+if(NOT TK_BUILD_TOOLS OR NOT TARGET tbrw_vtune_file OR NOT TARGET tbrw_usage)
+  return()
+endif()
+
+set(TK_WORK_SAVED ${TK_WORK})
+set(TK_WORK ${CMAKE_CURRENT_BINARY_DIR}/golden-tb5)
+
+set(PT $<TARGET_FILE:print_tb5>)
+set(RD $<TARGET_FILE:tbrw_reader>)
+set(WR $<TARGET_FILE:tbrw_writer>)
+set(RC $<TARGET_FILE:tb5_recover>)
+
+add_test(NAME golden_tb5_samples
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/gen_tb5_samples.sh $<TARGET_FILE:tbrw_vtune_file>
+                 $<TARGET_FILE:tbrw_usage> ${WR} ${TK_WORK})
+set_tests_properties(golden_tb5_samples PROPERTIES FIXTURES_SETUP tb5_samples LABELS "golden")
+
+# tk_golden() in the tb5 work directory, after its fixture.
+function(tk_tb5_golden name)
+  tk_golden(NAME ${name} ${ARGN})
+  set_tests_properties(golden_${name} PROPERTIES FIXTURES_REQUIRED tb5_samples)
+endfunction()
+
+# ---- print_tb5 ----
+foreach(s vtune usage many)
+  tk_tb5_golden(print_tb5_${s} STDOUT tb5/print_${s}.txt COMMAND ${PT} ${s}.tb5)
+endforeach()
+tk_tb5_golden(print_tb5_limit STDOUT tb5/print_many_n3.txt COMMAND ${PT} -n 3 many.tb5)
+tk_tb5_golden(print_tb5_no_data STDOUT tb5/print_vtune_no_data.txt COMMAND ${PT} --no-data vtune.tb5)
+tk_tb5_golden(print_tb5_stdin STDOUT tb5/print_vtune.txt STDIN ${TK_WORK}/vtune.tb5 COMMAND ${PT} -)
+tk_tb5_golden(print_tb5_output FILE out_vtune.txt=${TK_GOLDEN}/tb5/print_vtune.txt ABSENT out_vtune.txt.part
+              COMMAND ${PT} -o out_vtune.txt vtune.tb5)
+tk_tb5_golden(print_tb5_help STDOUT tb5/print_tb5_help.txt COMMAND ${PT} --help)
+tk_tb5_golden(print_tb5_missing STDERR tb5/print_tb5_missing.err STATUS 1 COMMAND ${PT} no-such-file.tb5)
+foreach(s not_a_tb5 empty truncated flipped)
+  tk_tb5_golden(print_tb5_${s} STDERR tb5/print_tb5_${s}.err STATUS 1 COMMAND ${PT} ${s}.tb5)
+endforeach()
+tk_tb5_golden(print_tb5_bad_option STDERR tb5/print_tb5_bad_option.err STATUS 2 COMMAND ${PT} --frobnicate x.tb5)
+tk_tb5_golden(print_tb5_bad_limit STDERR tb5/print_tb5_bad_limit.err STATUS 2 COMMAND ${PT} -n many x.tb5)
+tk_tb5_golden(print_tb5_no_input STDERR tb5/print_tb5_no_input.err STATUS 2 COMMAND ${PT})
+
+# ---- tbrw_reader ----
+foreach(s vtune usage)
+  tk_tb5_golden(tbrw_reader_${s} FILE out_${s}.dat=${TK_GOLDEN}/tb5/${s}.dat ABSENT out_${s}.dat.part
+                COMMAND ${RD} ${s}.tb5 out_${s}.dat)
+endforeach()
+tk_tb5_golden(tbrw_reader_stdout STDOUT tb5/vtune.dat COMMAND ${RD} vtune.tb5 -)
+tk_tb5_golden(tbrw_reader_truncated STDERR tb5/tbrw_reader_truncated.err STATUS 1
+              ABSENT out_truncated.dat out_truncated.dat.part COMMAND ${RD} truncated.tb5 out_truncated.dat)
+tk_tb5_golden(tbrw_reader_flipped STDERR tb5/tbrw_reader_flipped.err STATUS 1
+              ABSENT out_flipped.dat out_flipped.dat.part COMMAND ${RD} flipped.tb5 out_flipped.dat)
+tk_tb5_golden(tbrw_reader_missing STDERR tb5/tbrw_reader_missing.err STATUS 1 COMMAND ${RD} no-such-file.tb5 x.dat)
+tk_tb5_golden(tbrw_reader_usage STDERR tb5/tbrw_reader_usage.err STATUS 2 COMMAND ${RD} vtune.tb5)
+tk_tb5_golden(tbrw_reader_help STDOUT tb5/tbrw_reader_help.txt COMMAND ${RD} --help)
+
+# ---- tbrw_writer: round trips (print_tb5 of both files identical) and bad .dat files ----
+foreach(s vtune usage many)
+  add_test(NAME tb5_round_trip_${s}
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tb5_round_trip.sh ${PT} ${RD} ${WR} ${TK_WORK}/${s}.tb5
+                   ${TK_WORK}/rt_${s})
+  set_tests_properties(tb5_round_trip_${s} PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 300)
+endforeach()
+tk_tb5_golden(tbrw_writer_stdin STDOUT tb5/print_vtune.txt STDIN ${CMAKE_CURRENT_SOURCE_DIR}/golden/tb5/vtune.dat
+              COMMAND sh -c "${WR} - stdin.tb5 && ${PT} stdin.tb5")
+foreach(s bad_field missing_field bad_hex bad_nesting out_of_range unterminated not_a_dat stream_gap)
+  tk_tb5_golden(tbrw_writer_${s} STDERR tb5/tbrw_writer_${s}.err STATUS 1 ABSENT out_${s}.tb5 out_${s}.tb5.part
+                COMMAND ${WR} ${s}.dat out_${s}.tb5)
+endforeach()
+tk_tb5_golden(tbrw_writer_missing STDERR tb5/tbrw_writer_missing.err STATUS 1 ABSENT out_missing.tb5
+              COMMAND ${WR} no-such-file.dat out_missing.tb5)
+tk_tb5_golden(tbrw_writer_usage STDERR tb5/tbrw_writer_usage.err STATUS 2 COMMAND ${WR} a.dat)
+tk_tb5_golden(tbrw_writer_help STDOUT tb5/tbrw_writer_help.txt COMMAND ${WR} --help)
+
+# ---- tb5_recover ----
+tk_tb5_golden(tb5_recover_truncated STDOUT tb5/print_recovered.txt STDERR tb5/tb5_recover_truncated.err
+              ABSENT recovered.tb5.part
+              COMMAND sh -c "${RC} truncated.tb5 recovered.tb5 && ${PT} recovered.tb5")
+tk_tb5_golden(tb5_recover_complete STDOUT tb5/print_vtune.txt STDERR tb5/tb5_recover_complete.err
+              COMMAND sh -c "${RC} vtune.tb5 recovered_vtune.tb5 && ${PT} recovered_vtune.tb5")
+tk_tb5_golden(tb5_recover_not_a_tb5 STDERR tb5/tb5_recover_not_a_tb5.err STATUS 1 ABSENT out_nat.tb5
+              COMMAND ${RC} not_a_tb5.tb5 out_nat.tb5)
+tk_tb5_golden(tb5_recover_missing STDERR tb5/tb5_recover_missing.err STATUS 1 COMMAND ${RC} no-such-file.tb5 x.tb5)
+tk_tb5_golden(tb5_recover_usage STDERR tb5/tb5_recover_usage.err STATUS 2 COMMAND ${RC} truncated.tb5)
+tk_tb5_golden(tb5_recover_help STDOUT tb5/tb5_recover_help.txt COMMAND ${RC} --help)
+
+# ---- the examples' own output ----
+tk_tb5_golden(example_tbrw_vtune_file STDOUT tb5/example_tbrw_vtune_file.txt
+              COMMAND sh -c "$<TARGET_FILE:tbrw_vtune_file> ex_vtune.tb5 && ${PT} ex_vtune.tb5")
+tk_tb5_golden(example_tbrw_usage STDOUT tb5/print_usage.txt
+              COMMAND sh -c "$<TARGET_FILE:tbrw_usage> ex_usage.tb5 && ${PT} ex_usage.tb5")
+
+set(TK_WORK ${TK_WORK_SAVED})

@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * print_tb5: prints every section and stream of a .tb5 file as readable text: the global
+ * sections field by field, then each stream with its data records decoded through the
+ * stream's data descriptors. The VTune TBRW package's example of the same name.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tbrw_dat.h"
+#include "tbrw_fields.h"
+#include "tracekit/common.h"
+#include "tracekit/samprec_shared.h"
+
+#define TOOL "print_tb5"
+
+static const char usage_text[] =
+	"Usage: " TOOL " [OPTION]... FILE.tb5\n"
+	"Print every section and stream of a .tb5 file: the hardware, software, version,\n"
+	"module and process/thread sections field by field, then each stream's information,\n"
+	"events, data descriptors and data records, decoded through the data descriptors.\n"
+	"\n"
+	"  FILE.tb5                the file to read; \"-\" reads standard input\n"
+	"  -o, --output=FILE       write to FILE instead of standard output\n"
+	"  -n, --max-records=N     print at most N data records of each stream (they are\n"
+	"                          still counted); 0 prints none\n"
+	"  -D, --no-data           print no data records (same as -n 0)\n"
+	"  -x, --hex               also print each data record's bytes in hex\n"
+	"  -s, --stream=N          print only stream N (and no global section)\n"
+	"  -h, --help              show this help and exit\n"
+	"      --version           show the version and exit\n"
+	"\n"
+	"Exit status: 0 on success, 1 when the file cannot be read or is not a valid .tb5 file\n"
+	"(what was read before the problem is printed), 2 on a usage error.\n"
+	"The output is described in print_tb5(1) (docs/print_tb5.md).\n";
+
+#define MAX_DESCS 256
+
+struct desc {
+	uint32_t offset, size;
+	uint16_t type, subtype;
+	char *name;
+};
+
+struct printer {
+	FILE *out;
+	uint64_t max_records; /* UINT64_MAX: all */
+	int hex;
+	long only_stream; /* -1: all */
+	int skipping;     /* in a stream not selected */
+	uint64_t n_printed;
+	size_t record_size;
+	unsigned index[DAT_N_KINDS]; /* per section */
+	struct desc descs[MAX_DESCS];
+	size_t n_descs;
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(TOOL ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry '" TOOL " --help' for more information.\n", stderr);
+	return 2;
+}
+
+/* ---- names of the constants ---- */
+
+struct name {
+	uint64_t value;
+	const char *name;
+};
+#define N(x) { x, #x }
+
+static const char *lookup(const struct name *names, size_t n, uint64_t value)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (names[i].value == value)
+			return names[i].name;
+	return NULL;
+}
+#define LOOKUP(table, v) lookup(table, sizeof(table) / sizeof(table[0]), v)
+
+#include "print_tb5_names.h"
+
+/* Prints " (NAME)" or " (FLAG|FLAG)" after a value whose field has named constants. */
+static void annotate(FILE *out, const char *field, uint64_t v)
+{
+	const char *name = tb5_value_name(field, v);
+	char flags[512];
+
+	if (name != NULL) {
+		fprintf(out, " (%s)", name);
+		return;
+	}
+	if (tb5_flag_names(field, v, flags, sizeof(flags)))
+		fprintf(out, " (%s)", flags);
+}
+
+/* ---- global sections and stream headers ---- */
+
+static int depth_of(enum dat_kind kind)
+{
+	switch (kind) {
+	case DAT_K_node: return 2;
+	case DAT_K_cpu: return 3;
+	case DAT_K_cpu_arch: return 4;
+	case DAT_K_cpuid_ia32: case DAT_K_cpuid_ia64: return 5;
+	case DAT_K_detail: return 2;
+	default: return 1;
+	}
+}
+
+static void print_filetime(FILE *out, uint64_t ft)
+{
+	/* 100 ns intervals since 1601-01-01 UTC */
+	const uint64_t unix_epoch = 116444736000000000ULL;
+	struct tm tm;
+	time_t t;
+
+	fprintf(out, "0x%" PRIx64, ft);
+	if (ft < unix_epoch || ft - unix_epoch > 253402300799ULL * 10000000ULL)
+		return;
+	t = (time_t)((ft - unix_epoch) / 10000000ULL);
+	if (gmtime_r(&t, &tm) != NULL)
+		fprintf(out, " (%04d-%02d-%02d %02d:%02d:%02d.%07" PRIu64 " UTC)", tm.tm_year + 1900, tm.tm_mon + 1,
+			tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (uint64_t)((ft - unix_epoch) % 10000000ULL));
+}
+
+static void print_values(struct printer *p, enum dat_kind kind, const struct dat_values *v)
+{
+	const struct dat_field *fields;
+	size_t n = dat_kind_fields(kind, &fields), i;
+	int depth = depth_of(kind);
+
+	fprintf(p->out, "%*s%s %u\n", 2 * depth, "", dat_kind_name(kind), p->index[kind]++);
+	for (i = 0; i < n; i++) {
+		fprintf(p->out, "%*s%-28s ", 2 * depth + 2, "", fields[i].name);
+		switch (fields[i].type) {
+		case DAT_STR:
+			dat_print_string(p->out, v->str[i]);
+			break;
+		case DAT_S64:
+			fprintf(p->out, "%" PRId64, (int64_t)v->num[i]);
+			break;
+		case DAT_FT:
+			print_filetime(p->out, v->num[i]);
+			break;
+		case DAT_U64:
+			fprintf(p->out, "0x%" PRIx64, v->num[i]);
+			break;
+		default:
+			fprintf(p->out, "%" PRIu64, v->num[i]);
+			if (v->num[i] > 9)
+				fprintf(p->out, " (0x%" PRIx64 ")", v->num[i]);
+			break;
+		}
+		if (fields[i].type != DAT_STR)
+			annotate(p->out, fields[i].name, v->num[i]);
+		putc('\n', p->out);
+	}
+}
+
+static void keep_desc(struct printer *p, const struct dat_values *v)
+{
+	const struct dat_field *fields;
+	size_t n = dat_kind_fields(DAT_K_desc, &fields), i;
+	struct desc d;
+
+	if (p->n_descs == MAX_DESCS)
+		return;
+	memset(&d, 0, sizeof(d));
+	for (i = 0; i < n; i++) {
+		if (strcmp(fields[i].name, "desc_offset") == 0)
+			d.offset = (uint32_t)v->num[i];
+		else if (strcmp(fields[i].name, "desc_data_size") == 0)
+			d.size = (uint32_t)v->num[i];
+		else if (strcmp(fields[i].name, "desc_type") == 0)
+			d.type = (uint16_t)v->num[i];
+		else if (strcmp(fields[i].name, "desc_subtype") == 0)
+			d.subtype = (uint16_t)v->num[i];
+		else if (strcmp(fields[i].name, "desc_name") == 0 && v->str[i] != NULL)
+			d.name = strdup(v->str[i]);
+	}
+	p->descs[p->n_descs++] = d;
+}
+
+static void clear_descs(struct printer *p)
+{
+	while (p->n_descs > 0)
+		free(p->descs[--p->n_descs].name);
+}
+
+/* ---- data records ---- */
+
+static void print_hex(FILE *out, const unsigned char *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		fprintf(out, "%02x", b[i]);
+}
+
+static uint64_t little_endian(const unsigned char *b, size_t n)
+{
+	uint64_t x = 0;
+
+	while (n-- > 0)
+		x = (x << 8) | b[n];
+	return x;
+}
+
+static void print_sample_record(FILE *out, const unsigned char *b)
+{
+	TBRW_SampleRecordPC pc;
+
+	memcpy(&pc, b, sizeof(pc));
+	if (pc.IA64PC)
+		fprintf(out, "iip=0x%" PRIx64 " ipsr=0x%" PRIx64, (uint64_t)pc.iip, (uint64_t)pc.ipsr);
+	else
+		fprintf(out, "eip=0x%" PRIx32 " eflags=0x%" PRIx32 " csd=0x%08" PRIx32 ":0x%08" PRIx32, (uint32_t)pc.eip,
+			(uint32_t)pc.eflags, (uint32_t)pc.csd.highWord, (uint32_t)pc.csd.lowWord);
+	fprintf(out, " cs=0x%x cpuNum=%u codeMode=%u tid=%" PRIu32 " pidRecIndex=%" PRIu32 " mrIndex=%u eventIndex=%u"
+		" tidIsRaw=%u IA64PC=%u pidRecIndexRaw=%u mrIndexNone=%u",
+		(unsigned)pc.cs, (unsigned)pc.cpuNum, (unsigned)pc.codeMode, (uint32_t)pc.tid, (uint32_t)pc.pidRecIndex,
+		(unsigned)pc.mrIndex, (unsigned)pc.eventIndex, (unsigned)pc.tidIsRaw, (unsigned)pc.IA64PC,
+		(unsigned)pc.pidRecIndexRaw, (unsigned)pc.mrIndexNone);
+}
+
+static void print_record(struct printer *p, const unsigned char *b, size_t n)
+{
+	size_t i;
+
+	fprintf(p->out, "    record %" PRIu64 "\n", p->n_printed);
+	for (i = 0; i < p->n_descs; i++) {
+		const struct desc *d = &p->descs[i];
+		const char *tname = tb5_value_name("desc_type", d->type);
+
+		fprintf(p->out, "      %-20s ", d->name != NULL ? d->name : "(no name)");
+		if ((uint64_t)d->offset + d->size > n || d->size == 0) {
+			fprintf(p->out, "(outside the %zu-byte record)\n", n);
+			continue;
+		}
+		if (d->type == ST_LEGACY_SAMPLE_RECORD && d->size >= sizeof(TBRW_SampleRecordPC))
+			print_sample_record(p->out, b + d->offset);
+		else if (d->size == 1 || d->size == 2 || d->size == 4 || d->size == 8)
+			fprintf(p->out, "0x%" PRIx64, little_endian(b + d->offset, d->size));
+		else
+			print_hex(p->out, b + d->offset, d->size);
+		if (tname == NULL)
+			(void)0;
+		putc('\n', p->out);
+	}
+	if (p->hex || p->n_descs == 0) {
+		fprintf(p->out, "      %-20s ", "bytes");
+		print_hex(p->out, b, n);
+		putc('\n', p->out);
+	}
+}
+
+static void print_desc_summary(struct printer *p)
+{
+	size_t i;
+
+	if (p->n_descs == 0)
+		return;
+	fprintf(p->out, "    layout:");
+	for (i = 0; i < p->n_descs; i++) {
+		const struct desc *d = &p->descs[i];
+		const char *t = tb5_value_name("desc_type", d->type);
+		const char *st = tb5_value_name("desc_subtype", d->subtype);
+
+		fprintf(p->out, "%s %s@%" PRIu32 "+%" PRIu32, i ? "," : "", d->name ? d->name : "?", d->offset, d->size);
+		if (t != NULL)
+			fprintf(p->out, " %s", t);
+		if (st != NULL && d->subtype != 0)
+			fprintf(p->out, "/%s", st);
+	}
+	putc('\n', p->out);
+}
+
+/* ---- the walk ---- */
+
+static int on_item(void *ud, const struct dat_item *it)
+{
+	struct printer *p = ud;
+
+	if (it->type == DAT_STREAM_BEGIN)
+		p->skipping = p->only_stream >= 0 && (long)it->stream != p->only_stream;
+	if (p->only_stream >= 0 && (p->skipping || (it->type != DAT_STREAM_BEGIN && it->type != DAT_STREAM_END &&
+						     it->section < DAT_N_GLOBAL_SECTIONS))) {
+		if (it->type == DAT_RECORD && it->kind == DAT_K_record)
+			return TBF_SKIP_RECORDS;
+		return 0;
+	}
+	switch (it->type) {
+	case DAT_STREAM_BEGIN:
+		fprintf(p->out, "\nstream %" PRIu32 "\n", it->stream);
+		clear_descs(p);
+		break;
+	case DAT_STREAM_END:
+		break;
+	case DAT_SECTION_BEGIN:
+		memset(p->index, 0, sizeof(p->index));
+		if (it->section < DAT_N_GLOBAL_SECTIONS)
+			fprintf(p->out, "\n%s section\n", dat_section_name(it->section));
+		else
+			fprintf(p->out, "  %s section\n", dat_section_name(it->section));
+		p->n_printed = 0;
+		p->record_size = 0;
+		if (it->section == DAT_S_data)
+			print_desc_summary(p);
+		break;
+	case DAT_SECTION_END:
+		if (it->section == DAT_S_data) {
+			fprintf(p->out, "    %zu record%s", it->n_bytes, it->n_bytes == 1 ? "" : "s");
+			if (p->record_size > 0)
+				fprintf(p->out, " of %zu bytes", p->record_size);
+			if (it->n_bytes > p->n_printed)
+				fprintf(p->out, ", %" PRIu64 " printed", p->n_printed);
+			putc('\n', p->out);
+		}
+		break;
+	case DAT_RECORD:
+		if (it->kind == DAT_K_bytes) {
+			fprintf(p->out, "  %zu bytes: ", it->n_bytes);
+			print_hex(p->out, it->bytes, it->n_bytes < 256 ? it->n_bytes : 256);
+			fprintf(p->out, "%s\n", it->n_bytes > 256 ? "..." : "");
+			break;
+		}
+		if (it->kind == DAT_K_record) {
+			p->record_size = it->n_bytes;
+			if (p->n_printed >= p->max_records)
+				return TBF_SKIP_RECORDS;
+			print_record(p, it->bytes, it->n_bytes);
+			p->n_printed++;
+			break;
+		}
+		if (it->kind == DAT_K_system) {
+			fprintf(p->out, "  system\n");
+			break;
+		}
+		if (it->kind == DAT_K_desc)
+			keep_desc(p, it->values);
+		print_values(p, it->kind, it->values);
+		break;
+	}
+	return ferror(p->out) ? -2 : 0;
+}
+
+static int parse_count(const char *arg, uint64_t *out)
+{
+	char *end;
+	unsigned long long x;
+
+	if (arg[0] < '0' || arg[0] > '9')
+		return -1;
+	errno = 0;
+	x = strtoull(arg, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = x;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "max-records", required_argument, NULL, 'n' },
+		{ "no-data", no_argument, NULL, 'D' },
+		{ "hex", no_argument, NULL, 'x' },
+		{ "stream", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static char out_buffer[1 << 20];
+	struct printer p;
+	struct tbf_input input;
+	const char *output = NULL, *in_name, *call = "";
+	tk_outfile *of = NULL;
+	TBRW_PTR ptr = NULL;
+	TBRW_U32 rc = VT_SUCCESS;
+	uint64_t x;
+	int opt, status = 1, r;
+
+	memset(&p, 0, sizeof(p));
+	p.max_records = UINT64_MAX;
+	p.only_stream = -1;
+	p.out = stdout;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":o:n:Dxs:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'n':
+			if (parse_count(optarg, &p.max_records) != 0)
+				return usage_error("--max-records needs a number of records, not '%s'", optarg);
+			break;
+		case 'D':
+			p.max_records = 0;
+			break;
+		case 'x':
+			p.hex = 1;
+			break;
+		case 's':
+			if (parse_count(optarg, &x) != 0 || x > UINT32_MAX)
+				return usage_error("--stream needs a stream number, not '%s'", optarg);
+			p.only_stream = (long)x;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case 'V':
+			printf(TOOL " (tracekit) %s\n", tk_version());
+			return 0;
+		case ':':
+			return usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		return usage_error("no .tb5 file given");
+	if (argc - optind > 1)
+		return usage_error("unexpected argument '%s'", argv[optind + 1]);
+	in_name = strcmp(argv[optind], "-") == 0 ? "standard input" : argv[optind];
+
+	if (tbf_open_input(TOOL, argv[optind], &input, &ptr) != 0)
+		return 1;
+	if (output != NULL) {
+		r = tk_outfile_open(&of, output, 0);
+		if (r != TK_OK) {
+			fprintf(stderr, TOOL ": cannot create %s: %s\n", output, tk_strerror(r));
+			goto done;
+		}
+		p.out = tk_outfile_stream(of);
+	}
+	setvbuf(p.out, out_buffer, _IOFBF, sizeof(out_buffer));
+	r = tbf_walk(ptr, on_item, &p, &call, &rc);
+	fflush(p.out);
+	if (r == -1) {
+		tbf_report(TOOL, in_name, ptr, call, rc);
+		goto done;
+	}
+	if (r != 0 || ferror(p.out)) {
+		fprintf(stderr, TOOL ": error writing %s: %s\n", output ? output : "standard output", strerror(errno));
+		goto done;
+	}
+	if (of != NULL) {
+		r = tk_outfile_commit(of);
+		of = NULL;
+		if (r != TK_OK) {
+			fprintf(stderr, TOOL ": cannot write %s: %s\n", output, tk_strerror(r));
+			goto done;
+		}
+	}
+	status = 0;
+done:
+	tk_outfile_abort(of);
+	clear_descs(&p);
+	tbf_close_input(&input, ptr);
+	return status;
+}
