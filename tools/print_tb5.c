@@ -54,6 +54,7 @@ struct printer {
 	int hex;
 	long only_stream; /* -1: all */
 	int skipping;     /* in a stream not selected */
+	int in_stream_section;
 	uint64_t n_printed;
 	size_t record_size;
 	unsigned index[DAT_N_KINDS]; /* per section */
@@ -144,7 +145,7 @@ static void print_values(struct printer *p, enum dat_kind kind, const struct dat
 {
 	const struct dat_field *fields;
 	size_t n = dat_kind_fields(kind, &fields), i;
-	int depth = depth_of(kind);
+	int depth = depth_of(kind) + p->in_stream_section;
 
 	fprintf(p->out, "%*s%s %u\n", 2 * depth, "", dat_kind_name(kind), p->index[kind]++);
 	for (i = 0; i < n; i++) {
@@ -315,6 +316,7 @@ static int on_item(void *ud, const struct dat_item *it)
 		break;
 	case DAT_SECTION_BEGIN:
 		memset(p->index, 0, sizeof(p->index));
+		p->in_stream_section = it->section >= DAT_N_GLOBAL_SECTIONS;
 		if (it->section < DAT_N_GLOBAL_SECTIONS)
 			fprintf(p->out, "\n%s section\n", dat_section_name(it->section));
 		else

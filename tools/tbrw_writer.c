@@ -46,6 +46,7 @@ struct hw_cpu {
 struct hw_node {
 	TBRW_NODE node;
 	size_t first, n; /* in cpus */
+	unsigned long line;
 };
 
 struct writer {
@@ -178,6 +179,7 @@ static int add_hardware(struct writer *w, const struct dat_item *it)
 			return oom();
 		w->nodes[w->n_nodes].node = u.node;
 		w->nodes[w->n_nodes].first = w->n_cpus;
+		w->nodes[w->n_nodes].line = it->line;
 		w->nodes[w->n_nodes++].n = 0;
 		return 0;
 	case DAT_K_cpu:
@@ -234,6 +236,11 @@ static int set_system(struct writer *w, unsigned long line)
 	TBRW_U32 rc;
 	size_t i;
 
+	/* A node's CPUs are read back as node_num_available entries of its cpu_array. */
+	for (i = 0; i < w->n_nodes; i++)
+		if (w->nodes[i].n != w->nodes[i].node.node_num_available)
+			return line_error(w, w->nodes[i].line, "node_num_available is %u but %zu cpu lines follow",
+					  (unsigned)w->nodes[i].node.node_num_available, w->nodes[i].n);
 	nodes = calloc(w->n_nodes + 1, sizeof(*nodes));
 	cpus = calloc(w->n_cpus + 1, sizeof(*cpus));
 	archs = calloc(w->n_archs + 1, sizeof(*archs));
