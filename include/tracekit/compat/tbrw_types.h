@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Compatibility shim: lets programs written for Intel's TBRW package include "tbrw_types.h"
+ * unchanged when built with -I$(pkg-config --variable=compatdir tracekit).
+ */
+#ifndef TRACEKIT_COMPAT_TBRW_TYPES_H
+#define TRACEKIT_COMPAT_TBRW_TYPES_H
+#include "tracekit/tbrw_types.h"
+#endif
