@@ -22,6 +22,7 @@ int main(int argc, char *argv[])
 	int stream = 0;
 	const wchar_t *err_text = NULL; /* the guide has wchar_t *: TBRW_error_string gives const */
 	TBRW_STREAM_INFO stream_info;
+	TBRW_SAMPREC_DESC_ENTRY desc_entry;
 	wchar_t name_buf[4096];
 
 	//fill in stream_info
@@ -33,6 +34,14 @@ int main(int argc, char *argv[])
 	stream_info.command_line.soi_ptr = (TBRW_CHAR *)L"tbrw_usage";
 	stream_info.cpu_mask.soi_ptr = (TBRW_CHAR *)L"none";
 	stream_info.comment.soi_ptr = (TBRW_CHAR *)L"chapter 10 usage example";
+
+	memset(&desc_entry, 0, sizeof(desc_entry));
+	desc_entry.desc_size = sizeof(TBRW_SAMPREC_DESC_ENTRY);
+	desc_entry.desc_offset = 0;
+	desc_entry.desc_data_size = 8;
+	desc_entry.desc_type = ST_START_USER_DEFINED;
+	desc_entry.desc_subtype = SST_NONE;
+	desc_entry.desc_name.soi_ptr = (TBRW_CHAR *)L"custom value";
 
 	if (argc > 1) {
 		if (mbstowcs(name_buf, argv[1], sizeof(name_buf) / sizeof(name_buf[0])) >= sizeof(name_buf) / sizeof(name_buf[0])) {
@@ -77,6 +86,21 @@ int main(int argc, char *argv[])
 	if (ret_val != VT_SUCCESS) {
 		ret_val = TBRW_error_string(ret_val, &err_text);
 		printf("TBRW_done_stream_section returned error \"%ls\"\n", err_text);
+		ret_val = TBRW_abort_cleanup_and_close(tbrw_ptr);
+		return 1;
+	}
+
+	/* Not in the chapter 10 code, but required by 5.2 step 3 (and checked by done_stream):
+	 * a stream needs its data description section too. This stream's records would be
+	 * 8-byte values of a type of our own. */
+	ret_val = TBRW_writing_stream_section(tbrw_ptr, stream, TBRW_DATA_DESCRIPTION_SECTION);
+	if (ret_val == VT_SUCCESS)
+		ret_val = TBRW_add_data_descriptor_entry(tbrw_ptr, stream, &desc_entry);
+	if (ret_val == VT_SUCCESS)
+		ret_val = TBRW_done_stream_section(tbrw_ptr, stream, TBRW_DATA_DESCRIPTION_SECTION);
+	if (ret_val != VT_SUCCESS) {
+		ret_val = TBRW_error_string(ret_val, &err_text);
+		printf("writing the data description section returned error \"%ls\"\n", err_text);
 		ret_val = TBRW_abort_cleanup_and_close(tbrw_ptr);
 		return 1;
 	}

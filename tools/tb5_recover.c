@@ -54,7 +54,9 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in_path, *out_path;
+	tk_tbrw_recover_report report;
 	int opt, quiet = 0;
+	TBRW_U32 rc;
 	FILE *probe;
 
 	opterr = 0;
@@ -85,8 +87,23 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fclose(probe);
-	(void)quiet;
-	(void)out_path;
-	/* RECOVER_CALL: filled in once the library's recovery function is public. */
-	return 1;
+	memset(&report, 0, sizeof(report));
+	rc = tk_tbrw_recover(in_path, out_path, &report);
+	if (rc != VT_SUCCESS) {
+		tbf_report(TOOL, in_path, NULL, "cannot salvage", rc);
+		return 1;
+	}
+	if (quiet)
+		return 0;
+	if (report.was_complete)
+		fprintf(stderr, TOOL ": %s: the file was complete: copied %" PRIu64 " chunks, %" PRIu32
+			" sections, %" PRIu64 " data records\n",
+			in_path, (uint64_t)report.chunks_kept, (uint32_t)report.sections_kept, (uint64_t)report.records_kept);
+	else
+		fprintf(stderr, TOOL ": %s: kept %" PRIu64 " chunks, %" PRIu32 " sections, %" PRIu64
+			" data records; dropped %" PRIu64 " bytes from byte offset %" PRIu64 " and %" PRIu32
+			" unfinished sections\n",
+			in_path, (uint64_t)report.chunks_kept, (uint32_t)report.sections_kept, (uint64_t)report.records_kept,
+			(uint64_t)report.bytes_dropped, (uint64_t)report.first_bad_offset, (uint32_t)report.sections_dropped);
+	return 0;
 }

@@ -224,13 +224,26 @@ TBRW_U32 tbf_from_values(enum dat_kind kind, const struct dat_values *v, void *o
 
 /* ---- errors ---- */
 
+/* The temporary copy of standard input being read, if any (for messages). */
+static char tbf_input_tmp_path[64];
+
 void tbf_report(const char *tool, const char *file, TBRW_PTR ptr, const char *what, TBRW_U32 rc)
 {
 	const TBRW_CHAR *text = NULL;
+	const char *detail = tk_tbrw_error_detail();
 
 	(void)ptr;
 	if (TBRW_error_string(rc, &text) != VT_SUCCESS || text == NULL)
-		fprintf(stderr, "%s: %s: %s: error %u\n", tool, file, what, rc);
+		text = L"unknown error";
+	/* The library's detail names the file it opened: a temporary copy of standard input
+	 * is named as the user knows it. */
+	if (detail != NULL && tbf_input_tmp_path[0] != '\0' &&
+	    strncmp(detail, tbf_input_tmp_path, strlen(tbf_input_tmp_path)) == 0) {
+		fprintf(stderr, "%s: %s%s (%s: %ls)\n", tool, file, detail + strlen(tbf_input_tmp_path), what, text);
+		return;
+	}
+	if (detail != NULL && detail[0] != '\0')
+		fprintf(stderr, "%s: %s (%s: %ls)\n", tool, detail, what, text);
 	else
 		fprintf(stderr, "%s: %s: %s: %ls\n", tool, file, what, text);
 }
@@ -312,12 +325,14 @@ static int enum_result(struct walk *w, const char *call, TBRW_U32 rc)
 	do {                                                                                  \
 		TBRW_U32 need_ = 0, rc_;                                                      \
 		rc_ = call(__VA_ARGS__, 0, NULL, &need_);                                     \
-		if (rc_ != VT_SUCCESS && rc_ != TBRW_BUFFER_TOO_SMALL)                        \
+		if (tbf_absent(rc_))                                                          \
+			need_ = 0;                                                            \
+		else if (rc_ != VT_SUCCESS && rc_ != TBRW_BUFFER_TOO_SMALL)                   \
 			return failed(w, #call, rc_);                                         \
 		*(out) = malloc(need_ ? need_ : 1);                                           \
 		if (*(out) == NULL)                                                           \
 			return failed(w, #call, TBRW_NO_MEMORY);                              \
-		rc_ = call(__VA_ARGS__, need_, *(out), &need_);                               \
+		rc_ = need_ ? call(__VA_ARGS__, need_, *(out), &need_) : VT_SUCCESS;          \
 		if (rc_ != VT_SUCCESS) {                                                      \
 			free(*(out));                                                         \
 			*(out) = NULL;                                                        \
@@ -333,6 +348,10 @@ static int walk_hardware(struct walk *w)
 	int rc = -1;
 
 	GET_BUFFER(w, TBRW_get_system, &sys, &n, w->ptr);
+	if (n < sizeof(*sys)) { /* a hardware section without a system */
+		free(sys);
+		return 0;
+	}
 	if (emit_values(w, DAT_K_system, sys) != 0)
 		goto out;
 	for (i = 0; i < sys->system_num_nodes; i++) {
@@ -713,6 +732,7 @@ int tbf_open_input(const char *tool, const char *path, struct tbf_input *in, TBR
 			return -1;
 		}
 		open_path = in->tmp_path;
+		snprintf(tbf_input_tmp_path, sizeof(tbf_input_tmp_path), "%s", in->tmp_path);
 	}
 	/* The system's words for a file that cannot be opened at all. */
 	probe = fopen(open_path, "rb");

@@ -12,6 +12,9 @@
 #include "tbrw_dat.h"
 #include "tracekit/tbrw.h"
 
+/* A section, stream section or record that was never written. */
+#define tbf_absent(rc) ((rc) == TBRW_SECTION_NOT_FOUND)
+
 /* Strings converted for one record; tbf_strings_reset() frees them. */
 struct tbf_strings {
 	void **items;

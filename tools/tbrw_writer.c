@@ -59,6 +59,7 @@ struct writer {
 	struct hw_arch *archs;
 	TBRW_CPUID_IA32 *cpuid32;
 	TBRW_CPUID_IA64 *cpuid64;
+	int have_system;
 	size_t n_nodes, n_cpus, n_archs, n_cpuid32, n_cpuid64;
 	size_t c_nodes, c_cpus, c_archs, c_cpuid32, c_cpuid64;
 	/* the event waiting for its details */
@@ -170,8 +171,10 @@ static int add_hardware(struct writer *w, const struct dat_item *it)
 	} u;
 	struct hw_arch *parent;
 
-	if (it->kind == DAT_K_system)
+	if (it->kind == DAT_K_system) {
+		w->have_system = 1;
 		return 0;
+	}
 	tbf_from_values(it->kind, it->values, &u, &w->strings); /* no strings: cannot fail */
 	switch (it->kind) {
 	case DAT_K_node:
@@ -409,8 +412,9 @@ static int on_item(void *ud, const struct dat_item *it)
 			rc = TBRW_writing_stream_section(w->ptr, it->stream, stream_id(it->section));
 		break;
 	case DAT_SECTION_END:
-		if (it->section == DAT_S_hardware && set_system(w, it->line) != 0)
+		if (it->section == DAT_S_hardware && w->have_system && set_system(w, it->line) != 0)
 			return 1;
+		w->have_system = 0;
 		if (it->section == DAT_S_event_description && flush_event(w, it->stream) != 0)
 			return 1;
 		if (it->section == DAT_S_user_defined_global) {
