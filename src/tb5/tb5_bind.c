@@ -1,0 +1,959 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tb5_bind.c: binding (seed 000 3.3, 5.10, 6.1): associates each raw sample with the module
+ * that held its instruction pointer in its process at its time, with its process (a pid
+ * whose executable loads again is a new process) and its thread; derives the process/thread
+ * section when the file has none; stores the result as bind streams (objects 32..34 of the
+ * stream) on writable handles, in memory otherwise.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tb5/tb5_internal.h"
+
+TBRW_U32 tb5_enumerate_records(struct tb5_handle *h, struct tb5_obj *o, uint32_t rec, uint64_t start,
+			       TBRW_U32 (*fn)(void *ctx, unsigned char *p, uint64_t first, uint32_t n), void *ctx);
+
+/* A loaded module interval. */
+struct mod_iv {
+	uint64_t start, end; /* [start, end) addresses */
+	uint64_t t_load, t_unload; /* [t_load, t_unload) */
+	uint64_t index; /* into the module section */
+	int tsc; /* times are TSC (else sample numbers) */
+};
+
+/* Modules of one process (or the global ones), sorted by start. */
+struct mod_list {
+	uint32_t pid;
+	struct mod_iv *iv;
+	size_t n, cap;
+	uint64_t max_len;
+};
+
+/* A process generation: pid with the time its executable loaded. */
+struct gen {
+	uint32_t pid;
+	uint64_t start;
+	uint64_t name, path;
+	uint64_t when;
+};
+
+struct binder {
+	struct tb5_handle *h;
+	struct tb5_stream *st;
+	struct mod_list *lists; /* one per pid, sorted by pid */
+	size_t n_lists;
+	struct mod_list global;
+	struct gen *gens; /* sorted by pid, then start */
+	size_t n_gens;
+	int derive; /* derive processes and threads */
+	/* threads: hash (pid_index, tid) -> tid index */
+	uint64_t *tkeys;
+	uint64_t *tvals;
+	size_t tcap, n_tids;
+	TBRW_TID *tids;
+	size_t tids_cap;
+	/* output */
+	DATA_BIND_STRUCT *out;
+	size_t out_len, out_cap;
+	struct tb5_obj *out_obj;
+	uint64_t n_samples;
+	TBRW_U32 rc;
+	/* one-entry caches */
+	uint32_t last_pid;
+	struct mod_list *last_list;
+};
+
+static int cmp_iv(const void *a, const void *b)
+{
+	const struct mod_iv *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->t_load < y->t_load ? -1 : x->t_load > y->t_load;
+}
+
+static int cmp_list(const void *a, const void *b)
+{
+	const struct mod_list *x = a, *y = b;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int cmp_gen(const void *a, const void *b)
+{
+	const struct gen *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int push_iv(struct mod_list *l, const struct mod_iv *iv)
+{
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 8;
+		struct mod_iv *n = realloc(l->iv, ncap * sizeof *n);
+		if (n == NULL)
+			return -1;
+		l->iv = n;
+		l->cap = ncap;
+	}
+	l->iv[l->n++] = *iv;
+	if (iv->end - iv->start > l->max_len)
+		l->max_len = iv->end - iv->start;
+	return 0;
+}
+
+static struct mod_list *list_for(struct binder *b, uint32_t pid)
+{
+	size_t lo = 0, hi = b->n_lists;
+
+	if (b->last_list != NULL && b->last_pid == pid)
+		return b->last_list;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (b->lists[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	b->last_pid = pid;
+	b->last_list = lo < b->n_lists && b->lists[lo].pid == pid ? &b->lists[lo] : NULL;
+	return b->last_list;
+}
+
+static const struct mod_iv *find_iv(const struct mod_list *l, uint64_t ip, uint64_t t_tsc, uint64_t t_idx)
+{
+	size_t lo = 0, hi = l->n;
+
+	if (l->n == 0)
+		return NULL;
+	/* first interval with start > ip */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (l->iv[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0) {
+		const struct mod_iv *v = &l->iv[lo];
+		uint64_t t = v->tsc ? t_tsc : t_idx;
+		if (ip < v->end && t >= v->t_load && t < v->t_unload)
+			return v;
+		if (ip - v->start >= l->max_len)
+			break;
+	}
+	return NULL;
+}
+
+static int gen_index(const struct binder *b, uint32_t pid, uint64_t t, uint64_t *out)
+{
+	size_t lo = 0, hi = b->n_gens;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (b->gens[mid].pid < pid || (b->gens[mid].pid == pid && b->gens[mid].start <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* lo-1: last generation of pid with start <= t; else the first generation of pid */
+	if (lo > 0 && b->gens[lo - 1].pid == pid) {
+		*out = lo - 1;
+		return 1;
+	}
+	if (lo < b->n_gens && b->gens[lo].pid == pid) {
+		*out = lo;
+		return 1;
+	}
+	return 0;
+}
+
+static TBRW_U32 add_gen(struct binder *b, uint32_t pid, uint64_t start, uint64_t name, uint64_t path, size_t *cap)
+{
+	if (b->n_gens == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		struct gen *n = realloc(b->gens, ncap * sizeof *n);
+		if (n == NULL)
+			return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+		b->gens = n;
+		*cap = ncap;
+	}
+	b->gens[b->n_gens++] = (struct gen){.pid = pid, .start = start, .name = name, .path = path, .when = start};
+	return VT_SUCCESS;
+}
+
+/* Builds the module intervals and the process generations. */
+static TBRW_U32 prepare(struct binder *b)
+{
+	struct tb5_handle *h = b->h;
+	size_t gcap = 0;
+	TBRW_U32 rc;
+
+	for (size_t i = 0; i < h->n_modules; i++) {
+		const TBRW_MODULE *m = &h->modules[i];
+		struct mod_iv iv;
+		struct mod_list *l;
+		if (m->module_flags & TBRW_MODULE_UNLOADED)
+			continue;
+		iv.start = m->module_load_address;
+		iv.end = m->module_load_address + m->module_length;
+		if (iv.end < iv.start)
+			iv.end = UINT64_MAX;
+		iv.t_load = m->module_event_when;
+		iv.t_unload = (m->module_unload_tsc != 0 && m->module_unload_tsc != UINT64_MAX) ? m->module_unload_tsc
+												  : UINT64_MAX;
+		iv.tsc = (m->module_flags & TBRW_MODULE_TSC_USED) != 0;
+		iv.index = i;
+		/* an unload record for the same process and address ends the interval */
+		for (size_t j = i + 1; j < h->n_modules && iv.t_unload == UINT64_MAX; j++) {
+			const TBRW_MODULE *u = &h->modules[j];
+			if ((u->module_flags & TBRW_MODULE_UNLOADED) && u->module_associated_pid == m->module_associated_pid &&
+			    u->module_load_address == m->module_load_address && u->module_event_when >= iv.t_load)
+				iv.t_unload = u->module_event_when;
+			else if (!(u->module_flags & TBRW_MODULE_UNLOADED) &&
+				 u->module_associated_pid == m->module_associated_pid &&
+				 u->module_load_address == m->module_load_address && u->module_event_when > iv.t_load)
+				break;
+		}
+		if (m->module_flags & TBRW_MODULE_GLOBAL_LOAD) {
+			l = &b->global;
+		} else {
+			l = NULL;
+			for (size_t k = 0; k < b->n_lists; k++)
+				if (b->lists[k].pid == m->module_associated_pid) {
+					l = &b->lists[k];
+					break;
+				}
+			if (l == NULL) {
+				struct mod_list *nl = realloc(b->lists, (b->n_lists + 1) * sizeof *nl);
+				if (nl == NULL)
+					return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+				b->lists = nl;
+				l = &b->lists[b->n_lists++];
+				memset(l, 0, sizeof *l);
+				l->pid = m->module_associated_pid;
+			}
+		}
+		if (push_iv(l, &iv) != 0)
+			return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+		/* a process starts when its executable loads; a second executable load of the same pid
+		 * is a new process (pid reuse) */
+		if (b->derive && !(m->module_flags & TBRW_MODULE_GLOBAL_LOAD) && (m->module_flags & TBRW_MODULE_IS_EXE)) {
+			rc = add_gen(b, m->module_associated_pid, iv.t_load, m->module_name.soi_uniqueid,
+				     m->module_path.soi_uniqueid, &gcap);
+			if (rc != VT_SUCCESS)
+				return rc;
+		}
+	}
+	qsort(b->lists, b->n_lists, sizeof *b->lists, cmp_list);
+	for (size_t k = 0; k < b->n_lists; k++)
+		qsort(b->lists[k].iv, b->lists[k].n, sizeof(struct mod_iv), cmp_iv);
+	qsort(b->global.iv, b->global.n, sizeof(struct mod_iv), cmp_iv);
+	if (b->derive) {
+		/* processes that load modules but no executable, at time 0 */
+		for (size_t k = 0; k < b->n_lists; k++) {
+			int found = 0;
+			for (size_t g = 0; g < b->n_gens && !found; g++)
+				found = b->gens[g].pid == b->lists[k].pid;
+			if (!found && (rc = add_gen(b, b->lists[k].pid, 0, 0, 0, &gcap)) != VT_SUCCESS)
+				return rc;
+		}
+		qsort(b->gens, b->n_gens, sizeof *b->gens, cmp_gen);
+	} else {
+		/* the written process section: generations in file order of pid_event_when */
+		for (size_t i = 0; i < h->pt.n_pids; i++) {
+			rc = add_gen(b, h->pt.pids[i].pid_id, h->pt.pids[i].pid_event_when, 0, 0, &gcap);
+			if (rc != VT_SUCCESS)
+				return rc;
+			b->gens[b->n_gens - 1].when = i; /* original index */
+		}
+		qsort(b->gens, b->n_gens, sizeof *b->gens, cmp_gen);
+	}
+	return VT_SUCCESS;
+}
+
+/* Index of a process generation in the output process array. */
+static uint64_t pid_out(const struct binder *b, uint64_t g)
+{
+	return b->derive ? g : b->gens[g].when;
+}
+
+static uint64_t tid_index(struct binder *b, uint64_t pidx, uint32_t pid, uint32_t tid, uint64_t when)
+{
+	uint64_t key = (pidx << 32) ^ tid ^ (pidx >> 32) * 0x9E3779B97F4A7C15ull;
+	size_t k;
+
+	if (!b->derive) {
+		/* the written thread section: match pid and tid */
+		for (size_t i = 0; i < b->h->pt.n_tids; i++)
+			if (b->h->pt.tids[i].tid_associated_pid == pid && b->h->pt.tids[i].tid_id == tid)
+				return i;
+		return TBRW_BIND_NO_INDEX;
+	}
+	if ((b->n_tids + 1) * 2 > b->tcap) {
+		size_t ncap = b->tcap ? b->tcap * 2 : 1024;
+		uint64_t *nk = malloc(ncap * sizeof *nk), *nv = malloc(ncap * sizeof *nv);
+		if (nk == NULL || nv == NULL) {
+			free(nk);
+			free(nv);
+			b->rc = tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+			return TBRW_BIND_NO_INDEX;
+		}
+		memset(nv, 0xFF, ncap * sizeof *nv);
+		for (size_t i = 0; i < b->tcap; i++) {
+			if (b->tvals[i] == UINT64_MAX)
+				continue;
+			size_t j = (size_t)(b->tkeys[i] * 0x9E3779B97F4A7C15ull >> 20) & (ncap - 1);
+			while (nv[j] != UINT64_MAX)
+				j = (j + 1) & (ncap - 1);
+			nk[j] = b->tkeys[i];
+			nv[j] = b->tvals[i];
+		}
+		free(b->tkeys);
+		free(b->tvals);
+		b->tkeys = nk;
+		b->tvals = nv;
+		b->tcap = ncap;
+	}
+	k = (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (b->tcap - 1);
+	while (b->tvals[k] != UINT64_MAX) {
+		if (b->tkeys[k] == key) {
+			const TBRW_TID *t = &b->tids[b->tvals[k]];
+			if (t->tid_id == tid && t->reserved1 == (uint32_t)pidx)
+				return b->tvals[k];
+		}
+		k = (k + 1) & (b->tcap - 1);
+	}
+	if (b->n_tids == b->tids_cap) {
+		size_t ncap = b->tids_cap ? b->tids_cap * 2 : 64;
+		TBRW_TID *nt = realloc(b->tids, ncap * sizeof *nt);
+		if (nt == NULL) {
+			b->rc = tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+			return TBRW_BIND_NO_INDEX;
+		}
+		b->tids = nt;
+		b->tids_cap = ncap;
+	}
+	b->tids[b->n_tids] = (TBRW_TID){.tid_size = sizeof(TBRW_TID), .tid_associated_pid = pid, .tid_id = tid,
+					.tid_flags = TBRW_TID_DERIVED, .tid_event_when = when,
+					.reserved1 = (uint32_t)pidx};
+	b->tkeys[k] = key;
+	b->tvals[k] = b->n_tids;
+	return b->n_tids++;
+}
+
+static TBRW_U32 flush_out(struct binder *b)
+{
+	TBRW_U32 rc = VT_SUCCESS;
+
+	if (b->out_obj != NULL && b->out_len > 0) {
+		unsigned char *p = (unsigned char *)b->out;
+		for (size_t i = 0; i < b->out_len; i++) {
+			DATA_BIND_STRUCT v = b->out[i];
+			tb5_put64(p + i * 24, v.module_index);
+			tb5_put64(p + i * 24 + 8, v.pid_index);
+			tb5_put64(p + i * 24 + 16, v.tid_index);
+		}
+		rc = tb5_write_chunk(b->h, b->out_obj, CK_DATA, b->out_obj->id, b->out_obj->total, (uint32_t)b->out_len,
+				     b->out, b->out_len * sizeof *b->out);
+		b->out_obj->total += b->out_len;
+		b->out_len = 0;
+	}
+	return rc;
+}
+
+static TBRW_U32 bind_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
+{
+	struct binder *b = ctx;
+	const uint32_t rec = b->st->record_size, pc = b->st->pc_offset, ts = b->st->ts_offset;
+
+	for (uint32_t i = 0; i < n; i++, p += rec) {
+		TBRW_SampleRecordPC s;
+		uint64_t t_tsc, t_idx = first + i, ip, g, pidx = TBRW_BIND_NO_INDEX;
+		const struct mod_iv *v = NULL;
+		struct mod_list *l;
+		DATA_BIND_STRUCT *o;
+
+		memcpy(&s, p + pc, sizeof s);
+		t_tsc = t_idx;
+		if (ts != UINT32_MAX)
+			memcpy(&t_tsc, p + ts, 8);
+		ip = s.IA64PC ? s.iip : s.eip;
+		l = list_for(b, s.pidRecIndex);
+		if (l != NULL)
+			v = find_iv(l, ip, t_tsc, t_idx);
+		if (v == NULL)
+			v = find_iv(&b->global, ip, t_tsc, t_idx);
+		if (gen_index(b, s.pidRecIndex, t_tsc, &g))
+			pidx = pid_out(b, g);
+		if (b->out_len == b->out_cap) {
+			if (b->out_obj != NULL) {
+				b->rc = flush_out(b);
+			} else {
+				size_t ncap = b->out_cap ? b->out_cap * 2 : 65536;
+				DATA_BIND_STRUCT *no = realloc(b->out, ncap * sizeof *no);
+				if (no == NULL)
+					b->rc = tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+				else {
+					b->out = no;
+					b->out_cap = ncap;
+				}
+			}
+			if (b->rc != VT_SUCCESS)
+				return b->rc;
+		}
+		o = &b->out[b->out_len++];
+		o->module_index = v != NULL ? v->index : TBRW_BIND_NO_INDEX;
+		o->pid_index = pidx;
+		o->tid_index = pidx == TBRW_BIND_NO_INDEX ? TBRW_BIND_NO_INDEX
+							  : tid_index(b, pidx, s.pidRecIndex, s.tid, t_tsc);
+		if (b->rc != VT_SUCCESS)
+			return b->rc;
+	}
+	b->n_samples += n;
+	return TRUE;
+}
+
+void tb5_bind_free(struct tb5_handle *h)
+{
+	free(h->bind_module);
+	free(h->bind_tid);
+	h->bind_module = NULL;
+	h->bind_tid = NULL;
+	h->n_bind_module = h->n_bind_tid = 0;
+}
+
+static void binder_free(struct binder *b)
+{
+	for (size_t k = 0; k < b->n_lists; k++)
+		free(b->lists[k].iv);
+	free(b->lists);
+	free(b->global.iv);
+	free(b->gens);
+	free(b->tkeys);
+	free(b->tvals);
+	free(b->tids);
+	free(b->out);
+}
+
+static int obj_done(struct tb5_handle *h, uint32_t id)
+{
+	struct tb5_obj *o = tb5_obj_find(h, id);
+	return o != NULL && o->state == OBJ_DONE;
+}
+
+static TBRW_U32 check_stream(struct tb5_handle *h, TBRW_U32 s, struct tb5_stream **out)
+{
+	struct tb5_stream *st = s < TB5_MAX_STREAMS ? tb5_stream_at(h, s, 0) : NULL;
+	if (st == NULL || !obj_done(h, OBJ_STREAM_SEC(s, TBRW_DATA_DESCRIPTION_SECTION)))
+		return tb5_fail(TBRW_INVALID_STREAM, "%s: stream %u does not exist", h->path, s);
+	*out = st;
+	return VT_SUCCESS;
+}
+
+TBRW_U32 TBRW_is_bound(TBRW_PTR ptr, TBRW_U32 data_stream, TBRW_U32 *is_bound)
+{
+	struct tb5_handle *h = ptr;
+	struct tb5_stream *st;
+	TBRW_U32 rc;
+
+	if (h == NULL || is_bound == NULL)
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_is_bound: NULL argument");
+	rc = check_stream(h, data_stream, &st);
+	if (rc != VT_SUCCESS)
+		return rc;
+	*is_bound = st->bound_in_memory || obj_done(h, OBJ_STREAM(data_stream, OBJ_BIND_DATA));
+	return VT_SUCCESS;
+}
+
+static TBRW_U32 entry_size(TBRW_PTR ptr, TBRW_U32 s, TBRW_U32 *out, TBRW_U32 size)
+{
+	struct tb5_handle *h = ptr;
+	struct tb5_stream *st;
+	TBRW_U32 rc;
+
+	if (h == NULL || out == NULL)
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_get_size_of_*_bind_entry: NULL argument");
+	rc = check_stream(h, s, &st);
+	if (rc == VT_SUCCESS)
+		*out = size;
+	return rc;
+}
+
+TBRW_U32 TBRW_get_size_of_data_bind_entry(TBRW_PTR ptr, TBRW_U32 data_stream, TBRW_U32 *sizeof_data_bind_entry)
+{
+	return entry_size(ptr, data_stream, sizeof_data_bind_entry, sizeof(DATA_BIND_STRUCT));
+}
+TBRW_U32 TBRW_get_size_of_module_bind_entry(TBRW_PTR ptr, TBRW_U32 data_stream, TBRW_U32 *sizeof_module_bind_entry)
+{
+	return entry_size(ptr, data_stream, sizeof_module_bind_entry, sizeof(MODULE_BIND_STRUCT));
+}
+TBRW_U32 TBRW_get_size_of_tid_bind_entry(TBRW_PTR ptr, TBRW_U32 data_stream, TBRW_U32 *sizeof_tid_bind_entry)
+{
+	return entry_size(ptr, data_stream, sizeof_tid_bind_entry, sizeof(TID_BIND_STRUCT));
+}
+
+/* Writes an array of u64 as a data-like object of 8-byte records. */
+static TBRW_U32 write_u64_obj(struct tb5_handle *h, uint32_t id, const uint64_t *v, size_t n)
+{
+	struct tb5_obj *o;
+	TBRW_U32 rc = VT_SUCCESS;
+	size_t per = TB5_CHUNK_TARGET / 8;
+
+	pthread_mutex_lock(&h->lock);
+	o = tb5_obj_get(h, id);
+	pthread_mutex_unlock(&h->lock);
+	if (o == NULL)
+		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+	for (size_t i = 0; i < n && rc == VT_SUCCESS; i += per) {
+		size_t k = n - i < per ? n - i : per;
+		rc = tb5_write_chunk(h, o, CK_DATA, id, i, (uint32_t)k, v + i, k * 8);
+	}
+	if (rc == VT_SUCCESS)
+		rc = tb5_write_chunk(h, o, CK_END, id, n, 0, NULL, 0);
+	if (rc == VT_SUCCESS) {
+		o->total = n;
+		o->state = OBJ_DONE;
+	}
+	return rc;
+}
+
+static TBRW_U32 drop_if(struct tb5_handle *h, uint32_t id)
+{
+	struct tb5_obj *o = tb5_obj_find(h, id);
+	if (o == NULL || o->state == OBJ_ABSENT)
+		return VT_SUCCESS;
+	return tb5_obj_drop(h, o);
+}
+
+TBRW_U32 TBRW_unbind(TBRW_PTR ptr, TBRW_U32 data_stream)
+{
+	struct tb5_handle *h = ptr;
+	struct tb5_stream *st;
+	TBRW_U32 rc, bound;
+
+	if (h == NULL)
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_unbind: NULL handle");
+	rc = TBRW_is_bound(ptr, data_stream, &bound);
+	if (rc != VT_SUCCESS)
+		return rc;
+	if (!bound)
+		return tb5_fail(TBRW_NOT_BOUND, "%s: stream %u is not bound", h->path, data_stream);
+	st = h->streams[data_stream];
+	free(st->bind_data);
+	st->bind_data = NULL;
+	st->n_bind_data = 0;
+	st->bound_in_memory = 0;
+	if (h->writable) {
+		if ((rc = drop_if(h, OBJ_STREAM(data_stream, OBJ_BIND_DATA))) != VT_SUCCESS ||
+		    (rc = drop_if(h, OBJ_STREAM(data_stream, OBJ_BIND_MODULE))) != VT_SUCCESS ||
+		    (rc = drop_if(h, OBJ_STREAM(data_stream, OBJ_BIND_TID))) != VT_SUCCESS)
+			return rc;
+		if (obj_done(h, OBJ_DERIVED_PT)) {
+			int other = 0;
+			for (uint32_t s = 0; s < h->n_streams; s++)
+				other |= s != data_stream && obj_done(h, OBJ_STREAM(s, OBJ_BIND_DATA));
+			if (!other) {
+				if ((rc = drop_if(h, OBJ_GLOBAL(TBRW_PROCESS_THREAD_SECTION))) != VT_SUCCESS ||
+				    (rc = drop_if(h, OBJ_DERIVED_PT)) != VT_SUCCESS)
+					return rc;
+				h->pt.loaded = 0;
+			}
+		}
+	}
+	if (h->bound_stream == (int)data_stream) {
+		h->bound_stream = -1;
+		tb5_bind_free(h);
+	}
+	return VT_SUCCESS;
+}
+
+TBRW_U32 TBRW_dobind(TBRW_PTR ptr, TBRW_U32 data_stream)
+{
+	struct tb5_handle *h = ptr;
+	struct binder b;
+	struct tb5_stream *st;
+	struct tb5_obj *data;
+	uint64_t *mb = NULL, *tb = NULL;
+	TBRW_U32 rc, bound;
+
+	if (h == NULL)
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_dobind: NULL handle");
+	rc = check_stream(h, data_stream, &st);
+	if (rc != VT_SUCCESS)
+		return rc;
+	data = tb5_obj_find(h, OBJ_STREAM_SEC(data_stream, TBRW_DATA_SECTION));
+	if (data == NULL || data->state != OBJ_DONE)
+		return tb5_fail(TBRW_BIND_FAILED, "%s: stream %u has no complete data section", h->path, data_stream);
+	rc = tb5_stream_layout(h, data_stream);
+	if (rc != VT_SUCCESS)
+		return rc;
+	if (st->pc_offset == UINT32_MAX)
+		return tb5_fail(TBRW_BIND_FAILED, "%s: stream %u has no ST_LEGACY_SAMPLE_RECORD (TBRW_SampleRecordPC) "
+						  "in its records",
+				h->path, data_stream);
+	rc = tb5_load_modules(h);
+	if (rc != VT_SUCCESS)
+		return tb5_fail(TBRW_BIND_FAILED, "%s: binding needs the module section", h->path);
+	if (TBRW_is_bound(ptr, data_stream, &bound) == VT_SUCCESS && bound) {
+		rc = TBRW_unbind(ptr, data_stream);
+		if (rc != VT_SUCCESS)
+			return rc;
+	}
+	memset(&b, 0, sizeof b);
+	b.h = h;
+	b.st = st;
+	b.derive = !obj_done(h, OBJ_GLOBAL(TBRW_PROCESS_THREAD_SECTION)) || obj_done(h, OBJ_DERIVED_PT);
+	if (!b.derive && (rc = tb5_load_pt(h)) != VT_SUCCESS)
+		return rc;
+	if (b.derive && obj_done(h, OBJ_DERIVED_PT) && h->writable) {
+		/* re-derive: another stream's derivation is replaced by this one */
+		if ((rc = drop_if(h, OBJ_GLOBAL(TBRW_PROCESS_THREAD_SECTION))) != VT_SUCCESS ||
+		    (rc = drop_if(h, OBJ_DERIVED_PT)) != VT_SUCCESS)
+			return rc;
+	}
+	rc = prepare(&b);
+	if (rc == VT_SUCCESS && h->writable) {
+		pthread_mutex_lock(&h->lock);
+		b.out_obj = tb5_obj_get(h, OBJ_STREAM(data_stream, OBJ_BIND_DATA));
+		pthread_mutex_unlock(&h->lock);
+		if (b.out_obj == NULL)
+			rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
+		else {
+			b.out_cap = TB5_CHUNK_TARGET / sizeof(DATA_BIND_STRUCT);
+			b.out = malloc(b.out_cap * sizeof *b.out);
+			if (b.out == NULL)
+				rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
+		}
+	}
+	if (rc == VT_SUCCESS)
+		rc = tb5_enumerate_records(h, data, st->record_size, 0, bind_fn, &b);
+	if (rc == VT_SUCCESS)
+		rc = b.rc;
+	if (rc == VT_SUCCESS && b.out_obj != NULL) {
+		rc = flush_out(&b);
+		if (rc == VT_SUCCESS)
+			rc = tb5_write_chunk(h, b.out_obj, CK_END, b.out_obj->id, b.out_obj->total, 0, NULL, 0);
+		if (rc == VT_SUCCESS)
+			b.out_obj->state = OBJ_DONE;
+	}
+	/* module -> process and thread -> process */
+	if (rc == VT_SUCCESS) {
+		mb = malloc((h->n_modules ? h->n_modules : 1) * sizeof *mb);
+		tb = malloc(((b.derive ? b.n_tids : h->pt.n_tids) + 1) * sizeof *tb);
+		if (mb == NULL || tb == NULL)
+			rc = tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+	}
+	if (rc == VT_SUCCESS) {
+		for (size_t i = 0; i < h->n_modules; i++) {
+			uint64_t g;
+			const TBRW_MODULE *m = &h->modules[i];
+			mb[i] = (!(m->module_flags & TBRW_MODULE_GLOBAL_LOAD) &&
+				 gen_index(&b, m->module_associated_pid, m->module_event_when, &g))
+					? pid_out(&b, g)
+					: TBRW_BIND_NO_INDEX;
+		}
+		size_t nt = b.derive ? b.n_tids : h->pt.n_tids;
+		for (size_t i = 0; i < nt; i++) {
+			uint64_t g;
+			if (b.derive)
+				tb[i] = b.tids[i].reserved1;
+			else
+				tb[i] = gen_index(&b, h->pt.tids[i].tid_associated_pid, h->pt.tids[i].tid_event_when, &g)
+						? pid_out(&b, g)
+						: TBRW_BIND_NO_INDEX;
+		}
+		if (h->writable) {
+			rc = write_u64_obj(h, OBJ_STREAM(data_stream, OBJ_BIND_MODULE), mb, h->n_modules);
+			if (rc == VT_SUCCESS)
+				rc = write_u64_obj(h, OBJ_STREAM(data_stream, OBJ_BIND_TID), tb, nt);
+		}
+		tb5_bind_free(h);
+		h->bind_module = (MODULE_BIND_STRUCT *)mb;
+		h->n_bind_module = h->n_modules;
+		h->bind_tid = (TID_BIND_STRUCT *)tb;
+		h->n_bind_tid = nt;
+		mb = tb = NULL;
+		h->bound_stream = (int)data_stream;
+	}
+	/* the derived process/thread section */
+	if (rc == VT_SUCCESS && b.derive) {
+		TBRW_PID *pids = calloc(b.n_gens + 1, sizeof *pids);
+		TBRW_TID *tids = b.tids;
+		if (pids == NULL)
+			rc = tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+		for (size_t i = 0; i < b.n_gens && rc == VT_SUCCESS; i++) {
+			pids[i].pid_size = sizeof *pids;
+			pids[i].pid_id = b.gens[i].pid;
+			pids[i].pid_flags = TBRW_PID_CREATED | TBRW_PID_DERIVED;
+			pids[i].pid_event_when = b.gens[i].start;
+			pids[i].pid_name.soi_uniqueid = b.gens[i].name;
+			pids[i].pid_path.soi_uniqueid = b.gens[i].path;
+		}
+		for (size_t i = 0; i < b.n_tids; i++)
+			tids[i].reserved1 = 0;
+		if (rc == VT_SUCCESS && h->writable) {
+			struct tb5_obj *o, *mark;
+			pthread_mutex_lock(&h->lock);
+			o = tb5_obj_get(h, OBJ_GLOBAL(TBRW_PROCESS_THREAD_SECTION));
+			mark = tb5_obj_get(h, OBJ_DERIVED_PT);
+			pthread_mutex_unlock(&h->lock);
+			if (o == NULL || mark == NULL)
+				rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
+			for (size_t i = 0; i < b.n_gens && rc == VT_SUCCESS; i++)
+				rc = tb5_put_pid(h, o, &pids[i]);
+			for (size_t i = 0; i < b.n_tids && rc == VT_SUCCESS; i++)
+				rc = tb5_put_tid(h, o, &tids[i]);
+			if (rc == VT_SUCCESS)
+				rc = tb5_obj_finish(h, o);
+			if (rc == VT_SUCCESS)
+				rc = tb5_obj_finish(h, mark);
+		}
+		if (rc == VT_SUCCESS) {
+			tb5_pt_free(&h->pt);
+			h->pt.pids = pids;
+			h->pt.n_pids = b.n_gens;
+			h->pt.tids = tids;
+			h->pt.n_tids = b.n_tids;
+			h->pt.loaded = 1;
+			b.tids = NULL;
+		} else {
+			free(pids);
+		}
+	}
+	if (rc == VT_SUCCESS && !h->writable) {
+		st->bind_data = b.out;
+		st->n_bind_data = b.out_len;
+		st->bound_in_memory = 1;
+		b.out = NULL;
+	}
+	free(mb);
+	free(tb);
+	binder_free(&b);
+	return rc;
+}
+
+/* ---- bind enumeration ------------------------------------------------------------------------- */
+
+struct bind_ctx {
+	struct tb5_handle *h;
+	struct tb5_obj *data;
+	uint32_t rec;
+	BIND_DATA_CALLBACK *cb;
+	void *user;
+	DATA_BIND_STRUCT *tmp;
+	const DATA_BIND_STRUCT *mem;
+	TBRW_U32 rc;
+};
+
+/* Called per data chunk; fetches the matching bind entries. */
+static TBRW_U32 bind_data_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
+{
+	struct bind_ctx *c = ctx;
+	const DATA_BIND_STRUCT *tab;
+
+	if (c->mem != NULL) {
+		tab = c->mem + first;
+	} else {
+		/* bind records for [first, first+n) from the persisted object */
+		struct tb5_obj *o = tb5_obj_find(c->h, OBJ_STREAM(c->data->id >> 8 ? OBJ_STREAM_OF(c->data->id) : 0,
+								  OBJ_BIND_DATA));
+		unsigned char *scratch = NULL;
+		size_t scratch_cap = 0, got = 0;
+		const unsigned char *q;
+		for (size_t i = 0; i < o->n_chunks && got < n; i++) {
+			const struct tb5_chunk_ref *ck = &o->chunks[i];
+			if (ck->kind != CK_DATA || ck->first + ck->count <= first + got || ck->first > first + got)
+				continue;
+			c->rc = tb5_read_chunk(c->h, ck, &scratch, &scratch_cap, &q);
+			if (c->rc != VT_SUCCESS || ck->raw_len != (uint64_t)ck->count * 24) {
+				if (c->rc == VT_SUCCESS)
+					c->rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: bind chunk at byte offset %llu is malformed",
+							 c->h->path, (unsigned long long)ck->offset);
+				free(scratch);
+				return c->rc;
+			}
+			for (uint64_t k = first + got - ck->first; k < ck->count && got < n; k++, got++) {
+				c->tmp[got].module_index = tb5_get64(q + k * 24);
+				c->tmp[got].pid_index = tb5_get64(q + k * 24 + 8);
+				c->tmp[got].tid_index = tb5_get64(q + k * 24 + 16);
+			}
+			i = (size_t)-1; /* rescan for the next piece */
+			if (got >= n)
+				break;
+		}
+		free(scratch);
+		if (got != n)
+			return c->rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: bind information covers fewer records than the "
+								   "data",
+						c->h->path);
+		tab = c->tmp;
+	}
+	return c->cb(p, n * c->rec, n, tab, (TBRW_U32)(n * sizeof(DATA_BIND_STRUCT)), c->user);
+}
+
+TBRW_U32 TBRW_bind_enumerate_data(TBRW_PTR ptr, TBRW_U32 data_stream, BIND_DATA_CALLBACK *callback_func, void *user_ptr,
+				  TBRW_U64 start_index)
+{
+	struct tb5_handle *h = ptr;
+	struct tb5_stream *st;
+	struct bind_ctx c;
+	TBRW_U32 rc, bound;
+
+	if (h == NULL || callback_func == NULL)
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_bind_enumerate_data: NULL argument");
+	rc = TBRW_is_bound(ptr, data_stream, &bound);
+	if (rc != VT_SUCCESS)
+		return rc;
+	if (!bound)
+		return tb5_fail(TBRW_NOT_BOUND, "%s: stream %u is not bound (call TBRW_dobind)", h->path, data_stream);
+	st = h->streams[data_stream];
+	rc = tb5_stream_layout(h, data_stream);
+	if (rc != VT_SUCCESS)
+		return rc;
+	memset(&c, 0, sizeof c);
+	c.h = h;
+	c.data = tb5_obj_find(h, OBJ_STREAM_SEC(data_stream, TBRW_DATA_SECTION));
+	c.rec = st->record_size;
+	c.cb = callback_func;
+	c.user = user_ptr;
+	c.mem = st->bound_in_memory ? st->bind_data : NULL;
+	if (c.mem == NULL) {
+		c.tmp = malloc(((size_t)TB5_CHUNK_TARGET + 1) * sizeof *c.tmp);
+		if (c.tmp == NULL)
+			return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+	}
+	rc = tb5_enumerate_records(h, c.data, c.rec, start_index, bind_data_fn, &c);
+	free(c.tmp);
+	return rc;
+}
+
+/* Module and thread bind tables: from memory, or loaded from the persisted objects. */
+static TBRW_U32 load_u64_obj(struct tb5_handle *h, uint32_t id, uint64_t **out, size_t *n)
+{
+	struct tb5_obj *o = tb5_obj_find(h, id);
+	unsigned char *scratch = NULL;
+	size_t scratch_cap = 0;
+	const unsigned char *q;
+	uint64_t *v;
+	TBRW_U32 rc = VT_SUCCESS;
+
+	if (o == NULL || o->state != OBJ_DONE)
+		return tb5_fail(TBRW_NOT_BOUND, "%s: no bind information", h->path);
+	if (o->total > (uint64_t)64 << 20)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: bind table of %llu entries", h->path,
+				(unsigned long long)o->total);
+	v = malloc((size_t)(o->total ? o->total : 1) * sizeof *v);
+	if (v == NULL)
+		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+	for (size_t i = 0; i < o->n_chunks && rc == VT_SUCCESS; i++) {
+		const struct tb5_chunk_ref *c = &o->chunks[i];
+		if (c->kind != CK_DATA)
+			continue;
+		if (c->raw_len != (uint64_t)c->count * 8 || c->first + c->count > o->total) {
+			rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: bind chunk at byte offset %llu is malformed", h->path,
+				      (unsigned long long)c->offset);
+			break;
+		}
+		rc = tb5_read_chunk(h, c, &scratch, &scratch_cap, &q);
+		for (uint32_t k = 0; k < c->count && rc == VT_SUCCESS; k++)
+			v[c->first + k] = tb5_get64(q + (size_t)k * 8);
+	}
+	free(scratch);
+	if (rc != VT_SUCCESS) {
+		free(v);
+		return rc;
+	}
+	*out = v;
+	*n = (size_t)o->total;
+	return VT_SUCCESS;
+}
+
+/* Finds a bound stream for the module/thread bind enumerations (which name none). */
+static TBRW_U32 ensure_bind_tables(struct tb5_handle *h)
+{
+	uint64_t *mb, *tb;
+	size_t nm, nt;
+	TBRW_U32 rc;
+
+	if (h->bound_stream >= 0)
+		return VT_SUCCESS;
+	for (uint32_t s = 0; s < h->n_streams; s++) {
+		if (!obj_done(h, OBJ_STREAM(s, OBJ_BIND_DATA)))
+			continue;
+		rc = load_u64_obj(h, OBJ_STREAM(s, OBJ_BIND_MODULE), &mb, &nm);
+		if (rc != VT_SUCCESS)
+			return rc;
+		rc = load_u64_obj(h, OBJ_STREAM(s, OBJ_BIND_TID), &tb, &nt);
+		if (rc != VT_SUCCESS) {
+			free(mb);
+			return rc;
+		}
+		tb5_bind_free(h);
+		h->bind_module = (MODULE_BIND_STRUCT *)mb;
+		h->n_bind_module = nm;
+		h->bind_tid = (TID_BIND_STRUCT *)tb;
+		h->n_bind_tid = nt;
+		h->bound_stream = (int)s;
+		return VT_SUCCESS;
+	}
+	return tb5_fail(TBRW_NOT_BOUND, "%s: no stream is bound (call TBRW_dobind)", h->path);
+}
+
+TBRW_U32 TBRW_bind_enumerate_modules(TBRW_PTR ptr, BIND_MODULE_CALLBACK *callback_func, void *user_ptr,
+				     TBRW_U64 start_index)
+{
+	struct tb5_handle *h = ptr;
+	TBRW_U32 rc;
+
+	if (h == NULL || callback_func == NULL)
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_bind_enumerate_modules: NULL argument");
+	if ((rc = ensure_bind_tables(h)) != VT_SUCCESS || (rc = tb5_load_modules(h)) != VT_SUCCESS)
+		return rc;
+	if (h->n_bind_module != h->n_modules)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: module bind table has %zu entries for %zu modules", h->path,
+				h->n_bind_module, h->n_modules);
+	for (size_t i = (size_t)(start_index < h->n_modules ? start_index : h->n_modules); i < h->n_modules;) {
+		size_t k = h->n_modules - i < 4096 ? h->n_modules - i : 4096;
+		rc = callback_func(h->modules + i, (TBRW_U32)(k * sizeof(TBRW_MODULE)), k, h->bind_module + i,
+				   (TBRW_U32)(k * sizeof(MODULE_BIND_STRUCT)), user_ptr);
+		if (rc == FALSE)
+			return VT_SUCCESS;
+		if (rc != TRUE)
+			return rc;
+		i += k;
+	}
+	return VT_SUCCESS;
+}
+
+TBRW_U32 TBRW_bind_enumerate_threads(TBRW_PTR ptr, BIND_TID_CALLBACK *callback_func, void *user_ptr,
+				     TBRW_U64 start_index)
+{
+	struct tb5_handle *h = ptr;
+	TBRW_U32 rc;
+
+	if (h == NULL || callback_func == NULL)
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_bind_enumerate_threads: NULL argument");
+	if ((rc = ensure_bind_tables(h)) != VT_SUCCESS || (rc = tb5_load_pt(h)) != VT_SUCCESS)
+		return rc;
+	if (h->n_bind_tid != h->pt.n_tids)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: thread bind table has %zu entries for %zu threads", h->path,
+				h->n_bind_tid, h->pt.n_tids);
+	for (size_t i = (size_t)(start_index < h->pt.n_tids ? start_index : h->pt.n_tids); i < h->pt.n_tids;) {
+		size_t k = h->pt.n_tids - i < 4096 ? h->pt.n_tids - i : 4096;
+		rc = callback_func(h->pt.tids + i, (TBRW_U32)(k * sizeof(TBRW_TID)), k, h->bind_tid + i,
+				   (TBRW_U32)(k * sizeof(TID_BIND_STRUCT)), user_ptr);
+		if (rc == FALSE)
+			return VT_SUCCESS;
+		if (rc != TRUE)
+			return rc;
+		i += k;
+	}
+	return VT_SUCCESS;
+}
+
+TBRW_U32 tb5_load_bind(struct tb5_handle *h, uint32_t stream)
+{
+	(void)stream;
+	return ensure_bind_tables(h);
+}

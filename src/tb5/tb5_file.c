@@ -1,0 +1,1350 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tb5_file.c: the .tb5 container: header, CRC32C-checked chunks, the directory and trailer,
+ * strings, open/close/abort/verify and the salvage of files whose writer died.
+ *
+ * Layout (little-endian; docs/tb5-format.md is the full specification):
+ *   header  64 bytes: "TKTB5\0\r\n", u32 version (16), u32 header size (64),
+ *           u32 chunk target, u32 flags, zeros, u32 CRC32C of bytes 0..59 at 60
+ *   chunks  40-byte header: u32 "TBCK", u16 kind, u16 flags (1 = zstd), u32 object id,
+ *           u32 stored length, u32 raw length, u32 record count, u64 first (record index,
+ *           byte offset in the object, string index or total), u32 payload CRC32C,
+ *           u32 CRC32C of header bytes 0..35; then the payload, padded to 8 bytes
+ *   directory  a chunk (kind 5) listing every live chunk: u64 count, then 40 bytes each
+ *   trailer 32 bytes: "TB5TRAIL", u64 directory offset, u64 file size, u32 0,
+ *           u32 CRC32C of bytes 0..27
+ * A file without a valid trailer is one whose writer died: tk_tbrw_recover() rebuilds the
+ * directory from the chunks in order, up to the first one that fails its checks.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "common/tk_crc32c.h"
+#include "tb5/tb5_internal.h"
+
+static const unsigned char header_magic[8] = {'T', 'K', 'T', 'B', '5', 0, '\r', '\n'};
+static const unsigned char trailer_magic[8] = {'T', 'B', '5', 'T', 'R', 'A', 'I', 'L'};
+#define CHUNK_MAGIC 0x4B434254u /* "TBCK" */
+#define DIR_ENTRY_SIZE 40u
+
+static size_t pad8(size_t n)
+{
+	return (n + 7u) & ~(size_t)7u;
+}
+
+/* ---- objects --------------------------------------------------------------------------- */
+
+struct tb5_obj *tb5_obj_find(struct tb5_handle *h, uint32_t id)
+{
+	for (struct tb5_obj *o = h->objs; o != NULL; o = o->next)
+		if (o->id == id)
+			return o;
+	return NULL;
+}
+
+struct tb5_obj *tb5_obj_get(struct tb5_handle *h, uint32_t id)
+{
+	struct tb5_obj *o = tb5_obj_find(h, id);
+
+	if (o != NULL)
+		return o;
+	o = calloc(1, sizeof *o);
+	if (o == NULL)
+		return NULL;
+	o->id = id;
+	o->next = h->objs;
+	h->objs = o;
+	return o;
+}
+
+static void obj_reset(struct tb5_obj *o)
+{
+	free(o->chunks);
+	free(o->buf);
+	free(o->meta);
+	o->chunks = NULL;
+	o->n_chunks = o->cap_chunks = 0;
+	o->buf = NULL;
+	o->buf_len = o->buf_cap = 0;
+	o->meta = NULL;
+	o->meta_len = 0;
+	o->meta_loaded = 0;
+	o->total = 0;
+	o->state = OBJ_ABSENT;
+}
+
+static int push_ref(struct tb5_chunk_ref **arr, size_t *n, size_t *cap, const struct tb5_chunk_ref *r)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		struct tb5_chunk_ref *na = realloc(*arr, ncap * sizeof *na);
+		if (na == NULL)
+			return -1;
+		*arr = na;
+		*cap = ncap;
+	}
+	(*arr)[(*n)++] = *r;
+	return 0;
+}
+
+struct tb5_stream *tb5_stream_at(struct tb5_handle *h, uint32_t stream, int create)
+{
+	struct tb5_stream *st;
+
+	if (stream >= TB5_MAX_STREAMS)
+		return NULL;
+	if (h->streams == NULL) {
+		if (!create)
+			return NULL;
+		h->streams = calloc(TB5_MAX_STREAMS, sizeof *h->streams);
+		if (h->streams == NULL)
+			return NULL;
+	}
+	st = h->streams[stream];
+	if (st != NULL || !create)
+		return st;
+	st = calloc(1, sizeof *st);
+	if (st == NULL)
+		return NULL;
+	st->pc_offset = UINT32_MAX;
+	st->ts_offset = UINT32_MAX;
+	h->streams[stream] = st;
+	if (stream >= h->n_streams)
+		h->n_streams = stream + 1;
+	return st;
+}
+
+/* ---- chunks ---------------------------------------------------------------------------- */
+
+static void chunk_header(unsigned char *hd, uint16_t kind, uint16_t flags, uint32_t id, uint32_t stored,
+			 uint32_t raw, uint32_t count, uint64_t first, uint32_t payload_crc)
+{
+	tb5_put32(hd, CHUNK_MAGIC);
+	tb5_put16(hd + 4, kind);
+	tb5_put16(hd + 6, flags);
+	tb5_put32(hd + 8, id);
+	tb5_put32(hd + 12, stored);
+	tb5_put32(hd + 16, raw);
+	tb5_put32(hd + 20, count);
+	tb5_put64(hd + 24, first);
+	tb5_put32(hd + 32, payload_crc);
+	tb5_put32(hd + 36, tk__crc32c(0, hd, 36));
+}
+
+static TBRW_U32 pwrite_all(struct tb5_handle *h, const struct iovec *iov, int n_iov, uint64_t off)
+{
+	struct iovec v[4];
+	ssize_t w;
+	int i;
+
+	memcpy(v, iov, (size_t)n_iov * sizeof *v);
+	i = 0;
+	while (i < n_iov) {
+		w = pwritev(h->fd, v + i, n_iov - i, (off_t)off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return tb5_fail(tb5_errno_code(errno), "%s: write failed at byte offset %llu: %s", h->part_path,
+					(unsigned long long)off, strerror(errno));
+		}
+		if (w == 0)
+			return tb5_fail(TBRW_DISK_FULL, "%s: write failed at byte offset %llu: no space", h->part_path,
+					(unsigned long long)off);
+		off += (uint64_t)w;
+		while (i < n_iov && (size_t)w >= v[i].iov_len) {
+			w -= (ssize_t)v[i].iov_len;
+			i++;
+		}
+		if (i < n_iov) {
+			v[i].iov_base = (char *)v[i].iov_base + w;
+			v[i].iov_len -= (size_t)w;
+		}
+	}
+	return VT_SUCCESS;
+}
+
+TBRW_U32 tb5_write_chunk(struct tb5_handle *h, struct tb5_obj *obj, uint16_t kind, uint32_t id, uint64_t first,
+			 uint32_t count, const void *payload, size_t len)
+{
+	unsigned char hd[TB5_CHUNK_HEADER_SIZE];
+	static const unsigned char zeros[8];
+	void *zbuf = NULL;
+	const void *stored = payload;
+	size_t stored_len = len;
+	uint16_t flags = 0;
+	struct tb5_chunk_ref ref;
+	struct iovec iov[3];
+	uint64_t off;
+	TBRW_U32 rc;
+
+	if (len > TB5_MAX_CHUNK_RAW)
+		return tb5_fail(TBRW_TOO_BIG, "%s: chunk of %zu bytes exceeds the format's limit", h->path, len);
+	if (h->compress && kind == CK_DATA && len > 64) {
+		size_t bound = ZSTD_compressBound(len);
+		zbuf = malloc(bound);
+		if (zbuf == NULL)
+			return tb5_fail(TBRW_NO_MEMORY, "%s: out of memory compressing a chunk", h->path);
+		size_t z = ZSTD_compress(zbuf, bound, payload, len, 1);
+		if (!ZSTD_isError(z) && z < len) {
+			stored = zbuf;
+			stored_len = z;
+			flags = CK_FLAG_ZSTD;
+		}
+	}
+	chunk_header(hd, kind, flags, id, (uint32_t)stored_len, (uint32_t)len, count, first,
+		     tk__crc32c(0, stored, stored_len));
+	iov[0].iov_base = hd;
+	iov[0].iov_len = sizeof hd;
+	iov[1].iov_base = (void *)stored;
+	iov[1].iov_len = stored_len;
+	iov[2].iov_base = (void *)zeros;
+	iov[2].iov_len = pad8(stored_len) - stored_len;
+
+	pthread_mutex_lock(&h->lock);
+	if (h->write_error != VT_SUCCESS) {
+		rc = h->write_error;
+		pthread_mutex_unlock(&h->lock);
+		free(zbuf);
+		return tb5_fail(rc, "%s: an earlier write failed", h->part_path);
+	}
+	off = h->end;
+	h->end += sizeof hd + pad8(stored_len);
+	ref = (struct tb5_chunk_ref){.offset = off, .first = first, .count = count, .raw_len = (uint32_t)len,
+				     .stored_len = (uint32_t)stored_len, .kind = kind, .flags = flags, .id = id};
+	if (kind != CK_DROP && push_ref(&h->chunks, &h->n_chunks, &h->cap_chunks, &ref) != 0) {
+		pthread_mutex_unlock(&h->lock);
+		free(zbuf);
+		return tb5_fail(TBRW_NO_MEMORY, "%s: out of memory", h->path);
+	}
+	if (obj != NULL && kind != CK_DROP && push_ref(&obj->chunks, &obj->n_chunks, &obj->cap_chunks, &ref) != 0) {
+		h->n_chunks--;
+		pthread_mutex_unlock(&h->lock);
+		free(zbuf);
+		return tb5_fail(TBRW_NO_MEMORY, "%s: out of memory", h->path);
+	}
+	pthread_mutex_unlock(&h->lock);
+
+	rc = pwrite_all(h, iov, iov[2].iov_len ? 3 : 2, off);
+	free(zbuf);
+	if (rc != VT_SUCCESS) {
+		pthread_mutex_lock(&h->lock);
+		if (h->write_error == VT_SUCCESS)
+			h->write_error = rc;
+		pthread_mutex_unlock(&h->lock);
+	}
+	return rc;
+}
+
+static TBRW_U32 pread_all(struct tb5_handle *h, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pread(h->fd, (char *)buf + done, len - done, (off_t)(off + done));
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return tb5_fail(TBRW_IO_ERROR, "%s: read failed at byte offset %llu: %s", h->path,
+					(unsigned long long)(off + done), strerror(errno));
+		}
+		if (r == 0)
+			return tb5_fail(TBRW_FILE_TRUNCATED, "%s: file ends at byte offset %llu, inside a chunk",
+					h->path, (unsigned long long)(off + done));
+		done += (size_t)r;
+	}
+	return VT_SUCCESS;
+}
+
+/* Checks a chunk header at hd (from offset off) against what the directory says. */
+static TBRW_U32 check_header(struct tb5_handle *h, const unsigned char *hd, const struct tb5_chunk_ref *c)
+{
+	if (tb5_get32(hd) != CHUNK_MAGIC || tb5_get32(hd + 36) != tk__crc32c(0, hd, 36))
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu: bad chunk header", h->path,
+				(unsigned long long)c->offset);
+	if (tb5_get16(hd + 4) != c->kind || tb5_get32(hd + 8) != c->id || tb5_get32(hd + 12) != c->stored_len ||
+	    tb5_get32(hd + 16) != c->raw_len || tb5_get32(hd + 20) != c->count || tb5_get64(hd + 24) != c->first ||
+	    tb5_get16(hd + 6) != c->flags)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu disagrees with the directory",
+				h->path, (unsigned long long)c->offset);
+	return VT_SUCCESS;
+}
+
+TBRW_U32 tb5_read_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, unsigned char **scratch,
+			size_t *scratch_cap, const unsigned char **out)
+{
+	const unsigned char *hd, *payload;
+	unsigned char hbuf[TB5_CHUNK_HEADER_SIZE];
+	size_t need = c->stored_len + (c->flags & CK_FLAG_ZSTD ? c->raw_len : 0);
+	uint32_t crc;
+	TBRW_U32 rc;
+
+	if (c->offset + TB5_CHUNK_HEADER_SIZE + c->stored_len > h->file_size && h->map != NULL)
+		return tb5_fail(TBRW_FILE_TRUNCATED, "%s: chunk at byte offset %llu runs past the end of the file",
+				h->path, (unsigned long long)c->offset);
+	if (h->map != NULL && c->offset + TB5_CHUNK_HEADER_SIZE + c->stored_len <= h->map_len) {
+		hd = h->map + c->offset;
+		payload = hd + TB5_CHUNK_HEADER_SIZE;
+		need -= c->stored_len;
+	} else {
+		rc = pread_all(h, hbuf, sizeof hbuf, c->offset);
+		if (rc != VT_SUCCESS)
+			return rc;
+		hd = hbuf;
+		payload = NULL;
+	}
+	rc = check_header(h, hd, c);
+	if (rc != VT_SUCCESS)
+		return rc;
+	if (need > *scratch_cap) {
+		unsigned char *ns = realloc(*scratch, need);
+		if (ns == NULL)
+			return tb5_fail(TBRW_NO_MEMORY, "%s: out of memory reading a chunk", h->path);
+		*scratch = ns;
+		*scratch_cap = need;
+	}
+	if (payload == NULL) {
+		rc = pread_all(h, *scratch, c->stored_len, c->offset + TB5_CHUNK_HEADER_SIZE);
+		if (rc != VT_SUCCESS)
+			return rc;
+		payload = *scratch;
+	}
+	crc = tk__crc32c(0, payload, c->stored_len);
+	if (crc != tb5_get32(hd + 32))
+		return tb5_fail(TBRW_FILE_CORRUPT,
+				"%s: chunk at byte offset %llu: checksum mismatch in its %u-byte payload (stored 0x%08x, "
+				"computed 0x%08x)",
+				h->path, (unsigned long long)c->offset, c->stored_len, tb5_get32(hd + 32), crc);
+	if (c->flags & CK_FLAG_ZSTD) {
+		unsigned char *dst = *scratch + (payload == *scratch ? c->stored_len : 0);
+		size_t z = ZSTD_decompress(dst, c->raw_len, payload, c->stored_len);
+		if (ZSTD_isError(z) || z != c->raw_len)
+			return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu: compressed payload does not "
+							   "decompress to %u bytes",
+					h->path, (unsigned long long)c->offset, c->raw_len);
+		payload = dst;
+	}
+	*out = payload;
+	return VT_SUCCESS;
+}
+
+/* ---- metadata objects ------------------------------------------------------------------- */
+
+TBRW_U32 tb5_obj_append(struct tb5_obj *obj, const void *p, size_t n)
+{
+	if (obj->buf_len + n > obj->buf_cap) {
+		size_t ncap = obj->buf_cap ? obj->buf_cap : 256;
+		while (ncap < obj->buf_len + n)
+			ncap *= 2;
+		unsigned char *nb = realloc(obj->buf, ncap);
+		if (nb == NULL)
+			return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+		obj->buf = nb;
+		obj->buf_cap = ncap;
+	}
+	memcpy(obj->buf + obj->buf_len, p, n);
+	obj->buf_len += n;
+	return VT_SUCCESS;
+}
+
+TBRW_U32 tb5_obj_finish(struct tb5_handle *h, struct tb5_obj *obj)
+{
+	TBRW_U32 rc;
+	size_t off = 0;
+
+	/* Strings go first so that a salvaged file never holds an id without its text. */
+	rc = tb5_flush_strings(h);
+	while (rc == VT_SUCCESS && off < obj->buf_len) {
+		size_t n = obj->buf_len - off;
+		if (n > TB5_CHUNK_TARGET * 4)
+			n = TB5_CHUNK_TARGET * 4;
+		rc = tb5_write_chunk(h, obj, CK_META, obj->id, obj->total + off, 0, obj->buf + off, n);
+		off += n;
+	}
+	if (rc != VT_SUCCESS)
+		return rc;
+	obj->total += obj->buf_len;
+	rc = tb5_write_chunk(h, obj, CK_END, obj->id, obj->total, 0, NULL, 0);
+	if (rc != VT_SUCCESS)
+		return rc;
+	/* Keep the bytes: a writable handle may read the section back. */
+	free(obj->meta);
+	obj->meta = obj->buf;
+	obj->meta_len = obj->buf_len;
+	obj->meta_loaded = 1;
+	obj->buf = NULL;
+	obj->buf_len = obj->buf_cap = 0;
+	obj->state = OBJ_DONE;
+	return VT_SUCCESS;
+}
+
+TBRW_U32 tb5_obj_drop(struct tb5_handle *h, struct tb5_obj *obj)
+{
+	unsigned char id_le[4];
+	TBRW_U32 rc;
+	size_t i, j;
+
+	tb5_put32(id_le, obj->id);
+	rc = tb5_write_chunk(h, NULL, CK_DROP, obj->id, 0, 0, id_le, sizeof id_le);
+	if (rc != VT_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&h->lock);
+	for (i = j = 0; i < h->n_chunks; i++)
+		if (h->chunks[i].id != obj->id)
+			h->chunks[j++] = h->chunks[i];
+	h->n_chunks = j;
+	pthread_mutex_unlock(&h->lock);
+	obj_reset(obj);
+	return VT_SUCCESS;
+}
+
+TBRW_U32 tb5_obj_load(struct tb5_handle *h, struct tb5_obj *obj)
+{
+	unsigned char *scratch = NULL, *all;
+	size_t scratch_cap = 0, at = 0;
+	const unsigned char *p;
+	TBRW_U32 rc = VT_SUCCESS;
+
+	if (obj->meta_loaded)
+		return VT_SUCCESS;
+	if (obj->total > (uint64_t)256 * TB5_MAX_CHUNK_RAW)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u claims %llu bytes", h->path, obj->id,
+				(unsigned long long)obj->total);
+	all = malloc(obj->total ? obj->total : 1);
+	if (all == NULL)
+		return tb5_fail(TBRW_NO_MEMORY, "%s: out of memory loading a section", h->path);
+	for (size_t i = 0; i < obj->n_chunks && rc == VT_SUCCESS; i++) {
+		const struct tb5_chunk_ref *c = &obj->chunks[i];
+		if (c->kind != CK_META)
+			continue;
+		if (c->first != at || at + c->raw_len > obj->total) {
+			rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu is out of place in its section",
+				      h->path, (unsigned long long)c->offset);
+			break;
+		}
+		rc = tb5_read_chunk(h, c, &scratch, &scratch_cap, &p);
+		if (rc == VT_SUCCESS) {
+			memcpy(all + at, p, c->raw_len);
+			at += c->raw_len;
+		}
+	}
+	free(scratch);
+	if (rc == VT_SUCCESS && at != obj->total)
+		rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u holds %zu of its %llu bytes", h->path, obj->id, at,
+			      (unsigned long long)obj->total);
+	if (rc != VT_SUCCESS) {
+		free(all);
+		return rc;
+	}
+	obj->meta = all;
+	obj->meta_len = at;
+	obj->meta_loaded = 1;
+	return VT_SUCCESS;
+}
+
+/* ---- strings ----------------------------------------------------------------------------- */
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t x = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		x = (x ^ (unsigned char)s[i]) * 1099511628211ull;
+	return x;
+}
+
+static int string_add(struct tb5_handle *h, char *s, uint32_t len)
+{
+	if (h->n_strings == h->cap_strings) {
+		uint64_t ncap = h->cap_strings ? h->cap_strings * 2 : 64;
+		char **ns = realloc(h->strings, ncap * sizeof *ns);
+		if (ns == NULL)
+			return -1;
+		h->strings = ns;
+		uint32_t *nl = realloc(h->string_len, ncap * sizeof *nl);
+		if (nl == NULL)
+			return -1;
+		h->string_len = nl;
+		h->cap_strings = ncap;
+	}
+	h->strings[h->n_strings] = s;
+	h->string_len[h->n_strings] = len;
+	h->n_strings++;
+	return 0;
+}
+
+static int hash_insert(struct tb5_handle *h, uint64_t idx)
+{
+	if ((h->n_strings + 1) * 2 > h->hash_cap) {
+		size_t ncap = h->hash_cap ? h->hash_cap * 2 : 256;
+		uint64_t *nt = calloc(ncap, sizeof *nt);
+		if (nt == NULL)
+			return -1;
+		for (size_t i = 0; i < h->hash_cap; i++) {
+			uint64_t v = h->hash_ids[i];
+			if (v == 0)
+				continue;
+			size_t k = hash_bytes(h->strings[v - 1], h->string_len[v - 1]) & (ncap - 1);
+			while (nt[k] != 0)
+				k = (k + 1) & (ncap - 1);
+			nt[k] = v;
+		}
+		free(h->hash_ids);
+		h->hash_ids = nt;
+		h->hash_cap = ncap;
+	}
+	size_t k = hash_bytes(h->strings[idx], h->string_len[idx]) & (h->hash_cap - 1);
+	while (h->hash_ids[k] != 0)
+		k = (k + 1) & (h->hash_cap - 1);
+	h->hash_ids[k] = idx + 1;
+	return 0;
+}
+
+TBRW_U32 tb5_string_id(struct tb5_handle *h, const TBRW_CHAR *s, uint64_t *id)
+{
+	size_t len;
+	char *u;
+
+	*id = 0;
+	if (s == NULL)
+		return VT_SUCCESS;
+	u = tb5_wcs_to_utf8_alloc(s, &len);
+	if (u == NULL)
+		return tb5_fail(TBRW_INVALID_STRING, "%s: a string holds an invalid character or exceeds %u bytes",
+				h->path, TB5_MAX_STRING);
+	pthread_mutex_lock(&h->lock);
+	if (h->hash_cap > 0) {
+		size_t k = hash_bytes(u, len) & (h->hash_cap - 1);
+		while (h->hash_ids[k] != 0) {
+			uint64_t v = h->hash_ids[k];
+			if (h->string_len[v - 1] == len && memcmp(h->strings[v - 1], u, len) == 0) {
+				pthread_mutex_unlock(&h->lock);
+				free(u);
+				*id = v;
+				return VT_SUCCESS;
+			}
+			k = (k + 1) & (h->hash_cap - 1);
+		}
+	}
+	if (string_add(h, u, (uint32_t)len) != 0 || hash_insert(h, h->n_strings - 1) != 0) {
+		pthread_mutex_unlock(&h->lock);
+		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+	}
+	*id = h->n_strings;
+	pthread_mutex_unlock(&h->lock);
+	return VT_SUCCESS;
+}
+
+TBRW_U32 tb5_flush_strings(struct tb5_handle *h)
+{
+	unsigned char *buf;
+	size_t len = 0, at = 0;
+	uint64_t first, n, i;
+	TBRW_U32 rc;
+
+	pthread_mutex_lock(&h->lock);
+	first = h->n_strings_flushed;
+	n = h->n_strings - first;
+	for (i = first; i < h->n_strings; i++)
+		len += 4 + h->string_len[i];
+	if (n == 0) {
+		pthread_mutex_unlock(&h->lock);
+		return VT_SUCCESS;
+	}
+	buf = malloc(len);
+	if (buf == NULL) {
+		pthread_mutex_unlock(&h->lock);
+		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+	}
+	for (i = first; i < h->n_strings; i++) {
+		tb5_put32(buf + at, h->string_len[i]);
+		memcpy(buf + at + 4, h->strings[i], h->string_len[i]);
+		at += 4 + h->string_len[i];
+	}
+	h->n_strings_flushed = h->n_strings;
+	pthread_mutex_unlock(&h->lock);
+	rc = tb5_write_chunk(h, NULL, CK_STRINGS, 0, first, (uint32_t)n, buf, len);
+	free(buf);
+	return rc;
+}
+
+static TBRW_U32 load_strings_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, const unsigned char *p)
+{
+	size_t at = 0;
+
+	if (c->first != h->n_strings)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: string chunk at byte offset %llu starts at string %llu, "
+						   "expected %llu",
+				h->path, (unsigned long long)c->offset, (unsigned long long)c->first,
+				(unsigned long long)h->n_strings);
+	for (uint32_t i = 0; i < c->count; i++) {
+		uint32_t len;
+		char *s;
+		if (at + 4 > c->raw_len || (len = tb5_get32(p + at)) > c->raw_len - at - 4 || len > TB5_MAX_STRING)
+			return tb5_fail(TBRW_FILE_CORRUPT, "%s: string chunk at byte offset %llu: string %u overruns it",
+					h->path, (unsigned long long)c->offset, i);
+		s = malloc(len + 1u);
+		if (s == NULL)
+			return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+		memcpy(s, p + at + 4, len);
+		s[len] = '\0';
+		if (string_add(h, s, len) != 0) {
+			free(s);
+			return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+		}
+		at += 4u + len;
+	}
+	h->n_strings_flushed = h->n_strings;
+	return VT_SUCCESS;
+}
+
+TBRW_U32 TBRW_convert_uniqueid_to_string(TBRW_PTR ptr, TBRW_U32 size_of_buffer, TBRW_STRING_OR_ID *string_id,
+					 TBRW_CHAR *buffer, TBRW_U32 *size_buffer_needed)
+{
+	struct tb5_handle *h = ptr;
+	uint64_t id;
+	size_t need;
+	TBRW_U32 rc = VT_SUCCESS;
+
+	if (h == NULL || string_id == NULL || (buffer == NULL && size_of_buffer != 0))
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_convert_uniqueid_to_string: NULL argument");
+	id = string_id->soi_uniqueid;
+	pthread_mutex_lock(&h->lock);
+	if (id == 0 || id > h->n_strings) {
+		pthread_mutex_unlock(&h->lock);
+		return tb5_fail(TBRW_INVALID_STRING, "%s: no string has unique id %llu", h->path,
+				(unsigned long long)id);
+	}
+	need = tb5_utf8_to_wcs_n(h->strings[id - 1], h->string_len[id - 1], NULL, 0);
+	if (need == 0) {
+		rc = tb5_fail(TBRW_INVALID_STRING, "%s: string %llu is not valid UTF-8", h->path,
+			      (unsigned long long)id);
+	} else if (need > size_of_buffer) {
+		rc = TBRW_BUFFER_TOO_SMALL;
+	} else {
+		tb5_utf8_to_wcs_n(h->strings[id - 1], h->string_len[id - 1], buffer, size_of_buffer);
+	}
+	pthread_mutex_unlock(&h->lock);
+	if (size_buffer_needed != NULL && need != 0)
+		*size_buffer_needed = (TBRW_U32)need;
+	return rc;
+}
+
+/* ---- directory -------------------------------------------------------------------------- */
+
+static TBRW_U32 write_directory(struct tb5_handle *h)
+{
+	unsigned char *dir, tr[TB5_TRAILER_SIZE];
+	size_t len = 8 + h->n_chunks * DIR_ENTRY_SIZE;
+	uint64_t dir_off;
+	struct iovec iov;
+	TBRW_U32 rc;
+
+	dir = calloc(1, len);
+	if (dir == NULL)
+		return tb5_fail(TBRW_NO_MEMORY, "out of memory writing the directory");
+	tb5_put64(dir, h->n_chunks);
+	for (size_t i = 0; i < h->n_chunks; i++) {
+		unsigned char *e = dir + 8 + i * DIR_ENTRY_SIZE;
+		const struct tb5_chunk_ref *c = &h->chunks[i];
+		tb5_put64(e, c->offset);
+		tb5_put64(e + 8, c->first);
+		tb5_put32(e + 16, c->count);
+		tb5_put32(e + 20, c->raw_len);
+		tb5_put32(e + 24, c->stored_len);
+		tb5_put16(e + 28, c->kind);
+		tb5_put16(e + 30, c->flags);
+		tb5_put32(e + 32, c->id);
+	}
+	dir_off = h->end;
+	if (len > TB5_MAX_CHUNK_RAW) {
+		free(dir);
+		return tb5_fail(TBRW_TOO_BIG, "%s: too many chunks for one directory", h->path);
+	}
+	rc = tb5_write_chunk(h, NULL, CK_DIRECTORY, 0, 0, 0, dir, len);
+	free(dir);
+	if (rc != VT_SUCCESS)
+		return rc;
+	h->n_chunks--; /* the directory does not list itself */
+	memcpy(tr, trailer_magic, 8);
+	tb5_put64(tr + 8, dir_off);
+	tb5_put64(tr + 16, h->end + TB5_TRAILER_SIZE);
+	tb5_put32(tr + 24, 0);
+	tb5_put32(tr + 28, tk__crc32c(0, tr, 28));
+	iov.iov_base = tr;
+	iov.iov_len = sizeof tr;
+	rc = pwrite_all(h, &iov, 1, h->end);
+	h->end += TB5_TRAILER_SIZE;
+	return rc;
+}
+
+/* Registers one chunk listed by a directory or found by a scan. */
+static TBRW_U32 take_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, int from_dir)
+{
+	struct tb5_obj *o;
+
+	if (c->kind == CK_STRINGS || c->kind == CK_DIRECTORY)
+		return push_ref(&h->chunks, &h->n_chunks, &h->cap_chunks, c) ? TBRW_NO_MEMORY : VT_SUCCESS;
+	if (c->kind == CK_DROP) {
+		o = tb5_obj_find(h, c->id);
+		if (o != NULL) {
+			size_t i, j;
+			for (i = j = 0; i < h->n_chunks; i++)
+				if (h->chunks[i].id != c->id || h->chunks[i].kind == CK_STRINGS)
+					h->chunks[j++] = h->chunks[i];
+			h->n_chunks = j;
+			obj_reset(o);
+		}
+		return VT_SUCCESS;
+	}
+	if (c->kind != CK_META && c->kind != CK_DATA && c->kind != CK_END)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu has unknown kind %u", h->path,
+				(unsigned long long)c->offset, c->kind);
+	if (c->id == 0 || (!OBJ_IS_STREAM(c->id) && c->id != OBJ_DERIVED_PT &&
+			   (c->id < OBJ_GLOBAL(TBRW_HARDWARE_SECTION) || c->id > OBJ_GLOBAL(TBRW_VERSION_INFO_SECTION))))
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu belongs to unknown object %u",
+				h->path, (unsigned long long)c->offset, c->id);
+	if (OBJ_IS_STREAM(c->id)) {
+		uint32_t code = OBJ_CODE(c->id);
+		if (OBJ_STREAM_OF(c->id) >= TB5_MAX_STREAMS || !((code >= 16 && code <= 20) || (code >= 32 && code <= 34)))
+			return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu belongs to unknown object %u",
+					h->path, (unsigned long long)c->offset, c->id);
+	}
+	o = tb5_obj_get(h, c->id);
+	if (o == NULL)
+		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+	if (o->state == OBJ_DONE)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu follows the end of its section",
+				h->path, (unsigned long long)c->offset);
+	if (c->kind == CK_DATA && c->first != o->total)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: data chunk at byte offset %llu starts at record %llu, expected %llu",
+				h->path, (unsigned long long)c->offset, (unsigned long long)c->first,
+				(unsigned long long)o->total);
+	if (c->kind == CK_META && c->first != o->total)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu is out of place in its section",
+				h->path, (unsigned long long)c->offset);
+	if (c->kind == CK_END && c->first != o->total)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: section end at byte offset %llu counts %llu, its chunks %llu",
+				h->path, (unsigned long long)c->offset, (unsigned long long)c->first,
+				(unsigned long long)o->total);
+	if (push_ref(&o->chunks, &o->n_chunks, &o->cap_chunks, c) ||
+	    push_ref(&h->chunks, &h->n_chunks, &h->cap_chunks, c))
+		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+	if (c->kind == CK_DATA)
+		o->total += c->count;
+	else if (c->kind == CK_META)
+		o->total += c->raw_len;
+	else
+		o->state = OBJ_DONE;
+	o->from_file = 1;
+	if (!from_dir && o->state != OBJ_DONE)
+		o->state = OBJ_WRITING;
+	if (OBJ_IS_STREAM(c->id) && OBJ_CODE(c->id) < 32 && tb5_stream_at(h, OBJ_STREAM_OF(c->id), 1) == NULL)
+		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+	return VT_SUCCESS;
+}
+
+/* Validates a chunk header read at off; fills c. */
+static TBRW_U32 parse_chunk_header(struct tb5_handle *h, const unsigned char *hd, uint64_t off,
+				   struct tb5_chunk_ref *c)
+{
+	if (tb5_get32(hd) != CHUNK_MAGIC)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: no chunk at byte offset %llu (bad magic)", h->path,
+				(unsigned long long)off);
+	if (tb5_get32(hd + 36) != tk__crc32c(0, hd, 36))
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk header at byte offset %llu: checksum mismatch", h->path,
+				(unsigned long long)off);
+	c->offset = off;
+	c->kind = tb5_get16(hd + 4);
+	c->flags = tb5_get16(hd + 6);
+	c->id = tb5_get32(hd + 8);
+	c->stored_len = tb5_get32(hd + 12);
+	c->raw_len = tb5_get32(hd + 16);
+	c->count = tb5_get32(hd + 20);
+	c->first = tb5_get64(hd + 24);
+	if (c->raw_len > TB5_MAX_CHUNK_RAW || c->stored_len > TB5_MAX_CHUNK_RAW || (c->flags & ~CK_FLAG_ZSTD) != 0 ||
+	    (!(c->flags & CK_FLAG_ZSTD) && c->stored_len != c->raw_len))
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu has impossible sizes", h->path,
+				(unsigned long long)off);
+	return VT_SUCCESS;
+}
+
+static TBRW_U32 check_header_block(struct tb5_handle *h, const unsigned char *hd, uint64_t size)
+{
+	if (size < 8 || memcmp(hd, header_magic, size < 8 ? size : 8) != 0)
+		return tb5_fail(TBRW_NOT_A_TB5_FILE, "%s: not a tb5 file (no tb5 signature at byte offset 0)", h->path);
+	if (size < TB5_HEADER_SIZE)
+		return tb5_fail(TBRW_FILE_TRUNCATED, "%s: file ends at byte offset %llu, inside its 64-byte header",
+				h->path, (unsigned long long)size);
+	if (tb5_get32(hd + 60) != tk__crc32c(0, hd, 60))
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: header checksum mismatch (bytes 0..63)", h->path);
+	if (tb5_get32(hd + 8) != TB5_FORMAT_VERSION || tb5_get32(hd + 12) != TB5_HEADER_SIZE)
+		return tb5_fail(TBRW_UNSUPPORTED_VERSION, "%s: tb5 format version %u at byte offset 8; this library reads %u",
+				h->path, tb5_get32(hd + 8), TB5_FORMAT_VERSION);
+	return VT_SUCCESS;
+}
+
+static TBRW_U32 read_directory(struct tb5_handle *h)
+{
+	unsigned char tr[TB5_TRAILER_SIZE], hd[TB5_CHUNK_HEADER_SIZE];
+	unsigned char *scratch = NULL;
+	size_t scratch_cap = 0;
+	const unsigned char *dir, *p;
+	struct tb5_chunk_ref dc;
+	uint64_t dir_off, n;
+	TBRW_U32 rc;
+
+	if (h->file_size < TB5_HEADER_SIZE + TB5_TRAILER_SIZE)
+		return tb5_fail(TBRW_FILE_TRUNCATED, "%s: file of %llu bytes has no trailer: its writer did not finish "
+						     "(tb5_recover can salvage it)",
+				h->path, (unsigned long long)h->file_size);
+	rc = pread_all(h, tr, sizeof tr, h->file_size - TB5_TRAILER_SIZE);
+	if (rc != VT_SUCCESS)
+		return rc;
+	if (memcmp(tr, trailer_magic, 8) != 0 || tb5_get32(tr + 28) != tk__crc32c(0, tr, 28))
+		return tb5_fail(TBRW_FILE_TRUNCATED, "%s: no valid trailer at byte offset %llu: the file was cut short "
+						     "or its writer did not finish (tb5_recover can salvage it)",
+				h->path, (unsigned long long)(h->file_size - TB5_TRAILER_SIZE));
+	dir_off = tb5_get64(tr + 8);
+	if (tb5_get64(tr + 16) != h->file_size || dir_off < TB5_HEADER_SIZE ||
+	    dir_off + TB5_CHUNK_HEADER_SIZE > h->file_size - TB5_TRAILER_SIZE)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: trailer at byte offset %llu points outside the file", h->path,
+				(unsigned long long)(h->file_size - TB5_TRAILER_SIZE));
+	rc = pread_all(h, hd, sizeof hd, dir_off);
+	if (rc == VT_SUCCESS)
+		rc = parse_chunk_header(h, hd, dir_off, &dc);
+	if (rc != VT_SUCCESS)
+		return rc;
+	if (dc.kind != CK_DIRECTORY || dir_off + TB5_CHUNK_HEADER_SIZE + pad8(dc.stored_len) + TB5_TRAILER_SIZE !=
+					       h->file_size)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: no directory at byte offset %llu", h->path,
+				(unsigned long long)dir_off);
+	rc = tb5_read_chunk(h, &dc, &scratch, &scratch_cap, &dir);
+	if (rc != VT_SUCCESS)
+		goto out;
+	n = dc.raw_len >= 8 ? tb5_get64(dir) : UINT64_MAX;
+	if (n > (dc.raw_len - 8) / DIR_ENTRY_SIZE || 8 + n * DIR_ENTRY_SIZE != dc.raw_len) {
+		rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: directory at byte offset %llu is malformed", h->path,
+			      (unsigned long long)dir_off);
+		goto out;
+	}
+	for (uint64_t i = 0; i < n && rc == VT_SUCCESS; i++) {
+		const unsigned char *e = dir + 8 + i * DIR_ENTRY_SIZE;
+		struct tb5_chunk_ref c = {.offset = tb5_get64(e), .first = tb5_get64(e + 8), .count = tb5_get32(e + 16),
+					  .raw_len = tb5_get32(e + 20), .stored_len = tb5_get32(e + 24),
+					  .kind = tb5_get16(e + 28), .flags = tb5_get16(e + 30), .id = tb5_get32(e + 32)};
+		if (c.offset < TB5_HEADER_SIZE || c.offset + TB5_CHUNK_HEADER_SIZE > dir_off ||
+		    c.stored_len > dir_off - c.offset - TB5_CHUNK_HEADER_SIZE || c.raw_len > TB5_MAX_CHUNK_RAW ||
+		    c.kind == CK_DROP || c.kind == CK_DIRECTORY ||
+		    (!(c.flags & CK_FLAG_ZSTD) && c.stored_len != c.raw_len)) {
+			rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: directory entry %llu (at byte offset %llu) is invalid",
+				      h->path, (unsigned long long)i,
+				      (unsigned long long)(dir_off + TB5_CHUNK_HEADER_SIZE + 8 + i * DIR_ENTRY_SIZE));
+			break;
+		}
+		if (c.kind == CK_STRINGS) {
+			rc = tb5_read_chunk(h, &c, &scratch, &scratch_cap, &p);
+			if (rc == VT_SUCCESS)
+				rc = load_strings_chunk(h, &c, p);
+			if (rc == VT_SUCCESS && push_ref(&h->chunks, &h->n_chunks, &h->cap_chunks, &c))
+				rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
+			continue;
+		}
+		rc = take_chunk(h, &c, 1);
+	}
+	/* Every listed object must have been finished. */
+	for (struct tb5_obj *o = h->objs; o != NULL && rc == VT_SUCCESS; o = o->next)
+		if (o->state != OBJ_DONE)
+			rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u has no end mark", h->path, o->id);
+out:
+	free(scratch);
+	return rc;
+}
+
+/* ---- open / close ------------------------------------------------------------------------- */
+
+static void handle_free(struct tb5_handle *h)
+{
+	struct tb5_obj *o, *next;
+
+	if (h == NULL)
+		return;
+	if (h->map != NULL)
+		munmap(h->map, h->map_len);
+	if (h->fd >= 0)
+		close(h->fd);
+	for (o = h->objs; o != NULL; o = next) {
+		next = o->next;
+		obj_reset(o);
+		free(o);
+	}
+	for (uint64_t i = 0; i < h->n_strings; i++)
+		free(h->strings[i]);
+	free(h->strings);
+	free(h->string_len);
+	free(h->hash_ids);
+	for (uint32_t s = 0; s < h->n_streams; s++) {
+		if (h->streams[s] == NULL)
+			continue;
+		free(h->streams[s]->piece_size);
+		free(h->streams[s]->partial);
+		free(h->streams[s]->bind_data);
+		free(h->streams[s]);
+	}
+	free(h->streams);
+	free(h->chunks);
+	free(h->modules);
+	tb5_pt_free(&h->pt);
+	tb5_bind_free(h);
+	free(h->path);
+	free(h->part_path);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
+static TBRW_U32 write_header(struct tb5_handle *h)
+{
+	unsigned char hd[TB5_HEADER_SIZE] = {0};
+	struct iovec iov = {hd, sizeof hd};
+
+	memcpy(hd, header_magic, 8);
+	tb5_put32(hd + 8, TB5_FORMAT_VERSION);
+	tb5_put32(hd + 12, TB5_HEADER_SIZE);
+	tb5_put32(hd + 16, TB5_CHUNK_TARGET);
+	tb5_put32(hd + 20, h->compress ? 1u : 0u);
+	tb5_put32(hd + 60, tk__crc32c(0, hd, 60));
+	h->end = TB5_HEADER_SIZE;
+	return pwrite_all(h, &iov, 1, 0);
+}
+
+/* Copies the existing file into the .part file so that appending never touches it. */
+static TBRW_U32 copy_file(struct tb5_handle *h, int src, uint64_t len)
+{
+	uint64_t done = 0;
+	char buf[1 << 16];
+
+	while (done < len) {
+		ssize_t n = copy_file_range(src, NULL, h->fd, NULL, (size_t)(len - done), 0);
+		if (n > 0) {
+			done += (uint64_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+			return tb5_fail(tb5_errno_code(errno), "%s: copying into %s failed: %s", h->path, h->part_path,
+					strerror(errno));
+		/* fall back to read/write */
+		ssize_t r = pread(src, buf, sizeof buf, (off_t)done);
+		if (r <= 0)
+			return tb5_fail(TBRW_IO_ERROR, "%s: read failed at byte offset %llu", h->path,
+					(unsigned long long)done);
+		struct iovec iov = {buf, (size_t)r};
+		TBRW_U32 rc = pwrite_all(h, &iov, 1, done);
+		if (rc != VT_SUCCESS)
+			return rc;
+		done += (uint64_t)r;
+	}
+	return VT_SUCCESS;
+}
+
+static TBRW_U32 open_existing(struct tb5_handle *h, int fd)
+{
+	unsigned char hd[TB5_HEADER_SIZE];
+	struct stat st;
+	ssize_t r;
+	TBRW_U32 rc;
+
+	if (fstat(fd, &st) != 0)
+		return tb5_fail(TBRW_IO_ERROR, "%s: %s", h->path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return tb5_fail(TBRW_NOT_A_TB5_FILE, "%s: not a regular file", h->path);
+	h->file_size = (uint64_t)st.st_size;
+	r = pread(fd, hd, sizeof hd, 0);
+	if (r < 0)
+		return tb5_fail(TBRW_IO_ERROR, "%s: read failed at byte offset 0: %s", h->path, strerror(errno));
+	rc = check_header_block(h, hd, (uint64_t)r);
+	if (rc != VT_SUCCESS)
+		return rc;
+	h->compress = h->compress || (tb5_get32(hd + 20) & 1u);
+	h->fd = fd;
+	if (!h->writable && h->file_size > 0) {
+		void *m = mmap(NULL, (size_t)h->file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		if (m != MAP_FAILED) {
+			h->map = m;
+			h->map_len = (size_t)h->file_size;
+		}
+	}
+	return read_directory(h);
+}
+
+static char *path_from_wide(const TBRW_CHAR *w)
+{
+	size_t len;
+	return tb5_wcs_to_utf8_alloc(w, &len);
+}
+
+TBRW_U32 TBRW_open(TBRW_PTR *ptr, const TBRW_CHAR *filename, TBRW_U32 access_mode)
+{
+	struct tb5_handle *h;
+	TBRW_U32 rc;
+	int fd;
+
+	tb5_detail_clear();
+	if (ptr == NULL)
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_open: ptr is NULL");
+	*ptr = NULL;
+	if (filename == NULL || filename[0] == 0)
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_open: no file name");
+	if ((access_mode & ~(TBRW_FILE_READ | TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS | TBRW_FILE_COMPRESS)) != 0 ||
+	    (access_mode & (TBRW_FILE_READ | TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS)) == 0)
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_open: invalid access mode 0x%x", access_mode);
+	h = calloc(1, sizeof *h);
+	if (h == NULL)
+		return tb5_fail(TBRW_NO_MEMORY, "TBRW_open: out of memory");
+	pthread_mutex_init(&h->lock, NULL);
+	h->fd = -1;
+	h->bound_stream = -1;
+	h->writable = (access_mode & (TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS)) != 0;
+	h->compress = (access_mode & TBRW_FILE_COMPRESS) != 0;
+	h->path = path_from_wide(filename);
+	if (h->path == NULL) {
+		handle_free(h);
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_open: the file name is not a valid string");
+	}
+	if (h->writable) {
+		size_t n = strlen(h->path);
+		h->part_path = malloc(n + 6);
+		if (h->part_path == NULL) {
+			handle_free(h);
+			return tb5_fail(TBRW_NO_MEMORY, "TBRW_open: out of memory");
+		}
+		memcpy(h->part_path, h->path, n);
+		memcpy(h->part_path + n, ".part", 6);
+	}
+
+	if (access_mode & TBRW_FILE_CREATE_ALWAYS) {
+		fd = open(h->part_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			rc = tb5_fail(tb5_errno_code(errno), "%s: cannot create: %s", h->part_path, strerror(errno));
+			handle_free(h);
+			return rc;
+		}
+		h->fd = fd;
+		rc = write_header(h);
+	} else {
+		fd = open(h->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			rc = tb5_fail(tb5_errno_code(errno), "%s: cannot open: %s", h->path, strerror(errno));
+			handle_free(h);
+			return rc;
+		}
+		if (!h->writable) {
+			rc = open_existing(h, fd);
+		} else {
+			/* Append: work on a copy, drop its directory and trailer, keep its chunks. */
+			int src = fd;
+			h->fd = -1;
+			rc = open_existing(h, src);
+			h->fd = -1;
+			if (rc == VT_SUCCESS) {
+				fd = open(h->part_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+				if (fd < 0) {
+					rc = tb5_fail(tb5_errno_code(errno), "%s: cannot create: %s", h->part_path,
+						      strerror(errno));
+				} else {
+					h->fd = fd;
+					uint64_t keep = h->file_size;
+					/* the directory chunk starts where the trailer points */
+					unsigned char tr[TB5_TRAILER_SIZE];
+					if (pread(src, tr, sizeof tr, (off_t)(h->file_size - TB5_TRAILER_SIZE)) ==
+					    (ssize_t)sizeof tr)
+						keep = tb5_get64(tr + 8);
+					rc = copy_file(h, src, keep);
+					h->end = keep;
+				}
+			}
+			close(src);
+		}
+	}
+	if (rc != VT_SUCCESS) {
+		if (h->part_path != NULL && h->fd >= 0)
+			unlink(h->part_path);
+		handle_free(h);
+		return rc;
+	}
+	*ptr = h;
+	return VT_SUCCESS;
+}
+
+TBRW_U32 TBRW_abort_cleanup_and_close(TBRW_PTR ptr)
+{
+	struct tb5_handle *h = ptr;
+
+	if (h == NULL)
+		return VT_SUCCESS;
+	if (h->writable && h->part_path != NULL)
+		unlink(h->part_path);
+	handle_free(h);
+	return VT_SUCCESS;
+}
+
+TBRW_U32 TBRW_close(TBRW_PTR ptr)
+{
+	struct tb5_handle *h = ptr;
+	TBRW_U32 rc = VT_SUCCESS;
+
+	if (h == NULL)
+		return VT_SUCCESS;
+	for (struct tb5_obj *o = h->objs; o != NULL && rc == VT_SUCCESS; o = o->next)
+		if (o->state == OBJ_WRITING || o->readers > 0)
+			rc = tb5_fail(TBRW_CALL_OUT_OF_ORDER, "%s: TBRW_close with section %u still open (call its "
+							      "TBRW_done_* first); nothing was saved",
+				      h->path, o->id);
+	for (uint32_t s = 0; s < h->n_streams && rc == VT_SUCCESS; s++)
+		if (h->streams[s] != NULL && (h->streams[s]->writing || h->streams[s]->readers > 0))
+			rc = tb5_fail(TBRW_CALL_OUT_OF_ORDER, "%s: TBRW_close with stream %u still open (call "
+							      "TBRW_done_stream first); nothing was saved",
+				      h->path, s);
+	if (h->writable) {
+		if (rc == VT_SUCCESS)
+			rc = tb5_flush_strings(h);
+		if (rc == VT_SUCCESS)
+			rc = write_directory(h);
+		if (rc == VT_SUCCESS && ftruncate(h->fd, (off_t)h->end) != 0)
+			rc = tb5_fail(tb5_errno_code(errno), "%s: %s", h->part_path, strerror(errno));
+		if (rc == VT_SUCCESS && fsync(h->fd) != 0)
+			rc = tb5_fail(tb5_errno_code(errno), "%s: sync failed: %s", h->part_path, strerror(errno));
+		if (rc == VT_SUCCESS && rename(h->part_path, h->path) != 0)
+			rc = tb5_fail(tb5_errno_code(errno), "%s: cannot rename to %s: %s", h->part_path, h->path,
+				      strerror(errno));
+		if (rc != VT_SUCCESS)
+			unlink(h->part_path);
+	}
+	handle_free(h);
+	return rc;
+}
+
+/* ---- verify ---------------------------------------------------------------------------------- */
+
+TBRW_U32 TBRW_verify(TBRW_PTR ptr)
+{
+	struct tb5_handle *h = ptr;
+	unsigned char *scratch = NULL;
+	size_t scratch_cap = 0, n;
+	const unsigned char *p;
+	struct tb5_chunk_ref *copy;
+	TBRW_U32 rc = VT_SUCCESS;
+
+	if (h == NULL)
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_verify: NULL handle");
+	pthread_mutex_lock(&h->lock);
+	n = h->n_chunks;
+	copy = malloc((n ? n : 1) * sizeof *copy);
+	if (copy != NULL)
+		memcpy(copy, h->chunks, n * sizeof *copy);
+	pthread_mutex_unlock(&h->lock);
+	if (copy == NULL)
+		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+	for (size_t i = 0; i < n && rc == VT_SUCCESS; i++)
+		if (copy[i].kind != CK_END)
+			rc = tb5_read_chunk(h, &copy[i], &scratch, &scratch_cap, &p);
+	free(copy);
+	free(scratch);
+	for (uint32_t s = 0; s < h->n_streams && rc == VT_SUCCESS; s++) {
+		struct tb5_obj *d = tb5_obj_find(h, OBJ_STREAM_SEC(s, TBRW_DATA_SECTION));
+		if (d == NULL || d->state != OBJ_DONE)
+			continue;
+		rc = tb5_stream_layout(h, s);
+		for (size_t i = 0; i < d->n_chunks && rc == VT_SUCCESS; i++)
+			if (d->chunks[i].kind == CK_DATA &&
+			    (uint64_t)d->chunks[i].count * h->streams[s]->record_size != d->chunks[i].raw_len)
+				rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: data chunk at byte offset %llu holds %u bytes, not %u "
+								 "records of %u bytes",
+					      h->path, (unsigned long long)d->chunks[i].offset, d->chunks[i].raw_len,
+					      d->chunks[i].count, h->streams[s]->record_size);
+	}
+	return rc;
+}
+
+/* ---- salvage ------------------------------------------------------------------------------- */
+
+TBRW_U32 tk_tbrw_recover(const char *src_path, const char *dst_path, tk_tbrw_recover_report *report)
+{
+	struct tb5_handle *src, *dst;
+	unsigned char hd[TB5_HEADER_SIZE], ch[TB5_CHUNK_HEADER_SIZE];
+	unsigned char *scratch = NULL;
+	size_t scratch_cap = 0;
+	struct stat st;
+	tk_tbrw_recover_report rep = {0};
+	uint64_t off;
+	TBRW_U32 rc;
+	ssize_t r;
+	int fd;
+
+	tb5_detail_clear();
+	if (src_path == NULL || dst_path == NULL)
+		return tb5_fail(TBRW_INVALID_PARAMETER, "tk_tbrw_recover: NULL path");
+	src = calloc(1, sizeof *src);
+	dst = calloc(1, sizeof *dst);
+	if (src == NULL || dst == NULL) {
+		free(src);
+		free(dst);
+		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+	}
+	pthread_mutex_init(&src->lock, NULL);
+	pthread_mutex_init(&dst->lock, NULL);
+	src->fd = dst->fd = -1;
+	src->bound_stream = dst->bound_stream = -1;
+	src->path = strdup(src_path);
+	dst->path = strdup(dst_path);
+	dst->part_path = malloc(strlen(dst_path) + 6);
+	if (src->path == NULL || dst->path == NULL || dst->part_path == NULL) {
+		rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
+		goto out;
+	}
+	sprintf(dst->part_path, "%s.part", dst_path);
+	dst->writable = 1;
+
+	fd = open(src_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = tb5_fail(tb5_errno_code(errno), "%s: cannot open: %s", src_path, strerror(errno));
+		goto out;
+	}
+	src->fd = fd;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rc = tb5_fail(TBRW_NOT_A_TB5_FILE, "%s: not a regular file", src_path);
+		goto out;
+	}
+	src->file_size = (uint64_t)st.st_size;
+	r = pread(fd, hd, sizeof hd, 0);
+	rc = check_header_block(src, hd, r < 0 ? 0 : (uint64_t)r);
+	if (rc != VT_SUCCESS) {
+		if (rc == TBRW_FILE_TRUNCATED || rc == TBRW_FILE_CORRUPT)
+			rc = tb5_fail(TBRW_NOT_A_TB5_FILE, "%s: the 64-byte header is incomplete or damaged: nothing "
+							   "can be salvaged",
+				      src_path);
+		goto out;
+	}
+	src->compress = (tb5_get32(hd + 20) & 1u) != 0;
+
+	/* Scan: accept chunks in order while each one is whole and checks out. */
+	off = TB5_HEADER_SIZE;
+	while (off + TB5_CHUNK_HEADER_SIZE <= src->file_size) {
+		struct tb5_chunk_ref c;
+		const unsigned char *p;
+		if (pread(fd, ch, sizeof ch, (off_t)off) != (ssize_t)sizeof ch)
+			break;
+		if (parse_chunk_header(src, ch, off, &c) != VT_SUCCESS)
+			break;
+		if (off + TB5_CHUNK_HEADER_SIZE + pad8(c.stored_len) > src->file_size)
+			break;
+		if (c.kind == CK_DIRECTORY) {
+			rep.was_complete = 1;
+			break;
+		}
+		if (tb5_read_chunk(src, &c, &scratch, &scratch_cap, &p) != VT_SUCCESS)
+			break;
+		if (c.kind == CK_STRINGS) {
+			if (load_strings_chunk(src, &c, p) != VT_SUCCESS)
+				break;
+			if (push_ref(&src->chunks, &src->n_chunks, &src->cap_chunks, &c)) {
+				rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
+				goto out;
+			}
+		} else if (take_chunk(src, &c, 0) != VT_SUCCESS) {
+			break;
+		}
+		rep.chunks_kept++;
+		off += TB5_CHUNK_HEADER_SIZE + pad8(c.stored_len);
+	}
+	rep.first_bad_offset = rep.was_complete ? src->file_size : off;
+	rep.bytes_scanned = src->file_size;
+	rep.bytes_dropped = rep.was_complete ? 0 : src->file_size - off;
+
+	/* Write the kept chunks into a new file with a directory. Metadata sections that
+	 * never got their end mark are dropped; data sections keep every complete chunk. */
+	fd = open(dst->part_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = tb5_fail(tb5_errno_code(errno), "%s: cannot create: %s", dst->part_path, strerror(errno));
+		goto out;
+	}
+	dst->fd = fd;
+	dst->compress = src->compress;
+	rc = write_header(dst);
+	for (size_t i = 0; i < src->n_chunks && rc == VT_SUCCESS; i++) {
+		struct tb5_chunk_ref c = src->chunks[i];
+		struct tb5_obj *o = c.kind == CK_STRINGS ? NULL : tb5_obj_find(src, c.id);
+		const unsigned char *p;
+		unsigned char *copy;
+		size_t len = TB5_CHUNK_HEADER_SIZE + pad8(c.stored_len);
+		struct iovec iov;
+		if (o != NULL && o->state != OBJ_DONE && c.kind == CK_META)
+			continue;
+		if (c.kind == CK_DATA && OBJ_IS_STREAM(c.id) && OBJ_CODE(c.id) == 16u + TBRW_DATA_SECTION)
+			rep.records_kept += c.count;
+		if (c.kind == CK_END)
+			rep.sections_kept++;
+		rc = tb5_read_chunk(src, &c, &scratch, &scratch_cap, &p);
+		if (rc != VT_SUCCESS)
+			break;
+		copy = malloc(len);
+		if (copy == NULL) {
+			rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
+			break;
+		}
+		if (pread(src->fd, copy, len, (off_t)c.offset) != (ssize_t)len) {
+			free(copy);
+			rc = tb5_fail(TBRW_IO_ERROR, "%s: read failed at byte offset %llu", src_path,
+				      (unsigned long long)c.offset);
+			break;
+		}
+		iov.iov_base = copy;
+		iov.iov_len = len;
+		c.offset = dst->end;
+		rc = pwrite_all(dst, &iov, 1, dst->end);
+		free(copy);
+		dst->end += len;
+		if (rc == VT_SUCCESS && push_ref(&dst->chunks, &dst->n_chunks, &dst->cap_chunks, &c))
+			rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
+	}
+	/* Data sections cut short get their end mark now; unfinished metadata is dropped. */
+	for (struct tb5_obj *o = src->objs; o != NULL && rc == VT_SUCCESS; o = o->next) {
+		if (o->state == OBJ_DONE)
+			continue;
+		if (OBJ_IS_STREAM(o->id) && OBJ_CODE(o->id) == 16u + TBRW_DATA_SECTION) {
+			rc = tb5_write_chunk(dst, NULL, CK_END, o->id, o->total, 0, NULL, 0);
+			rep.sections_kept++;
+		} else {
+			rep.sections_dropped++;
+			/* remove its chunks (END-less metadata) from the directory */
+			size_t j = 0;
+			for (size_t i = 0; i < dst->n_chunks; i++)
+				if (dst->chunks[i].id != o->id || dst->chunks[i].kind == CK_STRINGS)
+					dst->chunks[j++] = dst->chunks[i];
+			dst->n_chunks = j;
+		}
+	}
+	if (rc == VT_SUCCESS)
+		rc = write_directory(dst);
+	if (rc == VT_SUCCESS && fsync(dst->fd) != 0)
+		rc = tb5_fail(tb5_errno_code(errno), "%s: sync failed: %s", dst->part_path, strerror(errno));
+	if (rc == VT_SUCCESS && rename(dst->part_path, dst->path) != 0)
+		rc = tb5_fail(tb5_errno_code(errno), "%s: cannot rename to %s: %s", dst->part_path, dst->path,
+			      strerror(errno));
+	if (rc != VT_SUCCESS)
+		unlink(dst->part_path);
+out:
+	free(scratch);
+	if (rc == VT_SUCCESS && report != NULL)
+		*report = rep;
+	handle_free(src);
+	handle_free(dst);
+	return rc;
+}

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tb5_internal.h: the .tb5 container's in-memory state shared by the files of src/tb5/:
+ * the handle, its objects (sections, stream sections, bind results), chunk bookkeeping and
+ * the error-detail helpers. The byte layout is in tb5_file.c's head comment and
+ * docs/tb5-format.md.
+ */
+#ifndef TB5_INTERNAL_H
+#define TB5_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "tracekit/tbrw.h"
+
+#define TB5_FORMAT_VERSION 16u
+#define TB5_HEADER_SIZE 64u
+#define TB5_CHUNK_HEADER_SIZE 40u
+#define TB5_TRAILER_SIZE 32u
+#define TB5_CHUNK_TARGET (1u << 20) /* data chunk payload */
+#define TB5_MAX_CHUNK_RAW (64u << 20) /* any chunk, uncompressed: reader cap */
+#define TB5_MAX_RECORD (16u << 20)
+#define TB5_MAX_STREAMS 4096u
+#define TB5_MAX_STRING (1u << 20) /* bytes of one string */
+
+/* Chunk kinds. */
+enum {
+	CK_STRINGS = 1, /* strings first..first+count-1: u32 length + UTF-8 bytes each */
+	CK_META = 2, /* a piece of a section's serialized items */
+	CK_DATA = 3, /* count whole records, first record index = first */
+	CK_END = 4, /* the object is complete: first = total records or bytes */
+	CK_DIRECTORY = 5, /* every live chunk; written last */
+	CK_DROP = 6 /* the object (id) written before is discarded (unbind) */
+};
+#define CK_FLAG_ZSTD 0x1u
+
+/* Object ids: (stream + 1) << 8 | code for stream objects, code for globals. */
+#define OBJ_GLOBAL(sec) ((uint32_t)(sec) + 1u) /* 1..6 */
+#define OBJ_STREAM(stream, code) ((((uint32_t)(stream) + 1u) << 8) | (uint32_t)(code))
+#define OBJ_STREAM_SEC(stream, sec) OBJ_STREAM(stream, 16u + (uint32_t)(sec)) /* 16..20 */
+#define OBJ_BIND_DATA 32u
+#define OBJ_BIND_MODULE 33u
+#define OBJ_BIND_TID 34u
+#define OBJ_DERIVED_PT 35u /* marks that the process/thread section was derived by bind */
+#define OBJ_IS_STREAM(id) (((id) >> 8) != 0)
+#define OBJ_STREAM_OF(id) (((id) >> 8) - 1u)
+#define OBJ_CODE(id) ((id)&0xFFu)
+
+struct tb5_chunk_ref {
+	uint64_t offset; /* of the chunk header */
+	uint64_t first; /* first record index (data) or byte offset in the object (meta) */
+	uint32_t count; /* records (data) */
+	uint32_t raw_len;
+	uint32_t stored_len;
+	uint16_t kind;
+	uint16_t flags;
+	uint32_t id;
+};
+
+enum obj_state { OBJ_ABSENT = 0, OBJ_WRITING, OBJ_DONE };
+
+/* A section or stream section (or bind result) of the file. */
+struct tb5_obj {
+	uint32_t id;
+	enum obj_state state;
+	int readers; /* TBRW_reading_* opened and not done */
+	int from_file; /* existed when the file was opened */
+	/* chunks in file order */
+	struct tb5_chunk_ref *chunks;
+	size_t n_chunks, cap_chunks;
+	uint64_t total; /* bytes (meta) or records (data) */
+	/* writing: buffered bytes not yet in a chunk */
+	unsigned char *buf;
+	size_t buf_len, buf_cap;
+	/* metadata items parsed or being built */
+	unsigned char *meta; /* whole serialized object when loaded */
+	size_t meta_len;
+	int meta_loaded;
+	struct tb5_obj *next;
+};
+
+struct tb5_stream {
+	int writing; /* TBRW_writing_stream open */
+	int readers;
+	int exists; /* done_stream called, or present in the file */
+	/* from the data description */
+	uint32_t record_size;
+	uint32_t n_desc;
+	uint32_t *piece_size; /* chapter 6 style: sizes of the pieces, or NULL */
+	uint32_t pc_offset; /* effective offset of the TBRW_SampleRecordPC, UINT32_MAX if none */
+	uint32_t ts_offset; /* effective offset of an 8-byte time stamp, UINT32_MAX if none */
+	int desc_known;
+	/* chapter 6 style partial record */
+	unsigned char *partial;
+	uint32_t partial_len, piece_next;
+	struct tb5_obj *data_obj; /* the data section object while it is written */
+	/* bind results held in memory (read-only handle) */
+	DATA_BIND_STRUCT *bind_data;
+	uint64_t n_bind_data;
+	int bound_in_memory;
+};
+
+/* A decoded process/thread/module view used by bind and get_one_*. */
+struct tb5_pt {
+	TBRW_PID *pids;
+	size_t n_pids;
+	TBRW_TID *tids;
+	size_t n_tids;
+	int loaded;
+};
+
+struct tb5_handle {
+	pthread_mutex_t lock; /* everything below but what says otherwise */
+	char *path; /* final name (UTF-8) */
+	char *part_path; /* "<path>.part" while writing */
+	int fd; /* .part (writing) or the file (reading) */
+	int writable;
+	int compress;
+	uint64_t end; /* append offset */
+	uint64_t file_size;
+	unsigned char *map; /* read-only mapping of the original file, or NULL */
+	size_t map_len;
+	uint32_t write_error; /* sticky first write failure */
+	/* strings: id = index + 1 */
+	char **strings;
+	uint32_t *string_len;
+	uint64_t n_strings, cap_strings;
+	uint64_t n_strings_flushed;
+	/* wide -> id hash for writing */
+	uint64_t *hash_ids;
+	size_t hash_cap;
+	/* objects */
+	struct tb5_obj *objs;
+	struct tb5_stream **streams; /* TB5_MAX_STREAMS slots, created on first use */
+	uint32_t n_streams;
+	/* every live chunk in file order (for the directory) */
+	struct tb5_chunk_ref *chunks;
+	size_t n_chunks, cap_chunks;
+	/* get_one_* results */
+	TBRW_PID one_pid;
+	TBRW_TID one_tid;
+	TBRW_MODULE one_module;
+	TBRW_MODULE *modules; /* decoded module section (bind, get_one_module) */
+	size_t n_modules;
+	int modules_loaded;
+	struct tb5_pt pt;
+	int bound_stream; /* last bound stream for bind_enumerate_modules/threads, -1 */
+	MODULE_BIND_STRUCT *bind_module;
+	size_t n_bind_module;
+	TID_BIND_STRUCT *bind_tid;
+	size_t n_bind_tid;
+};
+
+/* ---- error detail (tb5_text.c) ---- */
+TBRW_U32 tb5_fail(TBRW_U32 code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tb5_detail_clear(void);
+TBRW_U32 tb5_errno_code(int err);
+
+/* ---- strings and UTF-8 (tb5_text.c) ---- */
+/* UTF-8 of a wide string into a malloc'd buffer; NULL on an invalid code point. */
+char *tb5_wcs_to_utf8_alloc(const wchar_t *wcs, size_t *len);
+/* Wide string from UTF-8 (len bytes) into out (cap wide chars incl. NUL); returns the wide
+ * chars needed incl. NUL, or 0 on invalid UTF-8. */
+size_t tb5_utf8_to_wcs_n(const char *utf8, size_t len, wchar_t *out, size_t cap);
+
+/* ---- container (tb5_file.c) ---- */
+struct tb5_obj *tb5_obj_find(struct tb5_handle *h, uint32_t id);
+struct tb5_obj *tb5_obj_get(struct tb5_handle *h, uint32_t id); /* creates */
+/* Appends a chunk holding payload to the file; records it for obj (may be NULL). Thread-safe
+ * with respect to other objects: takes h->lock only to reserve space. */
+TBRW_U32 tb5_write_chunk(struct tb5_handle *h, struct tb5_obj *obj, uint16_t kind, uint32_t id, uint64_t first,
+			 uint32_t count, const void *payload, size_t len);
+/* Reads and checks a chunk; *out points to its raw payload, in *scratch (malloc'd, reused)
+ * or in the file mapping. */
+TBRW_U32 tb5_read_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, unsigned char **scratch,
+			size_t *scratch_cap, const unsigned char **out);
+/* Loads the whole serialized content of a metadata object into obj->meta. */
+TBRW_U32 tb5_obj_load(struct tb5_handle *h, struct tb5_obj *obj);
+/* Buffers bytes for a metadata object being written. */
+TBRW_U32 tb5_obj_append(struct tb5_obj *obj, const void *p, size_t n);
+/* Writes a metadata object's buffered bytes and its END chunk. */
+TBRW_U32 tb5_obj_finish(struct tb5_handle *h, struct tb5_obj *obj);
+/* Discards a finished object (CK_DROP chunk) so that it can be written again. */
+TBRW_U32 tb5_obj_drop(struct tb5_handle *h, struct tb5_obj *obj);
+/* Interns a wide string, returns its id (0 for NULL). */
+TBRW_U32 tb5_string_id(struct tb5_handle *h, const TBRW_CHAR *s, uint64_t *id);
+TBRW_U32 tb5_flush_strings(struct tb5_handle *h);
+struct tb5_stream *tb5_stream_at(struct tb5_handle *h, uint32_t stream, int create);
+
+/* ---- items (tb5_api.c) ---- */
+TBRW_U32 tb5_load_modules(struct tb5_handle *h);
+TBRW_U32 tb5_load_pt(struct tb5_handle *h);
+TBRW_U32 tb5_stream_layout(struct tb5_handle *h, uint32_t stream);
+void tb5_pt_free(struct tb5_pt *pt);
+/* Serialises process and thread records into a process/thread section object. */
+TBRW_U32 tb5_put_pid(struct tb5_handle *h, struct tb5_obj *obj, const TBRW_PID *p);
+TBRW_U32 tb5_put_tid(struct tb5_handle *h, struct tb5_obj *obj, const TBRW_TID *t);
+
+/* ---- bind (tb5_bind.c) ---- */
+TBRW_U32 tb5_load_bind(struct tb5_handle *h, uint32_t stream);
+void tb5_bind_free(struct tb5_handle *h);
+
+/* little-endian helpers */
+static inline void tb5_put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+}
+static inline void tb5_put64(unsigned char *p, uint64_t v)
+{
+	tb5_put32(p, (uint32_t)v);
+	tb5_put32(p + 4, (uint32_t)(v >> 32));
+}
+static inline void tb5_put16(unsigned char *p, uint16_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+static inline uint16_t tb5_get16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+static inline uint32_t tb5_get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline uint64_t tb5_get64(const unsigned char *p)
+{
+	return (uint64_t)tb5_get32(p) | ((uint64_t)tb5_get32(p + 4) << 32);
+}
+
+#endif
