@@ -341,6 +341,9 @@ TBRW_U32 tb5_read_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, uns
 
 TBRW_U32 tb5_obj_append(struct tb5_obj *obj, const void *p, size_t n)
 {
+	if (obj->buf_len + n > TB5_MAX_META)
+		return tb5_fail(TBRW_TOO_BIG, "a metadata section may hold at most %llu bytes",
+				(unsigned long long)TB5_MAX_META);
 	if (obj->buf_len + n > obj->buf_cap) {
 		size_t ncap = obj->buf_cap ? obj->buf_cap : 256;
 		while (ncap < obj->buf_len + n)
@@ -416,7 +419,7 @@ TBRW_U32 tb5_obj_load(struct tb5_handle *h, struct tb5_obj *obj)
 
 	if (obj->meta_loaded)
 		return VT_SUCCESS;
-	if (obj->total > (uint64_t)256 * TB5_MAX_CHUNK_RAW)
+	if (obj->total > TB5_MAX_META)
 		return tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u claims %llu bytes", h->path, obj->id,
 				(unsigned long long)obj->total);
 	all = malloc(obj->total ? obj->total : 1);

@@ -24,6 +24,7 @@
 #define TB5_MAX_RECORD (16u << 20)
 #define TB5_MAX_STREAMS 4096u
 #define TB5_MAX_STRING (1u << 20) /* bytes of one string */
+#define TB5_MAX_META ((uint64_t)256 << 20) /* bytes of one metadata section */
 
 /* Chunk kinds. */
 enum {
