@@ -14,7 +14,8 @@ cd "$out"
 "$vtune" vtune.tb5 >/dev/null
 "$usage" usage.tb5 >/dev/null
 
-# many.tb5: 5000 records of 32 bytes in stream 0, plus a second stream, from a .dat file.
+# many.tb5: 100000 records of 32 bytes in stream 0 (several 1 MiB data chunks), plus a second
+# stream, from a .dat file.
 {
 	echo 'tbrw-dat 1'
 	echo 'section version_info'
@@ -29,7 +30,7 @@ cd "$out"
 	echo 'desc desc_offset=8 desc_type=16385 desc_subtype=0 desc_data_size=24 desc_access_offset=0x0 desc_access_type=0 desc_access_method=0 desc_sample_flag=0 reserved0=0 reserved1=0 desc_name="payload"'
 	echo 'end'
 	echo 'section data'
-	awk 'BEGIN { for (i = 0; i < 5000; i++) printf "record %02x%02x000000000000%048x\n", i % 256, int(i / 256), i * 7919 }'
+	awk 'BEGIN { for (i = 0; i < 100000; i++) printf "record %02x%02x%02x0000000000%048x\n", i % 256, int(i / 256) % 256, int(i / 65536), i * 7919 }'
 	echo 'end'
 	echo 'end'
 	echo 'stream 1'
@@ -60,7 +61,7 @@ printf "$(printf '\\%03o' $((byte ^ 16)))" | dd of=flipped.tb5 bs=1 seek="$off" 
 # Malformed .dat files, one fault each.
 printf 'tbrw-dat 1\nsection software\nhost host_ip_address="1.2.3.4" host_name=null reserved=0 extra=1\nend\n' >bad_field.dat
 printf 'tbrw-dat 1\nsection module\nmodule module_reserved=0\nend\n' >missing_field.dat
-printf 'tbrw-dat 1\nstream 0\nsection data\nrecord 0102x3\nend\nend\n' >bad_hex.dat
+printf 'tbrw-dat 1\nsection user_defined_global\nbytes 0102x3\nend\n' >bad_hex.dat
 printf 'tbrw-dat 1\nsection hardware\nsystem\ncpu_arch arch_type=1\nend\n' >bad_nesting.dat
 printf 'tbrw-dat 1\nsection software\nos os_platform=1 os_major=99999999999 os_minor=0 os_build=0 os_extra=0 os_name=null os_name_extra=null\nend\n' >out_of_range.dat
 printf 'tbrw-dat 1\nstream 0\nsection stream_info\n' >unterminated.dat

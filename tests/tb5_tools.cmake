@@ -29,10 +29,11 @@ function(tk_tb5_golden name)
 endfunction()
 
 # ---- print_tb5 ----
-foreach(s vtune usage many)
+foreach(s vtune usage)
   tk_tb5_golden(print_tb5_${s} STDOUT tb5/print_${s}.txt COMMAND ${PT} ${s}.tb5)
 endforeach()
 tk_tb5_golden(print_tb5_limit STDOUT tb5/print_many_n3.txt COMMAND ${PT} -n 3 many.tb5)
+tk_tb5_golden(print_tb5_stream STDOUT tb5/print_many_s1.txt COMMAND ${PT} --stream=1 --hex many.tb5)
 tk_tb5_golden(print_tb5_no_data STDOUT tb5/print_vtune_no_data.txt COMMAND ${PT} --no-data vtune.tb5)
 tk_tb5_golden(print_tb5_stdin STDOUT tb5/print_vtune.txt STDIN ${TK_WORK}/vtune.tb5 COMMAND ${PT} -)
 tk_tb5_golden(print_tb5_output FILE out_vtune.txt=${TK_GOLDEN}/tb5/print_vtune.txt ABSENT out_vtune.txt.part
@@ -57,7 +58,7 @@ tk_tb5_golden(tbrw_reader_truncated STDERR tb5/tbrw_reader_truncated.err STATUS 
 tk_tb5_golden(tbrw_reader_flipped STDERR tb5/tbrw_reader_flipped.err STATUS 1
               ABSENT out_flipped.dat out_flipped.dat.part COMMAND ${RD} flipped.tb5 out_flipped.dat)
 tk_tb5_golden(tbrw_reader_missing STDERR tb5/tbrw_reader_missing.err STATUS 1 COMMAND ${RD} no-such-file.tb5 x.dat)
-tk_tb5_golden(tbrw_reader_usage STDERR tb5/tbrw_reader_usage.err STATUS 2 COMMAND ${RD} vtune.tb5)
+tk_tb5_golden(tbrw_reader_bad_args STDERR tb5/tbrw_reader_usage.err STATUS 2 COMMAND ${RD} vtune.tb5)
 tk_tb5_golden(tbrw_reader_help STDOUT tb5/tbrw_reader_help.txt COMMAND ${RD} --help)
 
 # ---- tbrw_writer: round trips (print_tb5 of both files identical) and bad .dat files ----
@@ -75,19 +76,19 @@ foreach(s bad_field missing_field bad_hex bad_nesting out_of_range unterminated 
 endforeach()
 tk_tb5_golden(tbrw_writer_missing STDERR tb5/tbrw_writer_missing.err STATUS 1 ABSENT out_missing.tb5
               COMMAND ${WR} no-such-file.dat out_missing.tb5)
-tk_tb5_golden(tbrw_writer_usage STDERR tb5/tbrw_writer_usage.err STATUS 2 COMMAND ${WR} a.dat)
+tk_tb5_golden(tbrw_writer_bad_args STDERR tb5/tbrw_writer_usage.err STATUS 2 COMMAND ${WR} a.dat)
 tk_tb5_golden(tbrw_writer_help STDOUT tb5/tbrw_writer_help.txt COMMAND ${WR} --help)
 
 # ---- tb5_recover ----
 tk_tb5_golden(tb5_recover_truncated STDOUT tb5/print_recovered.txt STDERR tb5/tb5_recover_truncated.err
               ABSENT recovered.tb5.part
-              COMMAND sh -c "${RC} truncated.tb5 recovered.tb5 && ${PT} recovered.tb5")
+              COMMAND sh -c "${RC} truncated.tb5 recovered.tb5 && ${PT} -n 2 recovered.tb5")
 tk_tb5_golden(tb5_recover_complete STDOUT tb5/print_vtune.txt STDERR tb5/tb5_recover_complete.err
               COMMAND sh -c "${RC} vtune.tb5 recovered_vtune.tb5 && ${PT} recovered_vtune.tb5")
 tk_tb5_golden(tb5_recover_not_a_tb5 STDERR tb5/tb5_recover_not_a_tb5.err STATUS 1 ABSENT out_nat.tb5
               COMMAND ${RC} not_a_tb5.tb5 out_nat.tb5)
 tk_tb5_golden(tb5_recover_missing STDERR tb5/tb5_recover_missing.err STATUS 1 COMMAND ${RC} no-such-file.tb5 x.tb5)
-tk_tb5_golden(tb5_recover_usage STDERR tb5/tb5_recover_usage.err STATUS 2 COMMAND ${RC} truncated.tb5)
+tk_tb5_golden(tb5_recover_bad_args STDERR tb5/tb5_recover_usage.err STATUS 2 COMMAND ${RC} truncated.tb5)
 tk_tb5_golden(tb5_recover_help STDOUT tb5/tb5_recover_help.txt COMMAND ${RC} --help)
 
 # ---- the examples' own output ----
