@@ -52,4 +52,19 @@ fi
 "$BUILD/tools/bfbin2cgrind" "$OUT/call_stack.byfl" "$OUT/call_stack.cgrind"
 ls -l "$OUT/call_stack.db" "$OUT/call_stack.cgrind"
 
+banner "10. TBRW: the VTune guide's chapter 6 file, printed, then through tbrw_reader / tbrw_writer and back"
+rm -f "$OUT/vtune.tb5" "$OUT/vtune.dat" "$OUT/vtune_copy.tb5"
+"$BUILD/examples/tbrw_vtune_file" "$OUT/vtune.tb5"
+"$BUILD/tools/print_tb5" -n 2 "$OUT/vtune.tb5" | sed -n '/module_name/p;/^  data section/,$p'
+"$BUILD/tools/tbrw_reader" "$OUT/vtune.tb5" "$OUT/vtune.dat"
+"$BUILD/tools/tbrw_writer" "$OUT/vtune.dat" "$OUT/vtune_copy.tb5"
+"$BUILD/tools/print_tb5" "$OUT/vtune.tb5" >"$OUT/vtune.txt"
+"$BUILD/tools/print_tb5" "$OUT/vtune_copy.tb5" >"$OUT/vtune_copy.txt"
+if cmp -s "$OUT/vtune.txt" "$OUT/vtune_copy.txt"; then
+	printf '  vtune.tb5 -> vtune.dat (%s lines) -> vtune_copy.tb5: print_tb5 prints both the same\n' "$(wc -l <"$OUT/vtune.dat")"
+else
+	echo "  print_tb5 output differs between vtune.tb5 and vtune_copy.tb5" >&2
+	exit 1
+fi
+
 printf '\nThe traces and their conversions are in %s/.\n' "$OUT"

@@ -46,6 +46,31 @@ static const struct name module_flags[] = {
 	N(TBRW_MODULE_GLOBAL_LOAD), N(TBRW_MODULE_1ST_MODULE_REC_IN_PROCESS),
 };
 
+static const struct name arch_types[] = {
+	N(TBRW_GST_UNKNOWN), N(TBRW_GST_X86), N(TBRW_GST_ITANIUM), N(TBRW_GST_SA), N(TBRW_GST_XSC),
+	N(TBRW_GST_EM64T), N(TBRW_GST_CS860),
+};
+
+static const struct name cpu_archs[] = {
+	N(CPU_ARCHITECTURE_UNKNOWN), N(CPU_ARCHITECTURE_IA32), N(CPU_ARCHITECTURE_IA64), N(CPU_ARCHITECTURE_INTEL64),
+};
+
+static const struct name access_methods[] = {
+	N(TBRW_MSR), N(TBRW_PCI), N(TBRW_MEMORY), N(TBRW_OTHER_ACCESS),
+};
+
+static const struct name event_flags[] = {
+	N(TBRW_EVENT_EBS), N(TBRW_EVENT_TBS),
+};
+
+static const struct name pid_flags[] = {
+	N(TBRW_PID_CREATED), N(TBRW_PID_TERMINATED), N(TBRW_PID_TSC_USED), N(TBRW_PID_DERIVED),
+};
+
+static const struct name tid_flags[] = {
+	N(TBRW_TID_CREATED), N(TBRW_TID_TERMINATED), N(TBRW_TID_TSC_USED), N(TBRW_TID_DERIVED),
+};
+
 static const struct name segment_modes[] = {
 	N(TBRW_MODE_32BIT), N(TBRW_MODE_64BIT),
 };
@@ -68,6 +93,12 @@ static const char *tb5_value_name(const char *field, uint64_t v)
 		return LOOKUP(desc_subtypes, v);
 	if (strcmp(field, "module_segment_type") == 0)
 		return LOOKUP(segment_modes, v);
+	if (strcmp(field, "arch_type") == 0)
+		return LOOKUP(arch_types, v);
+	if (strcmp(field, "cpu_native_arch_type") == 0)
+		return LOOKUP(cpu_archs, v);
+	if (strcmp(field, "detail_method") == 0)
+		return LOOKUP(access_methods, v);
 	return NULL;
 }
 
@@ -81,6 +112,15 @@ static int tb5_flag_names(const char *field, uint64_t v, char *buf, size_t size)
 	if (strcmp(field, "module_flags") == 0) {
 		names = module_flags;
 		n = sizeof(module_flags) / sizeof(module_flags[0]);
+	} else if (strcmp(field, "event_flags") == 0) {
+		names = event_flags;
+		n = sizeof(event_flags) / sizeof(event_flags[0]);
+	} else if (strcmp(field, "pid_flags") == 0) {
+		names = pid_flags;
+		n = sizeof(pid_flags) / sizeof(pid_flags[0]);
+	} else if (strcmp(field, "tid_flags") == 0) {
+		names = tid_flags;
+		n = sizeof(tid_flags) / sizeof(tid_flags[0]);
 	} else {
 		return 0;
 	}
