@@ -943,8 +943,8 @@ static int dec_module(struct tb5_handle *h, struct dec *d, void *out)
 TBRW_U32 tb5_load_modules(struct tb5_handle *h)
 {
 	struct tb5_obj *o = NULL;
-	void *arr;
-	size_t n;
+	void *arr = NULL;
+	size_t n = 0;
 	TBRW_U32 rc;
 
 	if (h->modules_loaded)
@@ -974,8 +974,8 @@ void tb5_pt_free(struct tb5_pt *pt)
 TBRW_U32 tb5_load_pt(struct tb5_handle *h)
 {
 	struct tb5_obj *o = NULL;
-	void *pids, *tids;
-	size_t np, nt;
+	void *pids = NULL, *tids = NULL;
+	size_t np = 0, nt = 0;
 	TBRW_U32 rc;
 
 	if (h->pt.loaded)
@@ -1158,7 +1158,7 @@ TBRW_U32 TBRW_get_number_data_streams(TBRW_PTR ptr, TBRW_U32 *numStreams)
 TBRW_U32 TBRW_writing_stream(TBRW_PTR ptr, TBRW_U32 stream)
 {
 	struct tb5_handle *h = ptr;
-	struct tb5_stream *st;
+	struct tb5_stream *st = NULL;
 	TBRW_U32 rc = VT_SUCCESS;
 
 	CHECK_HANDLE(h);
@@ -1185,7 +1185,7 @@ TBRW_U32 TBRW_writing_stream(TBRW_PTR ptr, TBRW_U32 stream)
 TBRW_U32 TBRW_reading_stream(TBRW_PTR ptr, TBRW_U32 stream)
 {
 	struct tb5_handle *h = ptr;
-	struct tb5_stream *st;
+	struct tb5_stream *st = NULL;
 	TBRW_U32 rc = VT_SUCCESS;
 
 	CHECK_HANDLE(h);
@@ -1207,7 +1207,7 @@ TBRW_U32 TBRW_reading_stream(TBRW_PTR ptr, TBRW_U32 stream)
 TBRW_U32 TBRW_done_stream(TBRW_PTR ptr, TBRW_U32 stream)
 {
 	struct tb5_handle *h = ptr;
-	struct tb5_stream *st;
+	struct tb5_stream *st = NULL;
 	TBRW_U32 rc = VT_SUCCESS;
 
 	CHECK_HANDLE(h);
@@ -1251,7 +1251,7 @@ static const char *sec_name(TBRW_STREAM_SECTION_IDENTIFIER s)
 TBRW_U32 TBRW_writing_stream_section(TBRW_PTR ptr, TBRW_U32 stream, TBRW_STREAM_SECTION_IDENTIFIER section)
 {
 	struct tb5_handle *h = ptr;
-	struct tb5_stream *st;
+	struct tb5_stream *st = NULL;
 	struct tb5_obj *o = NULL;
 	TBRW_U32 rc = VT_SUCCESS;
 
@@ -1292,7 +1292,7 @@ TBRW_U32 TBRW_writing_stream_section(TBRW_PTR ptr, TBRW_U32 stream, TBRW_STREAM_
 TBRW_U32 TBRW_reading_stream_section(TBRW_PTR ptr, TBRW_U32 stream, TBRW_STREAM_SECTION_IDENTIFIER section)
 {
 	struct tb5_handle *h = ptr;
-	struct tb5_stream *st;
+	struct tb5_stream *st = NULL;
 	struct tb5_obj *o = NULL;
 	TBRW_U32 rc = VT_SUCCESS;
 
@@ -1335,7 +1335,7 @@ static TBRW_U32 flush_data(struct tb5_handle *h, struct tb5_stream *st, struct t
 TBRW_U32 TBRW_done_stream_section(TBRW_PTR ptr, TBRW_U32 stream, TBRW_STREAM_SECTION_IDENTIFIER section)
 {
 	struct tb5_handle *h = ptr;
-	struct tb5_stream *st;
+	struct tb5_stream *st = NULL;
 	struct tb5_obj *o = NULL;
 	TBRW_U32 rc;
 
@@ -1731,8 +1731,8 @@ TBRW_U32 TBRW_enumerate_data_descriptor_entries(TBRW_PTR ptr, TBRW_U32 stream, T
 {
 	struct tb5_handle *h = ptr;
 	struct tb5_obj *o = NULL;
-	void *arr;
-	size_t n;
+	void *arr = NULL;
+	size_t n = 0;
 	TBRW_U32 rc;
 
 	CHECK_HANDLE(h);
@@ -1753,8 +1753,8 @@ TBRW_U32 tb5_stream_layout(struct tb5_handle *h, uint32_t stream)
 {
 	struct tb5_stream *st = tb5_stream_at(h, stream, 0);
 	struct tb5_obj *o = NULL;
-	TBRW_SAMPREC_DESC_ENTRY *x;
-	size_t n;
+	TBRW_SAMPREC_DESC_ENTRY *x = NULL;
+	size_t n = 0;
 	uint64_t size = 0, sum = 0;
 	int all_zero = 1;
 	TBRW_U32 rc;
@@ -1834,7 +1834,7 @@ static size_t chunk_records(uint32_t rec)
 static TBRW_U32 flush_data(struct tb5_handle *h, struct tb5_stream *st, struct tb5_obj *o)
 {
 	TBRW_U32 rc;
-	size_t n;
+	size_t n = 0;
 
 	if (o->buf_len == 0)
 		return VT_SUCCESS;
@@ -1891,7 +1891,7 @@ static TBRW_U32 append_records(struct tb5_handle *h, struct tb5_stream *st, stru
 TBRW_U32 TBRW_add_data(TBRW_PTR ptr, TBRW_U32 stream, TBRW_U32 size_of_data_entry, void *data_entry)
 {
 	struct tb5_handle *h = ptr;
-	struct tb5_stream *st;
+	struct tb5_stream *st = NULL;
 	struct tb5_obj *o = NULL;
 
 	CHECK_HANDLE(h);
@@ -1936,7 +1936,7 @@ whole:
 TBRW_U32 TBRW_add_data_from_file(TBRW_PTR ptr, TBRW_U32 stream, TBRW_CHAR *filename)
 {
 	struct tb5_handle *h = ptr;
-	struct tb5_stream *st;
+	struct tb5_stream *st = NULL;
 	unsigned char *buf;
 	size_t len, cap, fill = 0;
 	char *path;

@@ -26,6 +26,12 @@ struct mod_iv {
 struct mod_list {
 	uint32_t pid;
 	struct mod_iv *iv;
+	uint64_t *starts; /* iv[i].start, packed for the search */
+	uint32_t *bucket; /* bucket b: intervals with start below min + (b << shift) */
+	uint64_t min;
+	unsigned shift;
+	size_t nb;
+	const struct mod_iv *last; /* the interval that matched last */
 	size_t n, cap;
 	uint64_t max_len;
 };
@@ -62,6 +68,12 @@ struct binder {
 	/* one-entry caches */
 	uint32_t last_pid;
 	struct mod_list *last_list;
+	uint32_t gen_pid;
+	uint64_t gen_lo, gen_hi, gen_idx; /* generation gen_idx of gen_pid covers [gen_lo, gen_hi) */
+	int gen_valid;
+	uint64_t tid_pidx, tid_idx;
+	uint32_t tid_tid;
+	int tid_valid;
 };
 
 static int cmp_iv(const void *a, const void *b)
@@ -120,25 +132,52 @@ static struct mod_list *list_for(struct binder *b, uint32_t pid)
 	return b->last_list;
 }
 
-static const struct mod_iv *find_iv(const struct mod_list *l, uint64_t ip, uint64_t t_tsc, uint64_t t_idx)
+static int iv_holds(const struct mod_iv *v, uint64_t ip, uint64_t t_tsc, uint64_t t_idx)
 {
-	size_t lo = 0, hi = l->n;
+	/* branch-free: the time base differs per module */
+	uint64_t mask = (uint64_t)0 - (uint64_t)v->tsc;
+	uint64_t t = (t_tsc & mask) | (t_idx & ~mask);
+	return (ip - v->start < v->end - v->start) & (t - v->t_load < v->t_unload - v->t_load);
+}
 
-	if (l->n == 0)
+static const struct mod_iv *find_iv(struct mod_list *l, uint64_t ip, uint64_t t_tsc, uint64_t t_idx)
+{
+	const uint64_t *s = l->starts;
+	size_t n = l->n, base = 0, lo;
+
+	if (n == 0)
 		return NULL;
-	/* first interval with start > ip */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (l->iv[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
+	/* samples come in runs from the same module */
+	if (l->last != NULL && iv_holds(l->last, ip, t_tsc, t_idx))
+		return l->last;
+	/* the bucket of ip bounds the candidates to a few intervals */
+	if (ip < l->min)
+		return NULL;
+	size_t b = (size_t)((ip - l->min) >> l->shift);
+	if (b >= l->nb)
+		b = l->nb - 1;
+	base = l->bucket[b];
+	size_t hi = l->bucket[b + 1];
+	if (hi - base > 8) {
+		/* a crowded bucket: branch-free binary search for the last start <= ip */
+		n = hi - base;
+		while (n > 1) {
+			size_t half = n / 2;
+			base = s[base + half] <= ip ? base + half : base;
+			n -= half;
+		}
+		lo = s[base] <= ip ? base + 1 : base;
+	} else {
+		lo = base;
+		while (lo < hi && s[lo] <= ip)
+			lo++;
 	}
 	while (lo-- > 0) {
 		const struct mod_iv *v = &l->iv[lo];
-		uint64_t t = v->tsc ? t_tsc : t_idx;
-		if (ip < v->end && t >= v->t_load && t < v->t_unload)
+		if (iv_holds(v, ip, t_tsc, t_idx)) {
+			l->last = v;
 			return v;
+		}
 		if (ip - v->start >= l->max_len)
 			break;
 	}
@@ -202,6 +241,8 @@ static TBRW_U32 prepare(struct binder *b)
 		iv.t_load = m->module_event_when;
 		iv.t_unload = (m->module_unload_tsc != 0 && m->module_unload_tsc != UINT64_MAX) ? m->module_unload_tsc
 												  : UINT64_MAX;
+		if (iv.t_unload < iv.t_load)
+			iv.t_unload = iv.t_load; /* unloaded before it loaded: never matches */
 		iv.tsc = (m->module_flags & TBRW_MODULE_TSC_USED) != 0;
 		iv.index = i;
 		/* an unload record for the same process and address ends the interval */
@@ -246,9 +287,35 @@ static TBRW_U32 prepare(struct binder *b)
 		}
 	}
 	qsort(b->lists, b->n_lists, sizeof *b->lists, cmp_list);
-	for (size_t k = 0; k < b->n_lists; k++)
-		qsort(b->lists[k].iv, b->lists[k].n, sizeof(struct mod_iv), cmp_iv);
-	qsort(b->global.iv, b->global.n, sizeof(struct mod_iv), cmp_iv);
+	for (size_t k = 0; k <= b->n_lists; k++) {
+		struct mod_list *l = k < b->n_lists ? &b->lists[k] : &b->global;
+		qsort(l->iv, l->n, sizeof(struct mod_iv), cmp_iv);
+		l->starts = malloc((l->n ? l->n : 1) * sizeof *l->starts);
+		if (l->starts == NULL)
+			return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+		for (size_t i = 0; i < l->n; i++)
+			l->starts[i] = l->iv[i].start;
+		/* about four buckets per interval over the span of the start addresses */
+		l->nb = 16;
+		while (l->nb < 4 * l->n)
+			l->nb *= 2;
+		l->min = l->n ? l->starts[0] : 0;
+		uint64_t span = l->n ? l->starts[l->n - 1] - l->min : 0;
+		l->shift = 0;
+		while (l->shift < 63 && (span >> l->shift) >= l->nb)
+			l->shift++;
+		l->bucket = malloc((l->nb + 1) * sizeof *l->bucket);
+		if (l->bucket == NULL)
+			return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+		size_t idx = 0;
+		for (size_t bk = 0; bk < l->nb; bk++) {
+			uint64_t low = l->min + ((uint64_t)bk << l->shift);
+			while (idx < l->n && l->starts[idx] < low)
+				idx++;
+			l->bucket[bk] = (uint32_t)idx;
+		}
+		l->bucket[l->nb] = (uint32_t)l->n;
+	}
 	if (b->derive) {
 		/* processes that load modules but no executable, at time 0 */
 		for (size_t k = 0; k < b->n_lists; k++) {
@@ -384,8 +451,18 @@ static TBRW_U32 bind_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
 			v = find_iv(l, ip, t_tsc, t_idx);
 		if (v == NULL)
 			v = find_iv(&b->global, ip, t_tsc, t_idx);
-		if (gen_index(b, s.pidRecIndex, t_tsc, &g))
+		if (b->gen_valid && b->gen_pid == s.pidRecIndex && t_tsc - b->gen_lo < b->gen_hi - b->gen_lo) {
+			pidx = b->gen_idx;
+		} else if (gen_index(b, s.pidRecIndex, t_tsc, &g)) {
 			pidx = pid_out(b, g);
+			/* the generation covers from its start (or 0 for the first) to the next one's */
+			b->gen_valid = 1;
+			b->gen_pid = s.pidRecIndex;
+			b->gen_lo = (g > 0 && b->gens[g - 1].pid == s.pidRecIndex) ? b->gens[g].start : 0;
+			b->gen_hi = (g + 1 < b->n_gens && b->gens[g + 1].pid == s.pidRecIndex) ? b->gens[g + 1].start
+											     : UINT64_MAX;
+			b->gen_idx = pidx;
+		}
 		if (b->out_len == b->out_cap) {
 			if (b->out_obj != NULL) {
 				b->rc = flush_out(b);
@@ -405,8 +482,17 @@ static TBRW_U32 bind_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
 		o = &b->out[b->out_len++];
 		o->module_index = v != NULL ? v->index : TBRW_BIND_NO_INDEX;
 		o->pid_index = pidx;
-		o->tid_index = pidx == TBRW_BIND_NO_INDEX ? TBRW_BIND_NO_INDEX
-							  : tid_index(b, pidx, s.pidRecIndex, s.tid, t_tsc);
+		if (pidx == TBRW_BIND_NO_INDEX) {
+			o->tid_index = TBRW_BIND_NO_INDEX;
+		} else if (b->tid_valid && b->tid_pidx == pidx && b->tid_tid == s.tid) {
+			o->tid_index = b->tid_idx;
+		} else {
+			o->tid_index = tid_index(b, pidx, s.pidRecIndex, s.tid, t_tsc);
+			b->tid_valid = 1;
+			b->tid_pidx = pidx;
+			b->tid_tid = s.tid;
+			b->tid_idx = o->tid_index;
+		}
 		if (b->rc != VT_SUCCESS)
 			return b->rc;
 	}
@@ -425,10 +511,15 @@ void tb5_bind_free(struct tb5_handle *h)
 
 static void binder_free(struct binder *b)
 {
-	for (size_t k = 0; k < b->n_lists; k++)
+	for (size_t k = 0; k < b->n_lists; k++) {
 		free(b->lists[k].iv);
+		free(b->lists[k].starts);
+		free(b->lists[k].bucket);
+	}
 	free(b->lists);
 	free(b->global.iv);
+	free(b->global.starts);
+	free(b->global.bucket);
 	free(b->gens);
 	free(b->tkeys);
 	free(b->tvals);
@@ -454,7 +545,7 @@ static TBRW_U32 check_stream(struct tb5_handle *h, TBRW_U32 s, struct tb5_stream
 TBRW_U32 TBRW_is_bound(TBRW_PTR ptr, TBRW_U32 data_stream, TBRW_U32 *is_bound)
 {
 	struct tb5_handle *h = ptr;
-	struct tb5_stream *st;
+	struct tb5_stream *st = NULL;
 	TBRW_U32 rc;
 
 	if (h == NULL || is_bound == NULL)
@@ -469,7 +560,7 @@ TBRW_U32 TBRW_is_bound(TBRW_PTR ptr, TBRW_U32 data_stream, TBRW_U32 *is_bound)
 static TBRW_U32 entry_size(TBRW_PTR ptr, TBRW_U32 s, TBRW_U32 *out, TBRW_U32 size)
 {
 	struct tb5_handle *h = ptr;
-	struct tb5_stream *st;
+	struct tb5_stream *st = NULL;
 	TBRW_U32 rc;
 
 	if (h == NULL || out == NULL)
@@ -529,7 +620,7 @@ static TBRW_U32 drop_if(struct tb5_handle *h, uint32_t id)
 TBRW_U32 TBRW_unbind(TBRW_PTR ptr, TBRW_U32 data_stream)
 {
 	struct tb5_handle *h = ptr;
-	struct tb5_stream *st;
+	struct tb5_stream *st = NULL;
 	TBRW_U32 rc, bound;
 
 	if (h == NULL)
@@ -572,7 +663,7 @@ TBRW_U32 TBRW_dobind(TBRW_PTR ptr, TBRW_U32 data_stream)
 {
 	struct tb5_handle *h = ptr;
 	struct binder b;
-	struct tb5_stream *st;
+	struct tb5_stream *st = NULL;
 	struct tb5_obj *data;
 	uint64_t *mb = NULL, *tb = NULL;
 	TBRW_U32 rc, bound;
@@ -625,6 +716,14 @@ TBRW_U32 TBRW_dobind(TBRW_PTR ptr, TBRW_U32 data_stream)
 			if (b.out == NULL)
 				rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
 		}
+	}
+	if (rc == VT_SUCCESS && !h->writable && data->total > 0) {
+		/* one allocation for the in-memory result */
+		b.out_cap = (size_t)data->total;
+		b.out = malloc(b.out_cap * sizeof *b.out);
+		if (b.out == NULL)
+			rc = tb5_fail(TBRW_NO_MEMORY, "%s: out of memory for the bind result of %llu samples", h->path,
+				      (unsigned long long)data->total);
 	}
 	if (rc == VT_SUCCESS)
 		rc = tb5_enumerate_records(h, data, st->record_size, 0, bind_fn, &b);
@@ -796,7 +895,7 @@ TBRW_U32 TBRW_bind_enumerate_data(TBRW_PTR ptr, TBRW_U32 data_stream, BIND_DATA_
 				  TBRW_U64 start_index)
 {
 	struct tb5_handle *h = ptr;
-	struct tb5_stream *st;
+	struct tb5_stream *st = NULL;
 	struct bind_ctx c;
 	TBRW_U32 rc, bound;
 
