@@ -34,6 +34,8 @@ foreach(s vtune usage)
 endforeach()
 tk_tb5_golden(print_tb5_limit STDOUT tb5/print_many_n3.txt COMMAND ${PT} -n 3 many.tb5)
 tk_tb5_golden(print_tb5_stream STDOUT tb5/print_many_s1.txt COMMAND ${PT} --stream=1 --hex many.tb5)
+tk_tb5_golden(print_tb5_bind STDOUT tb5/print_vtune_bind.txt COMMAND ${PT} --bind vtune.tb5)
+tk_tb5_golden(print_tb5_bind_none STDOUT tb5/print_many_bind.txt COMMAND ${PT} -b -n 1 -s 1 many.tb5)
 tk_tb5_golden(print_tb5_no_data STDOUT tb5/print_vtune_no_data.txt COMMAND ${PT} --no-data vtune.tb5)
 tk_tb5_golden(print_tb5_stdin STDOUT tb5/print_vtune.txt STDIN ${TK_WORK}/vtune.tb5 COMMAND ${PT} -)
 tk_tb5_golden(print_tb5_output FILE out_vtune.txt=${TK_GOLDEN}/tb5/print_vtune.txt ABSENT out_vtune.txt.part

@@ -33,6 +33,9 @@ static const char usage_text[] =
 	"  -D, --no-data           print no data records (same as -n 0)\n"
 	"  -x, --hex               also print each data record's bytes in hex\n"
 	"  -s, --stream=N          print only stream N (and no global section)\n"
+	"  -b, --bind              also bind each stream (in memory; the file is not changed)\n"
+	"                          and print each record's module, process and thread, and\n"
+	"                          the process/thread section when binding derived it\n"
 	"  -h, --help              show this help and exit\n"
 	"      --version           show the version and exit\n"
 	"\n"
@@ -293,6 +296,145 @@ static void print_desc_summary(struct printer *p)
 	putc('\n', p->out);
 }
 
+/* ---- --bind ---- */
+
+struct bind_ctx {
+	struct printer *p;
+	TBRW_PTR ptr;
+	uint64_t index;
+	int failed;
+	const char *call;
+	TBRW_U32 rc;
+};
+
+static void print_index(FILE *out, const char *what, TBRW_U64 index)
+{
+	if (index == TBRW_BIND_NO_INDEX)
+		fprintf(out, " %s=none", what);
+	else
+		fprintf(out, " %s=%" PRIu64, what, (uint64_t)index);
+}
+
+static TBRW_U32 bind_data_cb(const void *data, TBRW_U32 size, TBRW_U64 n, const DATA_BIND_STRUCT *bind, TBRW_U32 bsize,
+			     void *ud)
+{
+	struct bind_ctx *b = ud;
+	struct tbf_strings sb = { NULL, 0, 0 };
+	TBRW_U64 i;
+
+	(void)data, (void)size, (void)bsize;
+	for (i = 0; i < n; i++, b->index++) {
+		const TBRW_MODULE *m = NULL;
+		const char *name = NULL;
+
+		if (b->index >= b->p->max_records)
+			return 0; /* FALSE: enough */
+		fprintf(b->p->out, "    record %" PRIu64 ":", (uint64_t)b->index);
+		print_index(b->p->out, "module", bind[i].module_index);
+		if (bind[i].module_index != TBRW_BIND_NO_INDEX &&
+		    TBRW_get_one_module(b->ptr, bind[i].module_index, &m) == VT_SUCCESS && m != NULL &&
+		    tbf_string(b->ptr, &m->module_name, &sb, &name) == VT_SUCCESS && name != NULL) {
+			fputc(' ', b->p->out);
+			dat_print_string(b->p->out, name);
+		}
+		tbf_strings_reset(&sb);
+		print_index(b->p->out, "process", bind[i].pid_index);
+		print_index(b->p->out, "thread", bind[i].tid_index);
+		fputc('\n', b->p->out);
+	}
+	return 1;
+}
+
+static TBRW_U32 bind_array_cb(struct bind_ctx *b, enum dat_kind kind, const void *data, TBRW_U32 size, TBRW_U32 n)
+{
+	struct tbf_strings sb = { NULL, 0, 0 };
+	struct dat_values v;
+	TBRW_U32 i, rc;
+
+	for (i = 0; n > 0 && i < n; i++) {
+		rc = tbf_to_values(b->ptr, kind, (const char *)data + (size_t)i * (size / n), &v, &sb);
+		if (rc != VT_SUCCESS) {
+			tbf_strings_reset(&sb);
+			b->call = "TBRW_convert_uniqueid_to_string";
+			b->rc = rc;
+			b->failed = 1;
+			return 0x7fff0003;
+		}
+		print_values(b->p, kind, &v);
+		tbf_strings_reset(&sb);
+	}
+	return 1;
+}
+
+static TBRW_U32 bind_pid_cb(TBRW_PID *data, TBRW_U32 size, TBRW_U32 n, void *ud)
+{
+	return bind_array_cb(ud, DAT_K_process, data, size, n);
+}
+
+static TBRW_U32 bind_tid_cb(TBRW_TID *data, TBRW_U32 size, TBRW_U32 n, void *ud)
+{
+	return bind_array_cb(ud, DAT_K_thread, data, size, n);
+}
+
+/*
+ * Binds every stream (selected by -s) in memory and prints the result: the process/thread
+ * section as binding left it, then each record's module, process and thread indexes.
+ */
+static int print_bind(struct printer *p, TBRW_PTR ptr, const char **call, TBRW_U32 *failed_rc)
+{
+	struct bind_ctx b;
+	TBRW_U32 n_streams = 0, s, rc;
+	const TBRW_CHAR *text;
+	int printed_pt = 0;
+
+	memset(&b, 0, sizeof(b));
+	b.p = p;
+	b.ptr = ptr;
+	rc = TBRW_get_number_data_streams(ptr, &n_streams);
+	if (rc != VT_SUCCESS) {
+		*call = "TBRW_get_number_data_streams", *failed_rc = rc;
+		return -1;
+	}
+	for (s = 0; s < n_streams; s++) {
+		if (p->only_stream >= 0 && (long)s != p->only_stream)
+			continue;
+		fprintf(p->out, "\nbind stream %" PRIu32 "\n", s);
+		rc = TBRW_dobind(ptr, s);
+		if (rc != VT_SUCCESS) {
+			if (TBRW_error_string(rc, &text) != VT_SUCCESS || text == NULL)
+				text = L"?";
+			fprintf(p->out, "  not bound: %ls\n", text);
+			continue;
+		}
+		if (!printed_pt) {
+			/* The process/thread section binding uses (derived if the file had none). */
+			printed_pt = 1;
+			memset(p->index, 0, sizeof(p->index));
+			p->in_stream_section = 1;
+			fprintf(p->out, "  process_thread section\n");
+			rc = TBRW_enumerate_processes(ptr, bind_pid_cb, &b, 0);
+			if (rc == VT_SUCCESS)
+				rc = TBRW_enumerate_threads(ptr, bind_tid_cb, &b, 0);
+			if (b.failed) {
+				*call = b.call, *failed_rc = b.rc;
+				return -1;
+			}
+			if (rc != VT_SUCCESS && !tbf_absent(rc)) {
+				*call = "TBRW_enumerate_processes", *failed_rc = rc;
+				return -1;
+			}
+		}
+		fprintf(p->out, "  data bind\n");
+		b.index = 0;
+		rc = TBRW_bind_enumerate_data(ptr, s, bind_data_cb, &b, 0);
+		if (rc != VT_SUCCESS) {
+			*call = "TBRW_bind_enumerate_data", *failed_rc = rc;
+			return -1;
+		}
+	}
+	return ferror(p->out) ? -2 : 0;
+}
+
 /* ---- the walk ---- */
 
 static int on_item(void *ud, const struct dat_item *it)
@@ -386,6 +528,7 @@ int main(int argc, char **argv)
 		{ "no-data", no_argument, NULL, 'D' },
 		{ "hex", no_argument, NULL, 'x' },
 		{ "stream", required_argument, NULL, 's' },
+		{ "bind", no_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -398,14 +541,14 @@ int main(int argc, char **argv)
 	TBRW_PTR ptr = NULL;
 	TBRW_U32 rc = VT_SUCCESS;
 	uint64_t x;
-	int opt, status = 1, r;
+	int opt, status = 1, r, bind = 0;
 
 	memset(&p, 0, sizeof(p));
 	p.max_records = UINT64_MAX;
 	p.only_stream = -1;
 	p.out = stdout;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:n:Dxs:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:n:Dxs:bh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			output = optarg;
@@ -419,6 +562,9 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			p.hex = 1;
+			break;
+		case 'b':
+			bind = 1;
 			break;
 		case 's':
 			if (parse_count(optarg, &x) != 0 || x > UINT32_MAX)
@@ -459,6 +605,14 @@ int main(int argc, char **argv)
 	if (r == -1) {
 		tbf_report(TOOL, in_name, ptr, call, rc);
 		goto done;
+	}
+	if (r == 0 && bind) {
+		r = print_bind(&p, ptr, &call, &rc);
+		fflush(p.out);
+		if (r == -1) {
+			tbf_report(TOOL, in_name, ptr, call, rc);
+			goto done;
+		}
 	}
 	if (r != 0 || ferror(p.out)) {
 		fprintf(stderr, TOOL ": error writing %s: %s\n", output ? output : "standard output", strerror(errno));
