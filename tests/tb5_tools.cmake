@@ -40,6 +40,8 @@ tk_tb5_golden(print_tb5_no_data STDOUT tb5/print_vtune_no_data.txt COMMAND ${PT}
 tk_tb5_golden(print_tb5_stdin STDOUT tb5/print_vtune.txt STDIN ${TK_WORK}/vtune.tb5 COMMAND ${PT} -)
 tk_tb5_golden(print_tb5_output FILE out_vtune.txt=${TK_GOLDEN}/tb5/print_vtune.txt ABSENT out_vtune.txt.part
               COMMAND ${PT} -o out_vtune.txt vtune.tb5)
+tk_tb5_golden(print_tb5_output_error STDERR tb5/print_tb5_flipped.err STATUS 1 ABSENT out_flipped.txt out_flipped.txt.part
+              COMMAND ${PT} -o out_flipped.txt flipped.tb5)
 tk_tb5_golden(print_tb5_help STDOUT tb5/print_tb5_help.txt COMMAND ${PT} --help)
 tk_tb5_golden(print_tb5_missing STDERR tb5/print_tb5_missing.err STATUS 1 COMMAND ${PT} no-such-file.tb5)
 foreach(s not_a_tb5 empty truncated flipped)
@@ -87,6 +89,8 @@ tk_tb5_golden(tb5_recover_truncated STDOUT tb5/print_recovered.txt STDERR tb5/tb
               COMMAND sh -c "${RC} truncated.tb5 recovered.tb5 && ${PT} -n 2 recovered.tb5")
 tk_tb5_golden(tb5_recover_complete STDOUT tb5/print_vtune.txt STDERR tb5/tb5_recover_complete.err
               COMMAND sh -c "${RC} vtune.tb5 recovered_vtune.tb5 && ${PT} recovered_vtune.tb5")
+tk_tb5_golden(tb5_recover_quiet STDOUT tb5/print_recovered.txt
+              COMMAND sh -c "${RC} -q truncated.tb5 recovered_q.tb5 && ${PT} -n 2 recovered_q.tb5")
 tk_tb5_golden(tb5_recover_not_a_tb5 STDERR tb5/tb5_recover_not_a_tb5.err STATUS 1 ABSENT out_nat.tb5
               COMMAND ${RC} not_a_tb5.tb5 out_nat.tb5)
 tk_tb5_golden(tb5_recover_missing STDERR tb5/tb5_recover_missing.err STATUS 1 COMMAND ${RC} no-such-file.tb5 x.tb5)
