@@ -58,6 +58,7 @@ struct printer {
 	long only_stream; /* -1: all */
 	int skipping;     /* in a stream not selected */
 	int in_stream_section;
+	int printed; /* something before: blocks are separated by an empty line */
 	uint64_t n_printed;
 	size_t record_size;
 	unsigned index[DAT_N_KINDS]; /* per section */
@@ -251,7 +252,6 @@ static void print_record(struct printer *p, const unsigned char *b, size_t n)
 	fprintf(p->out, "    record %" PRIu64 "\n", p->n_printed);
 	for (i = 0; i < p->n_descs; i++) {
 		const struct desc *d = &p->descs[i];
-		const char *tname = tb5_value_name("desc_type", d->type);
 
 		fprintf(p->out, "      %-20s ", d->name != NULL ? d->name : "(no name)");
 		if ((uint64_t)d->offset + d->size > n || d->size == 0) {
@@ -264,8 +264,6 @@ static void print_record(struct printer *p, const unsigned char *b, size_t n)
 			fprintf(p->out, "0x%" PRIx64, little_endian(b + d->offset, d->size));
 		else
 			print_hex(p->out, b + d->offset, d->size);
-		if (tname == NULL)
-			(void)0;
 		putc('\n', p->out);
 	}
 	if (p->hex || p->n_descs == 0) {
@@ -398,7 +396,8 @@ static int print_bind(struct printer *p, TBRW_PTR ptr, const char **call, TBRW_U
 	for (s = 0; s < n_streams; s++) {
 		if (p->only_stream >= 0 && (long)s != p->only_stream)
 			continue;
-		fprintf(p->out, "\nbind stream %" PRIu32 "\n", s);
+		fprintf(p->out, "%sbind stream %" PRIu32 "\n", p->printed ? "\n" : "", s);
+		p->printed = 1;
 		rc = TBRW_dobind(ptr, s);
 		if (rc != VT_SUCCESS) {
 			if (TBRW_error_string(rc, &text) != VT_SUCCESS || text == NULL)
@@ -451,7 +450,8 @@ static int on_item(void *ud, const struct dat_item *it)
 	}
 	switch (it->type) {
 	case DAT_STREAM_BEGIN:
-		fprintf(p->out, "\nstream %" PRIu32 "\n", it->stream);
+		fprintf(p->out, "%sstream %" PRIu32 "\n", p->printed ? "\n" : "", it->stream);
+		p->printed = 1;
 		clear_descs(p);
 		break;
 	case DAT_STREAM_END:
@@ -460,9 +460,10 @@ static int on_item(void *ud, const struct dat_item *it)
 		memset(p->index, 0, sizeof(p->index));
 		p->in_stream_section = it->section >= DAT_N_GLOBAL_SECTIONS;
 		if (it->section < DAT_N_GLOBAL_SECTIONS)
-			fprintf(p->out, "\n%s section\n", dat_section_name(it->section));
+			fprintf(p->out, "%s%s section\n", p->printed ? "\n" : "", dat_section_name(it->section));
 		else
 			fprintf(p->out, "  %s section\n", dat_section_name(it->section));
+		p->printed = 1;
 		p->n_printed = 0;
 		p->record_size = 0;
 		if (it->section == DAT_S_data)
