@@ -72,6 +72,12 @@ foreach(s vtune usage many)
                    ${TK_WORK}/rt_${s})
   set_tests_properties(tb5_round_trip_${s} PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 300)
 endforeach()
+# Every section and record kind, read back exactly as written (the .dat file is its own golden).
+tk_tb5_golden(tbrw_writer_all_sections FILE out_all.dat=${TK_GOLDEN}/tb5/all_sections.dat ABSENT all.tb5.part
+              COMMAND sh -c "${WR} ${TK_GOLDEN}/tb5/all_sections.dat all.tb5 && ${RD} all.tb5 out_all.dat")
+add_test(NAME tb5_round_trip_all_sections
+         COMMAND sh -c "${WR} ${TK_GOLDEN}/tb5/all_sections.dat ${TK_WORK}/rt_all_in.tb5 && sh ${CMAKE_CURRENT_SOURCE_DIR}/tb5_round_trip.sh ${PT} ${RD} ${WR} ${TK_WORK}/rt_all_in.tb5 ${TK_WORK}/rt_all")
+set_tests_properties(tb5_round_trip_all_sections PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 300)
 tk_tb5_golden(tbrw_writer_stdin STDOUT tb5/print_vtune.txt STDIN ${CMAKE_CURRENT_SOURCE_DIR}/golden/tb5/vtune.dat
               COMMAND sh -c "${WR} - stdin.tb5 && ${PT} stdin.tb5")
 foreach(s bad_field missing_field bad_hex bad_nesting out_of_range unterminated not_a_dat stream_gap)
