@@ -67,3 +67,5 @@ printf 'tbrw-dat 1\nsection software\nos os_platform=1 os_major=99999999999 os_m
 printf 'tbrw-dat 1\nstream 0\nsection stream_info\n' >unterminated.dat
 printf 'hello\n' >not_a_dat.dat
 printf 'tbrw-dat 1\nstream 1\nend\n' >stream_gap.dat
+# Well-formed, but the library refuses it: a 3-byte record where the descriptor makes 4.
+printf 'tbrw-dat 1\nstream 0\nsection stream_info\nstream_info sampling_duration=0 stream_type=8 sampling_interval=0 sampling_start_time=0x0 sampling_end_time=0x0 command_line=null cpu_mask=null comment=null\nend\nsection data_description\ndesc desc_offset=0 desc_type=16384 desc_subtype=0 desc_data_size=4 desc_access_offset=0x0 desc_access_type=0 desc_access_method=0 desc_sample_flag=0 reserved0=0 reserved1=0 desc_name=null\nend\nsection data\nrecord 01020304\nrecord 010203\nend\nend\n' >size_mismatch.dat

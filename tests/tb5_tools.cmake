@@ -80,7 +80,7 @@ add_test(NAME tb5_round_trip_all_sections
 set_tests_properties(tb5_round_trip_all_sections PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 300)
 tk_tb5_golden(tbrw_writer_stdin STDOUT tb5/print_vtune.txt STDIN ${CMAKE_CURRENT_SOURCE_DIR}/golden/tb5/vtune.dat
               COMMAND sh -c "${WR} - stdin.tb5 && ${PT} stdin.tb5")
-foreach(s bad_field missing_field bad_hex bad_nesting out_of_range unterminated not_a_dat stream_gap)
+foreach(s bad_field missing_field bad_hex bad_nesting out_of_range unterminated not_a_dat stream_gap size_mismatch)
   tk_tb5_golden(tbrw_writer_${s} STDERR tb5/tbrw_writer_${s}.err STATUS 1 ABSENT out_${s}.tb5 out_${s}.tb5.part
                 COMMAND ${WR} ${s}.dat out_${s}.tb5)
 endforeach()
