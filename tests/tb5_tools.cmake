@@ -42,6 +42,7 @@ tk_tb5_golden(print_tb5_output FILE out_vtune.txt=${TK_GOLDEN}/tb5/print_vtune.t
               COMMAND ${PT} -o out_vtune.txt vtune.tb5)
 tk_tb5_golden(print_tb5_output_error STDERR tb5/print_tb5_flipped.err STATUS 1 ABSENT out_flipped.txt out_flipped.txt.part
               COMMAND ${PT} -o out_flipped.txt flipped.tb5)
+tk_tb5_golden(print_tb5_no_such_stream STDERR tb5/print_tb5_no_such_stream.err STATUS 1 COMMAND ${PT} -s 2 many.tb5)
 tk_tb5_golden(print_tb5_help STDOUT tb5/print_tb5_help.txt COMMAND ${PT} --help)
 tk_tb5_golden(print_tb5_missing STDERR tb5/print_tb5_missing.err STATUS 1 COMMAND ${PT} no-such-file.tb5)
 foreach(s not_a_tb5 empty truncated flipped)

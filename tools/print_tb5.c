@@ -607,6 +607,16 @@ int main(int argc, char **argv)
 		tbf_report(TOOL, in_name, ptr, call, rc);
 		goto done;
 	}
+	if (r == 0 && p.only_stream >= 0) {
+		TBRW_U32 n_streams = 0;
+
+		if (TBRW_get_number_data_streams(ptr, &n_streams) == VT_SUCCESS && (TBRW_U32)p.only_stream >= n_streams) {
+			fflush(p.out);
+			fprintf(stderr, TOOL ": %s: no stream %ld (the file has %u)\n", in_name, p.only_stream,
+				(unsigned)n_streams);
+			goto done;
+		}
+	}
 	if (r == 0 && bind) {
 		r = print_bind(&p, ptr, &call, &rc);
 		fflush(p.out);
