@@ -479,7 +479,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct writer w;
-	char tmp_path[] = "/tmp/tbrw_writer.XXXXXX";
+	char tmp_path[80];
+	const char *tmp_dir = getenv("TMPDIR");
 	const char *in_path, *out_path, *tb5_path;
 	TBRW_CHAR *wide = NULL;
 	char err[512];
@@ -518,7 +519,11 @@ int main(int argc, char **argv)
 	to_stdout = strcmp(out_path, "-") == 0;
 	tb5_path = out_path;
 	if (to_stdout) {
-		int fd = mkstemp(tmp_path);
+		int fd;
+
+		snprintf(tmp_path, sizeof(tmp_path), "%s/tbrw_writer.XXXXXX",
+			 tmp_dir != NULL && *tmp_dir != '\0' && strlen(tmp_dir) < 48 ? tmp_dir : "/tmp");
+		fd = mkstemp(tmp_path);
 
 		if (fd < 0) {
 			fprintf(stderr, TOOL ": cannot create a temporary file: %s\n", strerror(errno));
