@@ -317,7 +317,8 @@ static TBRW_U32 give(const void *src, size_t size, TBRW_U32 size_of_buffer, void
 		*used = (TBRW_U32)size;
 	if (buf == NULL || size_of_buffer < size)
 		return TBRW_BUFFER_TOO_SMALL;
-	memcpy(buf, src, size);
+	if (size > 0)
+		memcpy(buf, src, size);
 	return VT_SUCCESS;
 }
 

@@ -286,10 +286,12 @@ static TBRW_U32 prepare(struct binder *b)
 				return rc;
 		}
 	}
-	qsort(b->lists, b->n_lists, sizeof *b->lists, cmp_list);
+	if (b->n_lists > 1)
+		qsort(b->lists, b->n_lists, sizeof *b->lists, cmp_list);
 	for (size_t k = 0; k <= b->n_lists; k++) {
 		struct mod_list *l = k < b->n_lists ? &b->lists[k] : &b->global;
-		qsort(l->iv, l->n, sizeof(struct mod_iv), cmp_iv);
+		if (l->n > 1)
+			qsort(l->iv, l->n, sizeof(struct mod_iv), cmp_iv);
 		l->starts = malloc((l->n ? l->n : 1) * sizeof *l->starts);
 		if (l->starts == NULL)
 			return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
@@ -325,7 +327,8 @@ static TBRW_U32 prepare(struct binder *b)
 			if (!found && (rc = add_gen(b, b->lists[k].pid, 0, 0, 0, &gcap)) != VT_SUCCESS)
 				return rc;
 		}
-		qsort(b->gens, b->n_gens, sizeof *b->gens, cmp_gen);
+		if (b->n_gens > 1)
+			qsort(b->gens, b->n_gens, sizeof *b->gens, cmp_gen);
 	} else {
 		/* the written process section: generations in file order of pid_event_when */
 		for (size_t i = 0; i < h->pt.n_pids; i++) {
@@ -334,7 +337,8 @@ static TBRW_U32 prepare(struct binder *b)
 				return rc;
 			b->gens[b->n_gens - 1].when = i; /* original index */
 		}
-		qsort(b->gens, b->n_gens, sizeof *b->gens, cmp_gen);
+		if (b->n_gens > 1)
+			qsort(b->gens, b->n_gens, sizeof *b->gens, cmp_gen);
 	}
 	return VT_SUCCESS;
 }

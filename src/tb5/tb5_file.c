@@ -1150,7 +1150,7 @@ TBRW_U32 TBRW_verify(TBRW_PTR ptr)
 	pthread_mutex_lock(&h->lock);
 	n = h->n_chunks;
 	copy = malloc((n ? n : 1) * sizeof *copy);
-	if (copy != NULL)
+	if (copy != NULL && n > 0)
 		memcpy(copy, h->chunks, n * sizeof *copy);
 	pthread_mutex_unlock(&h->lock);
 	if (copy == NULL)
