@@ -1271,8 +1271,30 @@ TBRW_U32 tk_tbrw_recover(const char *src_path, const char *dst_path, tk_tbrw_rec
 	rep.bytes_scanned = src->file_size;
 	rep.bytes_dropped = rep.was_complete ? 0 : src->file_size - off;
 
-	/* Write the kept chunks into a new file with a directory. Metadata sections that
-	 * never got their end mark are dropped; data sections keep every complete chunk. */
+	/* Decide what to keep: finished sections; data sections (finished or not) whose data
+	 * description is finished and whose chunks match its record size. Unfinished metadata
+	 * and unfinished bind results are left out. */
+	for (struct tb5_obj *o = src->objs; o != NULL; o = o->next) {
+		int is_data = OBJ_IS_STREAM(o->id) && OBJ_CODE(o->id) == 16u + TBRW_DATA_SECTION;
+		o->drop = o->state != OBJ_DONE && !is_data;
+		if (is_data) {
+			uint32_t s = OBJ_STREAM_OF(o->id);
+			struct tb5_obj *desc = tb5_obj_find(src, OBJ_STREAM_SEC(s, TBRW_DATA_DESCRIPTION_SECTION));
+			if (desc == NULL || desc->state != OBJ_DONE || tb5_stream_layout(src, s) != VT_SUCCESS) {
+				o->drop = 1;
+			} else {
+				for (size_t i = 0; i < o->n_chunks; i++)
+					if (o->chunks[i].kind == CK_DATA &&
+					    (uint64_t)o->chunks[i].count * src->streams[s]->record_size != o->chunks[i].raw_len)
+						o->drop = 1;
+			}
+		}
+		if (o->drop)
+			rep.sections_dropped++;
+	}
+	tb5_detail_clear();
+
+	/* Write the kept chunks into a new file with a directory. */
 	fd = open(dst->part_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		rc = tb5_fail(tb5_errno_code(errno), "%s: cannot create: %s", dst->part_path, strerror(errno));
@@ -1288,7 +1310,7 @@ TBRW_U32 tk_tbrw_recover(const char *src_path, const char *dst_path, tk_tbrw_rec
 		unsigned char *copy;
 		size_t len = TB5_CHUNK_HEADER_SIZE + pad8(c.stored_len);
 		struct iovec iov;
-		if (o != NULL && o->state != OBJ_DONE && c.kind == CK_META)
+		if (o != NULL && o->drop)
 			continue;
 		if (c.kind == CK_DATA && OBJ_IS_STREAM(c.id) && OBJ_CODE(c.id) == 16u + TBRW_DATA_SECTION)
 			rep.records_kept += c.count;
@@ -1317,22 +1339,12 @@ TBRW_U32 tk_tbrw_recover(const char *src_path, const char *dst_path, tk_tbrw_rec
 		if (rc == VT_SUCCESS && push_ref(&dst->chunks, &dst->n_chunks, &dst->cap_chunks, &c))
 			rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
 	}
-	/* Data sections cut short get their end mark now; unfinished metadata is dropped. */
+	/* Data sections cut short get their end mark now. */
 	for (struct tb5_obj *o = src->objs; o != NULL && rc == VT_SUCCESS; o = o->next) {
-		if (o->state == OBJ_DONE)
+		if (o->state == OBJ_DONE || o->drop)
 			continue;
-		if (OBJ_IS_STREAM(o->id) && OBJ_CODE(o->id) == 16u + TBRW_DATA_SECTION) {
-			rc = tb5_write_chunk(dst, NULL, CK_END, o->id, o->total, 0, NULL, 0);
-			rep.sections_kept++;
-		} else {
-			rep.sections_dropped++;
-			/* remove its chunks (END-less metadata) from the directory */
-			size_t j = 0;
-			for (size_t i = 0; i < dst->n_chunks; i++)
-				if (dst->chunks[i].id != o->id || dst->chunks[i].kind == CK_STRINGS)
-					dst->chunks[j++] = dst->chunks[i];
-			dst->n_chunks = j;
-		}
+		rc = tb5_write_chunk(dst, NULL, CK_END, o->id, o->total, 0, NULL, 0);
+		rep.sections_kept++;
 	}
 	if (rc == VT_SUCCESS)
 		rc = write_directory(dst);

@@ -68,6 +68,7 @@ struct tb5_obj {
 	enum obj_state state;
 	int readers; /* TBRW_reading_* opened and not done */
 	int from_file; /* existed when the file was opened */
+	int drop; /* salvage: leave this object out */
 	/* chunks in file order */
 	struct tb5_chunk_ref *chunks;
 	size_t n_chunks, cap_chunks;
