@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -738,6 +739,9 @@ struct feeder {
 	size_t len;
 	unsigned piece_delay_us;
 	size_t stop_at; /* write only this many bytes (len for all) */
+	/* If set, stop after half the bytes until the reader has gone idle once (at most 10 s),
+	 * so that "the reader saw an empty pipe" does not depend on scheduling. */
+	const atomic_int *wait_idle;
 };
 
 static void *feed(void *arg)
@@ -745,11 +749,17 @@ static void *feed(void *arg)
 	struct feeder *f = arg;
 	int fd = f->path ? open(f->path, O_WRONLY | O_APPEND | O_CLOEXEC) : f->fd;
 	size_t off = 0, piece = 1;
+	int waited = f->wait_idle == NULL;
 
 	if (fd < 0) /* cmocka's asserts are not for threads */
 		abort();
 	while (off < f->stop_at) {
 		size_t n = piece < f->stop_at - off ? piece : f->stop_at - off;
+		if (!waited && off >= f->stop_at / 2) {
+			for (int i = 0; i < 10000 && atomic_load(f->wait_idle) == 0; i++)
+				usleep(1000);
+			waited = 1;
+		}
 		ssize_t k = write(fd, f->data + off, n);
 		if (k <= 0)
 			abort();
@@ -764,11 +774,11 @@ static void *feed(void *arg)
 	return NULL;
 }
 
-static int idle_calls;
+static atomic_int idle_calls;
 static void on_idle(void *ud)
 {
 	(void)ud;
-	idle_calls++;
+	atomic_fetch_add(&idle_calls, 1);
 }
 
 static void test_live_pipe(void **state)
@@ -777,7 +787,7 @@ static void test_live_pipe(void **state)
 	char *bytes = write_with(fill_rich, &len);
 	const char *fifo = tkt_path("live.fifo");
 	tk_bfbin_parse_options opts = TK_BFBIN_PARSE_OPTIONS_INIT;
-	struct feeder f = { fifo, -1, (const unsigned char *)bytes, len, 300, len };
+	struct feeder f = { fifo, -1, (const unsigned char *)bytes, len, 300, len, &idle_calls };
 	bfbin_callback_t cbs = all_cbs;
 	pthread_t t;
 	struct rec r;
@@ -834,7 +844,7 @@ static void test_live_growing_file(void **state)
 	char *bytes = write_with(fill_rich, &len);
 	const char *path = tkt_path("growing.byfl");
 	tk_bfbin_parse_options opts = TK_BFBIN_PARSE_OPTIONS_INIT;
-	struct feeder f = { path, -1, (const unsigned char *)bytes, len, 2000, len };
+	struct feeder f = { path, -1, (const unsigned char *)bytes, len, 2000, len, NULL };
 	pthread_t t;
 	struct rec r;
 	uint64_t t0;
