@@ -44,6 +44,14 @@ struct gen {
 	uint64_t when;
 };
 
+/* What the binder knows of one pid: its modules and its generations (a slot of a hash table). */
+struct pid_slot {
+	uint32_t pid;
+	uint32_t used;
+	struct mod_list *list; /* NULL: no module of its own */
+	size_t gen_first, gen_n; /* its generations: gens[gen_first .. gen_first + gen_n) */
+};
+
 struct binder {
 	struct tb5_handle *h;
 	struct tb5_stream *st;
@@ -65,12 +73,11 @@ struct binder {
 	struct tb5_obj *out_obj;
 	uint64_t n_samples;
 	TBRW_U32 rc;
+	/* pid -> slot, open addressing; samples look their pid up here, never by search */
+	struct pid_slot *pids;
+	size_t pid_mask;
+	const struct pid_slot *last_slot;
 	/* one-entry caches */
-	uint32_t last_pid;
-	struct mod_list *last_list;
-	uint32_t gen_pid;
-	uint64_t gen_lo, gen_hi, gen_idx; /* generation gen_idx of gen_pid covers [gen_lo, gen_hi) */
-	int gen_valid;
 	uint64_t tid_pidx, tid_idx;
 	uint32_t tid_tid;
 	int tid_valid;
@@ -114,22 +121,46 @@ static int push_iv(struct mod_list *l, const struct mod_iv *iv)
 	return 0;
 }
 
-static struct mod_list *list_for(struct binder *b, uint32_t pid)
+static size_t pid_hash(uint32_t pid, size_t mask)
 {
-	size_t lo = 0, hi = b->n_lists;
+	return (size_t)((pid * 0x9E3779B1u) >> 7) & mask;
+}
 
-	if (b->last_list != NULL && b->last_pid == pid)
-		return b->last_list;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (b->lists[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
+/* The slot of pid, created when create is set; NULL when absent. */
+static struct pid_slot *pid_slot_get(struct binder *b, uint32_t pid, int create)
+{
+	size_t k = pid_hash(pid, b->pid_mask);
+
+	while (b->pids[k].used) {
+		if (b->pids[k].pid == pid)
+			return &b->pids[k];
+		k = (k + 1) & b->pid_mask;
 	}
-	b->last_pid = pid;
-	b->last_list = lo < b->n_lists && b->lists[lo].pid == pid ? &b->lists[lo] : NULL;
-	return b->last_list;
+	if (!create)
+		return NULL;
+	b->pids[k] = (struct pid_slot){.pid = pid, .used = 1};
+	return &b->pids[k];
+}
+
+/* Builds the pid table from the sorted module lists and generations. */
+static TBRW_U32 pid_table_build(struct binder *b)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * (b->n_lists + b->n_gens))
+		cap *= 2;
+	b->pids = calloc(cap, sizeof *b->pids);
+	if (b->pids == NULL)
+		return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+	b->pid_mask = cap - 1;
+	for (size_t k = 0; k < b->n_lists; k++)
+		pid_slot_get(b, b->lists[k].pid, 1)->list = &b->lists[k];
+	for (size_t g = 0; g < b->n_gens; g++) {
+		struct pid_slot *ps = pid_slot_get(b, b->gens[g].pid, 1);
+		if (ps->gen_n++ == 0)
+			ps->gen_first = g; /* gens are sorted by pid: a pid's generations are adjacent */
+	}
+	return VT_SUCCESS;
 }
 
 static int iv_holds(const struct mod_iv *v, uint64_t ip, uint64_t t_tsc, uint64_t t_idx)
@@ -207,6 +238,22 @@ static int gen_index(const struct binder *b, uint32_t pid, uint64_t t, uint64_t 
 	return 0;
 }
 
+/* The generation of ps's pid at time t: the last one started by t, else the first. */
+static size_t slot_gen(const struct binder *b, const struct pid_slot *ps, uint64_t t)
+{
+	size_t lo = ps->gen_first, n = ps->gen_n;
+
+	if (n == 1 || t < b->gens[lo].start)
+		return lo;
+	/* pid reuse: branch-free search for the last start <= t (gens[lo].start <= t holds) */
+	while (n > 1) {
+		size_t half = n / 2;
+		lo = b->gens[lo + half].start <= t ? lo + half : lo;
+		n -= half;
+	}
+	return lo;
+}
+
 static TBRW_U32 add_gen(struct binder *b, uint32_t pid, uint64_t start, uint64_t name, uint64_t path, size_t *cap)
 {
 	if (b->n_gens == *cap) {
@@ -220,6 +267,8 @@ static TBRW_U32 add_gen(struct binder *b, uint32_t pid, uint64_t start, uint64_t
 	b->gens[b->n_gens++] = (struct gen){.pid = pid, .start = start, .name = name, .path = path, .when = start};
 	return VT_SUCCESS;
 }
+
+static TBRW_U32 tid_map_from_section(struct binder *b);
 
 /* Builds the module intervals and the process generations. */
 static TBRW_U32 prepare(struct binder *b)
@@ -339,8 +388,12 @@ static TBRW_U32 prepare(struct binder *b)
 		}
 		if (b->n_gens > 1)
 			qsort(b->gens, b->n_gens, sizeof *b->gens, cmp_gen);
+		if ((rc = tid_map_from_section(b)) != VT_SUCCESS)
+			return rc;
 	}
-	return VT_SUCCESS;
+	if (b->n_gens >= UINT32_MAX) /* thread keys hold a process index in 32 bits */
+		return tb5_fail(TBRW_TOO_BIG, "%s: too many processes to bind", h->path);
+	return pid_table_build(b);
 }
 
 /* Index of a process generation in the output process array. */
@@ -349,52 +402,97 @@ static uint64_t pid_out(const struct binder *b, uint64_t g)
 	return b->derive ? g : b->gens[g].when;
 }
 
-static uint64_t tid_index(struct binder *b, uint64_t pidx, uint32_t pid, uint32_t tid, uint64_t when)
+static size_t tid_hash(uint64_t key, size_t cap)
 {
-	uint64_t key = (pidx << 32) ^ tid ^ (pidx >> 32) * 0x9E3779B97F4A7C15ull;
+	return (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+}
+
+/* The value of key in the thread map, or UINT64_MAX. */
+static uint64_t tid_map_find(const struct binder *b, uint64_t key, size_t *slot)
+{
 	size_t k;
 
-	if (!b->derive) {
-		/* the written thread section: match pid and tid */
-		for (size_t i = 0; i < b->h->pt.n_tids; i++)
-			if (b->h->pt.tids[i].tid_associated_pid == pid && b->h->pt.tids[i].tid_id == tid)
-				return i;
+	if (b->tcap == 0) {
+		*slot = 0;
+		return UINT64_MAX;
+	}
+	k = tid_hash(key, b->tcap);
+	while (b->tvals[k] != UINT64_MAX && b->tkeys[k] != key)
+		k = (k + 1) & (b->tcap - 1);
+	*slot = k;
+	return b->tvals[k];
+}
+
+/* Makes room for one more entry (at most half full); 0 or -1 when out of memory. */
+static int tid_map_reserve(struct binder *b, size_t n_entries)
+{
+	size_t ncap = b->tcap ? b->tcap : 1024;
+	uint64_t *nk, *nv;
+
+	while ((n_entries + 1) * 2 > ncap)
+		ncap *= 2;
+	if (ncap == b->tcap)
+		return 0;
+	nk = malloc(ncap * sizeof *nk);
+	nv = malloc(ncap * sizeof *nv);
+	if (nk == NULL || nv == NULL) {
+		free(nk);
+		free(nv);
+		return -1;
+	}
+	memset(nv, 0xFF, ncap * sizeof *nv);
+	for (size_t i = 0; i < b->tcap; i++) {
+		if (b->tvals[i] == UINT64_MAX)
+			continue;
+		size_t j = tid_hash(b->tkeys[i], ncap);
+		while (nv[j] != UINT64_MAX)
+			j = (j + 1) & (ncap - 1);
+		nk[j] = b->tkeys[i];
+		nv[j] = b->tvals[i];
+	}
+	free(b->tkeys);
+	free(b->tvals);
+	b->tkeys = nk;
+	b->tvals = nv;
+	b->tcap = ncap;
+	return 0;
+}
+
+/* The written thread section, keyed by (pid, tid); the first entry of a pair wins. */
+static TBRW_U32 tid_map_from_section(struct binder *b)
+{
+	const struct tb5_pt *pt = &b->h->pt;
+
+	if (tid_map_reserve(b, pt->n_tids) != 0)
+		return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+	for (size_t i = 0; i < pt->n_tids; i++) {
+		uint64_t key = (uint64_t)pt->tids[i].tid_associated_pid << 32 | pt->tids[i].tid_id;
+		size_t k;
+		if (tid_map_find(b, key, &k) == UINT64_MAX) {
+			b->tkeys[k] = key;
+			b->tvals[k] = i;
+		}
+	}
+	return VT_SUCCESS;
+}
+
+/*
+ * The thread index of a sample: from the written thread section by pid and tid, or, when
+ * deriving, the thread (tid within process generation pidx) created on its first sample.
+ */
+static uint64_t tid_index(struct binder *b, uint64_t pidx, uint32_t pid, uint32_t tid, uint64_t when)
+{
+	uint64_t key = (b->derive ? pidx : pid) << 32 | tid, v;
+	size_t k;
+
+	v = tid_map_find(b, key, &k);
+	if (v != UINT64_MAX || !b->derive)
+		return v; /* TBRW_BIND_NO_INDEX when the section lacks the thread */
+	if (tid_map_reserve(b, b->n_tids + 1) != 0) {
+		b->rc = tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
 		return TBRW_BIND_NO_INDEX;
 	}
-	if ((b->n_tids + 1) * 2 > b->tcap) {
-		size_t ncap = b->tcap ? b->tcap * 2 : 1024;
-		uint64_t *nk = malloc(ncap * sizeof *nk), *nv = malloc(ncap * sizeof *nv);
-		if (nk == NULL || nv == NULL) {
-			free(nk);
-			free(nv);
-			b->rc = tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
-			return TBRW_BIND_NO_INDEX;
-		}
-		memset(nv, 0xFF, ncap * sizeof *nv);
-		for (size_t i = 0; i < b->tcap; i++) {
-			if (b->tvals[i] == UINT64_MAX)
-				continue;
-			size_t j = (size_t)(b->tkeys[i] * 0x9E3779B97F4A7C15ull >> 20) & (ncap - 1);
-			while (nv[j] != UINT64_MAX)
-				j = (j + 1) & (ncap - 1);
-			nk[j] = b->tkeys[i];
-			nv[j] = b->tvals[i];
-		}
-		free(b->tkeys);
-		free(b->tvals);
-		b->tkeys = nk;
-		b->tvals = nv;
-		b->tcap = ncap;
-	}
-	k = (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (b->tcap - 1);
-	while (b->tvals[k] != UINT64_MAX) {
-		if (b->tkeys[k] == key) {
-			const TBRW_TID *t = &b->tids[b->tvals[k]];
-			if (t->tid_id == tid && t->reserved1 == (uint32_t)pidx)
-				return b->tvals[k];
-		}
-		k = (k + 1) & (b->tcap - 1);
-	}
+	(void)tid_map_find(b, key, &k); /* the map may have grown */
 	if (b->n_tids == b->tids_cap) {
 		size_t ncap = b->tids_cap ? b->tids_cap * 2 : 64;
 		TBRW_TID *nt = realloc(b->tids, ncap * sizeof *nt);
@@ -440,9 +538,9 @@ static TBRW_U32 bind_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
 
 	for (uint32_t i = 0; i < n; i++, p += rec) {
 		TBRW_SampleRecordPC s;
-		uint64_t t_tsc, t_idx = first + i, ip, g, pidx = TBRW_BIND_NO_INDEX;
+		uint64_t t_tsc, t_idx = first + i, ip, pidx = TBRW_BIND_NO_INDEX;
 		const struct mod_iv *v = NULL;
-		struct mod_list *l;
+		const struct pid_slot *ps;
 		DATA_BIND_STRUCT *o;
 
 		memcpy(&s, p + pc, sizeof s);
@@ -450,23 +548,15 @@ static TBRW_U32 bind_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
 		if (ts != UINT32_MAX)
 			memcpy(&t_tsc, p + ts, 8);
 		ip = s.IA64PC ? s.iip : s.eip;
-		l = list_for(b, s.pidRecIndex);
-		if (l != NULL)
-			v = find_iv(l, ip, t_tsc, t_idx);
+		ps = b->last_slot;
+		if (ps == NULL || ps->pid != s.pidRecIndex)
+			ps = b->last_slot = pid_slot_get(b, s.pidRecIndex, 0);
+		if (ps != NULL && ps->list != NULL)
+			v = find_iv(ps->list, ip, t_tsc, t_idx);
 		if (v == NULL)
 			v = find_iv(&b->global, ip, t_tsc, t_idx);
-		if (b->gen_valid && b->gen_pid == s.pidRecIndex && t_tsc - b->gen_lo < b->gen_hi - b->gen_lo) {
-			pidx = b->gen_idx;
-		} else if (gen_index(b, s.pidRecIndex, t_tsc, &g)) {
-			pidx = pid_out(b, g);
-			/* the generation covers from its start (or 0 for the first) to the next one's */
-			b->gen_valid = 1;
-			b->gen_pid = s.pidRecIndex;
-			b->gen_lo = (g > 0 && b->gens[g - 1].pid == s.pidRecIndex) ? b->gens[g].start : 0;
-			b->gen_hi = (g + 1 < b->n_gens && b->gens[g + 1].pid == s.pidRecIndex) ? b->gens[g + 1].start
-											     : UINT64_MAX;
-			b->gen_idx = pidx;
-		}
+		if (ps != NULL && ps->gen_n > 0)
+			pidx = pid_out(b, slot_gen(b, ps, t_tsc));
 		if (b->out_len == b->out_cap) {
 			if (b->out_obj != NULL) {
 				b->rc = flush_out(b);
@@ -525,6 +615,7 @@ static void binder_free(struct binder *b)
 	free(b->global.starts);
 	free(b->global.bucket);
 	free(b->gens);
+	free(b->pids);
 	free(b->tkeys);
 	free(b->tvals);
 	free(b->tids);
