@@ -793,6 +793,204 @@ static void test_event_position(void **state)
 	traceparser_destroy(&st);
 }
 
+/*
+ * Every computed get_info mode has storage of its own: pointers taken for several modes
+ * one after another all still hold their own values when read together afterwards.
+ */
+struct info_snap {
+	unsigned n;
+	unsigned now_class[4], now_event[4], prev_class[4], prev_event[4], clk_msb[4];
+	int prev_return[4];
+	uint64_t event_id[4], clk_initial[4], clk[4], clk_delta[4], time_delta[4], offset[4], ns[4];
+};
+
+static int info_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct info_snap *s = ud;
+	const unsigned *now_class = traceparser_get_info(st, _TRACEPARSER_INFO_NOW_CALLBACK_CLASS, NULL);
+	const unsigned *now_event = traceparser_get_info(st, _TRACEPARSER_INFO_NOW_CALLBACK_EVENT, NULL);
+	const unsigned *prev_class = traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_CLASS, NULL);
+	const unsigned *prev_event = traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_EVENT, NULL);
+	const int *prev_return = traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_RETURN, NULL);
+	const unsigned *clk_msb = traceparser_get_info(st, _TRACEPARSER_INFO_CLK_MSB, NULL);
+	const uint64_t *event_id = traceparser_get_info(st, _TRACEPARSER_INFO_EVENT_ID, NULL);
+	const uint64_t *clk_initial = traceparser_get_info(st, _TRACEPARSER_INFO_CLK_INTIAL, NULL);
+	const uint64_t *clk = traceparser_get_info(st, _TRACEPARSER_INFO_CLK, NULL);
+	const uint64_t *clk_delta = traceparser_get_info(st, _TRACEPARSER_INFO_CLK_DELTA, NULL);
+	const uint64_t *time_delta = traceparser_get_info(st, _TRACEPARSER_INFO_TIME_DELTA, NULL);
+	const uint64_t *offset = traceparser_get_info(st, TK_TRACEPARSER_INFO_OFFSET, NULL);
+	const uint64_t *ns = traceparser_get_info(st, TK_TRACEPARSER_INFO_NS, NULL);
+	unsigned i = s->n++;
+
+	(void)h;
+	(void)t;
+	(void)buf;
+	(void)len;
+	assert_true(i < 4);
+	/* read only now, after every call */
+	s->now_class[i] = *now_class;
+	s->now_event[i] = *now_event;
+	s->prev_class[i] = *prev_class;
+	s->prev_event[i] = *prev_event;
+	s->prev_return[i] = *prev_return;
+	s->clk_msb[i] = *clk_msb;
+	s->event_id[i] = *event_id;
+	s->clk_initial[i] = *clk_initial;
+	s->clk[i] = *clk;
+	s->clk_delta[i] = *clk_delta;
+	s->time_delta[i] = *time_delta;
+	s->offset[i] = *offset;
+	s->ns[i] = *ns;
+	return 40 + (int)i;
+}
+
+static void test_info_pointers_independent(void **state)
+{
+	static const uint32_t slots[][4] = {
+		{ H(0, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME), 0x100, 3, 0x100 },
+		{ H(0, 0, _TRACE_USER_C, 17), 0x180, 1, 2 },
+		{ H(0, 0, _TRACE_SYSTEM_C, 9), 0x1c0, 3, 4 },
+	};
+	struct traceparser_state *st = new_parser();
+	const char *path = make_file("infoptr.kev", 0, slots, 3); /* CYCLES_PER_SEC 1e9 */
+	struct tkt_buf hb = { 0 };
+	struct info_snap s = { 0 };
+	unsigned i;
+
+	(void)state;
+	tkt_kev_header(&hb, 0, 8);
+	assert_int_equal(tk_traceparser_cs_internal(st, &s, info_cb, 1, 0, 1023), 0);
+	assert_int_equal(tk_traceparser_cs_internal(st, &s, info_cb, 6, 0, 1023), 0);
+	assert_int_equal(tk_traceparser_cs_internal(st, &s, info_cb, 5, 0, 1023), 0);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	assert_int_equal(s.n, 3);
+	for (i = 0; i < 3; i++) {
+		uint64_t clk = 0x300000000ull | slots[i][1];
+		assert_int_equal(s.now_class[i], TK_KEV_CLASS(slots[i][0]));
+		assert_int_equal(s.now_event[i], TK_KEV_CODE(slots[i][0]));
+		assert_int_equal(s.prev_class[i], i == 0 ? 0 : TK_KEV_CLASS(slots[i - 1][0]));
+		assert_int_equal(s.prev_event[i], i == 0 ? 0 : TK_KEV_CODE(slots[i - 1][0]));
+		assert_int_equal(s.prev_return[i], i == 0 ? 0 : 40 + (int)i - 1);
+		assert_int_equal(s.clk_msb[i], 3);
+		assert_int_equal(s.event_id[i], i);
+		assert_int_equal(s.clk_initial[i], 0x300000100ull);
+		assert_int_equal(s.clk[i], clk);
+		assert_int_equal(s.clk_delta[i], clk - 0x300000100ull);
+		assert_int_equal(s.time_delta[i], clk - 0x300000100ull);
+		assert_int_equal(s.offset[i], hb.len + 16 * i);
+		assert_int_equal(s.ns[i], clk);
+	}
+	tkt_buf_free(&hb);
+	traceparser_destroy(&st);
+}
+
+/*
+ * CLK_INTIAL is the time of the file's first slot, whatever its class: QNX files begin
+ * with BUFFER, then TIME, and the TIME event gives the first slot its upper 32 bits
+ * (across a wrap of the lower ones too). Before that TIME event the upper bits are 0, as
+ * in CLK; a file without TIME events keeps them 0.
+ */
+struct clk_seen {
+	unsigned n;
+	uint64_t clk[4], initial[4], delta[4];
+};
+
+static int clk_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct clk_seen *c = ud;
+
+	(void)h;
+	(void)t;
+	(void)buf;
+	(void)len;
+	assert_true(c->n < 4);
+	c->clk[c->n] = *(const uint64_t *)traceparser_get_info(st, _TRACEPARSER_INFO_CLK, NULL);
+	c->initial[c->n] = *(const uint64_t *)traceparser_get_info(st, _TRACEPARSER_INFO_CLK_INTIAL, NULL);
+	c->delta[c->n] = *(const uint64_t *)traceparser_get_info(st, _TRACEPARSER_INFO_CLK_DELTA, NULL);
+	c->n++;
+	return 0;
+}
+
+static void test_clk_initial(void **state)
+{
+	static const uint32_t wrapped[][4] = {
+		{ H(0, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER), 0xfffffff0u, 1, 3 },
+		{ H(0, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME), 0x10, 5, 0x10 },
+		{ H(0, 1, _TRACE_USER_C, 1), 0x20, 0, 0 },
+	};
+	static const uint32_t plain[][4] = {
+		{ H(0, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER), 0x100, 1, 3 },
+		{ H(0, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME), 0x105, 7, 0x105 },
+		{ H(0, 0, _TRACE_USER_C, 1), 0x200, 0, 0 },
+	};
+	static const uint32_t no_time[][4] = {
+		{ H(0, 0, _TRACE_USER_C, 1), 0x300, 0, 0 },
+		{ H(0, 0, _TRACE_USER_C, 2), 0x340, 0, 0 },
+	};
+	struct traceparser_state *st;
+	struct clk_seen c;
+	int be;
+
+	(void)state;
+	for (be = 0; be <= 1; be++) {
+		memset(&c, 0, sizeof(c));
+		st = new_parser();
+		assert_int_equal(tk_traceparser_cs_internal(st, &c, clk_cb, 1, 0, 1023), 0);
+		assert_int_equal(tk_traceparser_cs_internal(st, &c, clk_cb, 6, 0, 1023), 0);
+		assert_int_equal(traceparser(st, NULL, make_file("clkinit_wrap.kev", be, wrapped, 3)), 0);
+		assert_int_equal(c.n, 3);
+		/* the BUFFER event, before any TIME: upper bits 0 in both */
+		assert_int_equal(c.clk[0], 0xfffffff0u);
+		assert_int_equal(c.initial[0], 0xfffffff0u);
+		assert_int_equal(c.delta[0], 0);
+		/* from the TIME event on: the first slot lies 0x20 cycles before it, across the wrap */
+		assert_int_equal(c.initial[1], 0x4fffffff0ull);
+		assert_int_equal(c.clk[1], 0x500000010ull);
+		assert_int_equal(c.delta[1], 0x20);
+		assert_int_equal(c.clk[2], 0x500000020ull);
+		assert_int_equal(c.delta[2], 0x30);
+		assert_int_equal(*(const uint64_t *)traceparser_get_info(st, _TRACEPARSER_INFO_CLK_INTIAL, NULL),
+				 0x4fffffff0ull);
+		traceparser_destroy(&st);
+	}
+
+	memset(&c, 0, sizeof(c));
+	st = new_parser();
+	assert_int_equal(tk_traceparser_cs_internal(st, &c, clk_cb, 6, 0, 1023), 0);
+	assert_int_equal(traceparser(st, NULL, make_file("clkinit_plain.kev", 0, plain, 3)), 0);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.initial[0], 0x700000100ull);
+	assert_int_equal(c.delta[0], 0x100);
+	traceparser_destroy(&st);
+
+	memset(&c, 0, sizeof(c));
+	st = new_parser();
+	assert_int_equal(tk_traceparser_cs_internal(st, &c, clk_cb, 6, 0, 1023), 0);
+	assert_int_equal(traceparser(st, NULL, make_file("clkinit_none.kev", 0, no_time, 2)), 0);
+	assert_int_equal(c.n, 2);
+	assert_int_equal(c.initial[0], 0x300);
+	assert_int_equal(c.initial[1], 0x300);
+	assert_int_equal(c.delta[1], 0x40);
+	traceparser_destroy(&st);
+
+	/* events fed one by one: the first one fed is the first slot */
+	memset(&c, 0, sizeof(c));
+	st = new_parser();
+	assert_int_equal(tk_traceparser_cs_internal(st, &c, clk_cb, 6, 0, 1023), 0);
+	{
+		traceevent_t evs[3] = { { H(0, 0, _TRACE_USER_C, 1), { 0x80, 0, 0 } },
+					{ H(0, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME), { 0x90, 2, 0x90 } },
+					{ H(0, 0, _TRACE_USER_C, 2), { 0xa0, 0, 0 } } };
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(traceparser_one_event(st, &evs[i]), 0);
+	}
+	assert_int_equal(c.n, 2);
+	assert_int_equal(c.initial[0], 0x80);
+	assert_int_equal(c.initial[1], 0x200000080ull);
+	assert_int_equal(c.delta[1], 0x20);
+	traceparser_destroy(&st);
+}
+
 /* Files above the reader-thread threshold, with odd header lengths and a partial end. */
 static unsigned long g_count;
 static uint64_t g_sum;
@@ -867,6 +1065,8 @@ int main(void)
 		cmocka_unit_test(test_one_event),
 		cmocka_unit_test(test_debug_output),
 		cmocka_unit_test(test_event_position),
+		cmocka_unit_test(test_info_pointers_independent),
+		cmocka_unit_test(test_clk_initial),
 		cmocka_unit_test(test_large_files),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

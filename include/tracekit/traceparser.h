@@ -79,9 +79,9 @@ typedef enum {
 	_TRACEPARSER_INFO_STATS = -11,      /* struct tk_traceparser_stats */
 	_TRACEPARSER_INFO_EVENT_ID = -12,   /* uint64_t: index of the event's first slot */
 	_TRACEPARSER_INFO_CLK_MSB = -13,    /* unsigned: upper 32 bits of CLK */
-	_TRACEPARSER_INFO_CLK_INTIAL = -14, /* uint64_t: CLK of the first event of the file */
+	_TRACEPARSER_INFO_CLK_INTIAL = -14, /* uint64_t: CLK of the first slot of the file (*) */
 	_TRACEPARSER_INFO_CLK = -15,        /* uint64_t: 64-bit cycle count of this event */
-	_TRACEPARSER_INFO_CLK_DELTA = -16,  /* uint64_t: CLK - CLK_INTIAL */
+	_TRACEPARSER_INFO_CLK_DELTA = -16,  /* uint64_t: CLK - CLK_INTIAL (0 if negative) */
 	_TRACEPARSER_INFO_TIME_DELTA = -17, /* uint64_t: CLK_DELTA in nanoseconds */
 	/* tracekit additions */
 	TK_TRACEPARSER_INFO_OFFSET = -100,  /* uint64_t: byte offset of the event's first slot */
@@ -89,6 +89,14 @@ typedef enum {
 } info_modes_t;
 
 #define _TRACEPARSER_INFO_CLK_INITIAL _TRACEPARSER_INFO_CLK_INTIAL
+
+/*
+ * (*) CLK_INTIAL is the time the trace starts: the 64-bit time of the first slot after the
+ * syspage, whatever its class (QNX's files begin with a CONTROL BUFFER event, then TIME).
+ * Its upper 32 bits come from the first CONTROL TIME event, even when that event follows
+ * the first slot, which is taken to lie within 2^31 cycles of it; until that TIME event
+ * is read they are 0, as they are in CLK. A file without TIME events has upper bits 0.
+ */
 
 /* The spellings of the SAT guide (without the leading underscore). */
 #define TRACEPARSER_INFO_SYSPAGE        _TRACEPARSER_INFO_SYSPAGE
@@ -214,6 +222,15 @@ TK_API int traceparser_sort(struct traceparser_state *stateptr, unsigned mode);
  * when len is not NULL, or NULL with errno EINVAL when it does not exist (a header key
  * that is not in the file sets error level _TRACEPARSER_MISSING_FIELD). Header values are
  * the raw bytes of the file, not NUL-terminated beyond *len.
+ *
+ * Lifetime (QNX documents none): header values, SYSPAGE and STATS stay valid until the
+ * next traceparser(), traceparser_init() or traceparser_destroy() on the state; ENDIAN_CONV,
+ * DEBUG, ERROR and ERROR_STR point at the parser's own fields and follow them. Every other
+ * mode (NOW/PREV_CALLBACK_*, EVENT_ID, CLK*, TIME_DELTA and the tracekit modes) returns a
+ * value computed at the call, in storage of its own: the pointer keeps that value until
+ * traceparser_get_info() is called again with the same mode, so pointers obtained for
+ * several modes can be read together. Take them again in each callback for that event.
+ * Not thread-safe: one state is used by one thread at a time.
  */
 TK_API void *traceparser_get_info(struct traceparser_state *stateptr, info_modes_t infomodes,
 				  unsigned *len);

@@ -123,8 +123,10 @@ struct traceparser_state {
 	uint64_t msb_known;
 	uint32_t last_msb;
 	int any_msb;
-	int have_clk_initial;
-	uint64_t clk_initial;
+	int have_first;         /* the first slot of the file has been seen */
+	uint32_t first_time;    /* its 32-bit timestamp */
+	int have_clk_initial;   /* clk_initial is final (a TIME event has been seen) */
+	uint64_t clk_initial;   /* CLK of the first slot (_TRACEPARSER_INFO_CLK_INTIAL) */
 
 	/* combine events waiting for their CE */
 	struct tp_pending *pending, *pending_tail, *free_pending;
@@ -140,10 +142,15 @@ struct traceparser_state {
 
 	struct tk_traceparser_stats stats;
 
-	/* storage for values traceparser_get_info() returns pointers to */
-	unsigned info_u32;
-	int info_int;
-	uint64_t info_u64;
+	/*
+	 * Storage for the values traceparser_get_info() computes: one field per mode, so a
+	 * pointer returned for one mode keeps its value when another mode is asked.
+	 */
+	struct {
+		unsigned now_class, now_event, prev_class, prev_event, clk_msb;
+		int prev_return;
+		uint64_t event_id, clk_initial, clk, clk_delta, time_delta, offset, ns;
+	} info;
 };
 
 /* Records an error: level, errno, message (also printed with _TRACEPARSER_DEBUG_ERRORS). */

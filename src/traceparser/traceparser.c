@@ -74,6 +74,8 @@ static void reset_file_state(struct traceparser_state *st)
 	st->msb_known = 0;
 	st->last_msb = 0;
 	st->any_msb = 0;
+	st->have_first = 0;
+	st->first_time = 0;
 	st->have_clk_initial = 0;
 	st->clk_initial = 0;
 	st->cur_header = st->cur_time = 0;
@@ -208,6 +210,20 @@ static inline uint32_t msb_for_cpu(const struct traceparser_state *st, unsigned 
 	return (st->msb_known >> cpu) & 1 ? st->msb[cpu] : st->last_msb;
 }
 
+/*
+ * _TRACEPARSER_INFO_CLK_INTIAL is the CLK of the file's first slot. A file normally begins
+ * with events that precede its first TIME event (QNX: BUFFER, then TIME), so until that
+ * TIME event the value has the upper bits of CLK for such events (0); the TIME event then
+ * fixes it, the first slot taken to lie within 2^31 cycles of it (a wrap in between is
+ * handled). Called once per file, before the first slot is dispatched.
+ */
+static void note_first(struct traceparser_state *st, uint32_t t)
+{
+	st->have_first = 1;
+	st->first_time = t;
+	st->clk_initial = t;
+}
+
 static void note_time(struct traceparser_state *st, uint32_t h, uint32_t t, uint32_t msb)
 {
 	unsigned cpu = _NTO_TRACE_GETCPU(h);
@@ -218,8 +234,11 @@ static void note_time(struct traceparser_state *st, uint32_t h, uint32_t t, uint
 	st->any_msb = 1;
 	st->stats.time_events++;
 	if (!st->have_clk_initial) {
+		uint64_t clk = ((uint64_t)msb << 32) | t;
+		/* cycles from the first slot to this TIME event, modulo 2^32 */
+		int32_t ahead = st->have_first ? (int32_t)(t - st->first_time) : 0;
 		st->have_clk_initial = 1;
-		st->clk_initial = ((uint64_t)msb << 32) | t;
+		st->clk_initial = clk - (uint64_t)(int64_t)ahead;
 	}
 }
 
@@ -664,6 +683,8 @@ int traceparser(struct traceparser_state *st, void *ud, const char *filename)
 			}
 			break;
 		}
+		if (slot == 0 && !st->have_first)
+			note_first(st, tk__cs32((int)st->endian_conv, tk__load32(p + 4)));
 		if (slow)
 			rc = run_slow(st, p, n, slot);
 		else if (st->endian_conv)
@@ -698,6 +719,8 @@ int traceparser_one_event(struct traceparser_state *st, traceevent_t *event)
 	ev = *event;
 	slot = st->stats.slots++;
 	st->stats.bytes += 16;
+	if (!st->have_first)
+		note_first(st, ev.data[0]);
 	if (_TRACE_GET_STRUCT(ev.header) == _TRACE_STRUCT_S) {
 		if ((ev.header & (TP_TABLE_SIZE - 1)) == TIME_INDEX)
 			note_time(st, ev.header, ev.data[0], ev.data[1]);
@@ -716,19 +739,13 @@ void *traceparser_get_info(struct traceparser_state *st, info_modes_t mode, unsi
 		errno = EINVAL;
 		return NULL;
 	}
-#define RET_U32(v)                                   \
-	do {                                         \
-		st->info_u32 = (v);                  \
-		if (len)                             \
-			*len = sizeof(st->info_u32); \
-		return &st->info_u32;                \
-	} while (0)
-#define RET_U64(v)                                   \
-	do {                                         \
-		st->info_u64 = (v);                  \
-		if (len)                             \
-			*len = sizeof(st->info_u64); \
-		return &st->info_u64;                \
+	/* Each computed value has its own field: earlier pointers keep their values. */
+#define RET_INFO(field, v)                                   \
+	do {                                                 \
+		st->info.field = (v);                        \
+		if (len)                                     \
+			*len = sizeof(st->info.field);       \
+		return &st->info.field;                      \
 	} while (0)
 
 	switch ((int)mode) {
@@ -743,18 +760,15 @@ void *traceparser_get_info(struct traceparser_state *st, info_modes_t mode, unsi
 			*len = sizeof(st->endian_conv);
 		return &st->endian_conv;
 	case _TRACEPARSER_INFO_NOW_CALLBACK_CLASS:
-		RET_U32(TK_KEV_CLASS(st->cur_header));
+		RET_INFO(now_class, TK_KEV_CLASS(st->cur_header));
 	case _TRACEPARSER_INFO_NOW_CALLBACK_EVENT:
-		RET_U32(TK_KEV_CODE(st->cur_header));
+		RET_INFO(now_event, TK_KEV_CODE(st->cur_header));
 	case _TRACEPARSER_INFO_PREV_CALLBACK_CLASS:
-		RET_U32(TK_KEV_CLASS(st->prev_header));
+		RET_INFO(prev_class, TK_KEV_CLASS(st->prev_header));
 	case _TRACEPARSER_INFO_PREV_CALLBACK_EVENT:
-		RET_U32(TK_KEV_CODE(st->prev_header));
+		RET_INFO(prev_event, TK_KEV_CODE(st->prev_header));
 	case _TRACEPARSER_INFO_PREV_CALLBACK_RETURN:
-		st->info_int = st->prev_return;
-		if (len)
-			*len = sizeof(st->info_int);
-		return &st->info_int;
+		RET_INFO(prev_return, st->prev_return);
 	case _TRACEPARSER_INFO_DEBUG:
 		if (len)
 			*len = sizeof(st->debug_flags);
@@ -772,25 +786,25 @@ void *traceparser_get_info(struct traceparser_state *st, info_modes_t mode, unsi
 			*len = sizeof(st->stats);
 		return &st->stats;
 	case _TRACEPARSER_INFO_EVENT_ID:
-		RET_U64(st->cur_slot);
+		RET_INFO(event_id, st->cur_slot);
 	case _TRACEPARSER_INFO_CLK_MSB:
-		RET_U32((uint32_t)(tk_traceparser_clk(st) >> 32));
+		RET_INFO(clk_msb, (uint32_t)(tk_traceparser_clk(st) >> 32));
 	case _TRACEPARSER_INFO_CLK_INTIAL:
-		RET_U64(st->clk_initial);
+		RET_INFO(clk_initial, st->clk_initial);
 	case _TRACEPARSER_INFO_CLK:
-		RET_U64(tk_traceparser_clk(st));
+		RET_INFO(clk, tk_traceparser_clk(st));
 	case _TRACEPARSER_INFO_CLK_DELTA: {
 		uint64_t clk = tk_traceparser_clk(st);
-		RET_U64(clk > st->clk_initial ? clk - st->clk_initial : 0);
+		RET_INFO(clk_delta, clk > st->clk_initial ? clk - st->clk_initial : 0);
 	}
 	case _TRACEPARSER_INFO_TIME_DELTA: {
 		uint64_t clk = tk_traceparser_clk(st);
-		RET_U64(cycles_to_ns(st, clk > st->clk_initial ? clk - st->clk_initial : 0));
+		RET_INFO(time_delta, cycles_to_ns(st, clk > st->clk_initial ? clk - st->clk_initial : 0));
 	}
 	case TK_TRACEPARSER_INFO_OFFSET:
-		RET_U64(st->events_offset + st->cur_slot * 16);
+		RET_INFO(offset, st->events_offset + st->cur_slot * 16);
 	case TK_TRACEPARSER_INFO_NS:
-		RET_U64(tk_traceparser_ns(st));
+		RET_INFO(ns, tk_traceparser_ns(st));
 	default:
 		if ((int)mode >= _TRACEPARSER_INFO_HEADER_BEGIN && (int)mode <= _TRACEPARSER_INFO_HEADER_END) {
 			const struct tp_attr *a = tp_find_attr(st, tp_known_key((unsigned)mode));
@@ -807,8 +821,7 @@ void *traceparser_get_info(struct traceparser_state *st, info_modes_t mode, unsi
 		errno = EINVAL;
 		return NULL;
 	}
-#undef RET_U32
-#undef RET_U64
+#undef RET_INFO
 	st->error = _TRACEPARSER_MISSING_FIELD;
 	errno = EINVAL;
 	return NULL;
