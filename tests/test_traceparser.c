@@ -597,6 +597,7 @@ static void test_bad_headers(void **state)
 	assert_int_equal(parse_buf("", 0, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_WRONG_H_KEYWORD);
 	assert_non_null(strstr(msg, "empty"));
+	assert_non_null(strstr(msg, "byte offset 0"));
 
 	assert_int_equal(parse_buf("hello world, this is not a trace", 32, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_WRONG_H_KEYWORD);
@@ -607,6 +608,13 @@ static void test_bad_headers(void **state)
 	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_MISSING_FIELD);
 	assert_non_null(strstr(msg, "VER_MAJOR"));
+	assert_non_null(strstr(msg, "ends at byte offset 45")); /* where TRACE_HEADER_END:: is */
+	tkt_buf_free(&b);
+	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_LITTLE_ENDIAN::TRUETRACE_HEADER_END::");
+	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
+	assert_int_equal(lvl, _TRACEPARSER_MISSING_FIELD);
+	assert_non_null(strstr(msg, "no TRACE_VER_MINOR"));
+	assert_non_null(strstr(msg, "ends at byte offset 63"));
 	tkt_buf_free(&b);
 
 	/* version too old */
@@ -614,22 +622,26 @@ static void test_bad_headers(void **state)
 			"HEADER_END::");
 	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_WRONG_FILE_VERSION);
+	assert_non_null(strstr(msg, "TRACE_VER_MAJOR at byte offset 20"));
 	tkt_buf_free(&b);
 
 	/* no byte order, both, middle */
 	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_VER_MINOR::01TRACE_HEADER_END::");
 	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_WRONG_ENDIAN_TYPE);
+	assert_non_null(strstr(msg, "ends at byte offset 57"));
 	tkt_buf_free(&b);
 	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_VER_MINOR::01TRACE_LITTLE_ENDIAN::TRUETRACE_"
 			"BIG_ENDIAN::TRUETRACE_HEADER_END::");
 	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_WRONG_ENDIAN_TYPE);
+	assert_non_null(strstr(msg, "TRACE_LITTLE_ENDIAN (byte offset 57) and TRACE_BIG_ENDIAN (byte offset 82)"));
 	tkt_buf_free(&b);
 	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_VER_MINOR::01TRACE_MIDDLE_ENDIAN::TRUETRACE_"
 			"HEADER_END::");
 	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_WRONG_ENDIAN_TYPE);
+	assert_non_null(strstr(msg, "TRACE_MIDDLE_ENDIAN at byte offset 57"));
 	tkt_buf_free(&b);
 
 	/* syspage longer than the file */
@@ -646,6 +658,15 @@ static void test_bad_headers(void **state)
 			"SYSPAGE_LEN::lotsTRACE_HEADER_END::");
 	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_WRONG_H_KEYWORD);
+	assert_non_null(strstr(msg, "at byte offset 82"));
+	tkt_buf_free(&b);
+
+	/* syspage length above the limit */
+	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_VER_MINOR::01TRACE_LITTLE_ENDIAN::TRUETRACE_"
+			"SYSPAGE_LEN::999999999TRACE_HEADER_END::");
+	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
+	assert_int_equal(lvl, _TRACEPARSER_CANNOT_READ_IN_FILE);
+	assert_non_null(strstr(msg, "at byte offset 82"));
 	tkt_buf_free(&b);
 
 	/* no header end */

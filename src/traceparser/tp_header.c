@@ -76,7 +76,7 @@ static const unsigned char *find_bytes(const unsigned char *hay, size_t len, con
 }
 
 static int add_attr(struct traceparser_state *st, const unsigned char *key, size_t key_len,
-		    const unsigned char *value, size_t value_len)
+		    const unsigned char *value, size_t value_len, uint64_t offset)
 {
 	struct tp_attr *a;
 
@@ -99,6 +99,7 @@ static int add_attr(struct traceparser_state *st, const unsigned char *key, size
 	memcpy(a->value, value, value_len);
 	a->value[value_len] = '\0';
 	a->value_len = (unsigned)value_len;
+	a->offset = offset;
 	st->n_attrs++;
 	return 0;
 }
@@ -106,11 +107,12 @@ static int add_attr(struct traceparser_state *st, const unsigned char *key, size
 enum { PARSE_OK, PARSE_MORE, PARSE_ERROR };
 
 /*
- * Parses the header text in buf[0..len). Returns PARSE_OK with *end set to the offset
- * after "TRACE_HEADER_END::", PARSE_MORE when more bytes are needed, or PARSE_ERROR.
+ * Parses the header text in buf[0..len), which starts at file offset `base`. Returns
+ * PARSE_OK with *end set to the offset after "TRACE_HEADER_END::", PARSE_MORE when more
+ * bytes are needed, or PARSE_ERROR.
  */
 static int parse_header(struct traceparser_state *st, const unsigned char *buf, size_t len, int at_end,
-			size_t *end)
+			uint64_t base, size_t *end)
 {
 	const unsigned char *p, *lim = buf + len, *begin;
 
@@ -120,7 +122,8 @@ static int parse_header(struct traceparser_state *st, const unsigned char *buf, 
 		if (!at_end && len < BEGIN_SEARCH)
 			return PARSE_MORE;
 		if (len == 0)
-			tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, "the file is empty");
+			tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
+				"the file is empty: no header at byte offset %" PRIu64, base);
 		else
 			tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
 				"not a .kev trace file: no TRACE_HEADER_BEGIN:: in its first %zu bytes",
@@ -136,6 +139,7 @@ static int parse_header(struct traceparser_state *st, const unsigned char *buf, 
 		key = p + 6;
 		if ((size_t)(lim - key) >= 12 && memcmp(key, "HEADER_END::", 12) == 0) {
 			*end = (size_t)(key + 12 - buf);
+			st->header_end_offset = base + (uint64_t)(p - buf);
 			return PARSE_OK;
 		}
 		colon = find_bytes(key, (size_t)(lim - key), "::");
@@ -143,7 +147,7 @@ static int parse_header(struct traceparser_state *st, const unsigned char *buf, 
 			goto need_more;
 		if (colon == key || memchr(key, '\0', (size_t)(colon - key)) != NULL || colon - key > 256) {
 			tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-				"malformed header key at byte offset %zu", (size_t)(p - buf));
+				"malformed header key at byte offset %" PRIu64, base + (uint64_t)(p - buf));
 			return PARSE_ERROR;
 		}
 		value = colon + 2;
@@ -152,12 +156,15 @@ static int parse_header(struct traceparser_state *st, const unsigned char *buf, 
 			goto need_more;
 		if (st->n_attrs >= TP_MAX_HEADER_KEYS) {
 			tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-				"more than %u header keys (at byte offset %zu)", TP_MAX_HEADER_KEYS,
-				(size_t)(p - buf));
+				"more than %u header keys (at byte offset %" PRIu64 ")", TP_MAX_HEADER_KEYS,
+				base + (uint64_t)(p - buf));
 			return PARSE_ERROR;
 		}
-		if (add_attr(st, key, (size_t)(colon - key), value, (size_t)(next - value)) != 0) {
-			tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory");
+		if (add_attr(st, key, (size_t)(colon - key), value, (size_t)(next - value),
+			     base + (uint64_t)(p - buf)) != 0) {
+			tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
+				"no more memory (header entry at byte offset %" PRIu64 ")",
+				base + (uint64_t)(p - buf));
 			return PARSE_ERROR;
 		}
 		p = next;
@@ -168,10 +175,13 @@ need_more:
 		return PARSE_MORE;
 	if (len >= TP_MAX_HEADER_BYTES)
 		tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-			"no TRACE_HEADER_END:: in the first %u bytes of the header", TP_MAX_HEADER_BYTES);
+			"no TRACE_HEADER_END:: in the first %u bytes of the header (byte offsets %" PRIu64
+			" to %" PRIu64 ")",
+			TP_MAX_HEADER_BYTES, base, base + len);
 	else
 		tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
-			"truncated header: the file ends at byte offset %zu before TRACE_HEADER_END::", len);
+			"truncated header: the file ends at byte offset %" PRIu64 " before TRACE_HEADER_END::",
+			base + len);
 	return PARSE_ERROR;
 }
 
@@ -223,16 +233,17 @@ int tp_read_header(struct traceparser_state *st, struct tp_input *in)
 	size_t want = BEGIN_SEARCH, avail, end = 0;
 	const unsigned char *p;
 	const struct tp_attr *le, *be, *me, *vmaj, *vmin, *splen, *cps;
-	uint64_t major, minor, sp_len = 0, remaining;
+	uint64_t major, minor, sp_len = 0, remaining, base = in->offset, hdr_end;
 	int host_be = TK__HOST_BIG_ENDIAN, ok, rc;
 
 	for (;;) {
 		p = tp_input_peek(in, want, &avail);
 		if (in->err != 0) {
-			return tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EIO, "cannot read %s: %s", in->name,
+			return tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EIO,
+				       "cannot read %s at byte offset %" PRIu64 ": %s", in->name, base + avail,
 				       strerror(in->err));
 		}
-		rc = parse_header(st, p, avail, avail < want, &end);
+		rc = parse_header(st, p, avail, avail < want, base, &end);
 		if (rc == PARSE_OK)
 			break;
 		if (rc == PARSE_ERROR)
@@ -247,30 +258,45 @@ int tp_read_header(struct traceparser_state *st, struct tp_input *in)
 	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_HEADER))
 		print_header(st);
 
+	/* Errors name the offending entry's offset, or the header's end for a missing key. */
+	hdr_end = st->header_end_offset;
 	le = tp_find_attr(st, "LITTLE_ENDIAN");
 	be = tp_find_attr(st, "BIG_ENDIAN");
 	me = tp_find_attr(st, "MIDDLE_ENDIAN");
-	if (me != NULL || (le != NULL && be != NULL) || (le == NULL && be == NULL)) {
+	if (me != NULL) {
 		return tp_fail(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL,
-			       "Wrong input trace file endian type: %s",
-			       me != NULL ? "TRACE_MIDDLE_ENDIAN is not supported"
-			       : (le && be) ? "both TRACE_LITTLE_ENDIAN and TRACE_BIG_ENDIAN are present"
-					   : "neither TRACE_LITTLE_ENDIAN nor TRACE_BIG_ENDIAN is present");
+			       "Wrong input trace file endian type: TRACE_MIDDLE_ENDIAN at byte offset %" PRIu64
+			       " is not supported",
+			       me->offset);
+	}
+	if (le != NULL && be != NULL) {
+		return tp_fail(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL,
+			       "Wrong input trace file endian type: both TRACE_LITTLE_ENDIAN (byte offset %" PRIu64
+			       ") and TRACE_BIG_ENDIAN (byte offset %" PRIu64 ") are present",
+			       le->offset, be->offset);
+	}
+	if (le == NULL && be == NULL) {
+		return tp_fail(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL,
+			       "Wrong input trace file endian type: neither TRACE_LITTLE_ENDIAN nor "
+			       "TRACE_BIG_ENDIAN is in the header, which ends at byte offset %" PRIu64,
+			       hdr_end);
 	}
 	st->endian_conv = (be != NULL) != host_be;
 
 	vmaj = tp_find_attr(st, "VER_MAJOR");
 	vmin = tp_find_attr(st, "VER_MINOR");
 	if (vmaj == NULL || vmin == NULL) {
-		return tp_fail(st, _TRACEPARSER_MISSING_FIELD, EINVAL, "the header has no TRACE_%s",
-			       vmaj == NULL ? "VER_MAJOR" : "VER_MINOR");
+		return tp_fail(st, _TRACEPARSER_MISSING_FIELD, EINVAL,
+			       "the header has no TRACE_%s (the header ends at byte offset %" PRIu64 ")",
+			       vmaj == NULL ? "VER_MAJOR" : "VER_MINOR", hdr_end);
 	}
 	major = value_number(vmaj, NULL);
 	minor = value_number(vmin, NULL);
 	if (major < 1 || (major == 1 && minor < 1)) {
 		return tp_fail(st, _TRACEPARSER_WRONG_FILE_VERSION, EINVAL,
-			       "trace file version %s.%s is older than 1.01, the oldest this parser reads",
-			       vmaj->value, vmin->value);
+			       "trace file version %s.%s (TRACE_VER_MAJOR at byte offset %" PRIu64
+			       ") is older than 1.01, the oldest this parser reads",
+			       vmaj->value, vmin->value, vmaj->offset);
 	}
 
 	cps = tp_find_attr(st, "CYCLES_PER_SEC");
@@ -281,12 +307,14 @@ int tp_read_header(struct traceparser_state *st, struct tp_input *in)
 		sp_len = value_number(splen, &ok);
 		if (!ok) {
 			return tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-				       "TRACE_SYSPAGE_LEN value \"%s\" is not a number", splen->value);
+				       "TRACE_SYSPAGE_LEN value \"%s\" at byte offset %" PRIu64 " is not a number",
+				       splen->value, splen->offset);
 		}
 		if (sp_len > TP_MAX_SYSPAGE_BYTES) {
 			return tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
-				       "TRACE_SYSPAGE_LEN %" PRIu64 " exceeds the %u-byte limit", sp_len,
-				       TP_MAX_SYSPAGE_BYTES);
+				       "TRACE_SYSPAGE_LEN %" PRIu64 " at byte offset %" PRIu64
+				       " exceeds the %u-byte limit",
+				       sp_len, splen->offset, TP_MAX_SYSPAGE_BYTES);
 		}
 		remaining = tp_input_remaining(in);
 		if (remaining != UINT64_MAX && sp_len > remaining) {
@@ -304,7 +332,8 @@ int tp_read_header(struct traceparser_state *st, struct tp_input *in)
 		}
 		st->syspage = malloc(sp_len ? (size_t)sp_len : 1);
 		if (st->syspage == NULL)
-			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory");
+			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
+				       "no more memory for the syspage at byte offset %" PRIu64, in->offset);
 		memcpy(st->syspage, p, (size_t)sp_len);
 		st->syspage_len = (unsigned)sp_len;
 		tp_input_skip(in, (size_t)sp_len);

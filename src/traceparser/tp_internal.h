@@ -72,6 +72,7 @@ struct tp_attr {
 	char *key;   /* NUL-terminated */
 	char *value; /* value_len bytes, plus a NUL after them */
 	unsigned value_len;
+	uint64_t offset; /* file offset of the entry's "TRACE_", for error messages */
 };
 
 struct tp_pending {
@@ -117,6 +118,7 @@ struct traceparser_state {
 	unsigned syspage_len;
 	uint64_t cycles_per_sec;
 	uint64_t events_offset; /* file offset of the first event slot */
+	uint64_t header_end_offset; /* file offset of "TRACE_HEADER_END::" */
 
 	/* 64-bit time */
 	uint32_t msb[64];

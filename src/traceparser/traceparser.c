@@ -289,7 +289,9 @@ static int collect(struct traceparser_state *st, uint32_t h, uint32_t t, uint64_
 		size_t cap = st->cap_sorted ? st->cap_sorted * 2 : 4096;
 		struct tp_sorted *ns = realloc(st->sorted, cap * sizeof(*ns));
 		if (ns == NULL)
-			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory (sorting)");
+			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
+				       "no more memory sorting the event at byte offset %" PRIu64,
+				       st->events_offset + slot * 16);
 		st->sorted = ns;
 		st->cap_sorted = cap;
 	}
@@ -300,7 +302,9 @@ static int collect(struct traceparser_state *st, uint32_t h, uint32_t t, uint64_
 			cap *= 2;
 		na = realloc(st->arena, cap * sizeof(*na));
 		if (na == NULL)
-			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory (sorting)");
+			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
+				       "no more memory sorting the event at byte offset %" PRIu64,
+				       st->events_offset + slot * 16);
 		st->arena = na;
 		st->cap_arena = cap;
 	}
@@ -453,7 +457,9 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
 		}
 		p = pending_alloc(st);
 		if (p == NULL)
-			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory");
+			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
+				       "no more memory for the combine event at byte offset %" PRIu64,
+				       st->events_offset + slot * 16);
 		p->header = h;
 		p->time = t;
 		p->msb = msb_for_cpu(st, _NTO_TRACE_GETCPU(h));
@@ -475,7 +481,9 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
 			return 0;
 		}
 		if (pending_append(p, ev->data[1], ev->data[2]) != 0)
-			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory");
+			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
+				       "no more memory for the combine event at byte offset %" PRIu64,
+				       st->events_offset + slot * 16);
 		return 0;
 	default: /* CE */
 		p = pending_find(st, h, t, &prev);
@@ -486,7 +494,9 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
 		pending_unlink(st, prev, p);
 		if (pending_append(p, ev->data[1], ev->data[2]) != 0) {
 			pending_release(st, p);
-			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory");
+			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
+				       "no more memory for the combine event at byte offset %" PRIu64,
+				       st->events_offset + slot * 16);
 		}
 		if (p->overflow) {
 			st->stats.incomplete_events++;
