@@ -274,6 +274,51 @@ static void test_bad_attributes(void **state)
 	assert_false(tkt_exists(tkt_path("badattr.kev.part")));
 }
 
+/* Every standard header keyword is refused as a user attribute: the file would not read. */
+static void test_reserved_attribute_keys(void **state)
+{
+	static const char *const keys[] = {
+		"HEADER_BEGIN",  "FILE_NAME",   "DATE",        "VER_MAJOR",     "VER_MINOR",
+		"LITTLE_ENDIAN", "BIG_ENDIAN",  "MIDDLE_ENDIAN", "ENCODING",    "BOOT_DATE",
+		"CYCLES_PER_SEC", "CPU_NUM",    "SYSNAME",     "NODENAME",      "SYS_RELEASE",
+		"SYS_VERSION",   "MACHINE",     "SYSPAGE_LEN", "HEADER_END",    "NORMALIZEDN",
+	};
+	const char *path = tkt_path("reserved.kev");
+	tk_kev_header hdr = fixed_header;
+	tk_kev_attr attr[2] = { { "PROJECT", "demo" }, { NULL, "TRUE" } };
+	tk_kev_writer *wr;
+	size_t i;
+	int fds[2];
+
+	(void)state;
+	hdr.attrs = attr;
+	hdr.n_attrs = 2;
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		attr[1].key = keys[i];
+		wr = (tk_kev_writer *)1;
+		assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_EINVAL);
+		assert_null(wr);
+		assert_false(tkt_exists(path));
+		assert_false(tkt_exists(tkt_path("reserved.kev.part")));
+		/* nothing is written to a caller's descriptor either */
+		assert_int_equal(pipe(fds), 0);
+		assert_int_equal(tk_kev_writer_open_fd(&wr, fds[1], &hdr, 0), TK_EINVAL);
+		close(fds[1]);
+		{
+			char c;
+			assert_int_equal(read(fds[0], &c, 1), 0);
+		}
+		close(fds[0]);
+	}
+	/* user keys that merely resemble them are fine */
+	attr[1].key = "HEADER_END_TIME";
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_OK);
+	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+	attr[1].key = "big_endian";
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_OK);
+	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+}
+
 static void test_bad_events(void **state)
 {
 	const char *path = tkt_path("badev.kev");
@@ -497,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_strings_le),     cmocka_unit_test(test_strings_be),
 		cmocka_unit_test(test_auto_time),      cmocka_unit_test(test_header_keys),
 		cmocka_unit_test(test_bad_attributes), cmocka_unit_test(test_bad_events),
+		cmocka_unit_test(test_reserved_attribute_keys),
 		cmocka_unit_test(test_part_file_lifecycle), cmocka_unit_test(test_unwritable),
 		cmocka_unit_test(test_disk_full),      cmocka_unit_test(test_disk_full_later),
 		cmocka_unit_test(test_raw),            cmocka_unit_test(test_raw_vectored),

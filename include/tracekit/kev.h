@@ -435,7 +435,9 @@ TK_API int tk_kev_map_class(unsigned ext_class, tk_kev_range out[4]);
  * /proc/stat for BOOT_DATE, the measured cycle rate for CYCLES_PER_SEC, the number of
  * online CPUs for CPU_NUM, a minimal syspage that records CPU_NUM and CYCLES_PER_SEC).
  * User attributes are written as TRACE_<key>::<value> after SYSPAGE_LEN in the order
- * given; a key or value containing "TRACE_" or "::" is rejected with TK_EINVAL.
+ * given. An empty key, a key or value containing "TRACE_" or "::", and a key that is one
+ * of the standard keywords (HEADER_BEGIN ... HEADER_END of _TRACE_HEADER_KEYWORDS(), and
+ * QNX 8's NORMALIZEDN) are rejected with TK_EINVAL.
  */
 typedef struct tk_kev_attr {
 	const char *key;

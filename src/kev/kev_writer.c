@@ -211,6 +211,29 @@ static int bad_header_text(const char *s)
 }
 
 /*
+ * The standard header keywords (qnx-kev-format.md 1.1, QNX 8's NORMALIZEDN included): as
+ * a user attribute each would end the header early, change the byte order or version a
+ * reader sees, or hide the real value, so none may be one.
+ */
+static const char *const reserved_keys[] = {
+	"HEADER_BEGIN", "FILE_NAME",   "DATE",        "VER_MAJOR",      "VER_MINOR",
+	"LITTLE_ENDIAN", "BIG_ENDIAN", "MIDDLE_ENDIAN", "ENCODING",     "BOOT_DATE",
+	"CYCLES_PER_SEC", "CPU_NUM",   "SYSNAME",     "NODENAME",       "SYS_RELEASE",
+	"SYS_VERSION",  "MACHINE",     "SYSPAGE_LEN", "NORMALIZEDN",    "HEADER_END",
+};
+
+static int reserved_key(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(reserved_keys) / sizeof(reserved_keys[0]); i++) {
+		if (strcmp(key, reserved_keys[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * Builds the header text. syspage_len is the SYSPAGE_LEN value to declare.
  */
 static int build_header(struct hdr_buf *hb, const tk_kev_header *hdr, const char *default_name,
@@ -275,6 +298,10 @@ static int check_header(const tk_kev_header *hdr, const struct utsname *uts, con
 		    bad_header_text(a->value)) {
 			snprintf(msg, cap, "user attribute %zu (\"%s\") is empty or contains \"TRACE_\" or \"::\"",
 				 i, a->key ? a->key : "(null)");
+			return TK_EINVAL;
+		}
+		if (reserved_key(a->key)) {
+			snprintf(msg, cap, "user attribute %zu: \"%s\" is a standard header keyword", i, a->key);
 			return TK_EINVAL;
 		}
 	}
