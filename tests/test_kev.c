@@ -133,9 +133,17 @@ static void strings(int be)
 
 	hdr.big_endian = be;
 	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, TK_KEV_NO_AUTO_TIME), TK_OK);
-	/* 7 characters + NUL = 8 bytes: still a combine event (CB, then an all-zero CE),
-	 * which is how readers tell a string from two numbers */
+	/* 7 characters + NUL = 8 bytes: one simple slot, as QNX's kernel writes it */
 	assert_int_equal(tk_kev_write_event_str(wr, 0, _TRACE_USER_C, 1, 0x10, NULL, 0, "1234567"), TK_OK);
+	/* 1 character + NUL: one simple slot, zero-filled */
+	assert_int_equal(tk_kev_write_event_str(wr, 0, _TRACE_USER_C, 2, 0x18, NULL, 0, "x"), TK_OK);
+	/* the empty string: one simple slot holding the NUL */
+	assert_int_equal(tk_kev_write_event_str(wr, 0, _TRACE_USER_C, 3, 0x19, NULL, 0, ""), TK_OK);
+	/* one word + "abc" + NUL = 8 bytes: one simple slot; + "abcd": two slots */
+	assert_int_equal(tk_kev_write_event_str(wr, 0, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_APS_NAME, 0x1a, pid, 1, "abc"),
+			 TK_OK);
+	assert_int_equal(tk_kev_write_event_str(wr, 0, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_APS_NAME, 0x1b, pid, 1, "abcd"),
+			 TK_OK);
 	/* 11 + NUL = 12 bytes: CB + CE, zero-filled */
 	assert_int_equal(tk_kev_write_event_str(wr, 0, _TRACE_USER_C, 555, 0x20, NULL, 0, "Hello world"), TK_OK);
 	/* words first, then the packed name */
@@ -145,10 +153,26 @@ static void strings(int be)
 	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
 
 	ev = events_of(path, &n, &whole);
-	assert_int_equal(n, 2 + 2 + 2);
-	assert_int_equal(slot_word(ev, 0, be), _TRACE_STRUCT_CB | _TRACE_USER_C | 1);
+	assert_int_equal(n, 1 + 1 + 1 + 1 + 2 + 2 + 2);
+	assert_int_equal(slot_word(ev, 0, be), _TRACE_STRUCT_S | _TRACE_USER_C | 1);
+	assert_int_equal(slot_word(ev, 1, be), 0x10);
 	assert_memory_equal(ev + 8, "1234567", 8);
-	assert_int_equal(slot_word(ev + 16, 0, be), _TRACE_STRUCT_CE | _TRACE_USER_C | 1);
+	ev += 16;
+	assert_int_equal(slot_word(ev, 0, be), _TRACE_STRUCT_S | _TRACE_USER_C | 2);
+	assert_memory_equal(ev + 8, "x\0\0\0\0\0\0\0", 8);
+	ev += 16;
+	assert_int_equal(slot_word(ev, 0, be), _TRACE_STRUCT_S | _TRACE_USER_C | 3);
+	assert_memory_equal(ev + 8, "\0\0\0\0\0\0\0\0", 8);
+	ev += 16;
+	assert_int_equal(slot_word(ev, 0, be), _TRACE_STRUCT_S | _TRACE_SYSTEM_C | _NTO_TRACE_SYS_APS_NAME);
+	assert_int_equal(slot_word(ev, 2, be), 10);
+	assert_memory_equal(ev + 12, "abc", 4);
+	ev += 16;
+	assert_int_equal(slot_word(ev, 0, be), _TRACE_STRUCT_CB | _TRACE_SYSTEM_C | _NTO_TRACE_SYS_APS_NAME);
+	assert_int_equal(slot_word(ev, 2, be), 10);
+	assert_memory_equal(ev + 12, "abcd", 4);
+	assert_int_equal(slot_word(ev + 16, 0, be), _TRACE_STRUCT_CE | _TRACE_SYSTEM_C | _NTO_TRACE_SYS_APS_NAME);
+	assert_int_equal(slot_word(ev + 16, 1, be), 0x1b);
 	assert_memory_equal(ev + 16 + 8, "\0\0\0\0\0\0\0\0", 8);
 	ev += 16; /* the rest as before */
 	assert_int_equal(slot_word(ev + 16, 0, be), _TRACE_STRUCT_CB | _TRACE_USER_C | 555);

@@ -200,7 +200,14 @@ static void test_user(void **state)
 			    "d3:0x00000004\n");
 	assert_string_equal(fmt_ex(TK_KEV_PRINT_QNX_STRICT, H(_TRACE_STRUCT_CB, 1, _TRACE_USER_C, 7), 1, w, 4, 0),
 			    "t:0x00000001 CPU:01 USREVENT:EVENT:7 STR:\"\"\n");
-	/* a short string fills the two-slot minimum of a combine event with padding */
+	/* a string of 8 bytes or less is one simple slot (QNX, tracekit): like QNX's
+	 * traceprinter, print it as the two words it cannot be told apart from */
+	memset(w, 0, 32);
+	memcpy(w, "hi 5", 5);
+	assert_string_equal(fmt(H(0, 1, _TRACE_USER_C, 3), 1, w, 2),
+			    "t:0x00000001 CPU:01 USREVENT:EVENT:3, d0:0x35206968 d1:0x00000000\n");
+	/* older tracekit files and the recorder: a short string fills the two-slot minimum of
+	 * a combine event with padding */
 	memcpy(w, "hi 5\0\0\0\0\0\0\0\0\0\0\0\0", 16);
 	assert_string_equal(fmt(H(_TRACE_STRUCT_CB, 1, _TRACE_USER_C, 3), 1, w, 4),
 			    "t:0x00000001 CPU:01 USREVENT:EVENT:3 STR:\"hi 5\"\n");

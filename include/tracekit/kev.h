@@ -492,8 +492,12 @@ TK_API int tk_kev_writer_open_fd(tk_kev_writer **out, int fd, const tk_kev_heade
  * simple event, more make a combine event CB, CC..., CE with the same timestamp, the last
  * slot padded with a 0 word.
  * tk_kev_write_event_str(): payload words followed by a NUL-terminated string packed 8
- * bytes per slot (NUL included, zero-filled), as QNX writes names and user strings;
- * always a combine event (two slots at least), which is how readers tell a string.
+ * bytes per slot (NUL included, zero-filled), as QNX writes names and user strings: a
+ * payload of 8 bytes or less (a user string of up to 7 characters) is a single S slot,
+ * more is CB, CC..., CE. Readers cannot tell such a simple event from two words;
+ * traceprinter, like QNX's, prints a simple USER event as d0/d1. (tracekit before this
+ * rule, and the in-process recorder, wrote short strings as CB + an all-zero CE; readers
+ * accept both.)
  * A payload may not exceed TK_KEV_MAX_PAYLOAD bytes (TK_ETOOBIG).
  */
 #define TK_KEV_MAX_PAYLOAD (1u << 20)

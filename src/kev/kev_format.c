@@ -702,7 +702,12 @@ static int print_int(struct obuf *o, const tk_kev_event *ev)
 	}
 }
 
-/* A user combine event is a string when it is printable text, NUL, and zero padding. */
+/*
+ * A user combine event is a string when it is printable text, NUL, and zero padding. QNX
+ * and tracekit's writer put a string of 8 bytes or less in one simple slot, which prints
+ * as d0/d1 (it cannot be told from two words); older tracekit files and the in-process
+ * recorder pad such a string to a CB + all-zero CE, accepted here as a string.
+ */
 static size_t user_string_len(const tk_kev_event *ev)
 {
 	const unsigned char *p = (const unsigned char *)ev->data;

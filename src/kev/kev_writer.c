@@ -14,7 +14,8 @@
  *
  * Events are split as the QNX kernel splits them: up to 2 payload words make a simple
  * (S) event; more make CB, CC..., CE slots sharing one timestamp, 2 words per slot, the
- * last padded with 0. Strings are packed 8 bytes per slot, NUL included, zero-filled.
+ * last padded with 0. Strings are packed 8 bytes per slot, NUL included, zero-filled:
+ * a payload of 8 bytes or less (words and string) is a single S slot.
  * With tracekit's own syspage the header and syspage are padded so events start at a
  * 16-byte file offset.
  */
@@ -493,9 +494,8 @@ int tk_kev_write_event_str(tk_kev_writer *w, unsigned cpu, unsigned cls, unsigne
 	if (slen > TK_KEV_MAX_PAYLOAD || n_words * 4 + slen > TK_KEV_MAX_PAYLOAD)
 		return TK_ETOOBIG;
 	n_bytes = n_words * 4 + slen;
+	/* 8 bytes or less (NUL included) is one S slot, as QNX's kernel writes it */
 	padded = (n_bytes + 7) & ~(size_t)7;
-	if (padded < 16)
-		padded = 16; /* always a combine event: readers tell strings by that */
 	if (padded > sizeof(stackbuf)) {
 		payload = malloc(padded);
 		if (payload == NULL)
