@@ -7,7 +7,7 @@ set -eu
 gen=$1
 out=$2
 mkdir -p "$out"
-for s in call_stack by_func tricky dup_tables slash_name big_uint dup_columns empty_key; do
+for s in call_stack by_func tricky dup_tables slash_name big_uint dup_columns empty_key large; do
 	"$gen" "$s" "$out/$s.byfl"
 done
 # The two examples of the format reference, byte for byte.

@@ -5,9 +5,13 @@
  * concurrent reader), the Callgrind model (stacks without rows, recursion, duplicates,
  * missing columns), Excel sheet names, output errors, cancellation and the helpers.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <hdf5.h>
@@ -215,6 +219,72 @@ static void test_hdf5_errors_keep_old_file(void **state)
 	assert_int_equal(tk_bfbin_to_hdf5(tkt_path("dot.byfl"), tkt_path("dot.byfl"), &cv), TK_EINVAL);
 	assert_int_equal(tk_bfbin_to_hdf5(NULL, tkt_path("x.h5"), &cv), TK_EINVAL);
 	assert_int_equal(tk_bfbin_to_hdf5(tkt_path("dot.byfl"), tkt_path("x.h5"), NULL), TK_EINVAL);
+}
+
+/*
+ * Writes that fail (here EFBIG under a file size limit; ENOSPC on a full disk is the same
+ * to HDF5): a clean error naming the file and the reason, no file left, HDF5 still usable
+ * in the same process, and no crash when HDF5 shuts down (HDF5 1.10 read the file it had
+ * freed after a failed H5Fclose). In a child process, for the shutdown and the limit.
+ */
+static int h5_full_child(void)
+{
+	tk_bfbin_convert cv = TK_BFBIN_CONVERT_INIT;
+	const char *in = tkt_path("limit.byfl"), *out = tkt_path("limit.h5");
+	char want[4200], part[4200];
+	struct rlimit rl;
+	int rc;
+
+	signal(SIGXFSZ, SIG_IGN);
+	if (getrlimit(RLIMIT_FSIZE, &rl) != 0)
+		return 2;
+	rl.rlim_cur = 16 * 1024; /* the soft limit only: raised again below */
+	if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+		return 3;
+	rc = tk_bfbin_to_hdf5(in, out, &cv);
+	snprintf(want, sizeof(want), "Failed to write %s (%s)", out, strerror(EFBIG));
+	snprintf(part, sizeof(part), "%s.part", out);
+	if (rc != TK_ENOSPC || strcmp(cv.error, want) != 0) {
+		fprintf(stderr, "rc %d, error \"%s\"\n", rc, cv.error);
+		return 4;
+	}
+	if (tkt_exists(out) || tkt_exists(part))
+		return 5;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+		return 6;
+	if (tk_bfbin_to_hdf5(in, out, &cv) != TK_OK || !tkt_exists(out)) {
+		fprintf(stderr, "after the failure: %s\n", cv.error);
+		return 7;
+	}
+	return 0;
+}
+
+static void test_hdf5_write_fails(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	write_h5_sample("limit.byfl");
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/*
+		 * H5close() is what HDF5's atexit handler runs (H5_term_library); exit() would
+		 * also run the test directory's cleanup, which belongs to the parent.
+		 */
+		int rc;
+		signal(SIGSEGV, SIG_DFL); /* cmocka's handler would run the next tests here */
+		signal(SIGBUS, SIG_DFL);
+		rc = h5_full_child();
+		H5close();
+		_exit(rc);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status)); /* not killed by SIGSEGV at exit */
+	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 /* ---- SQLite -------------------------------------------------------------------------- */
@@ -692,6 +762,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hdf5_read_back),
 		cmocka_unit_test(test_hdf5_errors_keep_old_file),
+		cmocka_unit_test(test_hdf5_write_fails),
 		cmocka_unit_test(test_sqlite_api),
 		cmocka_unit_test(test_sqlite_live),
 		cmocka_unit_test(test_sqlite_errors),

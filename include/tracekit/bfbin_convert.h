@@ -99,7 +99,10 @@ TK_API int tk_bfbin_to_sqlite3(const char *in_path, const char *db_path, tk_bfbi
  * dataset, chunks of 1024 rows, deflate level 9, of a packed compound type with one
  * member per column: native uint64; variable-length NUL-terminated C string; an enum of
  * uint8 with No=0, Yes=1. Never live. A table name with '/', ".", "", a duplicate table
- * name or two columns of one table with the same name fail the conversion.
+ * name or two columns of one table with the same name fail the conversion. A failed
+ * write (full disk, quota, file size limit) fails it with "Failed to write <h5_path>
+ * (<strerror>)" and TK_ENOSPC (or the code of the errno); HDF5 is left with no file
+ * open or half-closed.
  */
 TK_API int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert *cv);
 

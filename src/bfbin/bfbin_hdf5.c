@@ -15,7 +15,13 @@
  * and empty or repeated column names are reported as errors where Byfl died with an
  * uncaught H5::Exception. The file is
  * built as "<out>.part" and renamed after a successful close and fsync.
+ *
+ * The file is written through the driver of bfbin_hdf5_vfd.c, which never lets HDF5 see
+ * a failed write: a full disk or a file size limit is reported as "Failed to write
+ * <out> (<strerror>)" and the conversion stops, but every HDF5 close still succeeds, so
+ * HDF5 is left with nothing half-closed that would crash it when it shuts down at exit.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +30,7 @@
 
 #include <hdf5.h>
 
+#include "bfbin/bfbin_hdf5_vfd.h"
 #include "bfbin/bfbin_internal.h"
 
 #define H5_CHUNK_ROWS 1024u
@@ -37,7 +44,9 @@ struct h5_col {
 
 struct h5_state {
 	struct tk__bfconv base; /* first: the parser's user_data */
-	hid_t file, str_type, bool_type;
+	const char *out_path;   /* the final name, for messages */
+	struct tk__h5vfd_status io;
+	hid_t driver, file, str_type, bool_type;
 	char *table;
 	struct h5_col *cols;
 	size_t ncols, cols_cap;
@@ -53,11 +62,37 @@ struct h5_state {
 	size_t col;
 };
 
-/* The innermost HDF5 error description, for our messages (HDF5's own printing is off). */
+#define H5_WHY_MAX 200 /* longest HDF5 text quoted in a message */
+
+/*
+ * The reason of the innermost HDF5 error (where it was detected), as one clean line for
+ * our messages (HDF5's own printing is off): strerror() when HDF5 quotes an errno (its
+ * system call messages span lines and carry timestamps and buffer addresses), else its
+ * description when that is one short line, else the text of its minor error number.
+ */
 static herr_t h5_walk(unsigned n, const H5E_error2_t *e, void *data)
 {
-	if (n == 0 && e->desc != NULL)
-		snprintf(data, 256, "%s", e->desc);
+	char *why = data;
+	const char *errno_at;
+	size_t len;
+
+	if (n != 0)
+		return 0;
+	errno_at = e->desc != NULL ? strstr(e->desc, "errno = ") : NULL;
+	if (errno_at != NULL) {
+		int err = atoi(errno_at + 8);
+		if (err > 0) {
+			snprintf(why, H5_WHY_MAX + 1, "%s", strerror(err));
+			return 0;
+		}
+	}
+	len = e->desc != NULL ? strlen(e->desc) : 0;
+	if (len > 0 && len <= H5_WHY_MAX && strpbrk(e->desc, "\r\n") == NULL) {
+		memcpy(why, e->desc, len + 1);
+		return 0;
+	}
+	if (H5Eget_msg(e->min_num, NULL, why, H5_WHY_MAX + 1) <= 0 || strlen(why) >= H5_WHY_MAX)
+		strcpy(why, "HDF5 error");
 	return 0;
 }
 
@@ -66,7 +101,7 @@ static int h5_fail(struct h5_state *s, const char *fmt, ...) __attribute__((form
 /* Records "<what> (<HDF5's reason>)" as the conversion's error. */
 static int h5_fail(struct h5_state *s, const char *fmt, ...)
 {
-	char what[512], why[256] = "HDF5 error";
+	char what[512], why[H5_WHY_MAX + 1] = "HDF5 error";
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -75,6 +110,14 @@ static int h5_fail(struct h5_state *s, const char *fmt, ...)
 	H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, h5_walk, why);
 	H5Eclear2(H5E_DEFAULT);
 	return tk__bfconv_fail(&s->base, TK_EIO, "%s (%s)", what, why);
+}
+
+/* The driver's report of a failed write: the first one ends the conversion. */
+static void h5_io_error(void *user_data, int err)
+{
+	struct h5_state *s = user_data;
+
+	tk__bfconv_fail(&s->base, tk_error_from_errno(err), "Failed to write %s (%s)", s->out_path, strerror(err));
 }
 
 static int h5_nomem(struct h5_state *s)
@@ -352,7 +395,7 @@ static void h5_row_end(void *ud)
 {
 	struct h5_state *s = ud;
 
-	if (!s->active)
+	if (!s->active || s->base.rc != TK_OK) /* e.g. the disk is full: write no more */
 		return;
 	s->nrows++;
 	if (s->nrows == s->batch_rows || s->arena_len >= H5_BATCH_BYTES)
@@ -389,16 +432,20 @@ int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert 
 	void *old_data = NULL;
 	bfbin_callback_t cbs;
 	struct h5_state s;
+	hid_t fapl;
 	char *tmp = NULL;
 	int rc;
 
 	memset(&s, 0, sizeof(s));
-	s.file = s.str_type = s.bool_type = s.dtype = s.dset = -1;
+	s.driver = s.file = s.str_type = s.bool_type = s.dtype = s.dset = -1;
 	rc = tk__bfconv_init(&s.base, cv, in_path);
 	if (rc != TK_OK)
 		return rc;
 	if ((rc = tk__bfconv_check_db_output(&s.base, h5_path)) != TK_OK)
 		return rc;
+	s.out_path = h5_path;
+	s.io.on_error = h5_io_error;
+	s.io.user_data = &s;
 	tmp = malloc(strlen(h5_path) + sizeof(".part"));
 	if (tmp == NULL)
 		return h5_nomem(&s);
@@ -410,7 +457,14 @@ int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 	if ((rc = tk__bfconv_create_temp(&s.base, tmp)) != TK_OK)
 		goto fail;
-	s.file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+	s.driver = tk__h5vfd_register();
+	fapl = s.driver >= 0 ? tk__h5vfd_fapl(s.driver, &s.io) : H5I_INVALID_HID;
+	if (fapl < 0) {
+		rc = h5_fail(&s, "Failed to set up HDF5 output to %s", tmp);
+		goto fail;
+	}
+	s.file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+	H5Pclose(fapl);
 	if (s.file < 0) {
 		rc = h5_fail(&s, "Failed to create %s", tmp);
 		goto fail;
@@ -439,7 +493,8 @@ int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert 
 	H5Tclose(s.str_type);
 	H5Tclose(s.bool_type);
 	s.str_type = s.bool_type = -1;
-	rc = H5Fclose(s.file) < 0 ? h5_fail(&s, "Failed to close %s", tmp) : TK_OK;
+	/* The last writes happen here: a failure among them is in s.base (h5_io_error). */
+	rc = H5Fclose(s.file) < 0 ? h5_fail(&s, "Failed to close %s", tmp) : s.base.rc;
 	s.file = -1;
 	if (rc != TK_OK)
 		goto fail;
@@ -457,11 +512,13 @@ fail:
 	if (s.bool_type >= 0)
 		H5Tclose(s.bool_type);
 	if (s.file >= 0)
-		H5Fclose(s.file);
+		H5Fclose(s.file); /* succeeds: the driver keeps what it cannot write (H5F_CLOSE_STRONG) */
 	unlink(tmp);
 	if (s.base.rc != TK_OK)
 		rc = s.base.rc;
 done:
+	if (s.driver >= 0)
+		H5FDunregister(s.driver);
 	H5Eclear2(H5E_DEFAULT);
 	H5Eset_auto2(H5E_DEFAULT, old_func, old_data);
 	h5_free_cols(&s);

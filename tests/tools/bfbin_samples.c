@@ -11,7 +11,9 @@
  *     extreme integers;
  *   dup_tables: two tables with one name; slash_name: a table name with '/';
  *   big_uint: integers above INT64_MAX; dup_columns: a table with two columns of one name;
- *   empty_key: a key:value table with an empty key.
+ *   empty_key: a key:value table with an empty key;
+ *   large: 12,000 rows of pseudo-random integers and strings (about 500 KB that deflate
+ *     cannot shrink much), for converters writing into a filesystem that fills up.
  * Usage: bfbin_samples NAME OUTPUT
  */
 #include <stdio.h>
@@ -348,6 +350,33 @@ static void dup_columns(void)
 	end();
 }
 
+static void large(void)
+{
+	uint64_t x = 88172645463325252ull;
+	char text[40];
+	int r, c;
+
+	basic("Large");
+	for (c = 0; c < 4; c++) {
+		char name[16];
+		snprintf(name, sizeof(name), "Counter %d", c);
+		col(TK_BFBIN_UINT64, name);
+	}
+	col(TK_BFBIN_STRING, "Text");
+	for (r = 0; r < 12000; r++) {
+		for (c = 0; c < 4; c++) {
+			x ^= x << 13; /* xorshift64 */
+			x ^= x >> 7;
+			x ^= x << 17;
+			u64(x >> 1); /* below INT64_MAX: SQLite takes them as they are */
+		}
+		snprintf(text, sizeof(text), "%016llx", (unsigned long long)(x * 0x9e3779b97f4a7c15ull));
+		str(text);
+		row();
+	}
+	end();
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -356,7 +385,7 @@ int main(int argc, char **argv)
 	} samples[] = {
 		{ "call_stack", call_stack }, { "by_func", by_func },       { "tricky", tricky },
 		{ "dup_tables", dup_tables }, { "slash_name", slash_name }, { "big_uint", big_uint },
-		{ "dup_columns", dup_columns }, { "empty_key", empty_key },
+		{ "dup_columns", dup_columns }, { "empty_key", empty_key }, { "large", large },
 	};
 	size_t i;
 
