@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -696,6 +698,72 @@ static void test_output_errors(void **state)
 	assert_int_equal(tk_bfbin_to_csv(in, stdout, NULL, &cv), TK_EINVAL);
 }
 
+/*
+ * An output on a read-only file system says so: EROFS has its own code, where it was
+ * "permission denied". The file system is a read-only tmpfs in a private mount
+ * namespace of a child process: root only, skipped elsewhere.
+ */
+static int readonly_child(const char *in, const char *mnt)
+{
+	tk_bfbin_convert cv = TK_BFBIN_CONVERT_INIT;
+	char out[4200], want[4300];
+	tk_outfile *of;
+	int rc;
+
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("tmpfs", mnt, "tmpfs", MS_RDONLY, "size=64k") != 0)
+		return 77;
+	snprintf(out, sizeof(out), "%s/x.csv", mnt);
+	if ((rc = tk_outfile_open(&of, out, 0)) != TK_EROFS) {
+		fprintf(stderr, "tk_outfile_open: %d\n", rc);
+		return 1;
+	}
+	snprintf(out, sizeof(out), "%s/x.db", mnt);
+	snprintf(want, sizeof(want), "Failed to create %s.part (%s)", out, strerror(EROFS));
+	if ((rc = tk_bfbin_to_sqlite3(in, out, &cv)) != TK_EROFS || strcmp(cv.error, want) != 0) {
+		fprintf(stderr, "tk_bfbin_to_sqlite3: %d %s\n", rc, cv.error);
+		return 2;
+	}
+	snprintf(out, sizeof(out), "%s/x.h5", mnt);
+	snprintf(want, sizeof(want), "Failed to create %s.part (%s)", out, strerror(EROFS));
+	if ((rc = tk_bfbin_to_hdf5(in, out, &cv)) != TK_EROFS || strcmp(cv.error, want) != 0) {
+		fprintf(stderr, "tk_bfbin_to_hdf5: %d %s\n", rc, cv.error);
+		return 3;
+	}
+	return 0;
+}
+
+static void test_readonly_output(void **state)
+{
+	const char *mnt = tkt_path("ro");
+	int status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(tk_error_from_errno(EROFS), TK_EROFS);
+	assert_string_equal(tk_strerror(TK_EROFS), "read-only file system");
+	assert_int_equal(tk_error_from_errno(EACCES), TK_EACCES);
+	assert_int_equal(tk_error_from_errno(EFBIG), TK_ENOSPC); /* the output is full, as for ENOSPC */
+	write_h5_sample("ro.byfl");
+	assert_int_equal(mkdir(mnt, 0755), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int rc;
+		signal(SIGSEGV, SIG_DFL);
+		rc = readonly_child(tkt_path("ro.byfl"), mnt);
+		H5close();
+		_exit(rc);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	rmdir(mnt);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		skip(); /* no private mount namespace here (not root) */
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static volatile sig_atomic_t g_stop;
 
 static void test_cancel(void **state)
@@ -771,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_callgrind_deep),
 		cmocka_unit_test(test_xmlss_sheet_names),
 		cmocka_unit_test(test_output_errors),
+		cmocka_unit_test(test_readonly_output),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_helpers),
 	};

@@ -52,7 +52,8 @@ TK_API const char *tk_version(void);
 	XX(ENOTSUP,  -15, "operation not supported")                         \
 	XX(EBUSY,    -16, "resource busy")                                   \
 	XX(EOVERFLOW, -17, "buffer too small")                               \
-	XX(ECANCELED, -18, "operation canceled")
+	XX(ECANCELED, -18, "operation canceled")                             \
+	XX(EROFS,    -19, "read-only file system")
 
 enum tk_error {
 	TK_OK = 0,

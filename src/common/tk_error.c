@@ -40,14 +40,19 @@ int tk_error_from_errno(int errnum)
 	case ENOSPC:
 	case EDQUOT:
 	case EFBIG:
+		/*
+		 * No room to write, whatever the limit (device, quota, file size): callers
+		 * (the recorder) rely on one code for "the output is full".
+		 */
 		return TK_ENOSPC;
 	case ENOENT:
 	case ENOTDIR:
 		return TK_ENOENT;
 	case EACCES:
 	case EPERM:
-	case EROFS:
 		return TK_EACCES;
+	case EROFS: /* not "permission denied": no permission would help */
+		return TK_EROFS;
 	case EEXIST:
 		return TK_EEXIST;
 	case EINVAL:
