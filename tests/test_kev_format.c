@@ -7,6 +7,7 @@
 #include "tracekit/kev.h"
 
 #define H(flag, cpu, cls, code) (_TRACE_MAKE_CODE((cpu), (flag), (cls), (code)))
+#define TKT_HOST_BE (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
 
 static char g_out[8192];
 
@@ -286,6 +287,52 @@ static void test_system_and_comm(void **state)
 			    "t:0x00000001 CPU:00 CLASS20 :EVENT:3, d0:0x00000012 d1:0x00001267\n");
 }
 
+/* Message bytes print the same from either byte order; numbers are swapped. */
+static void test_message_bytes_both_orders(void **state)
+{
+	/* MSG_SENDV enter, wide: coid, sparts, rparts (numbers), then 12 message bytes */
+	const uint32_t nums[3] = { 0x40000003, 1, 2 };
+	unsigned char le[24], be[24];
+	tk_kev_event ev = { 0 };
+	char out_le[512], out_be[512];
+	int i, k;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		for (k = 0; k < 4; k++) {
+			le[4 * i + k] = (unsigned char)(nums[i] >> (8 * k));
+			be[4 * i + k] = (unsigned char)(nums[i] >> (8 * (3 - k)));
+		}
+	}
+	memcpy(le + 12, "Hello world", 12);
+	memcpy(be + 12, "Hello world", 12);
+	ev.header = H(_TRACE_STRUCT_CB, 0, _TRACE_KER_CALL_C, __KER_MSG_SENDV);
+	ev.time = 1;
+	ev.len = 6;
+	ev.data = (const unsigned *)(const void *)le;
+	ev.swap = TKT_HOST_BE;
+	tk_kev_format_event(out_le, sizeof(out_le), TK_KEV_PRINT_NO_NEWLINES, &ev);
+	ev.data = (const unsigned *)(const void *)be;
+	ev.swap = !TKT_HOST_BE;
+	tk_kev_format_event(out_be, sizeof(out_be), TK_KEV_PRINT_NO_NEWLINES, &ev);
+	assert_string_equal(out_le, "t:0x00000001 CPU:00 KER_CALL:MSG_SENDV/11 coid:0x40000003 sparts:1 rparts:2 "
+				    "msg:\"Hello world\" (0x6c6c6548 0x6f77206f 0x00646c72)\n");
+	assert_string_equal(out_be, out_le);
+	/* fast: coid and the first 4 message bytes */
+	memcpy(le + 4, "Hell", 4);
+	memcpy(be + 4, "Hell", 4);
+	ev.header = H(0, 0, _TRACE_KER_CALL_C, __KER_MSG_SENDV);
+	ev.len = 2;
+	ev.data = (const unsigned *)(const void *)le;
+	ev.swap = TKT_HOST_BE;
+	tk_kev_format_event(out_le, sizeof(out_le), 0, &ev);
+	ev.data = (const unsigned *)(const void *)be;
+	ev.swap = !TKT_HOST_BE;
+	tk_kev_format_event(out_be, sizeof(out_be), 0, &ev);
+	assert_string_equal(out_le, "t:0x00000001 CPU:00 KER_CALL:MSG_SENDV/11 coid:0x40000003 msg:\"Hell\" (0x6c6c6548)\n");
+	assert_string_equal(out_be, out_le);
+}
+
 static void test_swap_and_time_columns(void **state)
 {
 	uint32_t w[2] = { 28686, 1 };
@@ -331,6 +378,7 @@ int main(void)
 		cmocka_unit_test(test_kercalls),        cmocka_unit_test(test_wide_string_then_args),
 		cmocka_unit_test(test_int),             cmocka_unit_test(test_user),
 		cmocka_unit_test(test_control),         cmocka_unit_test(test_system_and_comm),
+		cmocka_unit_test(test_message_bytes_both_orders),
 		cmocka_unit_test(test_swap_and_time_columns), cmocka_unit_test(test_printer_object),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,8 +9,10 @@
  * TK_KEV_PRINT_NO_NEWLINES). The per-event argument lists are in kev_names.c.
  *
  * Deliberate differences from traceprinter 1.02 (docs/traceprinter.md):
- * - payload words are byte-swapped consistently (1.02 printed the hex of string words
- *   and the failed-call errno unswapped for other-endian files);
+ * - number words are byte-swapped for other-endian files everywhere (1.02 printed the
+ *   failed-call errno unswapped); message and string bytes are memory, not numbers: their
+ *   hex shows each 4-byte piece as a little-endian word whatever the file's byte order
+ *   (what 1.02 printed on x86 hosts), so the same bytes print the same in both orders;
  * - a failed kernel call ("ret_val:-1, errno:N") ends its line;
  * - pointers print as plain hex as on QNX ("%p" there), "0" for NULL;
  * - nothing is read past the payload: an argument that does not fit ends the line;
@@ -200,6 +202,12 @@ static inline uint32_t word(const tk_kev_event *ev, unsigned i)
 	return word_at(ev, (size_t)i * 4);
 }
 
+/* 4 message or string bytes as the word QNX shows for them (see the head comment). */
+static inline uint32_t mem_word_at(const tk_kev_event *ev, size_t byte_off)
+{
+	return tk__le32((const unsigned char *)ev->data + byte_off);
+}
+
 static inline uint64_t dword_at(const tk_kev_event *ev, size_t byte_off)
 {
 	const unsigned char *p = (const unsigned char *)ev->data + byte_off;
@@ -361,7 +369,7 @@ static void print_args(struct obuf *o, unsigned flags, const tk_kev_event *ev, c
 				put_chr(o, '"');
 				put_mem(o, (const char *)p + c, n);
 				put_mem(o, "\" (0x", 5);
-				put_hex8(o, word_at(ev, c));
+				put_hex8(o, mem_word_at(ev, c));
 				put_chr(o, ')');
 				c += 4;
 				continue;
@@ -419,7 +427,7 @@ static void print_args(struct obuf *o, unsigned flags, const tk_kev_event *ev, c
 					hex_len += 3;
 				}
 				if (hex_len + 8 <= sizeof(hex)) {
-					tk__store64(hex + hex_len, hex8_chars(word_at(ev, c)));
+					tk__store64(hex + hex_len, hex8_chars(mem_word_at(ev, c)));
 					hex_len += 8;
 				}
 				n = checked_text(p + c, 4);

@@ -7,6 +7,8 @@
  *   smp: two CPUs whose events are out of time order in the file, across a rollover;
  *   truncated: a file that ends inside an event.
  * Usage: kev_samples NAME OUTPUT [--be]
+ * --be writes the same events big-endian: traceprinter prints both files alike
+ * (tests/kev_byte_orders.sh checks it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,37 @@
 #define NOW NULL, 0
 
 static tk_kev_writer *g_w;
+static int g_be; /* the file is big-endian */
+
+/*
+ * Payload words are numbers: the writer stores them in the file's byte order. Message and
+ * string bytes and 64-bit values are memory, not 32-bit numbers, so the words that carry
+ * them depend on the file's byte order; these helpers give the words that put the same
+ * bytes (or the same 64-bit value) into the file in either order.
+ */
+/* The word whose bytes in the file are those of v stored little-endian ("Hell" = 0x6c6c6548). */
+static uint32_t mem_word(uint32_t v)
+{
+	return g_be ? __builtin_bswap32(v) : v;
+}
+
+/* The word holding 4 bytes of text (a NUL may end it early; the rest is then 0). */
+static uint32_t text_word(const char *s)
+{
+	uint32_t v = 0;
+	unsigned i;
+
+	for (i = 0; i < 4 && s[i] != '\0'; i++)
+		v |= (uint32_t)(unsigned char)s[i] << (8 * i);
+	return mem_word(v);
+}
+
+/* Word i (0, 1) of a 64-bit value stored in the file's byte order. */
+static uint32_t half64(uint64_t v, unsigned i)
+{
+	return (uint32_t)(v >> ((g_be ? 1 - i : i) * 32));
+}
+#define U64(v) half64((v), 0), half64((v), 1)
 
 static void fail(const char *what, int rc)
 {
@@ -108,7 +141,7 @@ static void five_events(void)
 	ev(0, TH(_TRACE_THREAD_CREATE), 0x3ac051d8, W(184335, 1));
 	ev(0, TH(STATE_RUNNING), 0x3ac0535b, W(184335, 1));
 	ev(0, TH(STATE_RUNNING), 0x3ac0a687, W(4, 1));
-	ev(0, KX(__KER_MSG_READV), 0x3ac0e597, W(47, 0x6f72500a, 0x73736563, 0x34383120));
+	ev(0, KX(__KER_MSG_READV), 0x3ac0e597, W(47, text_word("\nPro"), text_word("cess"), text_word(" 184")));
 	ev(0, _TRACE_INT_C, _TRACE_INT_ENTRY, 0x3ac1ad22, W(0, 1));
 	ev(0, _TRACE_INT_C, _TRACE_INT_ENTRY, 0x3ac3b3fc, W(0, 1));
 	ev(0, _TRACE_INT_C, _TRACE_INT_ENTRY, 0x3ac5baba, W(0, 1));
@@ -148,7 +181,8 @@ static void ker_calls_all(void)
 	ev(0, TH(STATE_REPLY), 0x35c32979, W(208911, 1));
 	ev(0, TH(STATE_RUNNING), 0x35c32c6f, W(4, 1));
 	ev(0, KX(__KER_MSG_RECEIVEV), 0x35c33487,
-	   W(0x12, 0x00040116, 0x2d, 0, 0, 0, 208911, 1, 1, 1073741842, 0, 4, 4, 2147483647, 15, 0, 0, 0));
+	   W(0x12, mem_word(0x00040116), mem_word(0x2d), 0, 0, 0, 208911, 1, 1, 1073741842, 0, 4, 4, 2147483647,
+	     15, 0, 0, 0));
 	ev(0, TH(STATE_READY), 0x35c35919, W(208911, 1));
 	ev(0, KC(__KER_MSG_RECEIVEV), 0x35c36032, W(1, 2077));
 	ev(0, TH(STATE_RUNNING), 0x35da1b25, W(7, 5));
@@ -170,12 +204,14 @@ static void ker_calls_14(void)
 	ev(0, TH(STATE_READY), 0x4c0a1618, W(4, 1));
 	ev(0, TH(STATE_RUNNING), 0x4c0a1786, W(4, 1));
 	ev(0, KX(__KER_MSG_RECEIVEV), 0x4c0a205f,
-	   W(0x11, 0x00100102, 0x2c, 0, 0, 0, 12302, 1, 1, 1073741841, 2, 60, 60, 2147483647, 15, 0, 0, 0));
+	   W(0x11, mem_word(0x00100102), mem_word(0x2c), 0, 0, 0, 12302, 1, 1, 1073741841, 2, 60, 60, 2147483647,
+	     15, 0, 0, 0));
 	ev(0, TH(STATE_READY), 0x4c0b89e9, W(4, 1));
 	ev(0, TH(STATE_RUNNING), 0x4c0b8b2e, W(1, 2));
 	ev(0, TH(STATE_RUNNING), 0x5a0dc58d, W(7, 6));
 	ev(0, TH(STATE_READY), 0x5a0dc6d0, W(1, 1));
-	ev(0, KX(__KER_MSG_RECEIVEV), 0x5a0dcb88, W(0, 0, 0, 0x30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+	ev(0, KX(__KER_MSG_RECEIVEV), 0x5a0dcb88,
+	   W(0, 0, 0, mem_word(0x30), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
 	ev(0, KC(__KER_MSG_RECEIVEV), 0x5a0dd3f8, W(9, 16));
 	ev(0, TH(STATE_RECEIVE), 0x5a0dd58a, W(7, 6));
 	ev(0, TH(STATE_RUNNING), 0x5a0dd6f6, W(1, 1));
@@ -200,8 +236,9 @@ static void all_classes(void)
 	ev(2, _TRACE_INT_C, _TRACE_INT_EXIT, 0x1020, W(0x51, 1));
 	ev(2, _TRACE_INT_C, _TRACE_INT_HANDLER_ENTRY, 0x1021, W(100, 0x51, 0x8048120, 0x7ffe0000));
 	ev(2, _TRACE_INT_C, _TRACE_INT_HANDLER_EXIT, 0x1022, W(0x51, 1, 14, 0, 0));
-	ev(2, KC(__KER_MSG_SENDV), 0x1030, W(0x40000003, 1, 1, 0x6c6c6548, 0x6f77206f, 0x00646c72));
-	ev(2, KX(__KER_MSG_SENDV), 0x1031, W(0, 0x0a4b4f, 0, 0));
+	ev(2, KC(__KER_MSG_SENDV), 0x1030,
+	   W(0x40000003, 1, 1, text_word("Hell"), text_word("o wo"), text_word("rld")));
+	ev(2, KX(__KER_MSG_SENDV), 0x1031, W(0, text_word("OK\n"), 0, 0));
 	ev(2, KX(__KER_MSG_ERROR), 0x1032, W(0xffffffffu, 3));
 	ev(2, KC(__KER_SYNC_MUTEX_LOCK), 0x1033, W(0x8049f00, 0x80000002));
 	ev(2, KC(__KER_THREAD_CREATE), 0x1034,
@@ -212,7 +249,7 @@ static void all_classes(void)
 	ev(2, _TRACE_KER_CALL_C, 256 + __KER_SCHED_YIELD, 0x1038, W(0, 0));
 	ev(3, USR(7), 0x1040, W(1, 2, 3));
 	evs(3, USR(8), 0x1041, NOW, "multi-slot user string of forty characters");
-	ev(3, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_MUNMAP, 0x1042, W(100, 0x40001000, 0, 0x2000, 0));
+	ev(3, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_MUNMAP, 0x1042, W(100, U64(0x40001000), U64(0x2000)));
 	ev(3, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, 0x1043, W(0x8048700, 0x8048520));
 	evs(3, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_SLOG, 0x1044, W(12, 2), "disk full on /dev/hd0");
 	evs(3, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_PATHMGR, 0x1045, W(100, 1), "/etc/passwd");
@@ -255,7 +292,8 @@ int main(int argc, char **argv)
 	path = argv[2];
 	setenv("TZ", "UTC", 1);
 	tzset();
-	hdr.big_endian = argc > 3 && strcmp(argv[3], "--be") == 0;
+	g_be = argc > 3 && strcmp(argv[3], "--be") == 0;
+	hdr.big_endian = g_be;
 	hdr.file_name = "/dev/shmem/tracebuffer";
 	hdr.sysname = "QNX";
 	hdr.nodename = "localhost";
