@@ -331,6 +331,7 @@ static void test_sqlite_api(void **state)
 
 	n_warnings = 0;
 	cv.warning_cb = count_warning;
+	cv.flags = TK_BFBIN_REAL_OVERFLOW; /* Byfl's way; the default is tested below */
 	assert_int_equal(tk_bfbin_to_sqlite3(tkt_path("many.byfl"), out, &cv), TK_OK);
 	assert_int_equal(n_warnings, 1); /* once per table */
 	assert_string_equal(last_warning, "WARNING -- an integral value in table \"Big\" doesn't fit within a signed "
@@ -439,6 +440,71 @@ static void test_sqlite_errors(void **state)
 	assert_int_equal(tk_bfbin_to_sqlite3(tkt_path("missing.byfl"), tkt_path("m.db"), &cv), TK_ENOENT);
 	assert_non_null(strstr(cv.error, "missing.byfl (No such file or directory)"));
 	assert_false(tkt_exists(tkt_path("m.db.part")));
+}
+
+/* An integer above INT64_MAX is an error naming where it is, unless REAL is asked for. */
+static void test_sqlite_int64_overflow(void **state)
+{
+	tk_bfbin_convert cv = TK_BFBIN_CONVERT_INIT;
+	tk_bfbin_writer *w = open_writer("over.byfl");
+	const char *out = tkt_path("over.db");
+	uint64_t i;
+
+	(void)state;
+	assert_int_equal(tk_bfbin_begin_basic(w, "Rows"), TK_OK);
+	assert_int_equal(tk_bfbin_add_column(w, TK_BFBIN_STRING, "name"), TK_OK);
+	assert_int_equal(tk_bfbin_add_column(w, TK_BFBIN_UINT64, "count"), TK_OK);
+	for (i = 0; i < 3000; i++) { /* row 2500 holds INT64_MAX + 1 */
+		assert_int_equal(tk_bfbin_put_string(w, "r"), TK_OK);
+		assert_int_equal(tk_bfbin_put_uint64(w, i == 2499 ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX), TK_OK);
+		assert_int_equal(tk_bfbin_end_row(w), TK_OK);
+	}
+	assert_int_equal(tk_bfbin_end_table(w), TK_OK);
+	assert_int_equal(tk_bfbin_writer_close(w), TK_OK);
+	tkt_write_file(out, "previous", 8);
+	n_warnings = 0;
+	cv.warning_cb = count_warning;
+	assert_int_equal(tk_bfbin_to_sqlite3(tkt_path("over.byfl"), out, &cv), TK_ERANGE);
+	assert_string_equal(cv.error, "Value 9223372036854775808 in table \"Rows\", row 2500, column \"count\" does not "
+				      "fit in an SQLite INTEGER (at most 9223372036854775807)");
+	assert_int_equal(n_warnings, 0);
+	assert_false(tkt_exists(tkt_path("over.db.part")));
+	{
+		size_t len;
+		char *old = tkt_read_file(out, &len);
+		assert_string_equal(old, "previous"); /* the old file is left alone */
+		free(old);
+	}
+
+	/* A key:value table is row 1. */
+	w = open_writer("over_kv.byfl");
+	assert_int_equal(tk_bfbin_begin_keyval(w, "Totals"), TK_OK);
+	assert_int_equal(tk_bfbin_kv_uint64(w, "Fine", 7), TK_OK);
+	assert_int_equal(tk_bfbin_kv_uint64(w, "Huge", UINT64_MAX), TK_OK);
+	assert_int_equal(tk_bfbin_writer_close(w), TK_OK);
+	assert_int_equal(tk_bfbin_to_sqlite3(tkt_path("over_kv.byfl"), tkt_path("over_kv.db"), &cv), TK_ERANGE);
+	assert_string_equal(cv.error, "Value 18446744073709551615 in table \"Totals\", row 1, column \"Huge\" does not "
+				      "fit in an SQLite INTEGER (at most 9223372036854775807)");
+	assert_false(tkt_exists(tkt_path("over_kv.db")));
+
+	/* A caller built before cv->flags existed gets the default, not garbage. */
+	cv.struct_size = offsetof(tk_bfbin_convert, flags);
+	cv.flags = TK_BFBIN_REAL_OVERFLOW;
+	assert_int_equal(tk_bfbin_to_sqlite3(tkt_path("over_kv.byfl"), tkt_path("over_kv.db"), &cv), TK_ERANGE);
+	cv.struct_size = sizeof(cv);
+
+	/* TK_BFBIN_REAL_OVERFLOW: Byfl's REAL and warning. */
+	assert_int_equal(tk_bfbin_to_sqlite3(tkt_path("over.byfl"), out, &cv), TK_OK);
+	assert_int_equal(n_warnings, 1);
+	assert_string_equal(last_warning, "WARNING -- an integral value in table \"Rows\" doesn't fit within a signed "
+					  "64-bit integer; using floating-point instead");
+	{
+		sqlite3 *db;
+		assert_int_equal(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+		assert_int_equal(query_int(db, "SELECT count(*) FROM Rows WHERE typeof(count) = 'real'"), 1);
+		assert_int_equal(query_int(db, "SELECT count(*) FROM Rows"), 3000);
+		sqlite3_close(db);
+	}
 }
 
 /* ---- Callgrind ----------------------------------------------------------------------- */
@@ -834,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_sqlite_api),
 		cmocka_unit_test(test_sqlite_live),
 		cmocka_unit_test(test_sqlite_errors),
+		cmocka_unit_test(test_sqlite_int64_overflow),
 		cmocka_unit_test(test_callgrind_model),
 		cmocka_unit_test(test_callgrind_edge_cases),
 		cmocka_unit_test(test_callgrind_deep),

@@ -26,13 +26,17 @@ static const char usage_text[] =
 	"                           committed whenever the input runs dry, so FILE.db.part can\n"
 	"                           be queried meanwhile\n"
 	"      --live-timeout=SECS  with -l, fail when no new data arrive for SECS seconds\n"
+	"      --real-overflow      store integers above 9223372036854775807 as REAL\n"
+	"                           (approximately), with a warning, as Byfl does;\n"
+	"                           without it such an integer is an error\n"
 	"  -h, --help               show this help and exit\n"
 	"      --version            show the version and exit\n"
 	"\n"
 	"Each table becomes an SQLite table of the same name: integer and Boolean columns are\n"
-	"INTEGER, strings TEXT; integers above 9223372036854775807 are stored as REAL, with a\n"
-	"warning. Exit status: 0 on success, 1 when the input cannot be read or is malformed\n"
-	"or the database cannot be written, 2 on a usage error.\n"
+	"INTEGER, strings TEXT. SQLite integers are signed: an integer above\n"
+	"9223372036854775807 fails the conversion unless --real-overflow is given.\n"
+	"Exit status: 0 on success, 1 when the input cannot be read or is malformed, holds\n"
+	"an integer SQLite cannot hold, or the database cannot be written, 2 on a usage error.\n"
 	"The schema is described in bfbin2sqlite3(1) (docs/bfbin2sqlite3.md).\n";
 
 static volatile sig_atomic_t g_stop;
@@ -84,6 +88,7 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "live-data", no_argument, NULL, 'l' },
 		{ "live-timeout", required_argument, NULL, 't' },
+		{ "real-overflow", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -106,6 +111,9 @@ int main(int argc, char **argv)
 		case 't':
 			if (parse_seconds(optarg, &cv.live_timeout_ms) != 0)
 				return usage_error("--live-timeout needs a positive number of seconds, not '%s'", optarg);
+			break;
+		case 'R':
+			cv.flags |= TK_BFBIN_REAL_OVERFLOW;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -144,6 +152,8 @@ int main(int argc, char **argv)
 	rc = tk_bfbin_to_sqlite3(input, output, &cv);
 	if (rc != TK_OK)
 		fprintf(stderr, "bfbin2sqlite3: %s\n", cv.error);
+	if (rc == TK_ERANGE)
+		fputs("bfbin2sqlite3: --real-overflow stores such integers as REAL, as Byfl does\n", stderr);
 	free(default_output);
 	return rc == TK_OK ? 0 : 1;
 }

@@ -48,9 +48,17 @@ typedef struct tk_bfbin_convert {
 	const char *output_name;
 	/* Out: the message of a failed conversion, "" on success. */
 	char error[2048];
+	/* TK_BFBIN_REAL_OVERFLOW; 0 by default. Read only when struct_size covers it. */
+	unsigned flags;
 } tk_bfbin_convert;
 
-#define TK_BFBIN_CONVERT_INIT { sizeof(tk_bfbin_convert), 0, 0, NULL, NULL, NULL, NULL, { 0 } }
+#define TK_BFBIN_CONVERT_INIT { sizeof(tk_bfbin_convert), 0, 0, NULL, NULL, NULL, NULL, { 0 }, 0 }
+
+/*
+ * SQLite: store an integer above INT64_MAX as a REAL (approximately), with one warning
+ * per table, as Byfl's bfbin2sqlite3 did; without it such a value fails the conversion.
+ */
+#define TK_BFBIN_REAL_OVERFLOW 0x1u
 
 /* ---- CSV (bfbin2csv) -------------------------------------------------------------- */
 
@@ -84,8 +92,11 @@ TK_API int tk_bfbin_to_csv(const char *in_path, FILE *out, const tk_bfbin_csv_op
 /*
  * Creates the SQLite database db_path with one table per .byfl table (same names, uint64
  * and bool columns INTEGER, strings TEXT; a key:value table becomes one row; tables
- * without columns are skipped). Integers above INT64_MAX are stored as REAL, with one
- * warning per table. Tables are committed every 1,000,000 rows and, with live input,
+ * without columns are skipped). An integer above INT64_MAX, which an SQLite INTEGER
+ * cannot hold, fails the conversion with TK_ERANGE and a message naming the table, the
+ * row (from 1), the column and the value; with TK_BFBIN_REAL_OVERFLOW in cv->flags it
+ * is stored as REAL instead, with one warning per table. Tables are committed every
+ * 1,000,000 rows and, with live input,
  * whenever the input runs dry, so "<db_path>.part" can be queried while it grows.
  * A duplicate table name, or any name SQLite refuses, fails the conversion.
  */

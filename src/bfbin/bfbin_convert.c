@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,9 +20,12 @@ int tk__bfconv_init(struct tk__bfconv *c, tk_bfbin_convert *cv, const char *in_p
 	memset(c, 0, sizeof(*c));
 	c->cv = cv;
 	c->in_path = in_path;
-	if (cv == NULL || cv->struct_size < sizeof(*cv))
+	/* Fields after error[] came later: a caller built before them is still served. */
+	if (cv == NULL || cv->struct_size < offsetof(tk_bfbin_convert, flags))
 		return TK_EINVAL; /* no room for a message: the caller passed no usable cv */
 	cv->error[0] = '\0';
+	if (cv->struct_size >= offsetof(tk_bfbin_convert, flags) + sizeof(cv->flags))
+		c->flags = cv->flags;
 	if (in_path == NULL)
 		return tk__bfconv_fail(c, TK_EINVAL, "no input file was given");
 	return TK_OK;

@@ -26,6 +26,7 @@ struct tk__bfconv {
 	const char *in_path;
 	int rc;                     /* first error, 0 if none */
 	volatile sig_atomic_t halt; /* stops the parser at the next row, table or wait */
+	unsigned flags;             /* cv->flags, 0 if the caller's struct predates them */
 };
 
 /* Prepares c; returns TK_EINVAL (and a message) when the arguments are unusable. */

@@ -2,9 +2,10 @@
 /*
  * .byfl to SQLite 3, as Byfl's bfbin2sqlite3 stores it: one table per .byfl table with
  * the same name, uint64 and bool columns INTEGER (bools as their raw byte), strings
- * TEXT, a key:value table as one row, tables without columns skipped. Integers above
- * INT64_MAX are bound as REAL (SQLite has no unsigned 64-bit integer), with one warning
- * per table.
+ * TEXT, a key:value table as one row, tables without columns skipped. An integer above
+ * INT64_MAX (SQLite has no unsigned 64-bit integer) fails the conversion, naming where it
+ * is; with TK_BFBIN_REAL_OVERFLOW it is bound as REAL, with one warning per table, as
+ * Byfl did.
  *
  * The database is built as "<out>.part" and renamed to <out> after a clean close and an
  * fsync; any failure removes it (and its journal). Without live input it is written with
@@ -32,6 +33,9 @@ struct sq_state {
 	char *create, *insert; /* statements being built */
 	size_t create_len, create_cap, insert_len, insert_cap;
 	size_t ncols;
+	char **col_names; /* of the current table, for messages */
+	size_t col_names_cap;
+	uint64_t row;     /* current row of the table, from 1 */
 	int max_cols;
 	int active; /* the current table has columns: rows are inserted */
 	sqlite3_stmt *stmt;
@@ -112,6 +116,15 @@ static int sq_commit(struct sq_state *s, int begin_again)
 	return TK_OK;
 }
 
+static void sq_free_col_names(struct sq_state *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->ncols; i++)
+		free(s->col_names[i]);
+	s->ncols = 0;
+}
+
 static void sq_table_begin(void *ud, const char *name)
 {
 	struct sq_state *s = ud;
@@ -123,7 +136,8 @@ static void sq_table_begin(void *ud, const char *name)
 	}
 	free(s->table);
 	s->table = copy;
-	s->ncols = 0;
+	sq_free_col_names(s);
+	s->row = 0;
 	s->active = 0;
 	s->warned = 0;
 	s->create_len = s->insert_len = 0;
@@ -153,6 +167,21 @@ static void sq_column(struct sq_state *s, const char *name, const char *type)
 	    sq_append(s, &s->create, &s->create_len, &s->create_cap, type, strlen(type)) != TK_OK ||
 	    sq_append(s, &s->insert, &s->insert_len, &s->insert_cap, "?", 1) != TK_OK)
 		return;
+	if (s->ncols == s->col_names_cap) {
+		size_t cap = s->col_names_cap ? s->col_names_cap * 2 : 32;
+		char **nn = realloc(s->col_names, cap * sizeof(*nn));
+		if (nn == NULL) {
+			tk__bfconv_fail(&s->base, TK_ENOMEM, "Out of memory while converting %s", s->base.in_path);
+			return;
+		}
+		s->col_names = nn;
+		s->col_names_cap = cap;
+	}
+	s->col_names[s->ncols] = strdup(name);
+	if (s->col_names[s->ncols] == NULL) {
+		tk__bfconv_fail(&s->base, TK_ENOMEM, "Out of memory while converting %s", s->base.in_path);
+		return;
+	}
 	s->ncols++;
 }
 
@@ -191,6 +220,7 @@ static void sq_row_begin(void *ud)
 	struct sq_state *s = ud;
 
 	s->col = 0;
+	s->row++;
 }
 
 static void sq_data_uint64(void *ud, uint64_t v)
@@ -198,9 +228,19 @@ static void sq_data_uint64(void *ud, uint64_t v)
 	struct sq_state *s = ud;
 	int rc;
 
-	if (!s->active)
+	if (!s->active || s->base.rc != TK_OK)
 		return;
 	if (v > (uint64_t)INT64_MAX) {
+		if (!(s->base.flags & TK_BFBIN_REAL_OVERFLOW)) {
+			char dec[24];
+			tk__bf_u64_to_dec(dec, v);
+			tk__bfconv_fail(&s->base, TK_ERANGE,
+					"Value %s in table \"%s\", row %llu, column \"%s\" does not fit in an SQLite "
+					"INTEGER (at most 9223372036854775807)",
+					dec, s->table, (unsigned long long)s->row,
+					(size_t)s->col < s->ncols ? s->col_names[s->col] : "?");
+			return;
+		}
 		if (!s->warned) {
 			tk__bfconv_warn(&s->base, "WARNING -- an integral value in table \"%s\" doesn't fit within a signed "
 						  "64-bit integer; using floating-point instead",
@@ -350,6 +390,8 @@ int tk_bfbin_to_sqlite3(const char *in_path, const char *db_path, tk_bfbin_conve
 		goto fail_open;
 	}
 	free(tmp);
+	sq_free_col_names(&s);
+	free(s.col_names);
 	free(s.table);
 	free(s.create);
 	free(s.insert);
@@ -360,6 +402,8 @@ fail_open:
 	sqlite3_close_v2(s.db);
 	tk__bf_remove_with_siblings(tmp);
 	free(tmp);
+	sq_free_col_names(&s);
+	free(s.col_names);
 	free(s.table);
 	free(s.create);
 	free(s.insert);
