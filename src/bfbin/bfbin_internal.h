@@ -18,6 +18,15 @@ int tk__bfbin_parse_path(const char *path, const bfbin_callback_t *callbacks, vo
 			 const tk_bfbin_parse_options *opts, const volatile sig_atomic_t *stop2);
 
 /*
+ * Test hook (tests/fuzz/fuzz_bfbin.c): tk_bfbin_parse_fd() without options, starting
+ * with a buffer of cap bytes (1 to 1 MiB) instead of 1 MiB and reading at most max_read
+ * bytes per read(2) (0: no limit), so that small inputs take the refill, compaction and
+ * growth paths of the file and pipe reader.
+ */
+int tk__bfbin_parse_fd_small(int fd, const char *name, const bfbin_callback_t *callbacks, void *user_data,
+			     size_t cap, size_t max_read);
+
+/*
  * The first member of every converter's callback state: the caller's options, the first
  * error (its message goes to cv->error) and the flag that stops the parser.
  */

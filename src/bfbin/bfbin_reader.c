@@ -48,6 +48,7 @@ struct bf_parser {
 	int is_reg; /* a regular file: in live mode its end is only "no data yet" */
 	const unsigned char *mem;
 	size_t mem_len, mem_off;
+	size_t max_read; /* most bytes per read, 0: no limit (a test hook sets it) */
 	const char *name;
 
 	int live;
@@ -128,6 +129,8 @@ static void bf_sleep_ms(unsigned ms)
 
 static ssize_t bf_read(struct bf_parser *p, unsigned char *dst, size_t room)
 {
+	if (p->max_read != 0 && room > p->max_read)
+		room = p->max_read;
 	if (p->fd < 0) {
 		size_t n = p->mem_len - p->mem_off;
 		if (n > room)
@@ -629,7 +632,8 @@ static int bf_parse_input(struct bf_parser *p)
 }
 
 static int bf_parse_fd(int fd, const char *name, const bfbin_callback_t *callbacks, void *user_data,
-		       const tk_bfbin_parse_options *opts, const volatile sig_atomic_t *stop2)
+		       const tk_bfbin_parse_options *opts, const volatile sig_atomic_t *stop2, size_t cap,
+		       size_t max_read)
 {
 	struct bf_parser p;
 	struct stat sb;
@@ -641,7 +645,8 @@ static int bf_parse_fd(int fd, const char *name, const bfbin_callback_t *callbac
 	p.name = name != NULL ? name : "<input>";
 	p.cb = callbacks;
 	p.ud = user_data;
-	p.cap = BF_CHUNK;
+	p.cap = cap;
+	p.max_read = max_read;
 	p.stop2 = stop2;
 	bf_options(&p, opts);
 	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
@@ -658,7 +663,15 @@ static int bf_parse_fd(int fd, const char *name, const bfbin_callback_t *callbac
 int tk_bfbin_parse_fd(int fd, const char *name, const bfbin_callback_t *callbacks, void *user_data,
 		      const tk_bfbin_parse_options *opts)
 {
-	return bf_parse_fd(fd, name, callbacks, user_data, opts, NULL);
+	return bf_parse_fd(fd, name, callbacks, user_data, opts, NULL, BF_CHUNK, 0);
+}
+
+int tk__bfbin_parse_fd_small(int fd, const char *name, const bfbin_callback_t *callbacks, void *user_data,
+			     size_t cap, size_t max_read)
+{
+	if (cap == 0 || cap > BF_CHUNK)
+		return TK_EINVAL;
+	return bf_parse_fd(fd, name, callbacks, user_data, NULL, NULL, cap, max_read);
 }
 
 int tk__bfbin_parse_path(const char *path, const bfbin_callback_t *callbacks, void *user_data,
@@ -679,7 +692,7 @@ int tk__bfbin_parse_path(const char *path, const bfbin_callback_t *callbacks, vo
 		}
 		return rc;
 	}
-	rc = bf_parse_fd(fd, path, callbacks, user_data, opts, stop2);
+	rc = bf_parse_fd(fd, path, callbacks, user_data, opts, stop2, BF_CHUNK, 0);
 	close(fd);
 	return rc;
 }

@@ -5,6 +5,10 @@
  * value per column of the declared type, begin/end pairs) and abort on any violation;
  * and everything the reader delivers is re-encoded with the writer, which must accept it,
  * and whose output must parse back to exactly the same callback sequence.
+ * The same bytes are also parsed through a descriptor (a memfd) in pieces of a few bytes
+ * into a buffer that starts a few bytes long, so the refill, compaction and growth code
+ * that files and pipes use runs on every input: its callbacks, result and message must
+ * equal the in-memory parse's.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../../src/bfbin/bfbin_internal.h" /* tk__bfbin_parse_fd_small */
 #include "tracekit/bfbin_writer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,6 +34,8 @@ struct fz {
 	tk_bfbin_writer *w; /* NULL on the second pass */
 	char *keys[MAX_KEYS];
 	size_t n_keys;
+	int n_errors;
+	char error[2048]; /* the error_cb message */
 };
 
 static void free_keys(struct fz *f)
@@ -58,8 +65,11 @@ static void mix(struct fz *f, unsigned tag, const void *p, size_t n)
 
 static void on_error(void *ud, const char *m)
 {
+	struct fz *f = ud;
+
 	check(m != NULL && m[0] != '\0');
-	(void)ud;
+	f->n_errors++;
+	snprintf(f->error, sizeof(f->error), "%s", m);
 }
 
 static void table_begin(struct fz *f, const char *name, int keyval)
@@ -226,6 +236,42 @@ static void on_re(void *ud)
 static const bfbin_callback_t cbs = { on_error, on_tb, on_te, on_tk, on_tke, on_cb, on_cu, on_cs,
 				      on_cbo,   on_ce, on_rb, on_du, on_ds, on_db, on_re };
 
+static void fz_reset(struct fz *f)
+{
+	f->hash = 0;
+	f->state = 0;
+	f->too_wide = 0;
+	f->n_errors = 0;
+	f->error[0] = '\0';
+	f->w = NULL;
+}
+
+/*
+ * Parses data through a memfd, max_read bytes per read(2) into a buffer of cap bytes
+ * at first: both from 1 up, chosen from the input's size so that every size of piece
+ * comes up; large inputs take bigger pieces to keep the run fast.
+ */
+static int parse_in_pieces(const uint8_t *data, size_t size, struct fz *h)
+{
+	static int in_fd = -1;
+	size_t max_read = 1 + size % 61, cap = 1 + size % 7, done = 0;
+
+	if (in_fd < 0) {
+		in_fd = memfd_create("fuzz-in.byfl", 0); /* reused: truncated before each input */
+		check(in_fd >= 0);
+	}
+	check(ftruncate(in_fd, 0) == 0);
+	while (done < size) {
+		ssize_t n = pwrite(in_fd, data + done, size - done, (off_t)done);
+		check(n > 0);
+		done += (size_t)n;
+	}
+	check(lseek(in_fd, 0, SEEK_SET) == 0);
+	if (size > 65536)
+		max_read += 4096;
+	return tk__bfbin_parse_fd_small(in_fd, "fuzz", &cbs, h, cap, max_read);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int fd = -1;
@@ -233,7 +279,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static size_t copy_cap;
 	static struct fz f, g; /* large: kept out of the stack and cleared field by field */
 	off_t len;
-	int rc;
+	int rc, rc_fd;
 
 	if (fd < 0) {
 		fd = memfd_create("fuzz.byfl", 0); /* reused: truncated before each input */
@@ -242,12 +288,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (ftruncate(fd, 0) != 0 || lseek(fd, 0, SEEK_SET) != 0)
 		abort();
-	f.hash = 0;
-	f.state = 0;
-	f.too_wide = 0;
+	fz_reset(&f);
 	check(tk_bfbin_writer_open_fd(&f.w, fd) == TK_OK);
 	rc = tk_bfbin_parse_mem(data, size, "fuzz", &cbs, &f);
 	free_keys(&f);
+
+	/* The descriptor path, in small pieces: the same callbacks, result and message. */
+	fz_reset(&g);
+	rc_fd = parse_in_pieces(data, size, &g);
+	free_keys(&g);
+	check(rc_fd == rc && g.hash == f.hash && g.n_errors == f.n_errors && strcmp(g.error, f.error) == 0);
+
 	if (rc != TK_OK || f.too_wide) {
 		tk_bfbin_writer_abort(f.w);
 		return 0;
@@ -265,10 +316,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(copy != NULL);
 	}
 	check(pread(fd, copy, (size_t)len, 0) == len);
-	g.hash = 0;
-	g.state = 0;
-	g.too_wide = 0;
-	g.w = NULL;
+	fz_reset(&g);
 	check(tk_bfbin_parse_mem(copy, (size_t)len, "again", &cbs, &g) == TK_OK);
 	check(g.hash == f.hash);
 	return 0;
