@@ -4,9 +4,9 @@
  *
  *   t:0x<lsb, 8 hex> CPU:<2 digits> <class>:<event>[ <name>:<value>...]
  *
- * Simple events (2 payload words) show the arguments marked fast ('f'); combine events
- * show every argument, each on its own line as "\n%26s:" (or " %s:" with
- * TK_KEV_PRINT_NO_NEWLINES). The per-event argument lists are in kev_names.c.
+ * Simple events (2 payload words) show the arguments of fast mode ('f', 'F'); combine
+ * events show every argument of wide mode, each on its own line as "\n%26s:" (or " %s:"
+ * with TK_KEV_PRINT_NO_NEWLINES). The per-event argument lists are in kev_names.c.
  *
  * Deliberate differences from traceprinter 1.02 (docs/traceprinter.md):
  * - number words are byte-swapped for other-endian files everywhere (1.02 printed the
@@ -354,8 +354,8 @@ static void print_args(struct obuf *o, unsigned flags, const tk_kev_event *ev, c
 		for (a = args; *a != NULL && c < nbytes; a++) {
 			const char *spec = *a;
 			int used;
-			if (spec[0] != 'f')
-				continue;
+			if (spec[0] != 'f' && spec[0] != 'F')
+				continue; /* wide mode only */
 			if (c + arg_size(spec[1]) > nbytes)
 				break; /* QNX read past the payload here; we stop */
 			put_chr(o, ' ');
@@ -399,6 +399,8 @@ static void print_args(struct obuf *o, unsigned flags, const tk_kev_event *ev, c
 			char t;
 			int used;
 
+			if (spec[0] == 'F')
+				continue; /* fast mode only */
 			if (spec[0] == 'f')
 				spec++;
 			t = spec[0];

@@ -2,9 +2,13 @@
 /*
  * Private: names and argument lists of QNX 6.4 events, as traceprinter 1.02 shows them.
  *
- * An argument spec is "[f]<type><name>": 'f' marks an argument present in fast mode;
- * type H hex32, D dec32, P pointer (plain hex), E dec64, X hex64, S first 4 bytes of a
- * string, s 4 more bytes of it, N NUL-terminated string to the end of the payload.
+ * An argument spec is "[f|F]<type><name>": no mark, an argument of wide mode only; 'f'
+ * one of both modes; 'F' one of fast mode only (where the appendix names the fast-mode
+ * value differently, e.g. CLOCK_TIME's "old" for wide "old(sec)"). A simple (fast)
+ * event prints the 'f' and 'F' arguments in order, a combine (wide) event the unmarked
+ * and 'f' ones. Type H hex32, D dec32, P pointer (plain hex), E dec64, X hex64, S first
+ * 4 bytes of a string, s 4 more bytes of it, N NUL-terminated string to the end of the
+ * payload.
  */
 #ifndef KEV_NAMES_H
 #define KEV_NAMES_H

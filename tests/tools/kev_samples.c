@@ -237,7 +237,7 @@ static void all_classes(void)
 	ev(2, _TRACE_INT_C, _TRACE_INT_HANDLER_ENTRY, 0x1021, W(100, 0x51, 0x8048120, 0x7ffe0000));
 	ev(2, _TRACE_INT_C, _TRACE_INT_HANDLER_EXIT, 0x1022, W(0x51, 1, 14, 0, 0));
 	ev(2, KC(__KER_MSG_SENDV), 0x1030,
-	   W(0x40000003, 1, 1, text_word("Hell"), text_word("o wo"), text_word("rld")));
+	   W(0x40000003, 0x12, 4711, text_word("Hell"), text_word("o wo"), text_word("rld"), 1, 1));
 	ev(2, KX(__KER_MSG_SENDV), 0x1031, W(0, text_word("OK\n"), 0, 0));
 	ev(2, KX(__KER_MSG_ERROR), 0x1032, W(0xffffffffu, 3));
 	ev(2, KC(__KER_SYNC_MUTEX_LOCK), 0x1033, W(0x8049f00, 0x80000002));
