@@ -131,12 +131,23 @@ static int print_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned
 	return 0;
 }
 
-/* Marks the selected ranges in sel[32][1024]. Returns 0 or -1 for an unknown name. */
-static int mark_classes(const char *list, unsigned char (*sel)[1024], unsigned char value)
+/*
+ * Marks the selected ranges in sel[32][1024]. Returns 0, or -1 for an unknown name or a
+ * list with no name or an empty one ("", "USER,", "USER,,THREAD"): like any bad option
+ * value, a usage error, never a silently empty selection.
+ */
+static int mark_classes(const char *opt, const char *list, unsigned char (*sel)[1024], unsigned char value)
 {
-	char *copy = strdup(list), *save = NULL, *tok;
+	char *copy, *save = NULL, *tok;
+	size_t len = strlen(list);
 	int rc = 0;
 
+	if (len == 0 || list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,") != NULL) {
+		fprintf(stderr, "traceprinter: %s needs a comma-separated list of class names, not '%s' (see --help)\n",
+			opt, list);
+		return -1;
+	}
+	copy = strdup(list);
 	if (copy == NULL)
 		return -1;
 	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
@@ -249,7 +260,8 @@ int main(int argc, char **argv)
 	c.need_clk = (flags & (TK_KEV_PRINT_TIME_CYCLES | TK_KEV_PRINT_TIME_NS)) != 0;
 
 	memset(sel, include ? 0 : 1, sizeof(sel));
-	if ((include && mark_classes(include, sel, 1) != 0) || (exclude && mark_classes(exclude, sel, 0) != 0))
+	if ((include && mark_classes("--class", include, sel, 1) != 0) ||
+	    (exclude && mark_classes("--exclude", exclude, sel, 0) != 0))
 		return 2;
 
 	if (output != NULL) {
