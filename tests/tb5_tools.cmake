@@ -4,6 +4,25 @@
 # Their own work directory (golden-tb5) is filled by the tb5_samples fixture
 # (gen_tb5_samples.sh: the examples' files, a larger file, broken files and .dat files).
 # Regenerate the golden files with scripts/update-golden.sh (ctest -L golden).
+# It also registers the C++ compile test of the public TBRW headers.
+
+# The seed's examples are C++: the TBRW headers must compile as C++ and link with C linkage
+# (with a C++ compiler on the machine; under the sanitizers only compiled, as their runtimes
+# would have to be linked in too).
+find_program(TK_CXX NAMES g++ clang++ c++)
+if(TK_CXX)
+  set(cxx_flags -std=c++11 -Wall -Wextra -Werror -I${PROJECT_SOURCE_DIR}/include)
+  set(cxx_src ${CMAKE_CURRENT_SOURCE_DIR}/cxx/tbrw_cxx.cpp)
+  set(cxx_out ${CMAKE_CURRENT_BINARY_DIR}/tbrw_cxx)
+  if(TK_SANITIZE)
+    add_test(NAME tbrw_headers_cxx COMMAND ${TK_CXX} ${cxx_flags} -c ${cxx_src} -o ${cxx_out}.o)
+  else()
+    add_test(NAME tbrw_headers_cxx
+             COMMAND sh -c "\"$0\" \"$@\" && ${cxx_out}" ${TK_CXX} ${cxx_flags} ${cxx_src} -o ${cxx_out}
+                     $<TARGET_FILE:tracekit> -Wl,-rpath,$<TARGET_FILE_DIR:tracekit>)
+  endif()
+  set_tests_properties(tbrw_headers_cxx PROPERTIES LABELS "unit" TIMEOUT 120)
+endif()
 
 if(NOT TK_BUILD_TOOLS OR NOT TARGET tbrw_vtune_file OR NOT TARGET tbrw_usage)
   return()

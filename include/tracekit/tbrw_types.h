@@ -467,20 +467,26 @@ typedef BIND_TID_CALLBACK TBRW_BIND_TID_CALLBACK;
 #endif
 
 /* ---- layout pins (x86-64 / LP64) ---------------------------------------------------------- */
-_Static_assert(sizeof(TBRW_STRING_OR_ID) == 8, "TBRW_STRING_OR_ID is 8 bytes");
-_Static_assert(sizeof(TBRW_SampleRecordPC) == 32, "TBRW_SampleRecordPC is 32 bytes");
-_Static_assert(offsetof(TBRW_SampleRecordPC, cs) == 16, "cs follows the 16-byte PC union");
-_Static_assert(offsetof(TBRW_SampleRecordPC, tid) == 20, "tid at 20");
-_Static_assert(offsetof(TBRW_SampleRecordPC, bitFields2) == 28, "bitFields2 at 28");
-_Static_assert(sizeof(TBRW_SampleRecordTSC) == 8, "TBRW_SampleRecordTSC is 8 bytes");
-_Static_assert(sizeof(TBRW_SAMPREC_DESC_ENTRY) == 40, "TBRW_SAMPREC_DESC_ENTRY is 40 bytes");
-_Static_assert(sizeof(TBRW_MODULE) == 104, "TBRW_MODULE is 104 bytes");
-_Static_assert(sizeof(TBRW_PID) == 48, "TBRW_PID is 48 bytes");
-_Static_assert(sizeof(TBRW_TID) == 40, "TBRW_TID is 40 bytes");
-_Static_assert(sizeof(TBRW_EVENT) == 48, "TBRW_EVENT is 48 bytes");
-_Static_assert(sizeof(TBRW_EVENT_DETAIL) == 32, "TBRW_EVENT_DETAIL is 32 bytes");
-_Static_assert(sizeof(TBRW_STREAM_INFO) == 56, "TBRW_STREAM_INFO is 56 bytes");
-_Static_assert(sizeof(DATA_BIND_STRUCT) == 24, "DATA_BIND_STRUCT is 24 bytes");
+/* _Static_assert is C11; C++ (the seed's examples are C++) spells it static_assert. */
+#ifdef __cplusplus
+#define TK_TBRW_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define TK_TBRW_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+TK_TBRW_STATIC_ASSERT(sizeof(TBRW_STRING_OR_ID) == 8, "TBRW_STRING_OR_ID is 8 bytes");
+TK_TBRW_STATIC_ASSERT(sizeof(TBRW_SampleRecordPC) == 32, "TBRW_SampleRecordPC is 32 bytes");
+TK_TBRW_STATIC_ASSERT(offsetof(TBRW_SampleRecordPC, cs) == 16, "cs follows the 16-byte PC union");
+TK_TBRW_STATIC_ASSERT(offsetof(TBRW_SampleRecordPC, tid) == 20, "tid at 20");
+TK_TBRW_STATIC_ASSERT(offsetof(TBRW_SampleRecordPC, bitFields2) == 28, "bitFields2 at 28");
+TK_TBRW_STATIC_ASSERT(sizeof(TBRW_SampleRecordTSC) == 8, "TBRW_SampleRecordTSC is 8 bytes");
+TK_TBRW_STATIC_ASSERT(sizeof(TBRW_SAMPREC_DESC_ENTRY) == 40, "TBRW_SAMPREC_DESC_ENTRY is 40 bytes");
+TK_TBRW_STATIC_ASSERT(sizeof(TBRW_MODULE) == 104, "TBRW_MODULE is 104 bytes");
+TK_TBRW_STATIC_ASSERT(sizeof(TBRW_PID) == 48, "TBRW_PID is 48 bytes");
+TK_TBRW_STATIC_ASSERT(sizeof(TBRW_TID) == 40, "TBRW_TID is 40 bytes");
+TK_TBRW_STATIC_ASSERT(sizeof(TBRW_EVENT) == 48, "TBRW_EVENT is 48 bytes");
+TK_TBRW_STATIC_ASSERT(sizeof(TBRW_EVENT_DETAIL) == 32, "TBRW_EVENT_DETAIL is 32 bytes");
+TK_TBRW_STATIC_ASSERT(sizeof(TBRW_STREAM_INFO) == 56, "TBRW_STREAM_INFO is 56 bytes");
+TK_TBRW_STATIC_ASSERT(sizeof(DATA_BIND_STRUCT) == 24, "DATA_BIND_STRUCT is 24 bytes");
 
 #ifdef __cplusplus
 }
