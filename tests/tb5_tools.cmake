@@ -4,7 +4,11 @@
 # Their own work directory (golden-tb5) is filled by the tb5_samples fixture
 # (gen_tb5_samples.sh: the examples' files, a larger file, broken files and .dat files).
 # Regenerate the golden files with scripts/update-golden.sh (ctest -L golden).
-# It also registers the C++ compile test of the public TBRW headers.
+# It also registers the library's own tests: test_tb5 (unit, and "threads" for its
+# concurrent writers) and the C++ compile test of the public TBRW headers.
+
+tk_unit_test(test_tb5)
+set_tests_properties(test_tb5 PROPERTIES LABELS "unit;threads")
 
 # The seed's examples are C++: the TBRW headers must compile as C++ and link with C linkage
 # (with a C++ compiler on the machine; under the sanitizers only compiled, as their runtimes

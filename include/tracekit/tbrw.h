@@ -70,8 +70,9 @@ TK_API TBRW_U32 TBRW_get_version(TBRW_U32 *major, TBRW_U32 *minor);
  * TBRW_FILE_CREATE_ALWAYS (required to create a file) and TBRW_FILE_COMPRESS (zstd data
  * chunks). Opening an existing file for writing lets you append streams and write sections
  * that do not exist yet; the result replaces the file at TBRW_close(). Opening for reading
- * checks the header, the trailer, the directory and their checksums (data chunks are checked
- * when read, or all at once by TBRW_verify()). On failure *ptr is NULL.
+ * checks the header, the trailer, the directory, the strings and every section's end mark
+ * with their checksums (the other chunks are checked when read, or all at once by
+ * TBRW_verify()). On failure *ptr is NULL.
  */
 TK_API TBRW_U32 TBRW_open(TBRW_PTR *ptr, const TBRW_CHAR *filename, TBRW_U32 access_mode);
 
@@ -86,8 +87,10 @@ TK_API TBRW_U32 TBRW_abort_cleanup_and_close(TBRW_PTR ptr);
 /* Points *error_string at a constant wide text for error_code (any value works). */
 TK_API TBRW_U32 TBRW_error_string(TBRW_U32 error_code, const TBRW_CHAR **error_string);
 
-/* Checks the whole file: every chunk's checksum and the consistency of every section and
- * stream (data sizes against their descriptors). */
+/* Checks the whole file: every chunk between the header and the directory, listed or not
+ * (header and payload checksums, zero padding, compressed frames), that the directory lists
+ * exactly the chunks found there, that every section's items are well formed and that data
+ * sizes agree with their descriptors. Call it while no section is being written. */
 TK_API TBRW_U32 TBRW_verify(TBRW_PTR ptr);
 
 /*
@@ -182,7 +185,9 @@ TK_API TBRW_U32 TBRW_enumerate_data_descriptor_entries(TBRW_PTR ptr, TBRW_U32 st
  * TBRW_RECORD_SIZE_MISMATCH. Stream data may be larger than memory.
  */
 TK_API TBRW_U32 TBRW_add_data(TBRW_PTR ptr, TBRW_U32 stream, TBRW_U32 size_of_data_entry, void *data_entry);
-/* Appends the records of a binary file (its size must be a multiple of the record size). */
+/* Appends the records of a regular binary file. Its size must be a multiple of the record
+ * size: that is checked before anything is appended, so a refused file has no effect. A read
+ * error part way through (TBRW_IO_ERROR) leaves the records before it appended. */
 TK_API TBRW_U32 TBRW_add_data_from_file(TBRW_PTR ptr, TBRW_U32 stream, TBRW_CHAR *filename);
 /* Calls back with consecutive records from record start_index on, in batches of whole records. */
 TK_API TBRW_U32 TBRW_enumerate_data(TBRW_PTR ptr, TBRW_U32 stream, TBRW_DATA_CALLBACK *callback_func,

@@ -6,7 +6,9 @@
  * tagged little-endian items (docs/tb5-format.md, "Items").
  */
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 #include <errno.h>
@@ -121,7 +123,28 @@ static int next_item(struct items *it, uint16_t *type, struct dec *d)
 
 static TBRW_U32 bad_item(struct tb5_handle *h, struct tb5_obj *o, const char *what)
 {
-	return tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u: malformed %s item", h->path, o->id, what);
+	return tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u (from byte offset %llu): malformed %s item", h->path, o->id,
+			tb5_obj_offset(o), what);
+}
+
+TBRW_U32 tb5_check_items(struct tb5_handle *h, struct tb5_obj *o)
+{
+	struct items it;
+	struct dec d;
+	uint16_t t;
+	int r;
+	TBRW_U32 rc = tb5_obj_load(h, o);
+
+	if (rc != VT_SUCCESS)
+		return rc;
+	it = (struct items){o->meta, o->meta_len, 0};
+	while ((r = next_item(&it, &t, &d)) == 1)
+		;
+	if (r < 0 || it.at != it.len)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u (from byte offset %llu): the item at byte %zu of the "
+						   "section overruns it",
+				h->path, o->id, tb5_obj_offset(o), it.at);
+	return VT_SUCCESS;
 }
 
 /* Strings: on write intern the wide text, on read the id must exist. */
@@ -136,7 +159,8 @@ static TBRW_U32 sid(struct tb5_handle *h, const TBRW_STRING_OR_ID *s, struct enc
 static void rid(struct tb5_handle *h, struct dec *d, TBRW_STRING_OR_ID *s)
 {
 	s->soi_uniqueid = d64(d);
-	if (s->soi_uniqueid > h->n_strings)
+	/* atomic: other threads may be adding strings */
+	if (s->soi_uniqueid > atomic_load_explicit(&h->n_strings, memory_order_relaxed))
 		d->bad = 1;
 }
 
@@ -311,12 +335,14 @@ static TBRW_U32 reading_obj(struct tb5_handle *h, uint32_t id, const char *what,
 }
 
 /* Copies one fixed-size decoded structure out with the size-query protocol. */
-static TBRW_U32 give(const void *src, size_t size, TBRW_U32 size_of_buffer, void *buf, TBRW_U32 *used)
+static TBRW_U32 give(struct tb5_handle *h, const char *what, const void *src, size_t size, TBRW_U32 size_of_buffer,
+		     void *buf, TBRW_U32 *used)
 {
 	if (used != NULL)
 		*used = (TBRW_U32)size;
 	if (buf == NULL || size_of_buffer < size)
-		return TBRW_BUFFER_TOO_SMALL;
+		return tb5_fail(TBRW_BUFFER_TOO_SMALL, "%s: %s: the buffer holds %u bytes, %zu are needed", h->path, what,
+				buf == NULL ? 0u : size_of_buffer, size);
 	if (size > 0)
 		memcpy(buf, src, size);
 	return VT_SUCCESS;
@@ -600,7 +626,8 @@ TBRW_U32 TBRW_get_system(TBRW_PTR ptr, TBRW_U32 size_of_buffer, TBRW_SYSTEM *buf
 	if (size_buffer_used != NULL)
 		*size_buffer_used = (TBRW_U32)size;
 	if (buf_ptr == NULL || size_of_buffer < size)
-		return TBRW_BUFFER_TOO_SMALL;
+		return tb5_fail(TBRW_BUFFER_TOO_SMALL, "%s: TBRW_get_system: the buffer holds %u bytes, %zu are needed",
+				h->path, buf_ptr == NULL ? 0u : size_of_buffer, size);
 	if (((uintptr_t)buf_ptr & 7u) != 0)
 		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_get_system: buffer must be 8-byte aligned");
 	memset(buf_ptr, 0, size);
@@ -701,7 +728,7 @@ TBRW_U32 TBRW_get_host(TBRW_PTR ptr, TBRW_U32 size_of_buffer, void *buf_ptr, TBR
 	v.reserved = d32(&d);
 	if (d.bad)
 		return bad_item(h, o, "host");
-	return give(&v, sizeof v, size_of_buffer, buf_ptr, size_buffer_used);
+	return give(h, "TBRW_get_host", &v, sizeof v, size_of_buffer, buf_ptr, size_buffer_used);
 }
 
 TBRW_U32 TBRW_get_os(TBRW_PTR ptr, TBRW_U32 size_of_buffer, void *buf_ptr, TBRW_U32 *size_buffer_used)
@@ -719,7 +746,7 @@ TBRW_U32 TBRW_get_os(TBRW_PTR ptr, TBRW_U32 size_of_buffer, void *buf_ptr, TBRW_
 	rid(h, &d, &v.os_name_extra);
 	if (d.bad)
 		return bad_item(h, o, "os");
-	return give(&v, sizeof v, size_of_buffer, buf_ptr, size_buffer_used);
+	return give(h, "TBRW_get_os", &v, sizeof v, size_of_buffer, buf_ptr, size_buffer_used);
 }
 
 TBRW_U32 TBRW_get_application(TBRW_PTR ptr, TBRW_U32 size_of_buffer, void *buf_ptr, TBRW_U32 *size_buffer_used)
@@ -735,7 +762,7 @@ TBRW_U32 TBRW_get_application(TBRW_PTR ptr, TBRW_U32 size_of_buffer, void *buf_p
 	v.app_max_app_addr = d64(&d);
 	if (d.bad)
 		return bad_item(h, o, "application");
-	return give(&v, sizeof v, size_of_buffer, buf_ptr, size_buffer_used);
+	return give(h, "TBRW_get_application", &v, sizeof v, size_of_buffer, buf_ptr, size_buffer_used);
 }
 
 TBRW_U32 TBRW_get_version_info(TBRW_PTR ptr, TBRW_U32 size_of_buffer, void *buf_ptr, TBRW_U32 *size_buffer_used)
@@ -748,14 +775,14 @@ TBRW_U32 TBRW_get_version_info(TBRW_PTR ptr, TBRW_U32 size_of_buffer, void *buf_
 	v.sample_file_version = d32(&d);
 	if (d.bad)
 		return bad_item(h, o, "version");
-	return give(&v, sizeof v, size_of_buffer, buf_ptr, size_buffer_used);
+	return give(h, "TBRW_get_version_info", &v, sizeof v, size_of_buffer, buf_ptr, size_buffer_used);
 }
 
 TBRW_U32 TBRW_get_user_defined_global(TBRW_PTR ptr, TBRW_U32 size_of_buffer, void *buf_ptr,
 				      TBRW_U32 *size_buffer_used)
 {
 	GET_PROLOGUE(TBRW_USER_DEFINED_GLOBAL_SECTION, "TBRW_get_user_defined_global", IT_USER);
-	return give(d.p, d.len, size_of_buffer, buf_ptr, size_buffer_used);
+	return give(h, "TBRW_get_user_defined_global", d.p, d.len, size_of_buffer, buf_ptr, size_buffer_used);
 }
 
 /* ---- processes, threads, modules --------------------------------------------------------- */
@@ -1008,7 +1035,7 @@ TBRW_U32 tb5_load_pt(struct tb5_handle *h)
 /* Enumerates an array in batches with the 5.9 protocol. */
 typedef TBRW_U32 array_cb(void *fn, void *data, TBRW_U32 size, TBRW_U32 n, void *user);
 static TBRW_U32 enumerate_array(void *base, size_t elem, size_t n, TBRW_U64 start, array_cb *call, void *fn,
-				void *user)
+				void *user, const char *what)
 {
 	const size_t batch = 4096;
 
@@ -1018,7 +1045,7 @@ static TBRW_U32 enumerate_array(void *base, size_t elem, size_t n, TBRW_U64 star
 		if (r == FALSE)
 			return VT_SUCCESS;
 		if (r != TRUE)
-			return r;
+			return tb5_callback_error(r, what);
 		i += k;
 	}
 	return VT_SUCCESS;
@@ -1050,7 +1077,7 @@ TBRW_U32 TBRW_enumerate_processes(TBRW_PTR ptr, TBRW_PID_CALLBACK *callback_func
 	if (rc != VT_SUCCESS)
 		return rc;
 	return enumerate_array(h->pt.pids, sizeof(TBRW_PID), h->pt.n_pids, start_index, call_pid,
-			       (void *)callback_func, user_ptr);
+			       (void *)callback_func, user_ptr, "TBRW_enumerate_processes");
 }
 
 TBRW_U32 TBRW_enumerate_threads(TBRW_PTR ptr, TBRW_TID_CALLBACK *callback_func, void *user_ptr, TBRW_U64 start_index)
@@ -1065,7 +1092,7 @@ TBRW_U32 TBRW_enumerate_threads(TBRW_PTR ptr, TBRW_TID_CALLBACK *callback_func, 
 	if (rc != VT_SUCCESS)
 		return rc;
 	return enumerate_array(h->pt.tids, sizeof(TBRW_TID), h->pt.n_tids, start_index, call_tid,
-			       (void *)callback_func, user_ptr);
+			       (void *)callback_func, user_ptr, "TBRW_enumerate_threads");
 }
 
 TBRW_U32 TBRW_enumerate_modules(TBRW_PTR ptr, TBRW_MODULE_CALLBACK *callback_func, void *user_ptr,
@@ -1081,7 +1108,7 @@ TBRW_U32 TBRW_enumerate_modules(TBRW_PTR ptr, TBRW_MODULE_CALLBACK *callback_fun
 	if (rc != VT_SUCCESS)
 		return rc;
 	return enumerate_array(h->modules, sizeof(TBRW_MODULE), h->n_modules, start_index, call_module,
-			       (void *)callback_func, user_ptr);
+			       (void *)callback_func, user_ptr, "TBRW_enumerate_modules");
 }
 
 TBRW_U32 TBRW_get_one_module(TBRW_PTR ptr, TBRW_U64 module_index, const TBRW_MODULE **p_module)
@@ -1484,7 +1511,7 @@ TBRW_U32 TBRW_get_stream_info(TBRW_PTR ptr, TBRW_U32 stream, TBRW_U32 size_of_bu
 	rid(h, &d, &v.comment);
 	if (d.bad)
 		return bad_item(h, o, "stream information");
-	return give(&v, sizeof v, size_of_buffer, buf_ptr, size_buffer_used);
+	return give(h, "TBRW_get_stream_info", &v, sizeof v, size_of_buffer, buf_ptr, size_buffer_used);
 }
 
 TBRW_U32 TBRW_set_user_defined_stream(TBRW_PTR ptr, TBRW_U32 stream, TBRW_U32 size_of_data, void *data_ptr)
@@ -1519,7 +1546,7 @@ TBRW_U32 TBRW_get_user_defined_stream(TBRW_PTR ptr, TBRW_U32 stream, TBRW_U32 si
 		return rc;
 	if (!find_item(o, IT_USER, &d))
 		return bad_item(h, o, "user-defined");
-	return give(d.p, d.len, size_of_buffer, buf_ptr, size_buffer_used);
+	return give(h, "TBRW_get_user_defined_stream", d.p, d.len, size_of_buffer, buf_ptr, size_buffer_used);
 }
 
 /* ---- events ---------------------------------------------------------------------------------- */
@@ -1654,7 +1681,7 @@ TBRW_U32 TBRW_enumerate_events(TBRW_PTR ptr, TBRW_U32 stream, TBRW_EVENT_CALLBAC
 		r = (int)callback_func(evs + start_index, (TBRW_U32)((n_ev - start_index) * sizeof *evs),
 				       (TBRW_U32)(n_ev - start_index), user_ptr);
 		if ((TBRW_U32)r != TRUE && (TBRW_U32)r != FALSE)
-			rc = (TBRW_U32)r;
+			rc = tb5_callback_error((TBRW_U32)r, "TBRW_enumerate_events");
 	}
 	free(evs);
 	return rc;
@@ -1744,7 +1771,8 @@ TBRW_U32 TBRW_enumerate_data_descriptor_entries(TBRW_PTR ptr, TBRW_U32 stream, T
 		rc = decode_all(h, o, IT_DESC, sizeof(TBRW_SAMPREC_DESC_ENTRY), dec_desc, &arr, &n);
 	if (rc != VT_SUCCESS)
 		return rc;
-	rc = enumerate_array(arr, sizeof(TBRW_SAMPREC_DESC_ENTRY), n, 0, call_desc, (void *)callback_func, user_ptr);
+	rc = enumerate_array(arr, sizeof(TBRW_SAMPREC_DESC_ENTRY), n, 0, call_desc, (void *)callback_func, user_ptr,
+			     "TBRW_enumerate_data_descriptor_entries");
 	free(arr);
 	return rc;
 }
@@ -1774,14 +1802,16 @@ TBRW_U32 tb5_stream_layout(struct tb5_handle *h, uint32_t stream)
 		return rc;
 	if (n == 0) {
 		free(x);
-		return tb5_fail(TBRW_FILE_CORRUPT, "%s: stream %u: empty data description", h->path, stream);
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: stream %u: empty data description (at byte offset %llu)", h->path,
+				stream, tb5_obj_offset(o));
 	}
 	for (size_t i = 0; i < n; i++) {
 		uint64_t end = (uint64_t)x[i].desc_offset + x[i].desc_data_size;
 		if (x[i].desc_data_size == 0 || end > TB5_MAX_RECORD) {
 			free(x);
-			return tb5_fail(TBRW_FILE_CORRUPT, "%s: stream %u: data descriptor entry %zu is out of range",
-					h->path, stream, i);
+			return tb5_fail(TBRW_FILE_CORRUPT, "%s: stream %u: data descriptor entry %zu (section at byte "
+							   "offset %llu) is out of range",
+					h->path, stream, i, tb5_obj_offset(o));
 		}
 		if (x[i].desc_offset != 0)
 			all_zero = 0;
@@ -1796,7 +1826,9 @@ TBRW_U32 tb5_stream_layout(struct tb5_handle *h, uint32_t stream)
 		/* chapter 6 style: each entry is its own piece, laid out one after another */
 		if (sum > TB5_MAX_RECORD) {
 			free(x);
-			return tb5_fail(TBRW_FILE_CORRUPT, "%s: stream %u: records exceed 16 MiB", h->path, stream);
+			return tb5_fail(TBRW_FILE_CORRUPT, "%s: stream %u: records exceed 16 MiB (data description at "
+							   "byte offset %llu)",
+					h->path, stream, tb5_obj_offset(o));
 		}
 		st->piece_size = malloc(n * sizeof *st->piece_size);
 		if (st->piece_size == NULL) {
@@ -1939,7 +1971,9 @@ TBRW_U32 TBRW_add_data_from_file(TBRW_PTR ptr, TBRW_U32 stream, TBRW_CHAR *filen
 	struct tb5_handle *h = ptr;
 	struct tb5_stream *st = NULL;
 	unsigned char *buf;
-	size_t len, cap, fill = 0;
+	size_t len, cap;
+	uint64_t size = 0, done = 0;
+	struct stat sb;
 	char *path;
 	TBRW_U32 rc = VT_SUCCESS;
 	int fd;
@@ -1952,12 +1986,33 @@ TBRW_U32 TBRW_add_data_from_file(TBRW_PTR ptr, TBRW_U32 stream, TBRW_CHAR *filen
 		return tb5_fail(st == NULL ? TBRW_INVALID_STREAM : TBRW_CALL_OUT_OF_ORDER,
 				"%s: TBRW_add_data_from_file: the data section of stream %u is not open for writing",
 				h->path, stream);
+	if (st->partial_len != 0)
+		return tb5_fail(TBRW_CALL_OUT_OF_ORDER, "%s: TBRW_add_data_from_file: stream %u has a record half "
+							"written by TBRW_add_data (%u of %u bytes)",
+				h->path, stream, st->partial_len, st->record_size);
 	path = tb5_wcs_to_utf8_alloc(filename, &len);
 	if (path == NULL)
 		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_add_data_from_file: invalid file name");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = tb5_fail(tb5_errno_code(errno), "%s: cannot open: %s", path, strerror(errno));
+		free(path);
+		return rc;
+	}
+	/* A failed call must append nothing: the size is checked before the first record goes in,
+	 * which needs a file whose size is known. */
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		rc = tb5_fail(TBRW_INVALID_PARAMETER, "%s: not a regular file (its size must be known before anything "
+						      "is appended)",
+			      path);
+	} else if ((size = (uint64_t)sb.st_size) % st->record_size != 0) {
+		rc = tb5_fail(TBRW_RECORD_SIZE_MISMATCH, "%s: %llu bytes, not a whole number of %u-byte records (%llu "
+							 "bytes too many); nothing was appended",
+			      path, (unsigned long long)size, st->record_size,
+			      (unsigned long long)(size % st->record_size));
+	}
+	if (rc != VT_SUCCESS) {
+		close(fd);
 		free(path);
 		return rc;
 	}
@@ -1968,31 +2023,24 @@ TBRW_U32 TBRW_add_data_from_file(TBRW_PTR ptr, TBRW_U32 stream, TBRW_CHAR *filen
 		free(path);
 		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
 	}
-	for (;;) {
-		ssize_t r = read(fd, buf + fill, cap - fill);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = tb5_fail(TBRW_IO_ERROR, "%s: read failed: %s", path, strerror(errno));
-			break;
-		}
-		fill += (size_t)r;
-		if (r == 0 || fill == cap) {
-			size_t whole = fill - fill % st->record_size;
-			if (whole > 0) {
-				rc = append_records(h, st, st->data_obj, buf, whole);
-				if (rc != VT_SUCCESS)
-					break;
-			}
-			memmove(buf, buf + whole, fill - whole);
-			fill -= whole;
-			if (r == 0)
+	while (done < size && rc == VT_SUCCESS) {
+		size_t want = size - done < cap ? (size_t)(size - done) : cap, fill = 0;
+		while (fill < want) {
+			ssize_t r = pread(fd, buf + fill, want - fill, (off_t)(done + fill));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) {
+				rc = tb5_fail(TBRW_IO_ERROR, "%s: read failed at byte offset %llu: %s", path,
+					      (unsigned long long)(done + fill),
+					      r < 0 ? strerror(errno) : "the file became shorter");
 				break;
+			}
+			fill += (size_t)r;
 		}
+		if (rc == VT_SUCCESS)
+			rc = append_records(h, st, st->data_obj, buf, want);
+		done += want;
 	}
-	if (rc == VT_SUCCESS && fill != 0)
-		rc = tb5_fail(TBRW_RECORD_SIZE_MISMATCH, "%s: the file ends with %zu bytes, not a whole %u-byte record",
-			      path, fill, st->record_size);
 	free(buf);
 	close(fd);
 	free(path);
@@ -2057,8 +2105,9 @@ struct data_ctx {
 static TBRW_U32 data_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
 {
 	struct data_ctx *c = ctx;
+	TBRW_U32 r = c->cb(p, n * c->rec, n, c->user);
 	(void)first;
-	return c->cb(p, n * c->rec, n, c->user);
+	return r == TRUE || r == FALSE ? r : tb5_callback_error(r, "TBRW_enumerate_data");
 }
 
 TBRW_U32 TBRW_enumerate_data(TBRW_PTR ptr, TBRW_U32 stream, TBRW_DATA_CALLBACK *callback_func, void *user_ptr,

@@ -813,8 +813,9 @@ TBRW_U32 TBRW_dobind(TBRW_PTR ptr, TBRW_U32 data_stream)
 		}
 	}
 	if (rc == VT_SUCCESS && !h->writable && data->total > 0) {
-		/* one allocation for the in-memory result */
-		b.out_cap = (size_t)data->total;
+		/* the in-memory result: the record count comes from the file, so it only sizes the
+		 * first allocation up to a cap; bind_fn grows the array as records are really read */
+		b.out_cap = data->total < ((size_t)1 << 22) ? (size_t)data->total : (size_t)1 << 22;
 		b.out = malloc(b.out_cap * sizeof *b.out);
 		if (b.out == NULL)
 			rc = tb5_fail(TBRW_NO_MEMORY, "%s: out of memory for the bind result of %llu samples", h->path,
@@ -931,59 +932,105 @@ TBRW_U32 TBRW_dobind(TBRW_PTR ptr, TBRW_U32 data_stream)
 
 struct bind_ctx {
 	struct tb5_handle *h;
-	struct tb5_obj *data;
+	struct tb5_obj *data, *bind; /* the data section; the persisted bind stream or NULL */
 	uint32_t rec;
 	BIND_DATA_CALLBACK *cb;
 	void *user;
-	DATA_BIND_STRUCT *tmp;
+	DATA_BIND_STRUCT *tmp; /* BIND_BATCH entries */
 	const DATA_BIND_STRUCT *mem;
+	uint64_t n_mem;
+	/* the persisted bind chunk read last */
+	unsigned char *scratch;
+	size_t scratch_cap;
+	const unsigned char *chunk;
+	size_t chunk_index;
 	TBRW_U32 rc;
 };
 
-/* Called per data chunk; fetches the matching bind entries. */
+/* Bind entries handed to one callback: the callback gets a data chunk's records in batches of
+ * at most this many, so the buffer never depends on a count read from the file. */
+#define BIND_BATCH 65536u
+
+/* The persisted bind chunk holding entry index, read (and checked) once. */
+static TBRW_U32 bind_chunk_for(struct bind_ctx *c, uint64_t index, const struct tb5_chunk_ref **out)
+{
+	struct tb5_obj *o = c->bind;
+	size_t lo = 0, hi = o->n_chunks;
+
+	if (c->chunk != NULL) {
+		const struct tb5_chunk_ref *ck = &o->chunks[c->chunk_index];
+		if (index >= ck->first && index - ck->first < ck->count) {
+			*out = ck;
+			return VT_SUCCESS;
+		}
+	}
+	/* chunks are in record order (take_chunk checks it); the END chunk sorts last */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct tb5_chunk_ref *ck = &o->chunks[mid];
+		if (ck->kind == CK_DATA && ck->first + ck->count <= index)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == o->n_chunks || o->chunks[lo].kind != CK_DATA || o->chunks[lo].first > index)
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: the bind information of stream %u has no entry for record %llu",
+				c->h->path, OBJ_STREAM_OF(o->id), (unsigned long long)index);
+	c->chunk = NULL;
+	TBRW_U32 rc = tb5_read_chunk(c->h, &o->chunks[lo], &c->scratch, &c->scratch_cap, &c->chunk);
+	if (rc != VT_SUCCESS) {
+		c->chunk = NULL;
+		return rc;
+	}
+	c->chunk_index = lo;
+	*out = &o->chunks[lo];
+	return VT_SUCCESS;
+}
+
+/* Called per data chunk: hands the records and their bind entries to the callback in batches. */
 static TBRW_U32 bind_data_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
 {
 	struct bind_ctx *c = ctx;
-	const DATA_BIND_STRUCT *tab;
 
-	if (c->mem != NULL) {
-		tab = c->mem + first;
-	} else {
-		/* bind records for [first, first+n) from the persisted object */
-		struct tb5_obj *o = tb5_obj_find(c->h, OBJ_STREAM(c->data->id >> 8 ? OBJ_STREAM_OF(c->data->id) : 0,
-								  OBJ_BIND_DATA));
-		unsigned char *scratch = NULL;
-		size_t scratch_cap = 0, got = 0;
-		const unsigned char *q;
-		for (size_t i = 0; i < o->n_chunks && got < n; i++) {
-			const struct tb5_chunk_ref *ck = &o->chunks[i];
-			if (ck->kind != CK_DATA || ck->first + ck->count <= first + got || ck->first > first + got)
-				continue;
-			c->rc = tb5_read_chunk(c->h, ck, &scratch, &scratch_cap, &q);
-			if (c->rc != VT_SUCCESS || ck->raw_len != (uint64_t)ck->count * 24) {
-				if (c->rc == VT_SUCCESS)
-					c->rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: bind chunk at byte offset %llu is malformed",
-							 c->h->path, (unsigned long long)ck->offset);
-				free(scratch);
-				return c->rc;
+	for (uint32_t done = 0; done < n;) {
+		uint32_t k = n - done < BIND_BATCH ? n - done : BIND_BATCH;
+		const DATA_BIND_STRUCT *tab;
+		uint64_t at = first + done;
+		TBRW_U32 r;
+
+		if (c->mem != NULL) {
+			if (at + k > c->n_mem)
+				return c->rc = tb5_fail(TBRW_NOT_BOUND, "%s: the bind result covers %llu records, the data "
+									"more",
+							c->h->path, (unsigned long long)c->n_mem);
+			tab = c->mem + at;
+		} else {
+			for (uint32_t got = 0; got < k;) {
+				const struct tb5_chunk_ref *ck = NULL;
+				c->rc = bind_chunk_for(c, at + got, &ck);
+				if (c->rc != VT_SUCCESS)
+					return c->rc;
+				uint64_t from = at + got - ck->first;
+				uint64_t avail = ck->count - from;
+				uint32_t take = avail < k - got ? (uint32_t)avail : k - got;
+				const unsigned char *q = c->chunk + from * 24;
+				for (uint32_t i = 0; i < take; i++, q += 24) {
+					c->tmp[got + i].module_index = tb5_get64(q);
+					c->tmp[got + i].pid_index = tb5_get64(q + 8);
+					c->tmp[got + i].tid_index = tb5_get64(q + 16);
+				}
+				got += take;
 			}
-			for (uint64_t k = first + got - ck->first; k < ck->count && got < n; k++, got++) {
-				c->tmp[got].module_index = tb5_get64(q + k * 24);
-				c->tmp[got].pid_index = tb5_get64(q + k * 24 + 8);
-				c->tmp[got].tid_index = tb5_get64(q + k * 24 + 16);
-			}
-			i = (size_t)-1; /* rescan for the next piece */
-			if (got >= n)
-				break;
+			tab = c->tmp;
 		}
-		free(scratch);
-		if (got != n)
-			return c->rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: bind information covers fewer records than the "
-								   "data",
-						c->h->path);
-		tab = c->tmp;
+		r = c->cb(p + (size_t)done * c->rec, k * c->rec, k, tab, (TBRW_U32)(k * sizeof(DATA_BIND_STRUCT)), c->user);
+		if (r == FALSE)
+			return FALSE;
+		if (r != TRUE)
+			return tb5_callback_error(r, "TBRW_bind_enumerate_data");
+		done += k;
 	}
-	return c->cb(p, n * c->rec, n, tab, (TBRW_U32)(n * sizeof(DATA_BIND_STRUCT)), c->user);
+	return TRUE;
 }
 
 TBRW_U32 TBRW_bind_enumerate_data(TBRW_PTR ptr, TBRW_U32 data_stream, BIND_DATA_CALLBACK *callback_func, void *user_ptr,
@@ -1008,17 +1055,30 @@ TBRW_U32 TBRW_bind_enumerate_data(TBRW_PTR ptr, TBRW_U32 data_stream, BIND_DATA_
 	memset(&c, 0, sizeof c);
 	c.h = h;
 	c.data = tb5_obj_find(h, OBJ_STREAM_SEC(data_stream, TBRW_DATA_SECTION));
+	if (c.data == NULL || c.data->state != OBJ_DONE)
+		return tb5_fail(TBRW_NOT_BOUND, "%s: stream %u has no complete data section", h->path, data_stream);
 	c.rec = st->record_size;
 	c.cb = callback_func;
 	c.user = user_ptr;
 	c.mem = st->bound_in_memory ? st->bind_data : NULL;
+	c.n_mem = st->n_bind_data;
 	if (c.mem == NULL) {
-		c.tmp = malloc(((size_t)TB5_CHUNK_TARGET + 1) * sizeof *c.tmp);
+		c.bind = tb5_obj_find(h, OBJ_STREAM(data_stream, OBJ_BIND_DATA));
+		if (c.bind == NULL || c.bind->state != OBJ_DONE)
+			return tb5_fail(TBRW_NOT_BOUND, "%s: stream %u is not bound (call TBRW_dobind)", h->path,
+					data_stream);
+		if (c.bind->total != c.data->total)
+			return tb5_fail(TBRW_FILE_CORRUPT, "%s: the bind information of stream %u covers %llu records, "
+							   "its data %llu",
+					h->path, data_stream, (unsigned long long)c.bind->total,
+					(unsigned long long)c.data->total);
+		c.tmp = malloc(BIND_BATCH * sizeof *c.tmp);
 		if (c.tmp == NULL)
 			return tb5_fail(TBRW_NO_MEMORY, "out of memory");
 	}
 	rc = tb5_enumerate_records(h, c.data, c.rec, start_index, bind_data_fn, &c);
 	free(c.tmp);
+	free(c.scratch);
 	return rc;
 }
 
@@ -1034,6 +1094,7 @@ static TBRW_U32 load_u64_obj(struct tb5_handle *h, uint32_t id, uint64_t **out, 
 
 	if (o == NULL || o->state != OBJ_DONE)
 		return tb5_fail(TBRW_NOT_BOUND, "%s: no bind information", h->path);
+	/* o->total is the sum of the chunks' counts, each checked against its bytes at open */
 	if (o->total > (uint64_t)64 << 20)
 		return tb5_fail(TBRW_FILE_CORRUPT, "%s: bind table of %llu entries", h->path,
 				(unsigned long long)o->total);
@@ -1114,7 +1175,7 @@ TBRW_U32 TBRW_bind_enumerate_modules(TBRW_PTR ptr, BIND_MODULE_CALLBACK *callbac
 		if (rc == FALSE)
 			return VT_SUCCESS;
 		if (rc != TRUE)
-			return rc;
+			return tb5_callback_error(rc, "TBRW_bind_enumerate_modules");
 		i += k;
 	}
 	return VT_SUCCESS;
@@ -1140,7 +1201,7 @@ TBRW_U32 TBRW_bind_enumerate_threads(TBRW_PTR ptr, BIND_TID_CALLBACK *callback_f
 		if (rc == FALSE)
 			return VT_SUCCESS;
 		if (rc != TRUE)
-			return rc;
+			return tb5_callback_error(rc, "TBRW_bind_enumerate_threads");
 		i += k;
 	}
 	return VT_SUCCESS;

@@ -103,13 +103,6 @@ struct tb5_stream *tb5_stream_at(struct tb5_handle *h, uint32_t stream, int crea
 
 	if (stream >= TB5_MAX_STREAMS)
 		return NULL;
-	if (h->streams == NULL) {
-		if (!create)
-			return NULL;
-		h->streams = calloc(TB5_MAX_STREAMS, sizeof *h->streams);
-		if (h->streams == NULL)
-			return NULL;
-	}
 	st = h->streams[stream];
 	if (st != NULL || !create)
 		return st;
@@ -173,69 +166,76 @@ static TBRW_U32 pwrite_all(struct tb5_handle *h, const struct iovec *iov, int n_
 	return VT_SUCCESS;
 }
 
-TBRW_U32 tb5_write_chunk(struct tb5_handle *h, struct tb5_obj *obj, uint16_t kind, uint32_t id, uint64_t first,
-			 uint32_t count, const void *payload, size_t len)
-{
+/* A chunk on its way to the file: header and stored payload ready, place not yet taken. */
+struct chunk_out {
 	unsigned char hd[TB5_CHUNK_HEADER_SIZE];
-	static const unsigned char zeros[8];
-	void *zbuf = NULL;
-	const void *stored = payload;
+	const void *stored;
+	void *zbuf; /* owned: the compressed payload */
+	struct tb5_chunk_ref ref; /* offset set when placed */
+};
+
+/* Builds the chunk (compressing data chunks when asked); no shared state is touched. */
+static TBRW_U32 chunk_prepare(struct tb5_handle *h, uint16_t kind, uint32_t id, uint64_t first, uint32_t count,
+			      const void *payload, size_t len, struct chunk_out *c)
+{
 	size_t stored_len = len;
 	uint16_t flags = 0;
-	struct tb5_chunk_ref ref;
-	struct iovec iov[3];
-	uint64_t off;
-	TBRW_U32 rc;
 
+	c->stored = payload;
+	c->zbuf = NULL;
 	if (len > TB5_MAX_CHUNK_RAW)
 		return tb5_fail(TBRW_TOO_BIG, "%s: chunk of %zu bytes exceeds the format's limit", h->path, len);
 	if (h->compress && kind == CK_DATA && len > 64) {
 		size_t bound = ZSTD_compressBound(len);
-		zbuf = malloc(bound);
-		if (zbuf == NULL)
+		c->zbuf = malloc(bound);
+		if (c->zbuf == NULL)
 			return tb5_fail(TBRW_NO_MEMORY, "%s: out of memory compressing a chunk", h->path);
-		size_t z = ZSTD_compress(zbuf, bound, payload, len, 1);
+		size_t z = ZSTD_compress(c->zbuf, bound, payload, len, 1);
 		if (!ZSTD_isError(z) && z < len) {
-			stored = zbuf;
+			c->stored = c->zbuf;
 			stored_len = z;
 			flags = CK_FLAG_ZSTD;
 		}
 	}
-	chunk_header(hd, kind, flags, id, (uint32_t)stored_len, (uint32_t)len, count, first,
-		     tk__crc32c(0, stored, stored_len));
-	iov[0].iov_base = hd;
-	iov[0].iov_len = sizeof hd;
-	iov[1].iov_base = (void *)stored;
-	iov[1].iov_len = stored_len;
-	iov[2].iov_base = (void *)zeros;
-	iov[2].iov_len = pad8(stored_len) - stored_len;
+	chunk_header(c->hd, kind, flags, id, (uint32_t)stored_len, (uint32_t)len, count, first,
+		     tk__crc32c(0, c->stored, stored_len));
+	c->ref = (struct tb5_chunk_ref){.offset = 0, .first = first, .count = count, .raw_len = (uint32_t)len,
+					.stored_len = (uint32_t)stored_len, .kind = kind, .flags = flags, .id = id};
+	return VT_SUCCESS;
+}
 
-	pthread_mutex_lock(&h->lock);
-	if (h->write_error != VT_SUCCESS) {
-		rc = h->write_error;
-		pthread_mutex_unlock(&h->lock);
-		free(zbuf);
-		return tb5_fail(rc, "%s: an earlier write failed", h->part_path);
-	}
-	off = h->end;
-	h->end += sizeof hd + pad8(stored_len);
-	ref = (struct tb5_chunk_ref){.offset = off, .first = first, .count = count, .raw_len = (uint32_t)len,
-				     .stored_len = (uint32_t)stored_len, .kind = kind, .flags = flags, .id = id};
-	if (kind != CK_DROP && push_ref(&h->chunks, &h->n_chunks, &h->cap_chunks, &ref) != 0) {
-		pthread_mutex_unlock(&h->lock);
-		free(zbuf);
+/* Takes the chunk's place at the end of the file and records it (h->lock held). */
+static TBRW_U32 chunk_place_locked(struct tb5_handle *h, struct tb5_obj *obj, struct chunk_out *c)
+{
+	if (h->write_error != VT_SUCCESS)
+		return tb5_fail(h->write_error, "%s: an earlier write failed", h->part_path);
+	c->ref.offset = h->end;
+	if (c->ref.kind != CK_DROP && push_ref(&h->chunks, &h->n_chunks, &h->cap_chunks, &c->ref) != 0)
 		return tb5_fail(TBRW_NO_MEMORY, "%s: out of memory", h->path);
-	}
-	if (obj != NULL && kind != CK_DROP && push_ref(&obj->chunks, &obj->n_chunks, &obj->cap_chunks, &ref) != 0) {
+	if (obj != NULL && c->ref.kind != CK_DROP && push_ref(&obj->chunks, &obj->n_chunks, &obj->cap_chunks, &c->ref) != 0) {
 		h->n_chunks--;
-		pthread_mutex_unlock(&h->lock);
-		free(zbuf);
 		return tb5_fail(TBRW_NO_MEMORY, "%s: out of memory", h->path);
 	}
-	pthread_mutex_unlock(&h->lock);
+	h->end += TB5_CHUNK_HEADER_SIZE + pad8(c->ref.stored_len);
+	return VT_SUCCESS;
+}
 
-	rc = pwrite_all(h, iov, iov[2].iov_len ? 3 : 2, off);
-	free(zbuf);
+/* Writes a placed chunk (without the lock); a failure is sticky: the file cannot be completed. */
+static TBRW_U32 chunk_store(struct tb5_handle *h, struct chunk_out *c)
+{
+	static const unsigned char zeros[8];
+	struct iovec iov[3];
+	TBRW_U32 rc;
+
+	iov[0].iov_base = c->hd;
+	iov[0].iov_len = sizeof c->hd;
+	iov[1].iov_base = (void *)c->stored;
+	iov[1].iov_len = c->ref.stored_len;
+	iov[2].iov_base = (void *)zeros;
+	iov[2].iov_len = pad8(c->ref.stored_len) - c->ref.stored_len;
+	rc = pwrite_all(h, iov, iov[2].iov_len ? 3 : 2, c->ref.offset);
+	free(c->zbuf);
+	c->zbuf = NULL;
 	if (rc != VT_SUCCESS) {
 		pthread_mutex_lock(&h->lock);
 		if (h->write_error == VT_SUCCESS)
@@ -243,6 +243,25 @@ TBRW_U32 tb5_write_chunk(struct tb5_handle *h, struct tb5_obj *obj, uint16_t kin
 		pthread_mutex_unlock(&h->lock);
 	}
 	return rc;
+}
+
+TBRW_U32 tb5_write_chunk(struct tb5_handle *h, struct tb5_obj *obj, uint16_t kind, uint32_t id, uint64_t first,
+			 uint32_t count, const void *payload, size_t len)
+{
+	struct chunk_out c;
+	TBRW_U32 rc;
+
+	rc = chunk_prepare(h, kind, id, first, count, payload, len, &c);
+	if (rc == VT_SUCCESS) {
+		pthread_mutex_lock(&h->lock);
+		rc = chunk_place_locked(h, obj, &c);
+		pthread_mutex_unlock(&h->lock);
+	}
+	if (rc != VT_SUCCESS) {
+		free(c.zbuf);
+		return rc;
+	}
+	return chunk_store(h, &c);
 }
 
 static TBRW_U32 pread_all(struct tb5_handle *h, void *buf, size_t len, uint64_t off)
@@ -282,19 +301,21 @@ static TBRW_U32 check_header(struct tb5_handle *h, const unsigned char *hd, cons
 TBRW_U32 tb5_read_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, unsigned char **scratch,
 			size_t *scratch_cap, const unsigned char **out)
 {
-	const unsigned char *hd, *payload;
+	const unsigned char *hd, *payload, *pad_bytes;
 	unsigned char hbuf[TB5_CHUNK_HEADER_SIZE];
-	size_t need = c->stored_len + (c->flags & CK_FLAG_ZSTD ? c->raw_len : 0);
+	/* the payload and the zero bytes that pad it to 8: the CRC does not cover the padding */
+	size_t span = pad8(c->stored_len), pad = span - c->stored_len;
+	size_t need = span + (c->flags & CK_FLAG_ZSTD ? c->raw_len : 0);
 	uint32_t crc;
 	TBRW_U32 rc;
 
-	if (c->offset + TB5_CHUNK_HEADER_SIZE + c->stored_len > h->file_size && h->map != NULL)
+	if (c->offset + TB5_CHUNK_HEADER_SIZE + span > h->file_size && h->map != NULL)
 		return tb5_fail(TBRW_FILE_TRUNCATED, "%s: chunk at byte offset %llu runs past the end of the file",
 				h->path, (unsigned long long)c->offset);
-	if (h->map != NULL && c->offset + TB5_CHUNK_HEADER_SIZE + c->stored_len <= h->map_len) {
+	if (h->map != NULL && c->offset + TB5_CHUNK_HEADER_SIZE + span <= h->map_len) {
 		hd = h->map + c->offset;
 		payload = hd + TB5_CHUNK_HEADER_SIZE;
-		need -= c->stored_len;
+		need -= span;
 	} else {
 		rc = pread_all(h, hbuf, sizeof hbuf, c->offset);
 		if (rc != VT_SUCCESS)
@@ -313,7 +334,7 @@ TBRW_U32 tb5_read_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, uns
 		*scratch_cap = need;
 	}
 	if (payload == NULL) {
-		rc = pread_all(h, *scratch, c->stored_len, c->offset + TB5_CHUNK_HEADER_SIZE);
+		rc = pread_all(h, *scratch, span, c->offset + TB5_CHUNK_HEADER_SIZE);
 		if (rc != VT_SUCCESS)
 			return rc;
 		payload = *scratch;
@@ -324,8 +345,15 @@ TBRW_U32 tb5_read_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, uns
 				"%s: chunk at byte offset %llu: checksum mismatch in its %u-byte payload (stored 0x%08x, "
 				"computed 0x%08x)",
 				h->path, (unsigned long long)c->offset, c->stored_len, tb5_get32(hd + 32), crc);
+	pad_bytes = pad > 0 ? payload + c->stored_len : NULL;
+	for (size_t i = 0; i < pad; i++)
+		if (pad_bytes[i] != 0)
+			return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu: padding byte at byte offset %llu "
+							   "is not zero",
+					h->path, (unsigned long long)c->offset,
+					(unsigned long long)(c->offset + TB5_CHUNK_HEADER_SIZE + c->stored_len + i));
 	if (c->flags & CK_FLAG_ZSTD) {
-		unsigned char *dst = *scratch + (payload == *scratch ? c->stored_len : 0);
+		unsigned char *dst = *scratch + (payload == *scratch ? span : 0);
 		size_t z = ZSTD_decompress(dst, c->raw_len, payload, c->stored_len);
 		if (ZSTD_isError(z) || z != c->raw_len)
 			return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu: compressed payload does not "
@@ -420,8 +448,8 @@ TBRW_U32 tb5_obj_load(struct tb5_handle *h, struct tb5_obj *obj)
 	if (obj->meta_loaded)
 		return VT_SUCCESS;
 	if (obj->total > TB5_MAX_META)
-		return tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u claims %llu bytes", h->path, obj->id,
-				(unsigned long long)obj->total);
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u (from byte offset %llu) claims %llu bytes", h->path,
+				obj->id, tb5_obj_offset(obj), (unsigned long long)obj->total);
 	all = malloc(obj->total ? obj->total : 1);
 	if (all == NULL)
 		return tb5_fail(TBRW_NO_MEMORY, "%s: out of memory loading a section", h->path);
@@ -442,8 +470,8 @@ TBRW_U32 tb5_obj_load(struct tb5_handle *h, struct tb5_obj *obj)
 	}
 	free(scratch);
 	if (rc == VT_SUCCESS && at != obj->total)
-		rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u holds %zu of its %llu bytes", h->path, obj->id, at,
-			      (unsigned long long)obj->total);
+		rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u (from byte offset %llu) holds %zu of its %llu bytes",
+			      h->path, obj->id, tb5_obj_offset(obj), at, (unsigned long long)obj->total);
 	if (rc != VT_SUCCESS) {
 		free(all);
 		return rc;
@@ -548,33 +576,41 @@ TBRW_U32 tb5_string_id(struct tb5_handle *h, const TBRW_CHAR *s, uint64_t *id)
 
 TBRW_U32 tb5_flush_strings(struct tb5_handle *h)
 {
+	struct chunk_out c;
 	unsigned char *buf;
 	size_t len = 0, at = 0;
 	uint64_t first, n, i;
 	TBRW_U32 rc;
 
+	/* The strings chunk is built, placed and marked written in one hold of the lock: another
+	 * thread's flush can then neither write the same strings nor place its chunk first. */
 	pthread_mutex_lock(&h->lock);
 	first = h->n_strings_flushed;
 	n = h->n_strings - first;
-	for (i = first; i < h->n_strings; i++)
-		len += 4 + h->string_len[i];
 	if (n == 0) {
 		pthread_mutex_unlock(&h->lock);
 		return VT_SUCCESS;
 	}
+	for (i = first; i < first + n; i++)
+		len += 4 + (size_t)h->string_len[i];
 	buf = malloc(len);
 	if (buf == NULL) {
 		pthread_mutex_unlock(&h->lock);
 		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
 	}
-	for (i = first; i < h->n_strings; i++) {
+	for (i = first; i < first + n; i++) {
 		tb5_put32(buf + at, h->string_len[i]);
 		memcpy(buf + at + 4, h->strings[i], h->string_len[i]);
-		at += 4 + h->string_len[i];
+		at += 4 + (size_t)h->string_len[i];
 	}
-	h->n_strings_flushed = h->n_strings;
+	rc = chunk_prepare(h, CK_STRINGS, 0, first, (uint32_t)n, buf, len, &c);
+	if (rc == VT_SUCCESS)
+		rc = chunk_place_locked(h, NULL, &c);
+	if (rc == VT_SUCCESS)
+		h->n_strings_flushed = first + n;
 	pthread_mutex_unlock(&h->lock);
-	rc = tb5_write_chunk(h, NULL, CK_STRINGS, 0, first, (uint32_t)n, buf, len);
+	if (rc == VT_SUCCESS)
+		rc = chunk_store(h, &c);
 	free(buf);
 	return rc;
 }
@@ -631,7 +667,9 @@ TBRW_U32 TBRW_convert_uniqueid_to_string(TBRW_PTR ptr, TBRW_U32 size_of_buffer, 
 		rc = tb5_fail(TBRW_INVALID_STRING, "%s: string %llu is not valid UTF-8", h->path,
 			      (unsigned long long)id);
 	} else if (need > size_of_buffer) {
-		rc = TBRW_BUFFER_TOO_SMALL;
+		rc = tb5_fail(TBRW_BUFFER_TOO_SMALL, "%s: string %llu needs %zu wide characters (with its NUL), the "
+						     "buffer holds %u",
+			      h->path, (unsigned long long)id, need, size_of_buffer);
 	} else {
 		tb5_utf8_to_wcs_n(h->strings[id - 1], h->string_len[id - 1], buffer, size_of_buffer);
 	}
@@ -695,7 +733,8 @@ static TBRW_U32 take_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, 
 	struct tb5_obj *o;
 
 	if (c->kind == CK_STRINGS || c->kind == CK_DIRECTORY)
-		return push_ref(&h->chunks, &h->n_chunks, &h->cap_chunks, c) ? TBRW_NO_MEMORY : VT_SUCCESS;
+		return push_ref(&h->chunks, &h->n_chunks, &h->cap_chunks, c) ? tb5_fail(TBRW_NO_MEMORY, "out of memory")
+										 : VT_SUCCESS;
 	if (c->kind == CK_DROP) {
 		o = tb5_obj_find(h, c->id);
 		if (o != NULL) {
@@ -721,6 +760,18 @@ static TBRW_U32 take_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, 
 			return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu belongs to unknown object %u",
 					h->path, (unsigned long long)c->offset, c->id);
 	}
+	/* Record objects (data sections, bind results) hold data chunks, the others meta chunks;
+	 * a data chunk's count must fit its bytes: counts are only trusted once checked here. */
+	int records = OBJ_IS_STREAM(c->id) && (OBJ_CODE(c->id) == 16u + TBRW_DATA_SECTION || OBJ_CODE(c->id) >= 32u);
+	uint32_t entry = !OBJ_IS_STREAM(c->id) ? 0 : OBJ_CODE(c->id) == OBJ_BIND_DATA ? 24u
+						   : OBJ_CODE(c->id) >= OBJ_BIND_MODULE ? 8u : 0;
+	if ((c->kind == CK_DATA && !records) || (c->kind == CK_META && records))
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu: a %s chunk in object %u", h->path,
+				(unsigned long long)c->offset, c->kind == CK_DATA ? "data" : "meta", c->id);
+	if (c->kind == CK_DATA && (entry != 0 ? (uint64_t)c->count * entry != c->raw_len
+					      : c->count > c->raw_len || (c->count == 0) != (c->raw_len == 0)))
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: data chunk at byte offset %llu claims %u records in %u bytes",
+				h->path, (unsigned long long)c->offset, c->count, c->raw_len);
 	o = tb5_obj_get(h, c->id);
 	if (o == NULL)
 		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
@@ -788,7 +839,8 @@ static TBRW_U32 check_header_block(struct tb5_handle *h, const unsigned char *hd
 		return tb5_fail(TBRW_FILE_TRUNCATED, "%s: file ends at byte offset %llu, inside its 64-byte header",
 				h->path, (unsigned long long)size);
 	if (tb5_get32(hd + 60) != tk__crc32c(0, hd, 60))
-		return tb5_fail(TBRW_FILE_CORRUPT, "%s: header checksum mismatch (bytes 0..63)", h->path);
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: header checksum mismatch (bytes 0..59, checksum at byte offset 60)",
+				h->path);
 	if (tb5_get32(hd + 8) != TB5_FORMAT_VERSION || tb5_get32(hd + 12) != TB5_HEADER_SIZE)
 		return tb5_fail(TBRW_UNSUPPORTED_VERSION, "%s: tb5 format version %u at byte offset 8; this library reads %u",
 				h->path, tb5_get32(hd + 8), TB5_FORMAT_VERSION);
@@ -798,11 +850,11 @@ static TBRW_U32 check_header_block(struct tb5_handle *h, const unsigned char *hd
 static TBRW_U32 read_directory(struct tb5_handle *h)
 {
 	unsigned char tr[TB5_TRAILER_SIZE], hd[TB5_CHUNK_HEADER_SIZE];
-	unsigned char *scratch = NULL;
-	size_t scratch_cap = 0;
+	unsigned char *scratch = NULL, *dir_scratch = NULL;
+	size_t scratch_cap = 0, dir_scratch_cap = 0;
 	const unsigned char *dir, *p;
 	struct tb5_chunk_ref dc;
-	uint64_t dir_off, n;
+	uint64_t dir_off, n, next_free = TB5_HEADER_SIZE;
 	TBRW_U32 rc;
 
 	if (h->file_size < TB5_HEADER_SIZE + TB5_TRAILER_SIZE)
@@ -830,9 +882,11 @@ static TBRW_U32 read_directory(struct tb5_handle *h)
 					       h->file_size)
 		return tb5_fail(TBRW_FILE_CORRUPT, "%s: no directory at byte offset %llu", h->path,
 				(unsigned long long)dir_off);
-	rc = tb5_read_chunk(h, &dc, &scratch, &scratch_cap, &dir);
+	/* The directory stays in its own buffer while string chunks are read into another. */
+	rc = tb5_read_chunk(h, &dc, &dir_scratch, &dir_scratch_cap, &dir);
 	if (rc != VT_SUCCESS)
 		goto out;
+	h->dir_off = dir_off;
 	n = dc.raw_len >= 8 ? tb5_get64(dir) : UINT64_MAX;
 	if (n > (dc.raw_len - 8) / DIR_ENTRY_SIZE || 8 + n * DIR_ENTRY_SIZE != dc.raw_len) {
 		rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: directory at byte offset %llu is malformed", h->path,
@@ -844,15 +898,17 @@ static TBRW_U32 read_directory(struct tb5_handle *h)
 		struct tb5_chunk_ref c = {.offset = tb5_get64(e), .first = tb5_get64(e + 8), .count = tb5_get32(e + 16),
 					  .raw_len = tb5_get32(e + 20), .stored_len = tb5_get32(e + 24),
 					  .kind = tb5_get16(e + 28), .flags = tb5_get16(e + 30), .id = tb5_get32(e + 32)};
-		if (c.offset < TB5_HEADER_SIZE || c.offset + TB5_CHUNK_HEADER_SIZE > dir_off ||
-		    c.stored_len > dir_off - c.offset - TB5_CHUNK_HEADER_SIZE || c.raw_len > TB5_MAX_CHUNK_RAW ||
-		    c.kind == CK_DROP || c.kind == CK_DIRECTORY ||
+		/* in file order, without overlaps, wholly before the directory */
+		if (c.offset < next_free || c.offset + TB5_CHUNK_HEADER_SIZE > dir_off ||
+		    pad8(c.stored_len) > dir_off - c.offset - TB5_CHUNK_HEADER_SIZE || c.raw_len > TB5_MAX_CHUNK_RAW ||
+		    c.kind == CK_DROP || c.kind == CK_DIRECTORY || tb5_get32(e + 36) != 0 ||
 		    (!(c.flags & CK_FLAG_ZSTD) && c.stored_len != c.raw_len)) {
 			rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: directory entry %llu (at byte offset %llu) is invalid",
 				      h->path, (unsigned long long)i,
 				      (unsigned long long)(dir_off + TB5_CHUNK_HEADER_SIZE + 8 + i * DIR_ENTRY_SIZE));
 			break;
 		}
+		next_free = c.offset + TB5_CHUNK_HEADER_SIZE + pad8(c.stored_len);
 		if (c.kind == CK_STRINGS) {
 			rc = tb5_read_chunk(h, &c, &scratch, &scratch_cap, &p);
 			if (rc == VT_SUCCESS)
@@ -861,14 +917,20 @@ static TBRW_U32 read_directory(struct tb5_handle *h)
 				rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
 			continue;
 		}
+		/* An end chunk is only a header: reading it now is cheap, and a damaged one would
+		 * otherwise never be read at all. */
+		if (c.kind == CK_END && (rc = tb5_read_chunk(h, &c, &scratch, &scratch_cap, &p)) != VT_SUCCESS)
+			break;
 		rc = take_chunk(h, &c, 1);
 	}
 	/* Every listed object must have been finished. */
 	for (struct tb5_obj *o = h->objs; o != NULL && rc == VT_SUCCESS; o = o->next)
 		if (o->state != OBJ_DONE)
-			rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u has no end mark", h->path, o->id);
+			rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u (from byte offset %llu) has no end mark", h->path,
+				      o->id, tb5_obj_offset(o));
 out:
 	free(scratch);
+	free(dir_scratch);
 	return rc;
 }
 
@@ -911,6 +973,25 @@ static void handle_free(struct tb5_handle *h)
 	free(h->part_path);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
+}
+
+/* A handle with its lock and stream slots (allocated up front: threads read the slot array
+ * without the lock). NULL when out of memory. */
+static struct tb5_handle *handle_new(void)
+{
+	struct tb5_handle *h = calloc(1, sizeof *h);
+
+	if (h == NULL)
+		return NULL;
+	h->streams = calloc(TB5_MAX_STREAMS, sizeof *h->streams);
+	if (h->streams == NULL) {
+		free(h);
+		return NULL;
+	}
+	pthread_mutex_init(&h->lock, NULL);
+	h->fd = -1;
+	h->bound_stream = -1;
+	return h;
 }
 
 static TBRW_U32 write_header(struct tb5_handle *h)
@@ -1008,12 +1089,9 @@ TBRW_U32 TBRW_open(TBRW_PTR *ptr, const TBRW_CHAR *filename, TBRW_U32 access_mod
 	if ((access_mode & ~(TBRW_FILE_READ | TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS | TBRW_FILE_COMPRESS)) != 0 ||
 	    (access_mode & (TBRW_FILE_READ | TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS)) == 0)
 		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_open: invalid access mode 0x%x", access_mode);
-	h = calloc(1, sizeof *h);
+	h = handle_new();
 	if (h == NULL)
 		return tb5_fail(TBRW_NO_MEMORY, "TBRW_open: out of memory");
-	pthread_mutex_init(&h->lock, NULL);
-	h->fd = -1;
-	h->bound_stream = -1;
 	h->writable = (access_mode & (TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS)) != 0;
 	h->compress = (access_mode & TBRW_FILE_COMPRESS) != 0;
 	h->path = path_from_wide(filename);
@@ -1105,6 +1183,9 @@ TBRW_U32 TBRW_close(TBRW_PTR ptr)
 
 	if (h == NULL)
 		return VT_SUCCESS;
+	/* a failed write is the cause of whatever else is left unfinished */
+	if (h->writable && h->write_error != VT_SUCCESS)
+		rc = tb5_fail(h->write_error, "%s: an earlier write failed; nothing was saved", h->part_path);
 	for (struct tb5_obj *o = h->objs; o != NULL && rc == VT_SUCCESS; o = o->next)
 		if (o->state == OBJ_WRITING || o->readers > 0)
 			rc = tb5_fail(TBRW_CALL_OUT_OF_ORDER, "%s: TBRW_close with section %u still open (call its "
@@ -1136,30 +1217,87 @@ TBRW_U32 TBRW_close(TBRW_PTR ptr)
 
 /* ---- verify ---------------------------------------------------------------------------------- */
 
+/*
+ * Every byte between the header and the directory belongs to a chunk: walks them in order by
+ * their own headers, checks each one (header and payload checksums, zero padding, the zstd
+ * frame) and that the directory's entries are exactly the chunks it meets there. Chunks the
+ * directory leaves out (drop marks, dropped objects) are checked too: salvage reads them.
+ */
+static TBRW_U32 verify_chunks(struct tb5_handle *h, const struct tb5_chunk_ref *dir, size_t n, uint64_t end)
+{
+	unsigned char *scratch = NULL, hd[TB5_CHUNK_HEADER_SIZE];
+	size_t scratch_cap = 0, k = 0;
+	const unsigned char *p;
+	uint64_t off = TB5_HEADER_SIZE;
+	TBRW_U32 rc = VT_SUCCESS;
+
+	while (off < end && rc == VT_SUCCESS) {
+		struct tb5_chunk_ref c;
+		if (end - off < TB5_CHUNK_HEADER_SIZE) {
+			rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: %llu stray bytes at byte offset %llu, where a chunk "
+							 "should start",
+				      h->path, (unsigned long long)(end - off), (unsigned long long)off);
+			break;
+		}
+		if (h->map != NULL && off + TB5_CHUNK_HEADER_SIZE <= h->map_len)
+			memcpy(hd, h->map + off, sizeof hd);
+		else if ((rc = pread_all(h, hd, sizeof hd, off)) != VT_SUCCESS)
+			break;
+		if ((rc = parse_chunk_header(h, hd, off, &c)) != VT_SUCCESS)
+			break;
+		if (c.kind < CK_STRINGS || c.kind > CK_DROP || c.kind == CK_DIRECTORY ||
+		    pad8(c.stored_len) > end - off - TB5_CHUNK_HEADER_SIZE) {
+			rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu is impossible here (kind %u, "
+							 "%u bytes)",
+				      h->path, (unsigned long long)off, c.kind, c.stored_len);
+			break;
+		}
+		if (k < n && dir[k].offset < off) {
+			rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: the directory lists a chunk at byte offset %llu, inside "
+							 "another chunk",
+				      h->path, (unsigned long long)dir[k].offset);
+			break;
+		}
+		/* a listed chunk must match its entry (tb5_read_chunk compares the two) */
+		rc = tb5_read_chunk(h, k < n && dir[k].offset == off ? &dir[k] : &c, &scratch, &scratch_cap, &p);
+		if (k < n && dir[k].offset == off)
+			k++;
+		off += TB5_CHUNK_HEADER_SIZE + pad8(c.stored_len);
+	}
+	if (rc == VT_SUCCESS && k < n)
+		rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: the directory lists a chunk at byte offset %llu, past the last "
+						 "chunk",
+			      h->path, (unsigned long long)dir[k].offset);
+	free(scratch);
+	return rc;
+}
+
 TBRW_U32 TBRW_verify(TBRW_PTR ptr)
 {
 	struct tb5_handle *h = ptr;
-	unsigned char *scratch = NULL;
-	size_t scratch_cap = 0, n;
-	const unsigned char *p;
+	size_t n;
 	struct tb5_chunk_ref *copy;
+	uint64_t end;
 	TBRW_U32 rc = VT_SUCCESS;
 
 	if (h == NULL)
 		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_verify: NULL handle");
 	pthread_mutex_lock(&h->lock);
 	n = h->n_chunks;
+	end = h->writable ? h->end : h->dir_off;
 	copy = malloc((n ? n : 1) * sizeof *copy);
 	if (copy != NULL && n > 0)
 		memcpy(copy, h->chunks, n * sizeof *copy);
 	pthread_mutex_unlock(&h->lock);
 	if (copy == NULL)
 		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
-	for (size_t i = 0; i < n && rc == VT_SUCCESS; i++)
-		if (copy[i].kind != CK_END)
-			rc = tb5_read_chunk(h, &copy[i], &scratch, &scratch_cap, &p);
+	rc = verify_chunks(h, copy, n, end);
 	free(copy);
-	free(scratch);
+	/* every finished section's items are well formed */
+	for (struct tb5_obj *o = h->objs; o != NULL && rc == VT_SUCCESS; o = o->next)
+		if (o->state == OBJ_DONE && o->id != OBJ_DERIVED_PT &&
+		    !(OBJ_IS_STREAM(o->id) && (OBJ_CODE(o->id) == 16u + TBRW_DATA_SECTION || OBJ_CODE(o->id) >= 32u)))
+			rc = tb5_check_items(h, o);
 	for (uint32_t s = 0; s < h->n_streams && rc == VT_SUCCESS; s++) {
 		struct tb5_obj *d = tb5_obj_find(h, OBJ_STREAM_SEC(s, TBRW_DATA_SECTION));
 		if (d == NULL || d->state != OBJ_DONE)
@@ -1194,17 +1332,13 @@ TBRW_U32 tk_tbrw_recover(const char *src_path, const char *dst_path, tk_tbrw_rec
 	tb5_detail_clear();
 	if (src_path == NULL || dst_path == NULL)
 		return tb5_fail(TBRW_INVALID_PARAMETER, "tk_tbrw_recover: NULL path");
-	src = calloc(1, sizeof *src);
-	dst = calloc(1, sizeof *dst);
+	src = handle_new();
+	dst = handle_new();
 	if (src == NULL || dst == NULL) {
-		free(src);
-		free(dst);
+		handle_free(src);
+		handle_free(dst);
 		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
 	}
-	pthread_mutex_init(&src->lock, NULL);
-	pthread_mutex_init(&dst->lock, NULL);
-	src->fd = dst->fd = -1;
-	src->bound_stream = dst->bound_stream = -1;
 	src->path = strdup(src_path);
 	dst->path = strdup(dst_path);
 	dst->part_path = malloc(strlen(dst_path) + 6);

@@ -9,6 +9,7 @@
 #define TB5_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -113,8 +114,29 @@ struct tb5_pt {
 	int loaded;
 };
 
+/*
+ * Threads. The header promises that different streams and stream sections of one handle may
+ * be written (or read) from different threads at once; calls on one section, and everything
+ * global (global sections, binding, verify, close), are serialised by the caller. So:
+ *
+ *  - Per-section state (a tb5_obj's buffers, totals and chunk list; a tb5_stream's layout,
+ *    partial record and data_obj) belongs to the thread using that section and has no lock:
+ *    TBRW_add_data() and TBRW_enumerate_data() take no lock per record.
+ *  - h->lock guards what the threads share, and is only held for a few instructions, never
+ *    across I/O: creating objects and stream slots, the string table and its hash, the
+ *    list of live chunks and the append offset (reserving a chunk's place in the file), the
+ *    count of strings already written and the sticky write error. A chunk is placed (its
+ *    offset reserved and its directory entry recorded) under the lock, then written with
+ *    pwrite() outside it, so h->chunks is in file order and writers do not wait for each
+ *    other's I/O. String chunks are built and placed in one hold of the lock, so they are
+ *    in the file in string order, before any chunk placed later that refers to them.
+ *  - Lock-free reads of shared state: the object list is prepend-only (objects are never
+ *    unlinked or freed before the handle) and its head is atomic, so tb5_obj_find() walks it
+ *    without the lock; n_strings is atomic so that decoding can bounds-check string ids
+ *    while other threads add strings; the stream slot array is allocated with the handle.
+ */
 struct tb5_handle {
-	pthread_mutex_t lock; /* everything below but what says otherwise */
+	pthread_mutex_t lock; /* see above */
 	char *path; /* final name (UTF-8) */
 	char *part_path; /* "<path>.part" while writing */
 	int fd; /* .part (writing) or the file (reading) */
@@ -122,20 +144,22 @@ struct tb5_handle {
 	int compress;
 	uint64_t end; /* append offset */
 	uint64_t file_size;
+	uint64_t dir_off; /* reading: offset of the directory chunk (chunks end there) */
 	unsigned char *map; /* read-only mapping of the original file, or NULL */
 	size_t map_len;
 	uint32_t write_error; /* sticky first write failure */
 	/* strings: id = index + 1 */
 	char **strings;
 	uint32_t *string_len;
-	uint64_t n_strings, cap_strings;
+	_Atomic uint64_t n_strings;
+	uint64_t cap_strings;
 	uint64_t n_strings_flushed;
 	/* wide -> id hash for writing */
 	uint64_t *hash_ids;
 	size_t hash_cap;
-	/* objects */
-	struct tb5_obj *objs;
-	struct tb5_stream **streams; /* TB5_MAX_STREAMS slots, created on first use */
+	/* objects: prepend-only list */
+	struct tb5_obj *_Atomic objs;
+	struct tb5_stream **streams; /* TB5_MAX_STREAMS slots, allocated with the handle */
 	uint32_t n_streams;
 	/* every live chunk in file order (for the directory) */
 	struct tb5_chunk_ref *chunks;
@@ -158,6 +182,8 @@ struct tb5_handle {
 /* ---- error detail (tb5_text.c) ---- */
 TBRW_U32 tb5_fail(TBRW_U32 code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tb5_detail_clear(void);
+/* A callback's error code (5.9: neither TRUE nor FALSE), returned as is with a detail. */
+TBRW_U32 tb5_callback_error(TBRW_U32 code, const char *fn);
 TBRW_U32 tb5_errno_code(int err);
 
 /* ---- strings and UTF-8 (tb5_text.c) ---- */
@@ -195,6 +221,8 @@ struct tb5_stream *tb5_stream_at(struct tb5_handle *h, uint32_t stream, int crea
 TBRW_U32 tb5_load_modules(struct tb5_handle *h);
 TBRW_U32 tb5_load_pt(struct tb5_handle *h);
 TBRW_U32 tb5_stream_layout(struct tb5_handle *h, uint32_t stream);
+/* Loads a metadata object and checks that its items are well framed. */
+TBRW_U32 tb5_check_items(struct tb5_handle *h, struct tb5_obj *o);
 void tb5_pt_free(struct tb5_pt *pt);
 /* Serialises process and thread records into a process/thread section object. */
 TBRW_U32 tb5_put_pid(struct tb5_handle *h, struct tb5_obj *obj, const TBRW_PID *p);
@@ -203,6 +231,12 @@ TBRW_U32 tb5_put_tid(struct tb5_handle *h, struct tb5_obj *obj, const TBRW_TID *
 /* ---- bind (tb5_bind.c) ---- */
 TBRW_U32 tb5_load_bind(struct tb5_handle *h, uint32_t stream);
 void tb5_bind_free(struct tb5_handle *h);
+
+/* Where an object starts in the file (its first chunk), for messages; 0 if it has none. */
+static inline unsigned long long tb5_obj_offset(const struct tb5_obj *o)
+{
+	return o->n_chunks > 0 ? (unsigned long long)o->chunks[0].offset : 0;
+}
 
 /* little-endian helpers */
 static inline void tb5_put32(unsigned char *p, uint32_t v)

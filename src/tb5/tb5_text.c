@@ -23,6 +23,12 @@ TBRW_U32 tb5_fail(TBRW_U32 code, const char *fmt, ...)
 	return code;
 }
 
+TBRW_U32 tb5_callback_error(TBRW_U32 code, const char *fn)
+{
+	return tb5_fail(code, "%s: the callback returned %u (neither TRUE nor FALSE): stopped, and %u is returned", fn,
+			code, code);
+}
+
 void tb5_detail_clear(void)
 {
 	detail[0] = '\0';
@@ -89,7 +95,7 @@ _Static_assert(sizeof error_text / sizeof error_text[0] == TBRW_ERROR_LAST + 1, 
 TBRW_U32 TBRW_error_string(TBRW_U32 error_code, const TBRW_CHAR **error_string)
 {
 	if (error_string == NULL)
-		return TBRW_INVALID_PARAMETER;
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_error_string: error_string is NULL");
 	*error_string = error_code <= TBRW_ERROR_LAST ? error_text[error_code] : L"unknown error code";
 	return VT_SUCCESS;
 }
@@ -97,7 +103,7 @@ TBRW_U32 TBRW_error_string(TBRW_U32 error_code, const TBRW_CHAR **error_string)
 TBRW_U32 TBRW_get_version(TBRW_U32 *major, TBRW_U32 *minor)
 {
 	if (major == NULL || minor == NULL)
-		return TBRW_INVALID_PARAMETER;
+		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_get_version: NULL argument");
 	*major = 2;
 	*minor = 3;
 	return VT_SUCCESS;
@@ -239,8 +245,11 @@ TBRW_U32 TBRW_convert_utf8_to_wcs(const char *utf8, wchar_t *wcs, TBRW_U32 *wcs_
 	if (need > UINT32_MAX)
 		return tb5_fail(TBRW_TOO_BIG, "TBRW_convert_utf8_to_wcs: string too long");
 	if (*wcs_size < need) {
+		TBRW_U32 had = *wcs_size;
 		*wcs_size = (TBRW_U32)need;
-		return TBRW_BUFFER_TOO_SMALL;
+		return tb5_fail(TBRW_BUFFER_TOO_SMALL, "TBRW_convert_utf8_to_wcs: %zu wide characters needed (with the "
+						       "NUL), the buffer holds %u",
+				need, had);
 	}
 	tb5_utf8_to_wcs_n(utf8, strlen(utf8), wcs, *wcs_size);
 	*wcs_size = (TBRW_U32)need;
@@ -258,9 +267,12 @@ TBRW_U32 TBRW_convert_wcs_to_utf8(const wchar_t *wcs, char *utf8, TBRW_U32 *utf8
 	if (s == NULL)
 		return tb5_fail(TBRW_INVALID_STRING, "TBRW_convert_wcs_to_utf8: invalid code point or string too long");
 	if (*utf8_size < len + 1) {
+		TBRW_U32 had = *utf8_size;
 		*utf8_size = (TBRW_U32)(len + 1);
 		free(s);
-		return TBRW_BUFFER_TOO_SMALL;
+		return tb5_fail(TBRW_BUFFER_TOO_SMALL, "TBRW_convert_wcs_to_utf8: %zu bytes needed (with the NUL), the "
+						       "buffer holds %u",
+				len + 1, had);
 	}
 	memcpy(utf8, s, len + 1);
 	*utf8_size = (TBRW_U32)(len + 1);
