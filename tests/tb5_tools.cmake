@@ -88,6 +88,12 @@ tk_tb5_golden(tbrw_reader_flipped STDERR tb5/tbrw_reader_flipped.err STATUS 1
 tk_tb5_golden(tbrw_reader_missing STDERR tb5/tbrw_reader_missing.err STATUS 1 COMMAND ${RD} no-such-file.tb5 x.dat)
 tk_tb5_golden(tbrw_reader_bad_args STDERR tb5/tbrw_reader_usage.err STATUS 2 COMMAND ${RD} vtune.tb5)
 tk_tb5_golden(tbrw_reader_help STDOUT tb5/tbrw_reader_help.txt COMMAND ${RD} --help)
+# A full output device is an output error, named as such, not a library failure.
+if(EXISTS /dev/full)
+  tk_tb5_golden(tbrw_reader_full STDERR tb5/tbrw_reader_full.err STATUS 1
+                COMMAND sh -c "${RD} many.tb5 - > /dev/full")
+  tk_tb5_golden(print_tb5_full STDERR tb5/print_tb5_full.err STATUS 1 COMMAND sh -c "${PT} many.tb5 > /dev/full")
+endif()
 
 # ---- tbrw_writer: round trips (print_tb5 of both files identical) and bad .dat files ----
 foreach(s vtune usage many)

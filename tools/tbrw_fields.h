@@ -76,6 +76,7 @@ void tbf_close_input(struct tbf_input *in, TBRW_PTR ptr);
  * them to fn as the items the .dat parser would produce for the same content (line is 0;
  * DAT_SECTION_END of a data section has the number of records in n_bytes). Absent sections
  * are left out. Returns 0, the callback's non-zero value, or -1 after a failed TBRW call
- * whose name and code are stored in *failed_call and *failed_rc.
+ * whose name and code are stored in *failed_call and *failed_rc. A callback stops the walk
+ * with a positive value (an output error, say): -1 would be taken for a failed TBRW call.
  */
 int tbf_walk(TBRW_PTR ptr, dat_item_fn fn, void *ud, const char **failed_call, TBRW_U32 *failed_rc);

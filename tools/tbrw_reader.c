@@ -47,25 +47,39 @@ static int usage_error(const char *fmt, ...)
 	return 2;
 }
 
+/* print_item's value when the output cannot be written: positive, as tbf_walk() keeps -1 for
+ * a failed TBRW call; the cause is kept in output_errno (later calls may change errno). */
+#define OUTPUT_FAILED 1
+static int output_errno;
+
 /* Prints each item as its .dat line. */
 static int print_item(void *ud, const struct dat_item *it)
 {
 	FILE *out = ud;
+	int r = 0;
 
 	switch (it->type) {
 	case DAT_SECTION_BEGIN:
-		return dat_print_section(out, it->section);
+		r = dat_print_section(out, it->section);
+		break;
 	case DAT_STREAM_BEGIN:
-		return dat_print_stream(out, it->stream);
+		r = dat_print_stream(out, it->stream);
+		break;
 	case DAT_SECTION_END:
 	case DAT_STREAM_END:
-		return dat_print_end(out);
+		r = dat_print_end(out);
+		break;
 	case DAT_RECORD:
 		if (it->kind == DAT_K_record || it->kind == DAT_K_bytes)
-			return dat_print_hex(out, it->kind, it->bytes, it->n_bytes);
-		return dat_print_values(out, it->kind, it->values);
+			r = dat_print_hex(out, it->kind, it->bytes, it->n_bytes);
+		else
+			r = dat_print_values(out, it->kind, it->values);
+		break;
 	}
-	return 0;
+	if (r == 0)
+		return 0;
+	output_errno = errno != 0 ? errno : EIO;
+	return OUTPUT_FAILED;
 }
 
 int main(int argc, char **argv)
@@ -113,6 +127,7 @@ int main(int argc, char **argv)
 	}
 	out = tk_outfile_stream(of);
 	setvbuf(out, NULL, _IOFBF, 1 << 20);
+	errno = 0;
 	if (dat_print_header(out) != 0)
 		goto write_error;
 	r = tbf_walk(ptr, print_item, out, &call, &rc);
@@ -120,6 +135,11 @@ int main(int argc, char **argv)
 		tbf_report(TOOL, in_name, ptr, call, rc);
 		goto done;
 	}
+	if (r == OUTPUT_FAILED) {
+		errno = output_errno;
+		goto write_error;
+	}
+	errno = 0;
 	if (r != 0 || fflush(out) != 0 || ferror(out))
 		goto write_error;
 	r = tk_outfile_commit(of);
@@ -132,7 +152,7 @@ int main(int argc, char **argv)
 	goto done;
 write_error:
 	fprintf(stderr, TOOL ": error writing %s: %s\n", strcmp(out_path, "-") == 0 ? "standard output" : out_path,
-		strerror(errno));
+		strerror(errno != 0 ? errno : EIO));
 done:
 	tk_outfile_abort(of);
 	tbf_close_input(&input, ptr);
