@@ -102,6 +102,11 @@ foreach(s vtune usage many)
                    ${TK_WORK}/rt_${s})
   set_tests_properties(tb5_round_trip_${s} PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 300)
 endforeach()
+# Bound files: the bind result and a derived process/thread section survive the round trip.
+add_test(NAME tb5_round_trip_bound
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tb5_bind_round_trip.sh ${PT} ${RD} ${WR} ${TK_WORK}/vtune.tb5
+                 ${TK_WORK}/rtb ${CMAKE_CURRENT_SOURCE_DIR}/tb5_round_trip.sh)
+set_tests_properties(tb5_round_trip_bound PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 300)
 # Every section and record kind, read back exactly as written (the .dat file is its own golden).
 tk_tb5_golden(tbrw_writer_all_sections FILE out_all.dat=${TK_GOLDEN}/tb5/all_sections.dat ABSENT all.tb5.part
               COMMAND sh -c "${WR} ${TK_GOLDEN}/tb5/all_sections.dat all.tb5 && ${RD} all.tb5 out_all.dat")
@@ -111,6 +116,10 @@ set_tests_properties(tb5_round_trip_all_sections PROPERTIES FIXTURES_REQUIRED tb
 tk_tb5_golden(tbrw_writer_stdin STDOUT tb5/print_vtune.txt STDIN ${CMAKE_CURRENT_SOURCE_DIR}/golden/tb5/vtune.dat
               COMMAND sh -c "${WR} - stdin.tb5 && ${PT} stdin.tb5")
 foreach(s bad_field missing_field bad_hex bad_nesting out_of_range unterminated not_a_dat stream_gap size_mismatch)
+  tk_tb5_golden(tbrw_writer_${s} STDERR tb5/tbrw_writer_${s}.err STATUS 1 ABSENT out_${s}.tb5 out_${s}.tb5.part
+                COMMAND ${WR} ${s}.dat out_${s}.tb5)
+endforeach()
+foreach(s derived_late bind_early bind_count)
   tk_tb5_golden(tbrw_writer_${s} STDERR tb5/tbrw_writer_${s}.err STATUS 1 ABSENT out_${s}.tb5 out_${s}.tb5.part
                 COMMAND ${WR} ${s}.dat out_${s}.tb5)
 endforeach()

@@ -444,7 +444,7 @@ static int on_item(void *ud, const struct dat_item *it)
 		p->skipping = p->only_stream >= 0 && (long)it->stream != p->only_stream;
 	if (p->only_stream >= 0 && (p->skipping || (it->type != DAT_STREAM_BEGIN && it->type != DAT_STREAM_END &&
 						     it->section < DAT_N_GLOBAL_SECTIONS))) {
-		if (it->type == DAT_RECORD && it->kind == DAT_K_record)
+		if (it->type == DAT_RECORD && (it->kind == DAT_K_record || it->kind == DAT_K_bind))
 			return TBF_SKIP_RECORDS;
 		return 0;
 	}
@@ -470,7 +470,7 @@ static int on_item(void *ud, const struct dat_item *it)
 			print_desc_summary(p);
 		break;
 	case DAT_SECTION_END:
-		if (it->section == DAT_S_data) {
+		if (it->section == DAT_S_data || it->section == DAT_S_bind) {
 			fprintf(p->out, "    %zu record%s", it->n_bytes, it->n_bytes == 1 ? "" : "s");
 			if (p->record_size > 0)
 				fprintf(p->out, " of %zu bytes", p->record_size);
@@ -496,6 +496,22 @@ static int on_item(void *ud, const struct dat_item *it)
 		}
 		if (it->kind == DAT_K_system) {
 			fprintf(p->out, "  system\n");
+			break;
+		}
+		if (it->kind == DAT_K_derived) {
+			fprintf(p->out, "  derived by TBRW_dobind from the modules and samples\n");
+			break;
+		}
+		if (it->kind == DAT_K_bind) {
+			/* the bind result stored in the file, as --bind prints it */
+			if (p->n_printed >= p->max_records)
+				return TBF_SKIP_RECORDS;
+			fprintf(p->out, "    record %" PRIu64 ":", p->n_printed);
+			print_index(p->out, "module", it->values->num[0]);
+			print_index(p->out, "process", it->values->num[1]);
+			print_index(p->out, "thread", it->values->num[2]);
+			fputc('\n', p->out);
+			p->n_printed++;
 			break;
 		}
 		if (it->kind == DAT_K_desc)

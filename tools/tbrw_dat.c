@@ -33,7 +33,7 @@ static const struct {
 
 static const char *const section_names[DAT_N_SECTIONS] = {
 	"hardware", "software", "process_thread", "module", "user_defined_global", "version_info",
-	"event_description", "data_description", "data", "user_defined_stream", "stream_info",
+	"event_description", "data_description", "data", "user_defined_stream", "stream_info", "bind",
 };
 
 const char *dat_kind_name(enum dat_kind kind)
@@ -68,8 +68,10 @@ static enum dat_section kind_section(enum dat_kind kind, enum dat_section cur)
 		return DAT_S_hardware;
 	case DAT_K_host: case DAT_K_os: case DAT_K_application:
 		return DAT_S_software;
-	case DAT_K_process: case DAT_K_thread:
+	case DAT_K_process: case DAT_K_thread: case DAT_K_derived:
 		return DAT_S_process_thread;
+	case DAT_K_bind:
+		return DAT_S_bind;
 	case DAT_K_module:
 		return DAT_S_module;
 	case DAT_K_version_info:
@@ -478,6 +480,9 @@ static int check_nesting(struct parser *p, enum dat_kind kind)
 	default:
 		break;
 	}
+	if (kind == DAT_K_derived &&
+	    (p->kinds_seen[DAT_K_derived] || p->kinds_seen[DAT_K_process] || p->kinds_seen[DAT_K_thread]))
+		return fail(p, "'derived' must be the first line of section process_thread");
 	for (i = 0; i < sizeof(parents) / sizeof(parents[0]); i++)
 		if (parents[i].kind == kind && p->kinds_seen[parents[i].parent] == 0)
 			return fail(p, "'%s' before any '%s'", dat_kind_name(kind), dat_kind_name(parents[i].parent));
@@ -521,6 +526,8 @@ static int parse_section_line(struct parser *p, char *cursor, dat_item_fn fn, vo
 			return fail(p, "stream section %s outside a stream", name);
 		if (p->stream_done[s])
 			return fail(p, "section %s given twice in stream %" PRIu32, name, p->stream);
+		if (s == DAT_S_bind && !p->stream_done[DAT_S_data])
+			return fail(p, "section bind before the data section of stream %" PRIu32, p->stream);
 		p->stream_done[s] = 1;
 	}
 	p->section = s;

@@ -152,12 +152,19 @@ enum dat_type { DAT_U8, DAT_U16, DAT_U32, DAT_U64, DAT_B2, DAT_S64, DAT_FT, DAT_
 	X(U32, reserved1)             \
 	X(STR, desc_name)
 #define DAT_FIELDS_system(X) /* no fields: its nodes follow */
+/* First line of a process_thread section that TBRW_dobind derived (no fields). */
+#define DAT_FIELDS_derived(X)
+/* One record's bind result (DATA_BIND_STRUCT), in a stream's bind section. */
+#define DAT_FIELDS_bind(X)            \
+	X(U64, module_index)          \
+	X(U64, pid_index)             \
+	X(U64, tid_index)
 
 /* Record kinds with fields (X-list: name), then the two kinds that carry hex bytes. */
 #define DAT_KINDS(X) \
 	X(system) X(node) X(cpu) X(cpu_arch) X(cpuid_ia32) X(cpuid_ia64) X(host) X(os) \
 	X(application) X(process) X(thread) X(module) X(version_info) X(stream_info) X(event) \
-	X(detail) X(desc)
+	X(detail) X(desc) X(derived) X(bind)
 
 enum dat_kind {
 #define DAT__KIND_ENUM(name) DAT_K_##name,
@@ -168,12 +175,14 @@ enum dat_kind {
 	DAT_N_KINDS
 };
 
-/* Sections: the six global ones, then the five of a stream (names as in docs/tbrw_reader.md). */
+/* Sections: the six global ones, then the five of a stream (names as in docs/tbrw_reader.md),
+ * then a stream's bind result (not a TBRW stream section: what TBRW_dobind stored). */
 enum dat_section {
 	DAT_S_hardware, DAT_S_software, DAT_S_process_thread, DAT_S_module,
 	DAT_S_user_defined_global, DAT_S_version_info,
 	DAT_S_event_description, DAT_S_data_description, DAT_S_data,
 	DAT_S_user_defined_stream, DAT_S_stream_info,
+	DAT_S_bind,
 	DAT_N_SECTIONS
 };
 #define DAT_N_GLOBAL_SECTIONS 6

@@ -481,6 +481,111 @@ static TBRW_U32 data_cb(void *data, TBRW_U32 size, TBRW_U32 n, void *ud)
 	return 1;
 }
 
+/* Emits a record whose values need no conversion (derived, bind). */
+static int emit_plain(struct walk *w, enum dat_kind kind, const struct dat_values *v)
+{
+	int cb;
+
+	w->item.type = DAT_RECORD;
+	w->item.kind = kind;
+	w->item.values = v;
+	w->item.bytes = NULL;
+	w->item.n_bytes = 0;
+	cb = w->fn(w->ud, &w->item);
+	w->item.values = NULL;
+	if (cb == TBF_SKIP_RECORDS)
+		return TBF_SKIP_RECORDS;
+	if (cb != 0)
+		w->cb_rc = cb;
+	return cb != 0 ? -1 : 0;
+}
+
+/* Bind results: one record per data record, skipped like data records when asked. */
+static TBRW_U32 bind_cb(const void *data, TBRW_U32 ds, TBRW_U64 n, const DATA_BIND_STRUCT *b, TBRW_U32 bs, void *ud)
+{
+	struct walk *w = ud;
+	struct dat_values v;
+	TBRW_U64 i;
+	int r;
+
+	(void)data, (void)ds, (void)bs;
+	memset(&v, 0, sizeof(v));
+	for (i = 0; i < n; i++) {
+		w->n_records++;
+		if (w->skip)
+			continue;
+		v.num[0] = b[i].module_index;
+		v.num[1] = b[i].pid_index;
+		v.num[2] = b[i].tid_index;
+		r = emit_plain(w, DAT_K_bind, &v);
+		if (r == TBF_SKIP_RECORDS)
+			w->skip = 1;
+		else if (r != 0)
+			return WALK_STOP;
+	}
+	return 1;
+}
+
+/* Whether any stream of the file holds a stored bind result. */
+static int any_stream_bound(TBRW_PTR ptr)
+{
+	TBRW_U32 n = 0, s, bound;
+
+	if (TBRW_get_number_data_streams(ptr, &n) != VT_SUCCESS)
+		return 0;
+	for (s = 0; s < n; s++)
+		if (TBRW_is_bound(ptr, s, &bound) == VT_SUCCESS && bound)
+			return 1;
+	return 0;
+}
+
+struct derived_check {
+	size_t n;
+	int all; /* every entry so far has the DERIVED flag */
+};
+
+static TBRW_U32 derived_pid(TBRW_PID *p, TBRW_U32 size, TBRW_U32 n, void *ud)
+{
+	struct derived_check *c = ud;
+	TBRW_U32 i;
+
+	for (i = 0; i < n; i++, c->n++)
+		if (!(((const TBRW_PID *)(const void *)((const char *)p + (size_t)i * (size / n)))->pid_flags &
+		      TBRW_PID_DERIVED))
+			c->all = 0;
+	return c->all ? 1 : 0; /* TRUE: go on; FALSE: the answer is known */
+}
+
+static TBRW_U32 derived_tid(TBRW_TID *t, TBRW_U32 size, TBRW_U32 n, void *ud)
+{
+	struct derived_check *c = ud;
+	TBRW_U32 i;
+
+	for (i = 0; i < n; i++, c->n++)
+		if (!(((const TBRW_TID *)(const void *)((const char *)t + (size_t)i * (size / n)))->tid_flags &
+		      TBRW_TID_DERIVED))
+			c->all = 0;
+	return c->all ? 1 : 0;
+}
+
+/*
+ * Whether the process/thread section was derived by TBRW_dobind rather than written: a stream
+ * is bound, and every process and thread carries the binder's DERIVED flag (the API has no
+ * other way to tell).
+ */
+static int pt_derived(TBRW_PTR ptr)
+{
+	struct derived_check c = { 0, 1 };
+
+	if (!any_stream_bound(ptr))
+		return 0;
+	if (TBRW_enumerate_processes(ptr, derived_pid, &c, 0) != VT_SUCCESS || !c.all || c.n == 0)
+		return 0;
+	if (TBRW_enumerate_threads(ptr, derived_tid, &c, 0) != VT_SUCCESS)
+		return 0;
+	return c.all;
+}
+
 static int begin_section(struct walk *w, enum dat_section s)
 {
 	w->item.section = s;
@@ -491,7 +596,7 @@ static int end_section(struct walk *w, enum dat_section s)
 {
 	w->item.section = s;
 	w->item.bytes = NULL;
-	w->item.n_bytes = s == DAT_S_data ? (size_t)w->n_records : 0;
+	w->item.n_bytes = s == DAT_S_data || s == DAT_S_bind ? (size_t)w->n_records : 0;
 	return emit(w, DAT_SECTION_END);
 }
 
@@ -517,6 +622,13 @@ static int walk_global(struct walk *w, enum dat_section s, TBRW_SECTION_IDENTIFI
 		WALK_GET(w, DAT_K_application, TBRW_get_application, w->ptr);
 		break;
 	case DAT_S_process_thread:
+		if (pt_derived(w->ptr)) {
+			struct dat_values none;
+
+			memset(&none, 0, sizeof(none));
+			if (emit_plain(w, DAT_K_derived, &none) != 0)
+				goto done;
+		}
 		if (enum_result(w, "TBRW_enumerate_processes", TBRW_enumerate_processes(w->ptr, pid_cb, w, 0)) != 0 ||
 		    enum_result(w, "TBRW_enumerate_threads", TBRW_enumerate_threads(w->ptr, tid_cb, w, 0)) != 0)
 			goto done;
@@ -618,6 +730,24 @@ done:
 	return r;
 }
 
+/* A stream's stored bind result, if it has one, as a bind section. */
+static int walk_bind(struct walk *w, uint32_t stream)
+{
+	TBRW_U32 bound = 0;
+	int r;
+
+	if (TBRW_is_bound(w->ptr, stream, &bound) != VT_SUCCESS || !bound)
+		return 0;
+	if (begin_section(w, DAT_S_bind) != 0)
+		return -1;
+	w->n_records = 0;
+	w->skip = 0;
+	r = enum_result(w, "TBRW_bind_enumerate_data", TBRW_bind_enumerate_data(w->ptr, stream, bind_cb, w, 0));
+	if (r != 0)
+		return r;
+	return end_section(w, DAT_S_bind);
+}
+
 int tbf_walk(TBRW_PTR ptr, dat_item_fn fn, void *ud, const char **failed_call, TBRW_U32 *failed_rc)
 {
 	static const struct {
@@ -667,6 +797,8 @@ int tbf_walk(TBRW_PTR ptr, dat_item_fn fn, void *ud, const char **failed_call, T
 		r = emit(&w, DAT_STREAM_BEGIN);
 		for (i = 0; i < sizeof(locals) / sizeof(locals[0]) && r == 0; i++)
 			r = walk_stream_section(&w, s, locals[i].s, locals[i].id);
+		if (r == 0)
+			r = walk_bind(&w, s);
 		if (r == 0)
 			r = emit(&w, DAT_STREAM_END);
 		rc = TBRW_done_stream(ptr, s);

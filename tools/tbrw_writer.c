@@ -72,7 +72,22 @@ struct writer {
 	/* a user-defined section */
 	unsigned char *user;
 	size_t n_user, c_user;
+	/* the process/thread section: opened at its first line, unless that line is "derived":
+	 * then TBRW_dobind derives it, and its lines (kept as text) are what it must give */
+	int pt_pending, pt_derived;
+	unsigned long pt_line;
+	char *pt_expect;
+	size_t pt_expect_len;
+	FILE *pt_text;
+	int any_bound;
+	/* the stream being written: its data records, and its bind result being checked */
+	uint64_t n_records, bind_next;
+	DATA_BIND_STRUCT *bind_got;
+	uint64_t bind_first, bind_n;
 };
+
+/* Bind entries fetched at once when checking a bind section. */
+#define BIND_BATCH 65536u
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -293,6 +308,8 @@ static int flush_event(struct writer *w, uint32_t stream)
 	return rc == VT_SUCCESS ? 0 : api_error(w, w->event_line, "TBRW_add_event", rc);
 }
 
+static int check_bind(struct writer *w, const struct dat_item *it);
+
 static int on_record(struct writer *w, const struct dat_item *it)
 {
 	union {
@@ -331,7 +348,10 @@ static int on_record(struct writer *w, const struct dat_item *it)
 		if (it->n_bytes > UINT32_MAX)
 			return line_error(w, it->line, "record too large");
 		rc = TBRW_add_data(w->ptr, it->stream, (TBRW_U32)it->n_bytes, (void *)it->bytes);
+		w->n_records++;
 		return rc == VT_SUCCESS ? 0 : api_error(w, it->line, "TBRW_add_data", rc);
+	case DAT_K_bind:
+		return check_bind(w, it);
 	case DAT_K_event:
 		if (flush_event(w, it->stream) != 0)
 			return 1;
@@ -390,14 +410,161 @@ static int on_record(struct writer *w, const struct dat_item *it)
 	return rc == VT_SUCCESS ? 0 : api_error(w, it->line, call, rc);
 }
 
+/* ---- bind results and derived process/thread sections ---- */
+
+/* Copies up to BIND_BATCH bind entries, then stops the enumeration. */
+static TBRW_U32 fetch_bind(const void *data, TBRW_U32 ds, TBRW_U64 n, const DATA_BIND_STRUCT *b, TBRW_U32 bs, void *ud)
+{
+	struct writer *w = ud;
+	TBRW_U64 k = BIND_BATCH - w->bind_n < n ? BIND_BATCH - w->bind_n : n;
+
+	(void)data, (void)ds, (void)bs;
+	memcpy(w->bind_got + w->bind_n, b, (size_t)k * sizeof(*b));
+	w->bind_n += k;
+	return w->bind_n < BIND_BATCH ? 1 : 0;
+}
+
+/* A bind line: the entry TBRW_dobind gave the same record must be the same. */
+static int check_bind(struct writer *w, const struct dat_item *it)
+{
+	const DATA_BIND_STRUCT *got;
+	TBRW_U32 rc;
+
+	if (w->bind_next >= w->n_records)
+		return line_error(w, it->line, "more bind lines than the %llu data records of stream %u",
+				  (unsigned long long)w->n_records, (unsigned)it->stream);
+	if (w->bind_next < w->bind_first || w->bind_next >= w->bind_first + w->bind_n) {
+		if (w->bind_got == NULL && (w->bind_got = malloc(BIND_BATCH * sizeof(*w->bind_got))) == NULL)
+			return oom();
+		w->bind_first = w->bind_next;
+		w->bind_n = 0;
+		rc = TBRW_bind_enumerate_data(w->ptr, it->stream, fetch_bind, w, w->bind_next);
+		if (rc != VT_SUCCESS)
+			return api_error(w, it->line, "TBRW_bind_enumerate_data", rc);
+		if (w->bind_n == 0)
+			return line_error(w, it->line, "no bind result for record %llu", (unsigned long long)w->bind_next);
+	}
+	got = &w->bind_got[w->bind_next - w->bind_first];
+	if (got->module_index != it->values->num[0] || got->pid_index != it->values->num[1] ||
+	    got->tid_index != it->values->num[2])
+		return line_error(w, it->line,
+				  "record %llu binds to module 0x%llx, process 0x%llx, thread 0x%llx here; TBRW_dobind gives "
+				  "0x%llx, 0x%llx, 0x%llx (leave the bind lines out to take its result)",
+				  (unsigned long long)w->bind_next, (unsigned long long)it->values->num[0],
+				  (unsigned long long)it->values->num[1], (unsigned long long)it->values->num[2],
+				  (unsigned long long)got->module_index, (unsigned long long)got->pid_index,
+				  (unsigned long long)got->tid_index);
+	w->bind_next++;
+	return 0;
+}
+
+/* The lines of the process/thread section as the library has it now, as .dat text. */
+struct pt_print {
+	TBRW_PTR ptr;
+	FILE *out;
+	TBRW_U32 rc;
+};
+
+static TBRW_U32 pt_print_one(struct pt_print *pp, enum dat_kind kind, const void *rec)
+{
+	struct tbf_strings sb = { NULL, 0, 0 };
+	struct dat_values v;
+
+	pp->rc = tbf_to_values(pp->ptr, kind, rec, &v, &sb);
+	if (pp->rc == VT_SUCCESS)
+		dat_print_values(pp->out, kind, &v);
+	tbf_strings_reset(&sb);
+	return pp->rc == VT_SUCCESS ? 1 : 0;
+}
+
+static TBRW_U32 pt_print_pid(TBRW_PID *p, TBRW_U32 size, TBRW_U32 n, void *ud)
+{
+	for (TBRW_U32 i = 0; i < n; i++)
+		if (!pt_print_one(ud, DAT_K_process, (const char *)p + (size_t)i * (size / n)))
+			return 0;
+	return 1;
+}
+
+static TBRW_U32 pt_print_tid(TBRW_TID *t, TBRW_U32 size, TBRW_U32 n, void *ud)
+{
+	for (TBRW_U32 i = 0; i < n; i++)
+		if (!pt_print_one(ud, DAT_K_thread, (const char *)t + (size_t)i * (size / n)))
+			return 0;
+	return 1;
+}
+
+/* At the end: the process/thread section that binding derived must be the .dat's. */
+static int check_derived_pt(struct writer *w)
+{
+	struct pt_print pp = { w->ptr, NULL, VT_SUCCESS };
+	char *text = NULL;
+	size_t len = 0;
+	TBRW_U32 rc;
+	int same;
+
+	if (!w->pt_derived)
+		return 0;
+	fclose(w->pt_text);
+	w->pt_text = NULL;
+	if (!w->any_bound)
+		return line_error(w, w->pt_line, "the process/thread section is marked derived, but no stream has a "
+						 "bind section to derive it");
+	pp.out = open_memstream(&text, &len);
+	if (pp.out == NULL)
+		return oom();
+	rc = TBRW_enumerate_processes(w->ptr, pt_print_pid, &pp, 0);
+	if (rc == VT_SUCCESS && pp.rc == VT_SUCCESS)
+		rc = TBRW_enumerate_threads(w->ptr, pt_print_tid, &pp, 0);
+	if (pp.rc != VT_SUCCESS)
+		rc = pp.rc;
+	fclose(pp.out);
+	if (rc != VT_SUCCESS) {
+		free(text);
+		return api_error(w, w->pt_line, "reading the derived process/thread section", rc);
+	}
+	same = len == w->pt_expect_len && memcmp(text, w->pt_expect, len) == 0;
+	free(text);
+	if (!same)
+		return line_error(w, w->pt_line, "the process/thread section TBRW_dobind derives differs from the "
+						 "one given (leave out 'derived' to write it as given)");
+	return 0;
+}
+
+/* Opens the process/thread section for writing, once its first line shows it is not derived. */
+static int open_pt(struct writer *w, unsigned long line)
+{
+	TBRW_U32 rc;
+
+	w->pt_pending = 0;
+	rc = TBRW_writing_section(w->ptr, TBRW_PROCESS_THREAD_SECTION);
+	return rc == VT_SUCCESS ? 0 : api_error(w, line, "TBRW_writing_section", rc);
+}
+
 static int on_item(void *ud, const struct dat_item *it)
 {
 	struct writer *w = ud;
 	TBRW_U32 rc = VT_SUCCESS;
 	const char *call = "";
 
+	if (it->type == DAT_RECORD && it->section == DAT_S_process_thread) {
+		if (w->pt_pending && it->kind == DAT_K_derived) {
+			w->pt_pending = 0;
+			w->pt_derived = 1;
+			w->pt_line = it->line;
+			w->pt_text = open_memstream(&w->pt_expect, &w->pt_expect_len);
+			return w->pt_text == NULL ? oom() : 0;
+		}
+		if (w->pt_pending && open_pt(w, it->line) != 0)
+			return 1;
+		if (w->pt_derived) {
+			/* kept to be compared with what binding derives */
+			dat_print_values(w->pt_text, it->kind, it->values);
+			return 0;
+		}
+	}
 	switch (it->type) {
 	case DAT_STREAM_BEGIN:
+		w->n_records = 0;
 		call = "TBRW_writing_stream", rc = TBRW_writing_stream(w->ptr, it->stream);
 		break;
 	case DAT_STREAM_END:
@@ -405,6 +572,17 @@ static int on_item(void *ud, const struct dat_item *it)
 		break;
 	case DAT_SECTION_BEGIN:
 		w->n_user = 0;
+		if (it->section == DAT_S_process_thread) {
+			w->pt_pending = 1; /* opened at its first line: it may be a derived one */
+			return 0;
+		}
+		if (it->section == DAT_S_bind) {
+			/* the stream was bound: bind it again, its lines (if any) must agree */
+			w->bind_next = w->bind_first = w->bind_n = 0;
+			w->any_bound = 1;
+			call = "TBRW_dobind", rc = TBRW_dobind(w->ptr, it->stream);
+			break;
+		}
 		if (it->section < DAT_N_GLOBAL_SECTIONS)
 			call = "TBRW_writing_section", rc = TBRW_writing_section(w->ptr, global_id(it->section));
 		else
@@ -412,6 +590,19 @@ static int on_item(void *ud, const struct dat_item *it)
 			rc = TBRW_writing_stream_section(w->ptr, it->stream, stream_id(it->section));
 		break;
 	case DAT_SECTION_END:
+		if (it->section == DAT_S_process_thread) {
+			if (w->pt_derived)
+				return 0;
+			if (w->pt_pending && open_pt(w, it->line) != 0)
+				return 1;
+		}
+		if (it->section == DAT_S_bind) {
+			if (w->bind_next != 0 && w->bind_next != w->n_records)
+				return line_error(w, it->line, "%llu bind lines for the %llu data records of stream %u",
+						  (unsigned long long)w->bind_next, (unsigned long long)w->n_records,
+						  (unsigned)it->stream);
+			return 0;
+		}
 		if (it->section == DAT_S_hardware && w->have_system && set_system(w, it->line) != 0)
 			return 1;
 		w->have_system = 0;
@@ -469,6 +660,10 @@ static void free_writer(struct writer *w)
 	free(w->nodes), free(w->cpus), free(w->archs), free(w->cpuid32), free(w->cpuid64);
 	free(w->details);
 	free(w->user);
+	if (w->pt_text != NULL)
+		fclose(w->pt_text);
+	free(w->pt_expect);
+	free(w->bind_got);
 }
 
 int main(int argc, char **argv)
@@ -546,6 +741,8 @@ int main(int argc, char **argv)
 	parsed = dat_parse(in, on_item, &w, err, sizeof(err));
 	if (parsed == -1)
 		fprintf(stderr, TOOL ": %s: %s\n", w.in_name, err);
+	if (parsed == 0)
+		parsed = check_derived_pt(&w);
 	if (parsed != 0) {
 		TBRW_abort_cleanup_and_close(w.ptr);
 		w.ptr = NULL;
