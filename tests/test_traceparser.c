@@ -205,7 +205,7 @@ static void test_user_data_and_null_callback(void **state)
 	};
 	struct traceparser_state *st = new_parser();
 	const char *path = make_file("ud.kev", 0, slots, 2);
-	int mine, global;
+	int mine, global, other;
 	const int *prev_ret;
 	const unsigned *prev_ev;
 
@@ -224,6 +224,22 @@ static void test_user_data_and_null_callback(void **state)
 	assert_int_equal(*prev_ev, 2);
 	prev_ev = traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_CLASS, NULL);
 	assert_int_equal(*prev_ev, 6);
+
+	/* The same state, another global user data: callbacks without their own follow it. */
+	memset(&g_log, 0, sizeof(g_log));
+	assert_int_equal(traceparser(st, &other, path), 0);
+	assert_int_equal(g_log.n, 2);
+	assert_ptr_equal(g_log.r[0].ud, &mine);
+	assert_ptr_equal(g_log.r[1].ud, &other);
+
+	/* Re-attached without user data, event 1 takes the global one; with its own, event 2 keeps it. */
+	assert_int_equal(traceparser_cs(st, NULL, rec_cb, _NTO_TRACE_USER, 1), 0);
+	assert_int_equal(traceparser_cs(st, &mine, rec_cb, _NTO_TRACE_USER, 2), 0);
+	memset(&g_log, 0, sizeof(g_log));
+	assert_int_equal(traceparser(st, &global, path), 0);
+	assert_int_equal(g_log.n, 2);
+	assert_ptr_equal(g_log.r[0].ud, &global);
+	assert_ptr_equal(g_log.r[1].ud, &mine);
 	traceparser_destroy(&st);
 }
 

@@ -63,6 +63,9 @@ uint64_t tp_input_remaining(const struct tp_input *in);
 
 /* ---- state ---------------------------------------------------------------------------- */
 
+/* A callback and the user data it receives: its own, or traceparser()'s when it was
+ * attached with NULL (resolved when attached and at each traceparser() call, so that the
+ * event loop passes ud as it is). */
 struct tp_cb {
 	tracep_callb_func_t fn;
 	void *ud;
@@ -94,6 +97,8 @@ struct tp_sorted {
 
 struct traceparser_state {
 	struct tp_cb cb[TP_TABLE_SIZE];
+	/* bit i: cb[i] was attached with NULL user data, so it gets single_user_data */
+	uint64_t cb_default_ud[TP_TABLE_SIZE / 64];
 
 	FILE *debug_stream;
 	unsigned debug_flags;
