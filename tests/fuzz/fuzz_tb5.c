@@ -2,8 +2,10 @@
 /*
  * libFuzzer target: the .tb5 reader and the salvage path on arbitrary bytes. The input is
  * opened read-only and everything in it is read (every section, stream section, record and
- * string, binding in memory); then tk_tbrw_recover() salvages it, and whatever it writes
- * must open and verify. Errors are fine; crashes, leaks and hangs are not.
+ * string, a bind result stored in the file before binding anew in memory); it is opened for
+ * appending (the directory read without a mapping), then abandoned; then tk_tbrw_recover()
+ * salvages it, and whatever it writes must open and verify. Errors are fine; crashes, leaks
+ * and hangs are not.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -102,6 +104,29 @@ static TBRW_U32 on_bind(const void *d, TBRW_U32 ds, TBRW_U64 n, const DATA_BIND_
 	return TRUE;
 }
 
+static TBRW_U32 on_bind_module(const void *d, TBRW_U32 ds, TBRW_U64 n, const MODULE_BIND_STRUCT *b, TBRW_U32 bs,
+			       void *u)
+{
+	(void)d;
+	(void)ds;
+	(void)bs;
+	(void)u;
+	for (TBRW_U64 i = 0; i < n; i++)
+		g_sink += b[i].pid_index;
+	return TRUE;
+}
+
+static TBRW_U32 on_bind_tid(const void *d, TBRW_U32 ds, TBRW_U64 n, const TID_BIND_STRUCT *b, TBRW_U32 bs, void *u)
+{
+	(void)d;
+	(void)ds;
+	(void)bs;
+	(void)u;
+	for (TBRW_U64 i = 0; i < n; i++)
+		g_sink += b[i].pid_index;
+	return TRUE;
+}
+
 static void *get_any(TBRW_U32 (*fn)(TBRW_PTR, TBRW_U32, void *, TBRW_U32 *))
 {
 	TBRW_U32 need = 0;
@@ -186,9 +211,14 @@ static void read_all(void)
 			(void)TBRW_done_stream_section(g_h, s, sec);
 		}
 		(void)TBRW_done_stream(g_h, s);
+		/* the bind result stored in the file, as it is, before any TBRW_dobind */
+		(void)TBRW_bind_enumerate_data(g_h, s, on_bind, NULL, 0);
+		(void)TBRW_bind_enumerate_data(g_h, s, on_bind, NULL, 5);
 		if (TBRW_dobind(g_h, s) == VT_SUCCESS)
 			(void)TBRW_bind_enumerate_data(g_h, s, on_bind, NULL, 0);
 	}
+	(void)TBRW_bind_enumerate_modules(g_h, on_bind_module, NULL, 0);
+	(void)TBRW_bind_enumerate_threads(g_h, on_bind_tid, NULL, 0);
 	(void)TBRW_verify(g_h);
 }
 
@@ -214,6 +244,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (TBRW_open(&g_h, win, TBRW_FILE_READ) == VT_SUCCESS) {
 		read_all();
 		(void)TBRW_close(g_h);
+	}
+	/* opened for appending: read without a mapping, copied to a .part file, abandoned */
+	if (TBRW_open(&g_h, win, TBRW_FILE_READ | TBRW_FILE_WRITE) == VT_SUCCESS) {
+		(void)TBRW_verify(g_h);
+		if (TBRW_writing_section(g_h, TBRW_VERSION_INFO_SECTION) == VT_SUCCESS)
+			(void)TBRW_done_section(g_h, TBRW_VERSION_INFO_SECTION);
+		(void)TBRW_abort_cleanup_and_close(g_h);
 	}
 	if (tk_tbrw_recover(in, out, &rep) == VT_SUCCESS) {
 		/* what salvage writes must be a valid file */
