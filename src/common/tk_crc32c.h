@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tk_crc32c.h: CRC-32C (Castagnoli, the iSCSI/ext4 polynomial 0x1EDC6F41, reflected), used
- * to check every chunk of a .tb5 file. SSE4.2's crc32 instruction when the CPU has it, a
- * table otherwise; both give the same values (check value of "123456789": 0xE3069283).
+ * to check every chunk of a .tb5 file; computed by ISA-L (check value of "123456789":
+ * 0xE3069283).
  */
 #ifndef TK_CRC32C_H
 #define TK_CRC32C_H
