@@ -685,16 +685,23 @@ static TBRW_U32 write_u64_obj(struct tb5_handle *h, uint32_t id, const uint64_t 
 	struct tb5_obj *o;
 	TBRW_U32 rc = VT_SUCCESS;
 	size_t per = TB5_CHUNK_TARGET / 8;
+	unsigned char *le;
 
 	pthread_mutex_lock(&h->lock);
 	o = tb5_obj_get(h, id);
 	pthread_mutex_unlock(&h->lock);
 	if (o == NULL)
 		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+	le = malloc((n < per ? (n ? n : 1) : per) * 8);
+	if (le == NULL)
+		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
 	for (size_t i = 0; i < n && rc == VT_SUCCESS; i += per) {
 		size_t k = n - i < per ? n - i : per;
-		rc = tb5_write_chunk(h, o, CK_DATA, id, i, (uint32_t)k, v + i, k * 8);
+		for (size_t j = 0; j < k; j++) /* the file is little-endian whatever the host */
+			tb5_put64(le + j * 8, v[i + j]);
+		rc = tb5_write_chunk(h, o, CK_DATA, id, i, (uint32_t)k, le, k * 8);
 	}
+	free(le);
 	if (rc == VT_SUCCESS)
 		rc = tb5_write_chunk(h, o, CK_END, id, n, 0, NULL, 0);
 	if (rc == VT_SUCCESS) {
