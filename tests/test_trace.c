@@ -9,9 +9,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -898,6 +901,98 @@ static void test_env_autostart(void **state)
 	free(l.v);
 }
 
+/* ---- locks, time, masks, results, the shared pool, statistics, modes ---------------------- */
+
+/* ADDEVENT / DELEVENT take THREAD, VTHREAD and PROCESS events as masks: every bit is one
+ * event, and a bit the class does not have makes the call fail without changing anything. */
+static void insert_pr_th_codes(unsigned tag)
+{
+	static const unsigned codes[] = { STATE_RUNNING,
+					  STATE_READY,
+					  STATE_DEAD,
+					  STATE_SEND,
+					  _TRACE_MAX_TH_STATE_NUM + STATE_RUNNING,
+					  _TRACE_MAX_TH_STATE_NUM + STATE_READY,
+					  _TRACE_MAX_TH_STATE_NUM + STATE_DEAD,
+					  _TRACE_PR_TH_CREATE_P,
+					  _TRACE_PR_TH_DESTROY_P_NAME,
+					  _TRACE_PR_TH_CREATE_P_NAME };
+	size_t i;
+
+	for (i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		assert_int_equal(TraceEvent(_NTO_TRACE_INSERTSCLASSEVENT, PR_TH, (int)codes[i], tag, 0), 0);
+}
+
+static size_t count_tagged(const struct evlist *l, unsigned cls, unsigned code, uint32_t tag)
+{
+	size_t k, n = 0;
+	for (k = 0; k < l->n; k++)
+		n += l->v[k].cls == cls && l->v[k].code == code && l->v[k].w[0] == tag;
+	return n;
+}
+
+static void test_event_masks(void **state)
+{
+	const char *path = tkt_path("masks.kev");
+	const unsigned V = _TRACE_MAX_TH_STATE_NUM;
+	struct evlist l;
+
+	(void)state;
+	start_logging(path, 16, 0);
+	TraceEvent(_NTO_TRACE_DELALLCLASSES);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_ADDEVENT, _NTO_TRACE_PROCESS, 12345), EINVAL); /* bits 5.. are none */
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_ADDEVENT, _NTO_TRACE_THREAD, _NTO_TRACE_THRUNNING | (1u << 30)), EINVAL);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_DELEVENT, _NTO_TRACE_VTHREAD, _NTO_TRACE_VTHREADY | (1u << 31)), EINVAL);
+	EXPECT_FAIL(TraceEvent(_NTO_TRACE_ADDEVENT, _NTO_TRACE_PROCESS, _NTO_TRACE_PROCCREATE | (1u << 5)), EINVAL);
+	{
+		/* the kev mapping names one event per mask: several bits are not silently one */
+		tk_kev_range r[4];
+		unsigned two = _NTO_TRACE_THRUNNING | _NTO_TRACE_THREADY;
+		assert_int_equal(tk_kev_map_events(_NTO_TRACE_THREAD, two, two, 0, r), -1);
+		assert_int_equal(tk_kev_map_events(_NTO_TRACE_PROCESS, 12345, 12345, 0, r), -1);
+		assert_int_equal(tk_kev_map_events(_NTO_TRACE_THREAD, _NTO_TRACE_THREADY, _NTO_TRACE_THREADY, 0, r), 1);
+	}
+	assert_int_equal(TraceEvent(_NTO_TRACE_ADDEVENT, _NTO_TRACE_THREAD,
+				    _NTO_TRACE_THRUNNING | _NTO_TRACE_THREADY | _NTO_TRACE_THDEAD),
+			 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_ADDEVENT, _NTO_TRACE_VTHREAD, _NTO_TRACE_VTHRUNNING | _NTO_TRACE_VTHREADY),
+			 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_ADDEVENT, _NTO_TRACE_PROCESS,
+				    _NTO_TRACE_PROCCREATE | _NTO_TRACE_PROCDESTROY_NAME),
+			 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_STARTNOSTATE), 0);
+	insert_pr_th_codes(1);
+	assert_int_equal(TraceEvent(_NTO_TRACE_DELEVENT, _NTO_TRACE_THREAD, _NTO_TRACE_THRUNNING | _NTO_TRACE_THDEAD), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_DELEVENT, _NTO_TRACE_VTHREAD, _NTO_TRACE_VTHRUNNING | _NTO_TRACE_VTHREADY),
+			 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_DELEVENT, _NTO_TRACE_PROCESS,
+				    _NTO_TRACE_PROCCREATE | _NTO_TRACE_PROCDESTROY_NAME),
+			 0);
+	insert_pr_th_codes(2);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+
+	read_trace(path, &l);
+	/* added as masks: each event of each mask, and only those */
+	assert_int_equal(count_tagged(&l, PR_TH, STATE_RUNNING, 1), 1);
+	assert_int_equal(count_tagged(&l, PR_TH, STATE_READY, 1), 1);
+	assert_int_equal(count_tagged(&l, PR_TH, STATE_DEAD, 1), 1);
+	assert_int_equal(count_tagged(&l, PR_TH, STATE_SEND, 1), 0);
+	assert_int_equal(count_tagged(&l, PR_TH, V + STATE_RUNNING, 1), 1);
+	assert_int_equal(count_tagged(&l, PR_TH, V + STATE_READY, 1), 1);
+	assert_int_equal(count_tagged(&l, PR_TH, V + STATE_DEAD, 1), 0);
+	assert_int_equal(count_tagged(&l, PR_TH, _TRACE_PR_TH_CREATE_P, 1), 1);
+	assert_int_equal(count_tagged(&l, PR_TH, _TRACE_PR_TH_DESTROY_P_NAME, 1), 1);
+	assert_int_equal(count_tagged(&l, PR_TH, _TRACE_PR_TH_CREATE_P_NAME, 1), 0);
+	/* deleted as masks: only THREADY was left out of them */
+	assert_int_equal(count_tagged(&l, PR_TH, STATE_READY, 2), 1);
+	assert_int_equal(count_tagged(&l, PR_TH, STATE_RUNNING, 2) + count_tagged(&l, PR_TH, STATE_DEAD, 2) +
+				 count_tagged(&l, PR_TH, V + STATE_RUNNING, 2) + count_tagged(&l, PR_TH, V + STATE_READY, 2) +
+				 count_tagged(&l, PR_TH, _TRACE_PR_TH_CREATE_P, 2) +
+				 count_tagged(&l, PR_TH, _TRACE_PR_TH_DESTROY_P_NAME, 2),
+			 0);
+	free(l.v);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--autostart-child") == 0)
@@ -918,6 +1013,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_realloc_buffers),
 		cmocka_unit_test(test_full_disk),
 		cmocka_unit_test(test_env_autostart),
+		cmocka_unit_test(test_event_masks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

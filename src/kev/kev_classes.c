@@ -6,9 +6,14 @@
  */
 #include "tracekit/kev.h"
 
+/*
+ * The event a THREAD/VTHREAD/PROCESS mask names: its one bit set, or -1 when none or
+ * several are set (a mask of several events is several ranges: callers split it bit by
+ * bit, as TraceEvent() does; keeping only the lowest bit would silently drop the others).
+ */
 static int mask_bit(unsigned mask)
 {
-	return mask ? __builtin_ctz(mask) : -1;
+	return mask != 0 && (mask & (mask - 1)) == 0 ? __builtin_ctz(mask) : -1;
 }
 
 static int int_code(unsigned ext)

@@ -136,15 +136,40 @@ static void update_special(struct trace_code *c, unsigned cls)
 		tk__trace.n_special[cls]--;
 }
 
-static int map_events(unsigned ext, unsigned event, tk_kev_range r[4])
+/*
+ * The code ranges of (class, event). For THREAD, VTHREAD and PROCESS the event is a mask
+ * (_NTO_TRACE_THRUNNING | _NTO_TRACE_THREADY, ...): every bit set is one event, and each
+ * must be one of the class's.
+ */
+static int map_events(unsigned ext, unsigned event, tk_kev_range r[TRACE_MAX_RANGES])
 {
-	int n = tk_kev_map_events(ext, event, event, TK_KEV_MAP_INT_VECTORS, r);
-	if (n < 0)
-		return tk__trace_set_error(EINVAL, "class %u has no event %u", ext, event);
+	int n = 0, k;
+
+	if ((ext == _NTO_TRACE_THREAD || ext == _NTO_TRACE_VTHREAD || ext == _NTO_TRACE_PROCESS) &&
+	    (event & (event - 1)) != 0) {
+		unsigned bits = event;
+		while (bits != 0) {
+			unsigned bit = bits & -bits;
+			k = tk_kev_map_events(ext, bit, bit, TK_KEV_MAP_INT_VECTORS, r + n);
+			if (k < 0 || n + k > (int)TRACE_MAX_RANGES)
+				return tk__trace_set_error(EINVAL, "class %u has no event 0x%x (in mask 0x%x)", ext, bit,
+							   event);
+			n += k;
+			bits &= bits - 1;
+		}
+		return n;
+	}
+	{
+		tk_kev_range four[4];
+		n = tk_kev_map_events(ext, event, event, TK_KEV_MAP_INT_VECTORS, four);
+		if (n < 0)
+			return tk__trace_set_error(EINVAL, "class %u has no event %u", ext, event);
+		memcpy(r, four, (size_t)n * sizeof(*r));
+	}
 	return n;
 }
 
-static int map_class(unsigned ext, tk_kev_range r[4])
+static int map_class(unsigned ext, tk_kev_range r[TRACE_MAX_RANGES])
 {
 	int n = tk_kev_map_class(ext, r);
 	if (n < 0)
@@ -327,7 +352,7 @@ static int insert_words(int cls, int code, const unsigned *buf, unsigned len)
 static int config(int mode, va_list ap)
 {
 	struct trace_state *s = &tk__trace;
-	tk_kev_range r[4];
+	tk_kev_range r[TRACE_MAX_RANGES];
 	int n, a, b, c;
 
 	switch (mode) {

@@ -18,6 +18,10 @@
 #define TRACE_MAX_BUFFERS (1u << 20)
 #define TRACE_MAX_WORDS (TK_KEV_MAX_PAYLOAD / 4u)
 #define TRACE_PRESENT_SLOTS 8192u /* power of two */
+#define TRACE_MAX_RANGES 32u      /* code ranges of one (class, event mask): one per mask bit */
+/* Every buffer starts with CONTROL TIME (slot 0, so that the next slot, CONTROL BUFFER, and
+ * every later one have their 64-bit time from the buffer alone) and CONTROL BUFFER. */
+#define TRACE_SLOT_BUFFER 1u
 
 /* Filters read by emitting threads without the lock: relaxed atomics. */
 struct trace_filter {
