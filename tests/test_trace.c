@@ -993,6 +993,61 @@ static void test_event_masks(void **state)
 	free(l.v);
 }
 
+/* Every buffer starts with TIME, then BUFFER: the BUFFER event, and every event after it,
+ * gets its upper time bits from its own buffer, whatever was read before it. */
+static void *emit_user_33(void *arg)
+{
+	unsigned i;
+	(void)arg;
+	for (i = 0; i < 5000; i++)
+		tk_trace_user(33, i, 0);
+	return NULL;
+}
+
+static void test_buffer_starts_with_time(void **state)
+{
+	const char *path = tkt_path("time_first.kev");
+	struct evlist l;
+	pthread_t th[2];
+	size_t k, buffers = 0;
+	unsigned i;
+
+	(void)state;
+	start_logging(path, 64, 0);
+	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, emit_user_33, NULL), 0);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(TraceEvent(_NTO_TRACE_FLUSHBUFFER), 0); /* partial buffers too */
+	assert_int_equal(tk_logger_stop(), TK_OK);
+
+	read_trace(path, &l);
+	assert_true(l.n > 0);
+	assert_int_equal(l.v[0].cls, 1);
+	assert_int_equal(l.v[0].code, _TRACE_CONTROL_TIME); /* the file's first event */
+	for (k = 0; k < l.n; k++) {
+		const struct ev *e = &l.v[k], *prev;
+		if (!(e->cls == 1 && e->code == _TRACE_CONTROL_BUFFER))
+			continue;
+		buffers++;
+		assert_true(k > 0);
+		prev = &l.v[k - 1];
+		assert_int_equal(prev->cls, 1);
+		assert_int_equal(prev->code, _TRACE_CONTROL_TIME);
+		assert_int_equal(prev->cpu, e->cpu);
+		assert_int_equal(e->clk >> 32, prev->w[0]); /* the TIME's MSB */
+		assert_int_equal(e->clk, prev->clk);
+		assert_true(e->clk >> 32 != 0); /* not the "no upper bits yet" of a first event */
+		/* the buffer's next event is not older than its BUFFER event */
+		if (k + 1 < l.n && l.v[k + 1].cpu == e->cpu)
+			assert_true(l.v[k + 1].clk >= e->clk);
+	}
+	assert_true(buffers >= 10);
+	free(l.v);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--autostart-child") == 0)
@@ -1014,6 +1069,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_full_disk),
 		cmocka_unit_test(test_env_autostart),
 		cmocka_unit_test(test_event_masks),
+		cmocka_unit_test(test_buffer_starts_with_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

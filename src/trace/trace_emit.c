@@ -7,9 +7,11 @@
  * -finstrument-functions hooks.
  *
  * Time: every slot carries the low 32 bits of the cycle counter. A thread writes a CONTROL
- * TIME event (CPU, upper 32 bits) at the start of each buffer and whenever its CPU or the
- * upper 32 bits change, so a reader rebuilds 64-bit time from each buffer alone, in
- * whatever order the buffers of different threads reach the file.
+ * TIME event (CPU, upper 32 bits) first in each buffer, before CONTROL BUFFER (QNX writes
+ * BUFFER first and its readers give that one event the previous buffer's upper bits), and
+ * whenever its CPU or the upper 32 bits change, so a reader rebuilds the 64-bit time of
+ * every event from its buffer alone, in whatever order the buffers of different threads
+ * reach the file.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -427,10 +429,10 @@ size_t tk__trace_buffer_start(tk_buffer_id id, void *buf, uint64_t dropped, void
 		d->resume_cpu = cpu;
 		d->resume_msb = (uint32_t)(t >> 32);
 	}
-	s[n++] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER),
-				 { (uint32_t)t, ((uint32_t)(idx < 0 ? 0 : idx) << 13) | (seq & 0x7ffu), 0 } };
 	s[n++] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
 				 { (uint32_t)t, (uint32_t)(t >> 32), (uint32_t)t } };
+	s[n++] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER),
+				 { (uint32_t)t, ((uint32_t)(idx < 0 ? 0 : idx) << 13) | (seq & 0x7ffu), 0 } };
 	tk__trace_tls.time_key = ~time_key(t, cpu);
 	if (dropped > 0) {
 		s[n++] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED),
@@ -454,8 +456,9 @@ void *tk__trace_buffer_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n
 	if (idx < 0)
 		return NULL; /* a buffer of buffers that were deallocated: nothing to keep */
 	d = tk_pool_desc_of(pool, (uint32_t)idx);
-	if (n > 0 && (s[0].header & 0xc0007fffu) == (_TRACE_CONTROL_C | _TRACE_CONTROL_BUFFER))
-		s[0].data[2] = (uint32_t)n; /* events in the buffer, this one included */
+	if (n > TRACE_SLOT_BUFFER && d->flushed <= TRACE_SLOT_BUFFER &&
+	    (s[TRACE_SLOT_BUFFER].header & 0xc0007fffu) == (_TRACE_CONTROL_C | _TRACE_CONTROL_BUFFER))
+		s[TRACE_SLOT_BUFFER].data[2] = (uint32_t)n; /* events in the buffer, TIME included */
 	stored = atomic_fetch_add(&tk__trace.stored, (int64_t)n - (int64_t)d->flushed) + (int64_t)n - (int64_t)d->flushed;
 	tk_pool_queue(pool, (uint32_t)idx, (uint32_t)n);
 	/* The logger is woken once a few buffers wait (it also wakes every 50 ms by itself),

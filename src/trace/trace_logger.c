@@ -270,9 +270,11 @@ static void collect_one(void *buf, uint64_t n, void *ctx)
 		g_log.cap_pieces = cap;
 	}
 	memcpy(g_log.stage + g_log.stage_len, (const traceevent_t *)buf + d->flushed, count * sizeof(traceevent_t));
-	if (d->flushed == 0 &&
-	    (g_log.stage[g_log.stage_len].header & 0xc0007fffu) == (_TRACE_CONTROL_C | _TRACE_CONTROL_BUFFER))
-		g_log.stage[g_log.stage_len].data[2] = (uint32_t)count; /* events in this piece */
+	if (d->flushed <= TRACE_SLOT_BUFFER && d->flushed + count > TRACE_SLOT_BUFFER &&
+	    (g_log.stage[g_log.stage_len + TRACE_SLOT_BUFFER - d->flushed].header & 0xc0007fffu) ==
+		    (_TRACE_CONTROL_C | _TRACE_CONTROL_BUFFER))
+		g_log.stage[g_log.stage_len + TRACE_SLOT_BUFFER - d->flushed].data[2] =
+			(uint32_t)n; /* events in the buffer so far, TIME included */
 	p = &g_log.pieces[g_log.n_pieces++];
 	p->buf_idx = (uint32_t)idx;
 	p->written = 0;
