@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the buffer module: the shared-memory-ready pool (including one region
- * mapped twice at different addresses) and the Pin-style per-thread buffers: full and
- * thread-exit callbacks, many threads at once, double buffering, dropping when no buffer
- * is available, collecting other threads' partial buffers, and definition errors.
+ * mapped twice at different addresses, and its descriptors' states and counters) and the
+ * Pin-style per-thread buffers: full, thread-exit and process-exit callbacks, many threads
+ * at once, double buffering, dropping when no buffer is available (a pool running out, a
+ * callback returning NULL, a shared drop counter), the committed position published where
+ * a position hook says, collecting other threads' partial buffers, and definition errors.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tk_test.h"
@@ -100,6 +104,57 @@ static void test_pool_two_mappings(void **state)
 	munmap(m1, size);
 	munmap(m2, size);
 	close(fd);
+}
+
+/* Each buffer's descriptor says where it is; the counters a drainer needs live in the pool. */
+static void test_pool_states_and_counters(void **state)
+{
+	tk_pool *p;
+	uint32_t idx, got;
+	tk_pool_stats st;
+	tk_pool_desc *d;
+
+	(void)state;
+	assert_int_equal(sizeof(tk_pool_desc), 64); /* one cache line: no two writers share one */
+	assert_int_equal(offsetof(tk_pool_desc, committed), 0);
+	assert_int_equal(tk_pool_create(&p, 4, 4096), TK_OK);
+	for (idx = 0; idx < 4; idx++)
+		assert_int_equal(atomic_load(&tk_pool_desc_of(p, idx)->state), TK_POOL_FREE);
+	assert_int_equal(tk_pool_take(p, &idx), TK_OK);
+	d = tk_pool_desc_of(p, idx);
+	assert_int_equal(atomic_load(&d->state), TK_POOL_WRITING);
+	assert_int_equal(atomic_load(&d->committed), 0);
+	atomic_store(&d->committed, 48);
+	tk_pool_queue(p, idx, 3);
+	assert_int_equal(atomic_load(&d->state), TK_POOL_QUEUED);
+	assert_int_equal(atomic_load(&d->records), 3);
+	assert_int_equal(tk_pool_dequeue(p, &got), TK_OK);
+	assert_int_equal(got, idx);
+	assert_int_equal(atomic_load(&d->state), TK_POOL_DRAINING);
+	tk_pool_give(p, got);
+	assert_int_equal(atomic_load(&d->state), TK_POOL_FREE);
+	/* a buffer taken again starts with nothing committed */
+	assert_int_equal(tk_pool_take(p, &idx), TK_OK);
+	assert_int_equal(atomic_load(&tk_pool_desc_of(p, idx)->committed), 0);
+
+	/* drops: counted as lost at once, reported once by whoever takes them */
+	assert_int_equal(tk_pool_take_dropped(p), 0);
+	tk_pool_count_dropped(p, 5);
+	tk_pool_count_dropped(p, 2);
+	tk_pool_get_stats(p, &st);
+	assert_int_equal(st.records_dropped, 7);
+	assert_int_equal(st.dropped_pending, 7);
+	assert_int_equal(tk_pool_take_dropped(p), 7);
+	assert_int_equal(tk_pool_take_dropped(p), 0);
+	tk_pool_get_stats(p, &st);
+	assert_int_equal(st.records_dropped, 7);
+	assert_int_equal(st.dropped_pending, 0);
+	/* records stored in queued buffers */
+	assert_int_equal(tk_pool_count_stored(p, 100), 100);
+	assert_int_equal(tk_pool_count_stored(p, -40), 60);
+	tk_pool_get_stats(p, &st);
+	assert_int_equal(st.records_stored, 60);
+	tk_pool_destroy(p);
 }
 
 struct pool_stress {
@@ -492,6 +547,259 @@ static void test_for_each_thread(void **state)
 	assert_int_equal(g_sink.records, 300); /* then delivered at thread exit */
 }
 
+/* A plain definition whose callback returns NULL: the thread stops recording (no buffer is
+ * allocated behind the callback's back) and every refused record is counted. */
+static _Atomic unsigned g_refusals;
+static void *g_refused_buf;
+
+static void *refuse(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n, void *user)
+{
+	(void)id;
+	(void)tid;
+	(void)n;
+	(void)user;
+	atomic_fetch_add(&g_refusals, 1);
+	g_refused_buf = buf;
+	return NULL;
+}
+
+struct refuse_arg {
+	tk_buffer_id id;
+	unsigned per, nulls;
+};
+
+static void *refuse_writer(void *arg)
+{
+	struct refuse_arg *a = arg;
+	unsigned i;
+
+	for (i = 0; i < a->per * 3; i++) {
+		struct rec *r = tk_buffer_reserve(a->id);
+		if (r == NULL) {
+			a->nulls++;
+			continue;
+		}
+		r->seq = i;
+		tk_buffer_commit(a->id, r);
+	}
+	return NULL;
+}
+
+static void test_callback_returns_null(void **state)
+{
+	static tk_buffer_id id = TK_BUFFER_ID_INVALID;
+	long page = sysconf(_SC_PAGESIZE);
+	struct refuse_arg a;
+	pthread_t th;
+
+	(void)state;
+	if (id == TK_BUFFER_ID_INVALID)
+		id = tk_buffer_define(sizeof(struct rec), 1, refuse, NULL);
+	assert_int_not_equal(id, TK_BUFFER_ID_INVALID);
+	a = (struct refuse_arg){ id, (unsigned)((size_t)page / sizeof(struct rec)), 0 };
+	atomic_store(&g_refusals, 0);
+	/* on a thread of its own, so that its drops end as an exited thread's */
+	assert_int_equal(pthread_create(&th, NULL, refuse_writer, &a), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(atomic_load(&g_refusals), 1); /* no second buffer was made */
+	assert_int_equal(a.nulls, 2 * a.per);
+	assert_int_equal(tk_buffer_pending_dropped(id, 0), a.nulls);
+	assert_int_equal(tk_buffer_pending_dropped(id, 1), a.nulls);
+	assert_int_equal(tk_buffer_pending_dropped(id, 0), 0);
+	free(g_refused_buf);
+
+	/* the same on this thread, which lives on: the count is pending while it drops */
+	a.nulls = 0;
+	atomic_store(&g_refusals, 0);
+	refuse_writer(&a);
+	assert_int_equal(atomic_load(&g_refusals), 1);
+	assert_int_equal(tk_buffer_pending_dropped(id, 0), a.nulls);
+	assert_int_equal(tk_buffer_flush(id), TK_OK); /* no buffer: nothing to deliver */
+	assert_int_equal(atomic_load(&g_refusals), 1);
+	assert_null(tk_buffer_reserve(id));
+	assert_int_equal(tk_buffer_pending_dropped(id, 1), a.nulls + 1);
+	free(g_refused_buf);
+}
+
+/* A position hook and a drop hook: the committed position is published where the hook
+ * says (a shared pool's descriptor), one release store per record, and drops are counted
+ * there instead of per thread. */
+static tk_pool *g_pub_pool;
+static _Atomic unsigned g_pub_start_dropped;
+
+static void *pub_acquire(tk_buffer_id id, void *user)
+{
+	uint32_t idx;
+	(void)id;
+	(void)user;
+	return tk_pool_take(g_pub_pool, &idx) == TK_OK ? tk_pool_buffer(g_pub_pool, idx) : NULL;
+}
+
+static void *pub_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n, void *user)
+{
+	(void)tid;
+	tk_pool_queue(g_pub_pool, (uint32_t)tk_pool_index(g_pub_pool, buf), (uint32_t)n);
+	return pub_acquire(id, user);
+}
+
+static size_t pub_start(tk_buffer_id id, void *buf, uint64_t dropped, void *user)
+{
+	(void)id;
+	(void)buf;
+	(void)user;
+	atomic_fetch_add(&g_pub_start_dropped, (unsigned)dropped);
+	return 0;
+}
+
+static _Atomic uint32_t *pub_position(tk_buffer_id id, void *buf, void *user)
+{
+	(void)id;
+	(void)user;
+	return &tk_pool_desc_of(g_pub_pool, (uint32_t)tk_pool_index(g_pub_pool, buf))->committed;
+}
+
+static void pub_dropped(tk_buffer_id id, void *user)
+{
+	(void)id;
+	(void)user;
+	tk_pool_count_dropped(g_pub_pool, 1);
+}
+
+static void test_position_published(void **state)
+{
+	tk_buffer_config cfg = { .record_size = sizeof(struct rec), .buffer_size = 4096, .full = pub_full,
+				 .acquire = pub_acquire, .start = pub_start, .position = pub_position,
+				 .dropped = pub_dropped };
+	static tk_buffer_id id = TK_BUFFER_ID_INVALID;
+	const unsigned per = 4096 / sizeof(struct rec);
+	tk_pool_stats st;
+	tk_pool_desc *d;
+	struct rec *r;
+	uint32_t idx, i;
+
+	(void)state;
+	assert_int_equal(tk_pool_create(&g_pub_pool, 2, 4096), TK_OK);
+	if (id == TK_BUFFER_ID_INVALID)
+		id = tk_buffer_define_config(&cfg);
+	assert_int_not_equal(id, TK_BUFFER_ID_INVALID);
+	atomic_store(&g_pub_start_dropped, 0);
+	r = tk_buffer_reserve(id);
+	assert_non_null(r);
+	idx = (uint32_t)tk_pool_index(g_pub_pool, r);
+	d = tk_pool_desc_of(g_pub_pool, idx);
+	assert_int_equal(atomic_load(&d->state), TK_POOL_WRITING);
+	/* reserved but not committed: nothing published */
+	assert_int_equal(atomic_load(&d->committed), 0);
+	for (i = 0; i < 10; i++) {
+		if (i > 0)
+			r = tk_buffer_reserve(id);
+		r->seq = i;
+		tk_buffer_commit(id, r);
+		assert_int_equal(atomic_load(&d->committed), (i + 1) * sizeof(struct rec));
+	}
+	assert_ptr_equal(tk_buffer_pointer(id), (struct rec *)tk_pool_buffer(g_pub_pool, idx) + 10);
+	/* fill both buffers, then drop: counted in the pool, not per thread */
+	for (i = 10; i < 3 * per; i++) {
+		r = tk_buffer_reserve(id);
+		if (r != NULL) {
+			r->seq = i;
+			tk_buffer_commit(id, r);
+		}
+	}
+	tk_pool_get_stats(g_pub_pool, &st);
+	assert_int_equal(st.records_dropped, per);
+	assert_int_equal(st.dropped_pending, per);
+	assert_int_equal(tk_buffer_pending_dropped(id, 0), 0);
+	assert_int_equal(atomic_load(&d->state), TK_POOL_QUEUED);
+	assert_int_equal(atomic_load(&d->committed), per * sizeof(struct rec));
+	/* a buffer comes back: the start hook is not told (the pool holds the count) */
+	assert_int_equal(tk_pool_dequeue(g_pub_pool, &idx), TK_OK);
+	tk_pool_give(g_pub_pool, idx);
+	assert_non_null(tk_buffer_reserve(id));
+	assert_int_equal(atomic_load(&g_pub_start_dropped), 0);
+	assert_int_equal(tk_pool_take_dropped(g_pub_pool), per);
+	tk_buffer_discard_all(id);
+	tk_pool_destroy(g_pub_pool);
+}
+
+/* At process exit every thread's partial buffer reaches the callback: a child writes
+ * partial buffers on two threads and exits; its callback counts into shared memory. */
+struct exit_counts {
+	_Atomic uint64_t records, calls;
+	_Atomic uint32_t bad;
+};
+static struct exit_counts *g_exit_counts;
+
+static void *count_at_exit(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n, void *user)
+{
+	const struct rec *r = buf;
+	uint64_t i;
+	(void)id;
+	(void)tid;
+	(void)user;
+	for (i = 0; i < n; i++)
+		if (r[i].seq != i || r[i].payload != 0xabcdu)
+			atomic_fetch_add(&g_exit_counts->bad, 1);
+	atomic_fetch_add(&g_exit_counts->records, n);
+	atomic_fetch_add(&g_exit_counts->calls, 1);
+	return buf;
+}
+
+static void write_partial(tk_buffer_id id, uint32_t n)
+{
+	uint32_t i;
+	for (i = 0; i < n; i++) {
+		struct rec *r = tk_buffer_reserve(id);
+		r->seq = i;
+		r->payload = 0xabcdu;
+		tk_buffer_commit(id, r);
+	}
+}
+
+static _Atomic int g_child_ready;
+
+static void *partial_then_wait(void *arg)
+{
+	write_partial(*(tk_buffer_id *)arg, 7);
+	atomic_store(&g_child_ready, 1);
+	for (;;)
+		pause(); /* still running when the process exits */
+	return NULL;
+}
+
+static void test_partial_at_process_exit(void **state)
+{
+	pid_t pid;
+	int status;
+
+	(void)state;
+	g_exit_counts = mmap(NULL, sizeof(*g_exit_counts), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(g_exit_counts != MAP_FAILED);
+	memset(g_exit_counts, 0, sizeof(*g_exit_counts));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		tk_buffer_id id = tk_buffer_define(sizeof(struct rec), 2, count_at_exit, NULL);
+		pthread_t th;
+		if (id == TK_BUFFER_ID_INVALID)
+			_exit(2);
+		write_partial(id, 5);
+		if (pthread_create(&th, NULL, partial_then_wait, &id) != 0)
+			_exit(3);
+		while (!atomic_load(&g_child_ready))
+			usleep(1000);
+		setenv("TK_TEST_KEEP", "1", 1); /* the scratch directory is the parent's */
+		exit(0);                        /* atexit: partial buffers delivered */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(atomic_load(&g_exit_counts->records), 5 + 7);
+	assert_int_equal(atomic_load(&g_exit_counts->calls), 2);
+	assert_int_equal(atomic_load(&g_exit_counts->bad), 0);
+	munmap(g_exit_counts, sizeof(*g_exit_counts));
+}
+
 static void *noop_callback(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n, void *user)
 {
 	(void)id;
@@ -511,6 +819,8 @@ static void test_define_errors(void **state)
 	(void)state;
 	assert_int_equal(tk_buffer_define(0, 1, noop_callback, NULL), TK_BUFFER_ID_INVALID);
 	assert_int_equal(tk_buffer_define((size_t)page + 1, 1, noop_callback, NULL), TK_BUFFER_ID_INVALID);
+	/* Pin: "This size must be less than the size of an OS page." */
+	assert_int_equal(tk_buffer_define((size_t)page, 1, noop_callback, NULL), TK_BUFFER_ID_INVALID);
 	assert_int_equal(tk_buffer_define(16, 0, noop_callback, NULL), TK_BUFFER_ID_INVALID);
 	assert_int_equal(tk_buffer_define(16, 1, NULL, NULL), TK_BUFFER_ID_INVALID);
 	assert_int_equal(tk_buffer_define_config(&bad), TK_BUFFER_ID_INVALID);
@@ -529,6 +839,10 @@ int main(void)
 		cmocka_unit_test(test_pool_concurrent), cmocka_unit_test(test_single_thread),
 		cmocka_unit_test(test_many_threads),   cmocka_unit_test(test_double_buffering),
 		cmocka_unit_test(test_dropping),       cmocka_unit_test(test_for_each_thread),
+		cmocka_unit_test(test_pool_states_and_counters),
+		cmocka_unit_test(test_callback_returns_null),
+		cmocka_unit_test(test_position_published),
+		cmocka_unit_test(test_partial_at_process_exit),
 		cmocka_unit_test(test_define_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1048,6 +1048,151 @@ static void test_buffer_starts_with_time(void **state)
 	free(l.v);
 }
 
+/* The trace pool in MAP_SHARED memory: another process (here the parent) reads every
+ * committed event through the region's offsets alone, while the writer runs and after it
+ * was killed mid-buffer. */
+struct recovered {
+	uint32_t next[2]; /* next sequence number expected of codes 95, 96 */
+	size_t events, partial_buffers, queued_buffers;
+	char error[256]; /* the first thing wrong, "" if none */
+};
+
+/* Decodes without failing the test (the writer is still to be killed): errors go to out. */
+static void decode_pool(void *region, size_t size, struct recovered *out)
+{
+	tk_pool *p;
+	uint32_t idx, order[64], n_order = 0, i, j;
+
+	memset(out, 0, sizeof(*out));
+	if (tk_pool_attach(&p, region, size) != TK_OK || tk_pool_n_buffers(p) > 64) {
+		snprintf(out->error, sizeof(out->error), "not a pool of at most 64 buffers");
+		return;
+	}
+	/* the buffers holding records, oldest first */
+	for (idx = 0; idx < tk_pool_n_buffers(p); idx++) {
+		uint32_t st = atomic_load_explicit(&tk_pool_desc_of(p, idx)->state, memory_order_acquire);
+		if (st == TK_POOL_WRITING || st == TK_POOL_QUEUED)
+			order[n_order++] = idx;
+	}
+	for (i = 1; i < n_order; i++)
+		for (j = i; j > 0 && tk_pool_desc_of(p, order[j])->seq < tk_pool_desc_of(p, order[j - 1])->seq; j--) {
+			uint32_t t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (i = 0; i < n_order; i++) {
+		tk_pool_desc *d = tk_pool_desc_of(p, order[i]);
+		const traceevent_t *slots = tk_pool_buffer(p, order[i]);
+		uint32_t st = atomic_load_explicit(&d->state, memory_order_acquire), n, k;
+		n = st == TK_POOL_QUEUED ? atomic_load_explicit(&d->records, memory_order_acquire)
+					 : atomic_load_explicit(&d->committed, memory_order_acquire) / 16u;
+		out->partial_buffers += st == TK_POOL_WRITING;
+		out->queued_buffers += st == TK_POOL_QUEUED;
+		if (n < 2 || n > 1024 || TK_KEV_CODE(slots[0].header) != _TRACE_CONTROL_TIME ||
+		    TK_KEV_CODE(slots[1].header) != _TRACE_CONTROL_BUFFER) {
+			snprintf(out->error, sizeof(out->error), "buffer %u: %u records, not TIME then BUFFER", order[i], n);
+			break;
+		}
+		for (k = 0; k < n; k++) {
+			unsigned cls = TK_KEV_CLASS(slots[k].header), code = TK_KEV_CODE(slots[k].header);
+			if (cls != USER || (code != 95 && code != 96))
+				continue;
+			if (slots[k].data[1] != out->next[code - 95] && out->error[0] == '\0')
+				snprintf(out->error, sizeof(out->error),
+					 "code %u: event %u where %u was expected (buffer %u, slot %u)", code,
+					 slots[k].data[1], out->next[code - 95], order[i], k);
+			out->next[code - 95] = slots[k].data[1] + 1;
+			out->events++;
+		}
+	}
+	tk_pool_destroy(p);
+}
+
+static void *emit_96_then_wait(void *arg)
+{
+	unsigned i;
+	for (i = 0; i < 300; i++)
+		tk_trace_user(96, i, 0);
+	atomic_store((_Atomic int *)arg, 1);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void test_shared_pool_read_from_outside(void **state)
+{
+	const unsigned n_buffers = 8, main_events = 2500;
+	size_t size = tk_trace_pool_size(n_buffers);
+	void *region;
+	struct recovered r;
+	int fds[2], status;
+	char c;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(tk_trace_pool_size(0), 0);
+	assert_true(size > n_buffers * 16384u);
+	region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(region != MAP_FAILED);
+	/* refused: bad arguments; while tracing runs */
+	reset_trace();
+	assert_int_equal(tk_trace_pool_init(NULL, size, n_buffers), TK_EINVAL);
+	assert_int_equal(tk_trace_pool_init(region, size - 1, n_buffers), TK_EINVAL);
+	assert_int_equal(TraceEvent(_NTO_TRACE_ALLOCBUFFER, 2u, NULL), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_STARTNOSTATE), 0);
+	assert_int_equal(tk_trace_pool_init(region, size, n_buffers), TK_ESTATE);
+	reset_trace();
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static _Atomic int ready;
+		pthread_t th;
+		unsigned i;
+		close(fds[0]);
+		alarm(120); /* never outlives a parent that failed before killing it */
+		if (tk_trace_pool_init(region, size, n_buffers) != TK_OK)
+			_exit(2);
+		TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+		if (TraceEvent(_NTO_TRACE_STARTNOSTATE) != 0)
+			_exit(3);
+		/* two full buffers queued (no logger takes them), a third partly written */
+		for (i = 0; i < main_events; i++)
+			tk_trace_user(95, i, 0);
+		if (pthread_create(&th, NULL, emit_96_then_wait, (void *)&ready) != 0)
+			_exit(4);
+		while (!atomic_load(&ready))
+			usleep(1000);
+		if (write(fds[1], "x", 1) != 1)
+			_exit(5);
+		for (;;)
+			pause(); /* killed here, mid-buffer */
+	}
+	close(fds[1]);
+	if (read(fds[0], &c, 1) != 1)
+		c = 0;
+	close(fds[0]);
+	/* while the writer lives */
+	decode_pool(region, size, &r);
+	/* and after it died without a chance to write anything out */
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(c, 'x');
+	assert_true(WIFSIGNALED(status));
+	assert_string_equal(r.error, "");
+	assert_int_equal(r.next[0], main_events);
+	assert_int_equal(r.next[1], 300);
+	decode_pool(region, size, &r);
+	assert_string_equal(r.error, "");
+	assert_int_equal(r.next[0], main_events);
+	assert_int_equal(r.next[1], 300);
+	assert_int_equal(r.events, main_events + 300);
+	assert_int_equal(r.queued_buffers, 2);
+	assert_int_equal(r.partial_buffers, 2); /* the main thread's third, the other thread's first */
+	munmap(region, size);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--autostart-child") == 0)
@@ -1070,6 +1215,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_env_autostart),
 		cmocka_unit_test(test_event_masks),
 		cmocka_unit_test(test_buffer_starts_with_time),
+		cmocka_unit_test(test_shared_pool_read_from_outside),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

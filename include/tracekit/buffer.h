@@ -34,15 +34,26 @@ extern "C" {
  */
 typedef struct tk_pool tk_pool;
 
-/* What the pool keeps about each buffer (inside the region). */
+/*
+ * What the pool keeps about each buffer (inside the region), one cache line each so that
+ * the writer of one buffer never shares a line with the writer of another. A buffer is
+ * FREE (in the free stack), WRITING (taken: `committed` bytes of it hold finished records),
+ * QUEUED (full or partial, in the queue: `records` records) or DRAINING (dequeued by a
+ * consumer). docs/recording.md, "Shared pool layout", describes how a separate process
+ * reads them.
+ */
+enum { TK_POOL_FREE = 0, TK_POOL_WRITING = 1, TK_POOL_QUEUED = 2, TK_POOL_DRAINING = 3 };
+
 typedef struct tk_pool_desc {
-	_Atomic uint32_t records;   /* records in the buffer when it was queued as full */
+	_Atomic uint32_t committed; /* bytes of finished records (release-stored after each one) */
+	_Atomic uint32_t state;     /* TK_POOL_FREE ... TK_POOL_DRAINING */
+	_Atomic uint32_t records;   /* records in the buffer when it was queued */
 	uint32_t flushed;           /* records already written out by a flush */
 	uint32_t seq;               /* sequence number given when the buffer was taken */
 	uint32_t resume_cpu;        /* CPU and time MSB in effect at `flushed` (for .kev) */
 	uint32_t resume_msb;
-	uint32_t owner_tid;         /* thread that filled it */
-	uint32_t spare[2];
+	uint32_t owner_tid;         /* thread that fills it */
+	uint32_t spare[8];
 } tk_pool_desc;
 
 /* Counters kept in the pool (all atomic, in the region). */
@@ -52,6 +63,8 @@ typedef struct tk_pool_stats {
 	uint64_t buffers_overwritten; /* queued buffers reused before anyone read them */
 	uint64_t records_dropped;     /* records lost because no buffer was free */
 	uint32_t n_bufs, buf_size, n_free, n_queued;
+	uint64_t dropped_pending;     /* of records_dropped, those not yet reported (tk_pool_take_dropped) */
+	int64_t records_stored;       /* records in queued buffers not yet consumed (tk_pool_count_stored) */
 } tk_pool_stats;
 
 /* Bytes a region needs for n_bufs buffers of buf_size bytes (buf_size a multiple of 64). */
@@ -77,16 +90,33 @@ TK_API void *tk_pool_buffer(const tk_pool *pool, uint32_t idx);
 TK_API int64_t tk_pool_index(const tk_pool *pool, const void *p);
 TK_API tk_pool_desc *tk_pool_desc_of(const tk_pool *pool, uint32_t idx);
 
-/* Takes a free buffer (lock-free). Returns 0, or TK_EBUSY when none is free. */
+/*
+ * Takes a free buffer (lock-free; its descriptor becomes WRITING with nothing committed).
+ * Returns 0, or TK_EBUSY when none is free.
+ */
 TK_API int tk_pool_take(tk_pool *pool, uint32_t *idx);
-/* Gives a buffer back to the free stack. */
+/* Gives a buffer back to the free stack (FREE). */
 TK_API void tk_pool_give(tk_pool *pool, uint32_t idx);
-/* Queues a buffer as full (records = how many it holds) / dequeues the oldest full one. */
+/*
+ * Queues a buffer as full (QUEUED, records = how many it holds) / dequeues the oldest full
+ * one (DRAINING; TK_EBUSY when the queue is empty).
+ */
 TK_API void tk_pool_queue(tk_pool *pool, uint32_t idx, uint32_t records);
 TK_API int tk_pool_dequeue(tk_pool *pool, uint32_t *idx);
-/* Counts records lost for want of a buffer, and queued buffers reused unread. */
+/*
+ * Counts records lost for want of a buffer (as lost, and as pending a report); returns
+ * and zeroes the pending ones, so that each lost record is reported exactly once by
+ * whoever takes it (a writer starting a buffer, a drainer at a flush).
+ */
 TK_API void tk_pool_count_dropped(tk_pool *pool, uint64_t records);
+TK_API uint64_t tk_pool_take_dropped(tk_pool *pool);
+/* Counts queued buffers reused unread. */
 TK_API void tk_pool_count_overwritten(tk_pool *pool, uint64_t buffers);
+/*
+ * Adds delta to the records stored in queued buffers and not yet consumed (QUERYEVENTS);
+ * returns the new count.
+ */
+TK_API int64_t tk_pool_count_stored(tk_pool *pool, int64_t delta);
 /* Next buffer sequence number (shared by every user of the pool). */
 TK_API uint32_t tk_pool_next_seq(tk_pool *pool);
 TK_API void tk_pool_get_stats(const tk_pool *pool, tk_pool_stats *out);
@@ -103,38 +133,54 @@ typedef int tk_buffer_id;
  * possibly on another thread). buf holds n_records records. Returns the buffer the thread
  * continues with: usually buf itself (the records were consumed), or one from
  * tk_buffer_allocate() (double buffering). Returning NULL means no buffer is available:
- * the thread's records are dropped and counted until the `resume` hook gets one. At thread
- * and process exit the return value is given back with tk_buffer_deallocate().
+ * the thread's records are then dropped and counted (tk_buffer_pending_dropped(), or the
+ * start hook's `dropped` with its next buffer) until it gets a buffer again, which only an
+ * acquire hook (tk_buffer_define_config()) gives: it is asked on each later reserve. A
+ * tk_buffer_define() definition has none, so there NULL stops the thread's recording for
+ * good. At thread and process exit the return value is given back with
+ * tk_buffer_deallocate().
  */
 typedef void *(*tk_buffer_callback)(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n_records, void *user);
 
 /*
- * Define a buffer shape: records of record_size bytes (at most one page), buffers of
- * num_pages pages. Each thread gets its first buffer on its first reserve. Returns the id,
- * or TK_BUFFER_ID_INVALID (record larger than a page, num_pages 0, no callback, or
- * TK_BUFFER_MAX definitions already made). Thread-safe.
+ * Define a buffer shape: records of record_size bytes (less than one page, as Pin
+ * requires), buffers of num_pages pages. Each thread gets its first buffer (malloc) on its
+ * first reserve. Returns the id, or TK_BUFFER_ID_INVALID (record_size 0 or not less than a
+ * page, num_pages 0, no callback, or TK_BUFFER_MAX definitions already made). Thread-safe.
  */
 TK_API tk_buffer_id tk_buffer_define(size_t record_size, uint32_t num_pages, tk_buffer_callback fn, void *user);
 
 /* tracekit extensions for writers that manage their buffers in a pool (the trace module). */
 typedef struct tk_buffer_config {
-	size_t record_size;
+	size_t record_size;          /* less than a page */
 	size_t buffer_size;          /* bytes per buffer (>= record_size) */
 	tk_buffer_callback full;     /* as for tk_buffer_define() */
 	void *user;
 	/*
 	 * Optional: gives a thread a buffer (its first one, or after records were dropped).
-	 * Returns NULL when none is available.
+	 * Returns NULL when none is available. Without it, malloc.
 	 */
 	void *(*acquire)(tk_buffer_id id, void *user);
 	/* Optional: gives back a buffer (tk_buffer_deallocate, thread exit). */
 	void (*release)(tk_buffer_id id, void *buf, void *user);
 	/*
 	 * Optional: called on the thread when it starts a buffer, with the number of records
-	 * dropped since its last buffer; may write leading records into buf and returns how
-	 * many it wrote.
+	 * it dropped since its last buffer (0 with a `dropped` hook); may write leading
+	 * records into buf and returns how many it wrote.
 	 */
 	size_t (*start)(tk_buffer_id id, void *buf, uint64_t dropped, void *user);
+	/*
+	 * Optional: where the thread publishes how far it has committed into buf (bytes from
+	 * buf, release-stored after each record), e.g. the buffer's descriptor in a shared
+	 * pool, so that another process can read a partial buffer. NULL (or no hook): a word
+	 * of the thread's own.
+	 */
+	_Atomic uint32_t *(*position)(tk_buffer_id id, void *buf, void *user);
+	/*
+	 * Optional: counts one dropped record somewhere of the caller's (a shared pool);
+	 * the record is then not counted per thread (tk_buffer_pending_dropped(), `start`).
+	 */
+	void (*dropped)(tk_buffer_id id, void *user);
 } tk_buffer_config;
 
 TK_API tk_buffer_id tk_buffer_define_config(const tk_buffer_config *cfg);
@@ -172,7 +218,8 @@ TK_API void tk_buffer_discard_all(tk_buffer_id id);
  * Records dropped that no start hook has been told about yet: threads that dropped and
  * have not started a buffer since, and threads that exited meanwhile. With take != 0 they
  * are zeroed (the caller reports them), so each dropped record is reported exactly once,
- * either to a start hook or to one tk_buffer_pending_dropped(id, 1) call.
+ * either to a start hook or to one tk_buffer_pending_dropped(id, 1) call. (Records counted
+ * by a `dropped` hook are not here.)
  */
 TK_API uint64_t tk_buffer_pending_dropped(tk_buffer_id id, int take);
 
@@ -181,12 +228,18 @@ TK_API void tk_buffer_flush_all_threads(void);
 
 /* ---- the inline fast path -------------------------------------------------------------- */
 
-/* Per-thread state of one definition; public only for the inline functions below. */
+/*
+ * Per-thread state of one definition; public only for the inline functions below. The
+ * committed position lives where `pos` points (the buffer's descriptor in a shared pool,
+ * or `own`), so publishing a record is one release store. Other threads only ever detach
+ * a buffer (limit 0, pos back to &own), never set pos to NULL once it was set.
+ */
 struct tk__buffer_thread {
-	_Atomic(char *) cur;   /* next record; release-stored after each record */
-	_Atomic(char *) end;   /* end of the records area; NULL forces the slow path */
-	char *base;
+	_Atomic(_Atomic uint32_t *) pos; /* committed bytes from base; NULL before the first buffer */
+	_Atomic(char *) base;            /* the current buffer, NULL if none */
+	_Atomic uint32_t limit;          /* bytes of whole records in it; 0 forces the slow path */
 	uint32_t record_size;
+	_Atomic uint32_t own;            /* the position when the definition publishes none */
 	uint32_t pad;
 };
 
@@ -203,10 +256,13 @@ TK_API void *tk__buffer_reserve_slow(tk_buffer_id id);
 static inline void *tk_buffer_reserve(tk_buffer_id id)
 {
 	struct tk__buffer_thread *t = &tk__buffer_tls[id];
-	char *p = atomic_load_explicit(&t->cur, memory_order_relaxed);
+	_Atomic uint32_t *pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
 
-	if (__builtin_expect(p < atomic_load_explicit(&t->end, memory_order_relaxed), 1))
-		return p;
+	if (__builtin_expect(pos != NULL, 1)) {
+		uint32_t off = atomic_load_explicit(pos, memory_order_relaxed); /* only this thread stores it */
+		if (__builtin_expect(off < atomic_load_explicit(&t->limit, memory_order_relaxed), 1))
+			return atomic_load_explicit(&t->base, memory_order_relaxed) + off;
+	}
 	return tk__buffer_reserve_slow(id);
 }
 
@@ -214,7 +270,10 @@ static inline void *tk_buffer_reserve(tk_buffer_id id)
 static inline void tk_buffer_commit(tk_buffer_id id, void *record)
 {
 	struct tk__buffer_thread *t = &tk__buffer_tls[id];
-	atomic_store_explicit(&t->cur, (char *)record + t->record_size, memory_order_release);
+	char *base = atomic_load_explicit(&t->base, memory_order_relaxed);
+
+	atomic_store_explicit(atomic_load_explicit(&t->pos, memory_order_relaxed),
+			      (uint32_t)((uintptr_t)record + t->record_size - (uintptr_t)base), memory_order_release);
 }
 
 #ifdef __cplusplus

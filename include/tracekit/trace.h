@@ -134,6 +134,22 @@ TK_API int TraceEvent(int mode, ...);
 /* Text of the last TraceEvent() error of the calling thread ("" if none). */
 TK_API const char *tk_trace_errmsg(void);
 
+/*
+ * Trace buffers in memory the caller provides, e.g. a MAP_SHARED mapping another process
+ * also maps: what TraceEvent(_NTO_TRACE_ALLOCBUFFER, n_buffers) does with memory of its
+ * own. tk_trace_pool_size() is the bytes needed for n_buffers 16 KiB buffers (0 if
+ * n_buffers is 0 or more than ALLOCBUFFER allows). The region (64-byte aligned, at least
+ * that size) is formatted as a tk_pool (tracekit/buffer.h) laid out as docs/recording.md,
+ * "Shared pool layout", describes, so another process can tk_pool_attach() it and read
+ * every committed event, also after this process died. The region stays the caller's: it
+ * must stay mapped while this process may trace into it (until the next ALLOCBUFFER,
+ * DEALLOCBUFFER or tk_trace_pool_init() has returned, or the process ends). Returns 0,
+ * TK_EINVAL (bad region or count) or TK_ESTATE (tracing runs or a logger uses the
+ * buffers, as for ALLOCBUFFER).
+ */
+TK_API size_t tk_trace_pool_size(unsigned n_buffers);
+TK_API int tk_trace_pool_init(void *region, size_t region_size, unsigned n_buffers);
+
 /* QNX's convenience calls: user events with numbers, formatted text, or bytes. */
 TK_API int trace_logi(int code, unsigned d1, unsigned d2);
 TK_API int trace_logf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -247,33 +263,45 @@ static inline unsigned tk__trace_cpu(void)
  * Records a simple event of internal class `cls` (0-31, e.g. _TRACE_USER_C >> 10) and
  * code 0-1023 with two payload words. Disabled (tracing stopped or class filtered out):
  * one load and one predictable branch. Enabled with no per-event filter: a clock read,
- * a CPU read and a 16-byte store into the thread's buffer. Returns 0, or -1 if a
- * filter refused it. Never blocks; when no buffer is free the event is dropped and counted.
+ * a CPU read, a 16-byte store into the thread's buffer and one release store of the
+ * thread's position (into the buffer's descriptor, where a drainer reads it). Returns 0,
+ * also when a filter refuses the event or it is dropped for want of a buffer (counted):
+ * as with TraceEvent()'s inserts, filters decide what is recorded, not whether the call
+ * succeeded. On the fast path cls and code are cut to 5 and 10 bits; on the others a
+ * class or code out of range returns -1 with errno EINVAL. Never blocks.
  */
 static inline int tk_trace_emit(unsigned cls, unsigned code, uint32_t d0, uint32_t d1)
 {
 	unsigned mode = atomic_load_explicit(&tk__trace_mode[cls & 31u], memory_order_relaxed);
+	struct tk__buffer_thread *b;
+	_Atomic uint32_t *pos;
+	uint32_t off;
 	uint64_t t;
 	unsigned cpu;
 	traceevent_t *s;
 
 	if (__builtin_expect(mode != TK__TRACE_FAST, 0))
 		return mode == TK__TRACE_OFF ? 0 : tk__trace_emit_slow(cls, code, d0, d1);
-	/* Reserve first: a new buffer writes its own TIME event and updates time_key, so the
-	 * clock and CPU read afterwards are checked against what the buffer really holds.
-	 * (Reserving without committing leaves the slot free for the slow path.) */
-	s = (traceevent_t *)tk_buffer_reserve(tk__trace_buffer_id);
-	if (__builtin_expect(s == NULL, 0))
-		return 0; /* dropped, and counted */
+	/* tk_buffer_reserve() and tk_buffer_commit() for 16-byte records, each field read once.
+	 * A full buffer (or none) takes the slow path, which starts a buffer with its own TIME
+	 * event before reading the clock, so the clock is never older than the buffer's TIME. */
+	b = &tk__buffer_tls[tk__trace_buffer_id];
+	pos = atomic_load_explicit(&b->pos, memory_order_relaxed);
+	if (__builtin_expect(pos == NULL, 0))
+		return tk__trace_emit_slow(cls, code, d0, d1);
+	off = atomic_load_explicit(pos, memory_order_relaxed);
+	if (__builtin_expect(off >= atomic_load_explicit(&b->limit, memory_order_relaxed), 0))
+		return tk__trace_emit_slow(cls, code, d0, d1);
 	t = tk__trace_clock();
 	cpu = tk__trace_cpu();
 	if (__builtin_expect(~tk__trace_tls.time_key != (((t >> 32) << 32) | cpu), 0))
 		return tk__trace_emit_slow(cls, code, d0, d1); /* writes a TIME event first */
+	s = (traceevent_t *)(void *)(atomic_load_explicit(&b->base, memory_order_relaxed) + off);
 	s->header = (cpu << 24) | ((cls & 31u) << 10) | (code & 0x3ffu);
 	s->data[0] = (uint32_t)t;
 	s->data[1] = d0;
 	s->data[2] = d1;
-	tk_buffer_commit(tk__trace_buffer_id, s);
+	atomic_store_explicit(pos, off + (uint32_t)sizeof(traceevent_t), memory_order_release);
 	return 0;
 }
 

@@ -2,13 +2,20 @@
 /*
  * Per-thread trace buffers in the model of Pin's fast buffering API.
  *
- * Each thread has, per definition, a record pointer `cur` and a limit `end` in TLS; the
- * inline tk_buffer_reserve() hands out cur while cur < end, and tk_buffer_commit()
- * release-stores the advanced cur, so another thread that reads cur (acquire) sees every
+ * Each thread has, per definition, its buffer `base`, a `limit` in bytes and a pointer `pos`
+ * to the word holding how many bytes it has committed: its own TLS word, or (position hook)
+ * the buffer's descriptor in a shared pool, where another process can read it. The inline
+ * tk_buffer_reserve() hands out base + *pos while *pos < limit, and tk_buffer_commit()
+ * release-stores the advanced position, so a reader that loads it (acquire) sees every
  * record before it complete. Everything else is the slow path here: the first buffer of a
  * thread, a full buffer (delivered to the definition's callback with this thread's lock
  * released), dropping records while no buffer is available, thread exit (a pthread key
  * destructor delivers partial buffers) and process exit (atexit).
+ *
+ * A thread has a buffer while its limit is non-zero. Other threads (collectors, discard,
+ * exit delivery) may take it away: they set limit to 0 and pos back to the thread's own
+ * word, and leave base alone, so that an owner racing with them still writes into memory
+ * that exists.
  *
  * Locks: one mutex per thread guards its buffer switches against collectors
  * (tk_buffer_for_each_thread, discard, exit delivery); the registry mutex guards the list
@@ -27,7 +34,6 @@ struct buffer_def {
 	int used;
 	tk_buffer_config cfg;
 	size_t records_per_buffer;
-	_Atomic uint64_t dropped;
 	_Atomic uint64_t orphan_dropped; /* pending drops of threads that exited */
 };
 
@@ -38,6 +44,7 @@ struct thread_state {
 	int registered;
 	struct tk__buffer_thread *bufs; /* this thread's tk__buffer_tls */
 	uint64_t dropped[TK_BUFFER_MAX];
+	unsigned char refused[TK_BUFFER_MAX]; /* the callback returned NULL: no buffer until acquire gives one */
 };
 
 TK_API __thread struct tk__buffer_thread tk__buffer_tls[TK_BUFFER_MAX]
@@ -73,9 +80,10 @@ tk_buffer_id tk_buffer_define_config(const tk_buffer_config *cfg)
 	long page = sysconf(_SC_PAGESIZE);
 	tk_buffer_id id;
 
+	/* Pin: "This size must be less than the size of an OS page." Positions are 32-bit. */
 	if (cfg == NULL || cfg->full == NULL || cfg->record_size == 0 ||
-	    cfg->record_size > (size_t)(page > 0 ? page : 4096) || cfg->buffer_size < cfg->record_size ||
-	    cfg->record_size > UINT32_MAX)
+	    cfg->record_size >= (size_t)(page > 0 ? page : 4096) || cfg->buffer_size < cfg->record_size ||
+	    cfg->buffer_size > UINT32_MAX)
 		return TK_BUFFER_ID_INVALID;
 	pthread_once(&g_once, init_once);
 	pthread_mutex_lock(&g_defs_lock);
@@ -152,41 +160,62 @@ static void register_thread(struct thread_state *ts)
 	pthread_setspecific(g_exit_key, ts);
 }
 
-/* Makes buf the thread's buffer (thread lock held). */
-static void install(struct buffer_def *d, tk_buffer_id id, struct tk__buffer_thread *t, uint64_t *dropped,
-		    char *buf)
+static int has_buffer(const struct tk__buffer_thread *t)
 {
+	return atomic_load_explicit(&t->limit, memory_order_relaxed) != 0;
+}
+
+/* Records committed in the thread's buffer (thread lock held, or on the thread itself). */
+static uint64_t committed_records(const struct buffer_def *d, struct tk__buffer_thread *t)
+{
+	_Atomic uint32_t *pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
+
+	return pos != NULL ? atomic_load_explicit(pos, memory_order_acquire) / d->cfg.record_size : 0;
+}
+
+/* Makes buf the thread's buffer (thread lock held, on the thread itself). */
+static void install(struct buffer_def *d, tk_buffer_id id, struct thread_state *ts, char *buf)
+{
+	struct tk__buffer_thread *t = &tk__buffer_tls[id];
+	_Atomic uint32_t *pos = NULL;
 	size_t lead = 0;
 
-	t->base = buf;
 	t->record_size = (uint32_t)d->cfg.record_size;
 	if (d->cfg.start != NULL) {
-		lead = d->cfg.start(id, buf, *dropped, d->cfg.user);
+		lead = d->cfg.start(id, buf, ts->dropped[id], d->cfg.user);
 		if (lead > d->records_per_buffer)
 			lead = d->records_per_buffer;
+		ts->dropped[id] = 0; /* told: each drop is reported once */
 	}
-	*dropped = 0;
-	atomic_store_explicit(&t->cur, buf + lead * d->cfg.record_size, memory_order_release);
-	atomic_store_explicit(&t->end, buf + d->records_per_buffer * d->cfg.record_size, memory_order_release);
+	if (d->cfg.position != NULL)
+		pos = d->cfg.position(id, buf, d->cfg.user);
+	if (pos == NULL)
+		pos = &t->own;
+	ts->refused[id] = 0;
+	atomic_store_explicit(pos, (uint32_t)(lead * d->cfg.record_size), memory_order_release);
+	atomic_store_explicit(&t->base, buf, memory_order_relaxed);
+	atomic_store_explicit(&t->pos, pos, memory_order_relaxed);
+	atomic_store_explicit(&t->limit, (uint32_t)(d->records_per_buffer * d->cfg.record_size),
+			      memory_order_relaxed);
 }
 
 /* Takes the thread's buffer away (thread lock held); returns it and its record count. */
 static char *detach(struct buffer_def *d, struct tk__buffer_thread *t, uint64_t *n)
 {
-	char *buf = t->base;
-	char *cur = atomic_load_explicit(&t->cur, memory_order_acquire);
+	char *buf = atomic_load_explicit(&t->base, memory_order_relaxed);
 
-	*n = buf != NULL && cur != NULL ? (uint64_t)(cur - buf) / d->cfg.record_size : 0;
-	t->base = NULL;
-	atomic_store_explicit(&t->end, NULL, memory_order_relaxed);
-	atomic_store_explicit(&t->cur, NULL, memory_order_relaxed);
+	*n = committed_records(d, t);
+	atomic_store_explicit(&t->limit, 0, memory_order_relaxed);
+	atomic_store_explicit(&t->pos, &t->own, memory_order_relaxed);
 	return buf;
 }
 
 static void note_drop(struct buffer_def *d, struct thread_state *ts, tk_buffer_id id)
 {
-	ts->dropped[id]++;
-	atomic_fetch_add_explicit(&d->dropped, 1, memory_order_relaxed);
+	if (d->cfg.dropped != NULL)
+		d->cfg.dropped(id, d->cfg.user);
+	else
+		ts->dropped[id]++;
 }
 
 void *tk__buffer_reserve_slow(tk_buffer_id id)
@@ -194,7 +223,7 @@ void *tk__buffer_reserve_slow(tk_buffer_id id)
 	struct buffer_def *d = def_of(id);
 	struct thread_state *ts = &tls_state;
 	struct tk__buffer_thread *t;
-	char *cur;
+	uint32_t off;
 
 	if (d == NULL)
 		return NULL;
@@ -206,7 +235,7 @@ void *tk__buffer_reserve_slow(tk_buffer_id id)
 		pthread_mutex_unlock(&ts->lock);
 		return NULL;
 	}
-	if (t->base != NULL) {
+	if (has_buffer(t)) {
 		/* Full: hand it to the callback without holding our lock. */
 		uint64_t n;
 		char *full = detach(d, t, &n), *next;
@@ -214,20 +243,25 @@ void *tk__buffer_reserve_slow(tk_buffer_id id)
 		next = d->cfg.full(id, ts->tid, full, n, d->cfg.user);
 		pthread_mutex_lock(&ts->lock);
 		if (next != NULL)
-			install(d, id, t, &ts->dropped[id], next);
-	} else {
+			install(d, id, ts, next);
+		else
+			ts->refused[id] = 1;
+	} else if (!ts->refused[id] || d->cfg.acquire != NULL) {
+		/* The first buffer, or one after drops: only an acquire hook ends a refusal. */
 		char *buf = d->cfg.acquire != NULL ? d->cfg.acquire(id, d->cfg.user) : malloc(d->cfg.buffer_size);
 		if (buf != NULL)
-			install(d, id, t, &ts->dropped[id], buf);
+			install(d, id, ts, buf);
 	}
-	cur = atomic_load_explicit(&t->cur, memory_order_relaxed);
-	if (t->base == NULL || cur >= atomic_load_explicit(&t->end, memory_order_relaxed)) {
+	off = has_buffer(t) ? atomic_load_explicit(atomic_load_explicit(&t->pos, memory_order_relaxed),
+						   memory_order_relaxed)
+			    : 0;
+	if (!has_buffer(t) || off >= atomic_load_explicit(&t->limit, memory_order_relaxed)) {
 		note_drop(d, ts, id);
 		pthread_mutex_unlock(&ts->lock);
 		return NULL;
 	}
 	pthread_mutex_unlock(&ts->lock);
-	return cur;
+	return atomic_load_explicit(&t->base, memory_order_relaxed) + off;
 }
 
 void *tk_buffer_pointer(tk_buffer_id id)
@@ -237,9 +271,10 @@ void *tk_buffer_pointer(tk_buffer_id id)
 	if (def_of(id) == NULL)
 		return NULL;
 	t = &tk__buffer_tls[id];
-	if (t->base == NULL)
+	if (!has_buffer(t))
 		return tk__buffer_reserve_slow(id); /* creates the first buffer */
-	return atomic_load_explicit(&t->cur, memory_order_relaxed);
+	return atomic_load_explicit(&t->base, memory_order_relaxed) +
+	       atomic_load_explicit(atomic_load_explicit(&t->pos, memory_order_relaxed), memory_order_relaxed);
 }
 
 int tk_buffer_flush(tk_buffer_id id)
@@ -256,7 +291,7 @@ int tk_buffer_flush(tk_buffer_id id)
 		return TK_OK;
 	t = &tk__buffer_tls[id];
 	pthread_mutex_lock(&ts->lock);
-	if (t->base == NULL) {
+	if (!has_buffer(t)) {
 		pthread_mutex_unlock(&ts->lock);
 		return TK_OK;
 	}
@@ -265,9 +300,11 @@ int tk_buffer_flush(tk_buffer_id id)
 	next = d->cfg.full(id, ts->tid, buf, n, d->cfg.user);
 	pthread_mutex_lock(&ts->lock);
 	if (next != NULL && !atomic_load_explicit(&g_exiting, memory_order_relaxed))
-		install(d, id, t, &ts->dropped[id], next);
+		install(d, id, ts, next);
 	else if (next != NULL)
 		tk_buffer_deallocate(id, next);
+	else
+		ts->refused[id] = 1;
 	pthread_mutex_unlock(&ts->lock);
 	return TK_OK;
 }
@@ -283,10 +320,8 @@ void tk_buffer_for_each_thread(tk_buffer_id id, void (*fn)(void *buf, uint64_t n
 	for (ts = g_threads; ts != NULL; ts = ts->next) {
 		struct tk__buffer_thread *t = &ts->bufs[id];
 		pthread_mutex_lock(&ts->lock);
-		if (t->base != NULL) {
-			char *cur = atomic_load_explicit(&t->cur, memory_order_acquire);
-			fn(t->base, (uint64_t)(cur - t->base) / d->cfg.record_size, ctx);
-		}
+		if (has_buffer(t))
+			fn(atomic_load_explicit(&t->base, memory_order_relaxed), committed_records(d, t), ctx);
 		pthread_mutex_unlock(&ts->lock);
 	}
 	pthread_mutex_unlock(&g_registry_lock);
@@ -337,7 +372,7 @@ static unsigned take_all(struct thread_state *ts, struct pending_delivery *out)
 	pthread_mutex_lock(&ts->lock);
 	for (id = 0; id < TK_BUFFER_MAX; id++) {
 		struct buffer_def *d = def_of(id);
-		if (d != NULL && ts->bufs[id].base != NULL) {
+		if (d != NULL && has_buffer(&ts->bufs[id])) {
 			out[n].id = id;
 			out[n].tid = ts->tid;
 			out[n].buf = detach(d, &ts->bufs[id], &out[n].n);

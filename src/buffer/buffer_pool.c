@@ -3,17 +3,21 @@
  * A pool of fixed-size buffers whose whole bookkeeping lives in its own memory region, so
  * the region can be a shared segment mapped by several processes at different addresses.
  *
- * Region layout (every position an offset from the region start, no pointers):
+ * Region layout (every position an offset from the region start, no pointers; byte
+ * offsets pinned below and documented in docs/recording.md, "Shared pool layout"):
  *   header     magic, version, sizes, offsets, then on their own cache lines: the
  *              free-stack head, the queue's head and tail, counters
- *   descs      one tk_pool_desc per buffer
+ *   descs      one 64-byte tk_pool_desc per buffer: state, committed bytes, ...
  *   next       free-stack links, one u32 per buffer
  *   cells      the full queue: a bounded multi-producer multi-consumer ring of
  *              {sequence, buffer index} cells (Vyukov's algorithm), capacity >= n_bufs
  *   data       n_bufs buffers, page-aligned
  * The free stack is a Treiber stack whose head carries a 32-bit tag against ABA.
+ * Nothing in the region belongs to one process: a handle (struct tk_pool) holds the
+ * address at which this process maps it.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -21,7 +25,7 @@
 #include "tracekit/buffer.h"
 
 #define POOL_MAGIC 0x4c504b54u /* "TKPL" */
-#define POOL_VERSION 1u
+#define POOL_VERSION 2u /* 2: 64-byte descriptors with state and committed bytes; pending drops, stored */
 #define CACHE_LINE 64
 
 struct pool_cell {
@@ -43,7 +47,25 @@ struct pool_hdr {
 	_Alignas(CACHE_LINE) _Atomic uint32_t seq;
 	_Atomic uint32_t n_queued;
 	_Atomic uint64_t taken, queued, overwritten, dropped;
+	_Atomic uint64_t dropped_pending; /* dropped, not yet reported in a DROPPED event */
+	_Atomic int64_t stored;           /* records in queued buffers not yet consumed */
 };
+
+/* The layout a process of another build reads (docs/recording.md): pinned. */
+_Static_assert(sizeof(tk_pool_desc) == 64, "a descriptor is one cache line");
+_Static_assert(offsetof(tk_pool_desc, committed) == 0 && offsetof(tk_pool_desc, state) == 4 &&
+		       offsetof(tk_pool_desc, records) == 8 && offsetof(tk_pool_desc, flushed) == 12 &&
+		       offsetof(tk_pool_desc, seq) == 16 && offsetof(tk_pool_desc, owner_tid) == 28,
+	       "descriptor layout");
+_Static_assert(offsetof(struct pool_hdr, n_bufs) == 8 && offsetof(struct pool_hdr, region_size) == 16 &&
+		       offsetof(struct pool_hdr, desc_off) == 24 && offsetof(struct pool_hdr, data_off) == 48 &&
+		       offsetof(struct pool_hdr, queue_mask) == 56 && offsetof(struct pool_hdr, free_head) == 64 &&
+		       offsetof(struct pool_hdr, q_head) == 128 && offsetof(struct pool_hdr, q_tail) == 192 &&
+		       offsetof(struct pool_hdr, seq) == 256 && offsetof(struct pool_hdr, taken) == 264 &&
+		       offsetof(struct pool_hdr, dropped) == 288 && offsetof(struct pool_hdr, dropped_pending) == 296 &&
+		       offsetof(struct pool_hdr, stored) == 304,
+	       "header layout");
+_Static_assert(sizeof(struct pool_cell) == 16, "queue cell");
 
 struct tk_pool {
 	unsigned char *base;
@@ -236,8 +258,11 @@ int tk_pool_take(tk_pool *p, uint32_t *idx)
 		nh = ((head >> 32) + 1) << 32 | atomic_load_explicit(&next[top - 1], memory_order_relaxed);
 		if (atomic_compare_exchange_weak_explicit(&h->free_head, &head, nh, memory_order_acquire,
 							  memory_order_acquire)) {
+			tk_pool_desc *d = tk_pool_desc_of(p, top - 1);
 			atomic_fetch_sub_explicit(&h->n_free, 1, memory_order_relaxed);
 			atomic_fetch_add_explicit(&h->taken, 1, memory_order_relaxed);
+			atomic_store_explicit(&d->committed, 0, memory_order_relaxed);
+			atomic_store_explicit(&d->state, TK_POOL_WRITING, memory_order_release);
 			*idx = top - 1;
 			return TK_OK;
 		}
@@ -250,6 +275,7 @@ void tk_pool_give(tk_pool *p, uint32_t idx)
 	_Atomic uint32_t *next = next_of(p);
 	uint64_t head = atomic_load_explicit(&h->free_head, memory_order_relaxed);
 
+	atomic_store_explicit(&tk_pool_desc_of(p, idx)->state, TK_POOL_FREE, memory_order_relaxed);
 	for (;;) {
 		uint64_t nh = ((head >> 32) + 1) << 32 | (uint64_t)(idx + 1);
 		atomic_store_explicit(&next[idx], (uint32_t)head, memory_order_relaxed);
@@ -267,6 +293,7 @@ void tk_pool_queue(tk_pool *p, uint32_t idx, uint32_t records)
 	uint64_t pos = atomic_load_explicit(&h->q_head, memory_order_relaxed);
 
 	atomic_store_explicit(&tk_pool_desc_of(p, idx)->records, records, memory_order_relaxed);
+	atomic_store_explicit(&tk_pool_desc_of(p, idx)->state, TK_POOL_QUEUED, memory_order_release);
 	for (;;) {
 		struct pool_cell *c = &cells[pos & h->queue_mask];
 		uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
@@ -301,6 +328,8 @@ int tk_pool_dequeue(tk_pool *p, uint32_t *idx)
 			if (atomic_compare_exchange_weak_explicit(&h->q_tail, &pos, pos + 1, memory_order_relaxed,
 								  memory_order_relaxed)) {
 				*idx = c->idx;
+				atomic_store_explicit(&tk_pool_desc_of(p, c->idx)->state, TK_POOL_DRAINING,
+						      memory_order_relaxed);
 				atomic_store_explicit(&c->seq, pos + h->queue_mask + 1, memory_order_release);
 				atomic_fetch_sub_explicit(&h->n_queued, 1, memory_order_relaxed);
 				return TK_OK;
@@ -316,6 +345,22 @@ int tk_pool_dequeue(tk_pool *p, uint32_t *idx)
 void tk_pool_count_dropped(tk_pool *p, uint64_t records)
 {
 	atomic_fetch_add_explicit(&hdr_of(p)->dropped, records, memory_order_relaxed);
+	atomic_fetch_add_explicit(&hdr_of(p)->dropped_pending, records, memory_order_relaxed);
+}
+
+uint64_t tk_pool_take_dropped(tk_pool *p)
+{
+	struct pool_hdr *h = hdr_of(p);
+
+	/* a load first: the common case (nothing pending) does not write the shared line */
+	if (atomic_load_explicit(&h->dropped_pending, memory_order_relaxed) == 0)
+		return 0;
+	return atomic_exchange_explicit(&h->dropped_pending, 0, memory_order_relaxed);
+}
+
+int64_t tk_pool_count_stored(tk_pool *p, int64_t delta)
+{
+	return atomic_fetch_add_explicit(&hdr_of(p)->stored, delta, memory_order_relaxed) + delta;
 }
 
 void tk_pool_count_overwritten(tk_pool *p, uint64_t buffers)
@@ -340,4 +385,6 @@ void tk_pool_get_stats(const tk_pool *p, tk_pool_stats *out)
 	out->buf_size = h->buf_size;
 	out->n_free = atomic_load_explicit(&h->n_free, memory_order_relaxed);
 	out->n_queued = atomic_load_explicit(&h->n_queued, memory_order_relaxed);
+	out->dropped_pending = atomic_load_explicit(&h->dropped_pending, memory_order_relaxed);
+	out->records_stored = atomic_load_explicit(&h->stored, memory_order_relaxed);
 }

@@ -262,12 +262,37 @@ void *tk__trace_buffer_acquire(tk_buffer_id id, void *user)
 	/* None free. Ring mode and OVERWRITEBUFFER reuse the oldest queued buffer. */
 	if ((atomic_load(&tk__trace.ring) || atomic_load(&tk__trace.overwrite)) && tk_pool_dequeue(pool, &idx) == TK_OK) {
 		tk_pool_desc *d = tk_pool_desc_of(pool, idx);
-		atomic_fetch_sub(&tk__trace.stored,
-				 (int64_t)atomic_load_explicit(&d->records, memory_order_relaxed) - (int64_t)d->flushed);
+		tk_pool_count_stored(pool, -((int64_t)atomic_load_explicit(&d->records, memory_order_relaxed) -
+					     (int64_t)d->flushed));
 		tk_pool_count_overwritten(pool, 1);
+		atomic_store_explicit(&d->committed, 0, memory_order_relaxed);
+		atomic_store_explicit(&d->state, TK_POOL_WRITING, memory_order_release);
 		return tk_pool_buffer(pool, idx);
 	}
 	return NULL;
+}
+
+/* The writer publishes its position in the buffer's descriptor, where a drainer in
+ * another process reads it (docs/recording.md, "Shared pool layout"). */
+_Atomic uint32_t *tk__trace_buffer_position(tk_buffer_id id, void *buf, void *user)
+{
+	tk_pool *pool = atomic_load(&tk__trace.pool);
+	int64_t idx = pool != NULL ? tk_pool_index(pool, buf) : -1;
+
+	(void)id;
+	(void)user;
+	return idx >= 0 ? &tk_pool_desc_of(pool, (uint32_t)idx)->committed : NULL;
+}
+
+/* Drops are counted in the pool, shared by every thread (and process) using it. */
+void tk__trace_buffer_dropped(tk_buffer_id id, void *user)
+{
+	tk_pool *pool = atomic_load(&tk__trace.pool);
+
+	(void)id;
+	(void)user;
+	if (pool != NULL)
+		tk_pool_count_dropped(pool, 1);
 }
 
 void tk__trace_buffer_release(tk_buffer_id id, void *buf, void *user)
@@ -409,6 +434,12 @@ static size_t announce_thread(traceevent_t *s, unsigned cpu, uint32_t t)
 	return n;
 }
 
+/*
+ * A new buffer starts with TIME (so that every later slot of it, BUFFER included, gets its
+ * upper time bits from the buffer itself), BUFFER, then DROPPED if records were lost since
+ * the last DROPPED event (of any thread: the count is the pool's), then the thread's
+ * announcement if it is new.
+ */
 size_t tk__trace_buffer_start(tk_buffer_id id, void *buf, uint64_t dropped, void *user)
 {
 	tk_pool *pool = atomic_load(&tk__trace.pool);
@@ -421,6 +452,8 @@ size_t tk__trace_buffer_start(tk_buffer_id id, void *buf, uint64_t dropped, void
 
 	(void)id;
 	(void)user;
+	if (pool != NULL)
+		dropped += tk_pool_take_dropped(pool); /* (the hook counts no drops per thread) */
 	if (idx >= 0) {
 		tk_pool_desc *d = tk_pool_desc_of(pool, (uint32_t)idx);
 		d->flushed = 0;
@@ -434,12 +467,9 @@ size_t tk__trace_buffer_start(tk_buffer_id id, void *buf, uint64_t dropped, void
 	s[n++] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER),
 				 { (uint32_t)t, ((uint32_t)(idx < 0 ? 0 : idx) << 13) | (seq & 0x7ffu), 0 } };
 	tk__trace_tls.time_key = ~time_key(t, cpu);
-	if (dropped > 0) {
+	if (dropped > 0)
 		s[n++] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED),
 					 { (uint32_t)t, (uint32_t)dropped, (uint32_t)(dropped >> 32) } };
-		if (pool != NULL)
-			tk_pool_count_dropped(pool, dropped);
-	}
 	n += announce_thread(s + n, cpu, (uint32_t)t);
 	return n;
 }
@@ -459,7 +489,7 @@ void *tk__trace_buffer_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n
 	if (n > TRACE_SLOT_BUFFER && d->flushed <= TRACE_SLOT_BUFFER &&
 	    (s[TRACE_SLOT_BUFFER].header & 0xc0007fffu) == (_TRACE_CONTROL_C | _TRACE_CONTROL_BUFFER))
 		s[TRACE_SLOT_BUFFER].data[2] = (uint32_t)n; /* events in the buffer, TIME included */
-	stored = atomic_fetch_add(&tk__trace.stored, (int64_t)n - (int64_t)d->flushed) + (int64_t)n - (int64_t)d->flushed;
+	stored = tk_pool_count_stored(pool, (int64_t)n - (int64_t)d->flushed);
 	tk_pool_queue(pool, (uint32_t)idx, (uint32_t)n);
 	/* The logger is woken once a few buffers wait (it also wakes every 50 ms by itself),
 	 * so writers do not pay a wake-up per buffer; in ring mode it has nothing to do. */

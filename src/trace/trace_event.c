@@ -52,6 +52,8 @@ int tk__trace_ensure_buffer_id(void)
 			.acquire = tk__trace_buffer_acquire,
 			.release = tk__trace_buffer_release,
 			.start = tk__trace_buffer_start,
+			.position = tk__trace_buffer_position,
+			.dropped = tk__trace_buffer_dropped,
 		};
 		tk_buffer_id id = tk_buffer_define_config(&cfg);
 		if (id == TK_BUFFER_ID_INVALID)
@@ -246,25 +248,22 @@ static int set_handler(const tk_kev_range *r, int n, int event_level, int (*fn)(
 
 /* ---- buffers ---------------------------------------------------------------------------- */
 
-static int alloc_buffers(unsigned n, void **start)
+/* Why the buffers cannot be replaced now (lock held), or NULL. */
+static const char *buffers_busy(void)
+{
+	if (tk__trace.started)
+		return "while tracing runs: STOP first";
+	if (atomic_load(&tk__trace.logger_attached))
+		return "while a logger uses the buffers: stop it first";
+	return NULL;
+}
+
+/* Makes pool the trace buffers (lock held, buffers not busy). */
+static void install_pool(tk_pool *pool)
 {
 	struct trace_state *s = &tk__trace;
-	tk_pool *pool, *old;
-	int rc;
+	tk_pool *old = atomic_load(&s->pool);
 
-	if (s->started)
-		return tk__trace_set_error(EFAULT, "ALLOCBUFFER while tracing runs: STOP first");
-	if (atomic_load(&s->logger_attached))
-		return tk__trace_set_error(EFAULT, "ALLOCBUFFER while a logger uses the buffers: stop it first");
-	if (n == 0 || n > TRACE_MAX_BUFFERS)
-		return tk__trace_set_error(EINVAL, "ALLOCBUFFER: %u buffers (1 to %u)", n, TRACE_MAX_BUFFERS);
-	if (tk__trace_ensure_buffer_id() != 0)
-		return tk__trace_set_error(ENOMEM, "no buffer definition left for tracing");
-	rc = tk_pool_create(&pool, n, TRACE_BUFFER_BYTES);
-	if (rc != TK_OK)
-		return tk__trace_set_error(ENOMEM, "cannot allocate %u trace buffers of %u bytes: %s", n,
-					   TRACE_BUFFER_BYTES, tk_strerror(rc));
-	old = atomic_load(&s->pool);
 	if (old != NULL) {
 		/* Threads still point into the old buffers: detach them (their events are lost,
 		 * as QNX documents), and keep the old memory mapped one more round so a writer
@@ -274,10 +273,61 @@ static int alloc_buffers(unsigned n, void **start)
 		s->retired = old;
 	}
 	atomic_store(&s->pool, pool);
-	atomic_store(&s->stored, 0);
+}
+
+static int alloc_buffers(unsigned n, void **start)
+{
+	const char *busy = buffers_busy();
+	tk_pool *pool;
+	int rc;
+
+	if (busy != NULL)
+		return tk__trace_set_error(EFAULT, "ALLOCBUFFER %s", busy);
+	if (n == 0 || n > TRACE_MAX_BUFFERS)
+		return tk__trace_set_error(EINVAL, "ALLOCBUFFER: %u buffers (1 to %u)", n, TRACE_MAX_BUFFERS);
+	if (tk__trace_ensure_buffer_id() != 0)
+		return tk__trace_set_error(ENOMEM, "no buffer definition left for tracing");
+	rc = tk_pool_create(&pool, n, TRACE_BUFFER_BYTES);
+	if (rc != TK_OK)
+		return tk__trace_set_error(ENOMEM, "cannot allocate %u trace buffers of %u bytes: %s", n,
+					   TRACE_BUFFER_BYTES, tk_strerror(rc));
+	install_pool(pool);
 	if (start != NULL)
 		*start = tk_pool_buffer(pool, 0);
 	return 0;
+}
+
+size_t tk_trace_pool_size(unsigned n_buffers)
+{
+	if (n_buffers == 0 || n_buffers > TRACE_MAX_BUFFERS)
+		return 0;
+	return tk_pool_region_size(n_buffers, TRACE_BUFFER_BYTES);
+}
+
+int tk_trace_pool_init(void *region, size_t region_size, unsigned n_buffers)
+{
+	struct trace_state *s = &tk__trace;
+	tk_pool *pool;
+	int rc;
+
+	if (region == NULL || tk_trace_pool_size(n_buffers) == 0 || region_size < tk_trace_pool_size(n_buffers))
+		return TK_EINVAL;
+	pthread_mutex_lock(&s->lock);
+	if (buffers_busy() != NULL) {
+		pthread_mutex_unlock(&s->lock);
+		return TK_ESTATE;
+	}
+	if (tk__trace_ensure_buffer_id() != 0) {
+		pthread_mutex_unlock(&s->lock);
+		return TK_ENOMEM;
+	}
+	rc = tk_pool_init(&pool, region, region_size, n_buffers, TRACE_BUFFER_BYTES);
+	if (rc == TK_OK) {
+		install_pool(pool);
+		tk__trace_recompute_modes();
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
 }
 
 static int dealloc_buffers(void)
@@ -285,17 +335,16 @@ static int dealloc_buffers(void)
 	struct trace_state *s = &tk__trace;
 	tk_pool *old = atomic_load(&s->pool);
 
+	const char *busy = buffers_busy();
+
 	if (old == NULL)
 		return tk__trace_set_error(EFAULT, "DEALLOCBUFFER: no buffers allocated");
-	if (s->started)
-		return tk__trace_set_error(EFAULT, "DEALLOCBUFFER while tracing runs: STOP first");
-	if (atomic_load(&s->logger_attached))
-		return tk__trace_set_error(EFAULT, "DEALLOCBUFFER while a logger uses the buffers: stop it first");
+	if (busy != NULL)
+		return tk__trace_set_error(EFAULT, "DEALLOCBUFFER %s", busy);
 	atomic_store(&s->pool, NULL);
 	tk_buffer_discard_all(tk__trace_buffer_id);
 	tk_pool_destroy(s->retired);
 	s->retired = old;
-	atomic_store(&s->stored, 0);
 	return 0;
 }
 
@@ -316,11 +365,13 @@ static void count_partial(void *buf, uint64_t n, void *ctx)
 static int query_events(void)
 {
 	struct count_ctx c = { atomic_load(&tk__trace.pool), 0 };
+	tk_pool_stats st;
 
 	if (c.pool == NULL)
 		return tk__trace_set_error(EFAULT, "QUERYEVENTS: no buffers allocated");
 	tk_buffer_for_each_thread(tk__trace_buffer_id, count_partial, &c);
-	c.n += atomic_load(&tk__trace.stored);
+	tk_pool_get_stats(c.pool, &st);
+	c.n += st.records_stored;
 	return c.n > INT32_MAX ? INT32_MAX : (int)c.n;
 }
 

@@ -56,7 +56,6 @@ struct trace_state {
 	_Atomic uint64_t wide[32][16];    /* fast/wide mask: 1 = wide */
 	_Atomic(struct trace_code *) codes; /* [32 * 1024], allocated on first filter/handler */
 	unsigned n_special[32];            /* codes of a class with a filter or handler */
-	_Atomic int64_t stored;            /* slots in queued buffers not yet written */
 	/* Threads that existed when tracing started (announced by START, if at all): an
 	 * open-addressing table of (session << 32 | tid); entries of older sessions are free. */
 	_Atomic uint32_t session;
@@ -100,5 +99,7 @@ void *tk__trace_buffer_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n
 void *tk__trace_buffer_acquire(tk_buffer_id id, void *user);
 void tk__trace_buffer_release(tk_buffer_id id, void *buf, void *user);
 size_t tk__trace_buffer_start(tk_buffer_id id, void *buf, uint64_t dropped, void *user);
+_Atomic uint32_t *tk__trace_buffer_position(tk_buffer_id id, void *buf, void *user);
+void tk__trace_buffer_dropped(tk_buffer_id id, void *user);
 
 #endif /* TRACE_INTERNAL_H */

@@ -157,7 +157,7 @@ static void write_queued(tk_pool *pool, uint32_t idx)
 		write_staged_piece_of(idx);
 	if (to > from)
 		write_piece(slots + from, to - from, from > 0, d->resume_cpu, d->resume_msb);
-	atomic_fetch_sub(&tk__trace.stored, (int64_t)to - (int64_t)from);
+	tk_pool_count_stored(pool, -((int64_t)to - (int64_t)from));
 	d->flushed = 0;
 	tk_pool_give(pool, idx);
 }
@@ -207,7 +207,7 @@ static void write_batch(tk_pool *pool, const uint32_t *ids, size_t n)
 	if (rc != TK_OK)
 		note_write_error();
 	for (i = 0; i < n; i++) {
-		atomic_fetch_sub(&tk__trace.stored, (int64_t)to[i] - (int64_t)from[i]);
+		tk_pool_count_stored(pool, -((int64_t)to[i] - (int64_t)from[i]));
 		tk_pool_desc_of(pool, ids[i])->flushed = 0;
 		tk_pool_give(pool, ids[i]);
 	}
@@ -295,16 +295,13 @@ static void collect_one(void *buf, uint64_t n, void *ctx)
  */
 static void write_pending_drops(tk_pool *pool)
 {
-	uint64_t lost = tk_buffer_pending_dropped(tk__trace_buffer_id, 1), t;
+	uint64_t lost = tk_pool_take_dropped(pool), t;
 	unsigned cpu;
 	traceevent_t e[2];
 	int rc;
 
-	if (lost == 0)
-		return;
-	tk_pool_count_dropped(pool, lost);
-	if (g_log.write_error != 0)
-		return;
+	if (lost == 0 || g_log.write_error != 0)
+		return; /* (after a write error they stay counted in the statistics only) */
 	t = tk__trace_clock();
 	cpu = tk__trace_cpu();
 	e[0] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
@@ -579,8 +576,8 @@ int tk_logger_get_stats(tk_logger_stats *out)
 	memset(out, 0, sizeof(*out));
 	if (pool != NULL) {
 		tk_pool_get_stats(pool, &ps);
-		/* reported in the file so far, and lost since but not yet reported */
-		out->events_dropped = ps.records_dropped + tk_buffer_pending_dropped(tk__trace_buffer_id, 0);
+		/* every record lost (reported in the file, or to be at the next flush) */
+		out->events_dropped = ps.records_dropped;
 		out->buffers_overwritten = ps.buffers_overwritten;
 	}
 	pthread_mutex_lock(&g_log.mu);
