@@ -903,6 +903,77 @@ static void test_env_autostart(void **state)
 
 /* ---- locks, time, masks, results, the shared pool, statistics, modes ---------------------- */
 
+/* A handler may START, STARTNOSTATE and STOP (QNX allows it) while other threads add and
+ * delete handlers: no lock order between them can deadlock (an alarm fails the test if
+ * one does). */
+static _Uint32t g_race_data[TK_TRACE_EVENT_DATA_WORDS], g_race_data2[TK_TRACE_EVENT_DATA_WORDS];
+static event_data_t g_race_ed = { .data_array = g_race_data }, g_race_ed2 = { .data_array = g_race_data2 };
+static _Atomic unsigned g_race_calls, g_race_churns;
+static _Atomic int g_race_run;
+
+static int restart_handler(event_data_t *d)
+{
+	unsigned n = atomic_fetch_add(&g_race_calls, 1);
+
+	(void)d;
+	if (n % 2 == 0) {
+		TraceEvent(_NTO_TRACE_STOP);
+		TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	} else {
+		TraceEvent(n % 4 == 1 ? _NTO_TRACE_START : _NTO_TRACE_STARTNOSTATE);
+	}
+	return 1;
+}
+
+static void *handler_churn(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&g_race_run)) {
+		TraceEvent(_NTO_TRACE_ADDEVENTHANDLER, _NTO_TRACE_SYSTEM, 1, accept_all, &g_race_ed2);
+		TraceEvent(_NTO_TRACE_DELEVENTHANDLER, _NTO_TRACE_SYSTEM, 1);
+		TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_COMM);
+		atomic_fetch_add(&g_race_churns, 1);
+	}
+	return NULL;
+}
+
+static void test_handler_start_stop_race(void **state)
+{
+	const char *path = tkt_path("handler_race.kev");
+	const unsigned n = 2000;
+	struct evlist l;
+	pthread_t th;
+	unsigned i;
+
+	(void)state;
+	start_logging(path, 64, 0);
+	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	assert_int_equal(TraceEvent(_NTO_TRACE_ADDCLASSEVHANDLER, _NTO_TRACE_USER, restart_handler, &g_race_ed), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_STARTNOSTATE), 0);
+	atomic_store(&g_race_calls, 0);
+	atomic_store(&g_race_churns, 0);
+	atomic_store(&g_race_run, 1);
+	alarm(300); /* a deadlock kills the test instead of hanging it */
+	assert_int_equal(pthread_create(&th, NULL, handler_churn, NULL), 0);
+	for (i = 0; i < n; i++) {
+		tk_trace_user(3, i, 0);
+		if (i == n / 2)
+			while (atomic_load(&g_race_churns) < 10)
+				usleep(100); /* both sides really overlap */
+	}
+	atomic_store(&g_race_run, 0);
+	pthread_join(th, NULL);
+	alarm(0);
+	assert_int_equal(atomic_load(&g_race_calls), n);
+	assert_int_equal(TraceEvent(_NTO_TRACE_DELCLASSEVHANDLER, _NTO_TRACE_USER), 0);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+
+	read_trace(path, &l);
+	assert_int_equal(count(&l, USER, 3), n); /* the handler said yes to each */
+	assert_true(count(&l, PR_TH, _TRACE_PR_TH_CREATE_P_NAME) > 0); /* START's state, from the handler */
+	free(l.v);
+}
+
 /* ADDEVENT / DELEVENT take THREAD, VTHREAD and PROCESS events as masks: every bit is one
  * event, and a bit the class does not have makes the call fail without changing anything. */
 static void insert_pr_th_codes(unsigned tag)
@@ -1213,6 +1284,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_realloc_buffers),
 		cmocka_unit_test(test_full_disk),
 		cmocka_unit_test(test_env_autostart),
+		cmocka_unit_test(test_handler_start_stop_race),
 		cmocka_unit_test(test_event_masks),
 		cmocka_unit_test(test_buffer_starts_with_time),
 		cmocka_unit_test(test_shared_pool_read_from_outside),

@@ -4,7 +4,8 @@
  * the fast/wide mask, the static rules filter (classes, events, process and thread IDs),
  * the dynamic rules filter (event and class handlers) and the insert modes. Configuration
  * runs under one mutex and then recomputes, per class, the mode the inline emitter reads:
- * off, fast (every event passes), or filtered (the slow path checks each event).
+ * off, fast (every event passes), or filtered (the slow path checks each event). The lock
+ * order (handler lock, configuration lock, buffer locks) is in trace_internal.h.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -223,9 +224,10 @@ static int set_handler(const tk_kev_range *r, int n, int event_level, int (*fn)(
 	int i, found = 0;
 	unsigned code;
 
+	/* handler_lock is held (trace_event()): no handler runs meanwhile, so once this
+	 * returns, a deleted handler and its event_data_t are no longer used */
 	if (all == NULL)
 		return tk__trace_set_error(ENOMEM, "out of memory for handlers");
-	pthread_mutex_lock(&tk__trace.handler_lock);
 	for (i = 0; i < n; i++) {
 		for (code = r[i].first; code <= r[i].last; code++) {
 			struct trace_code *c = &all[r[i].cls * 1024u + code];
@@ -236,7 +238,6 @@ static int set_handler(const tk_kev_range *r, int n, int event_level, int (*fn)(
 			h->data = data;
 		}
 	}
-	pthread_mutex_unlock(&tk__trace.handler_lock);
 	for (i = 0; i < n; i++)
 		for (code = r[i].first; code <= r[i].last; code++)
 			update_special(&all[r[i].cls * 1024u + code], r[i].cls);
@@ -686,12 +687,22 @@ static int trace_event(int mode, va_list ap)
 		if (atomic_load(&s->logger_attached))
 			tk__logger_note_stop();
 		break;
-	default:
+	default: {
+		/* Handler changes wait until no handler runs (see the lock order in
+		 * trace_internal.h), except from a handler, whose thread holds the lock already. */
+		int handlers = (mode == _NTO_TRACE_ADDEVENTHANDLER || mode == _NTO_TRACE_DELEVENTHANDLER ||
+				mode == _NTO_TRACE_ADDCLASSEVHANDLER || mode == _NTO_TRACE_DELCLASSEVHANDLER) &&
+			       !tk__trace_tls.in_handler;
+		if (handlers)
+			pthread_mutex_lock(&s->handler_lock);
 		pthread_mutex_lock(&s->lock);
 		rc = config(mode, ap);
 		tk__trace_recompute_modes();
 		pthread_mutex_unlock(&s->lock);
+		if (handlers)
+			pthread_mutex_unlock(&s->handler_lock);
 		break;
+	}
 	}
 	return rc;
 }

@@ -31,7 +31,7 @@ struct trace_filter {
 	_Atomic int tid;
 };
 
-struct trace_handler { /* guarded by handler_lock */
+struct trace_handler { /* written under handler_lock; read by emitters holding it */
 	int (*fn)(event_data_t *);
 	event_data_t *data;
 };
@@ -43,9 +43,21 @@ struct trace_code {
 	_Atomic int special; /* any filter or handler set */
 };
 
+/*
+ * Locks, always taken in this order (a thread holding one never waits for an earlier one):
+ *   1. handler_lock: held while a handler runs (handlers run one at a time, as in the
+ *      kernel) and, before `lock`, while a handler mode changes handlers. A handler may call
+ *      START, STARTNOSTATE, STOP and the inserts (QNX allows these), and any other mode:
+ *      its thread already holds handler_lock, so the handler modes do not take it again.
+ *   2. lock: configuration changes (never held while events are emitted or handlers run).
+ *   3. the buffer module's registry lock, then one thread's buffer lock (buffer.c).
+ * The logger's own mutex (trace_logger.c) is taken alone, never while waiting for another;
+ * STOP and FLUSHBUFFER wait for the logger thread with none of 2-3 held, and the logger
+ * thread takes only 3.
+ */
 struct trace_state {
-	pthread_mutex_t lock;      /* configuration changes */
-	pthread_mutex_t handler_lock; /* handlers run one at a time, as in the kernel */
+	pthread_mutex_t lock;         /* 2: configuration changes */
+	pthread_mutex_t handler_lock; /* 1: handlers run one at a time; handler changes */
 	_Atomic(tk_pool *) pool;   /* the buffers, NULL until ALLOCBUFFER */
 	tk_pool *retired;          /* previous pool, kept mapped: see DEALLOCBUFFER */
 	_Atomic int started;
