@@ -974,6 +974,56 @@ static void test_handler_start_stop_race(void **state)
 	free(l.v);
 }
 
+/* What QNX returns when a filter refuses an insert: 0, the call was valid; only what is
+ * stored changes. The inline emitter and the convenience calls agree. */
+static int refuse_all(event_data_t *d)
+{
+	(void)d;
+	return 0;
+}
+
+static void test_filtered_inserts_return_0(void **state)
+{
+	const char *path = tkt_path("refused.kev");
+	static _Uint32t data[TK_TRACE_EVENT_DATA_WORDS];
+	static event_data_t ed = { .data_array = data };
+	unsigned words[3] = { 1, 2, 3 };
+	struct evlist l;
+
+	(void)state;
+	start_logging(path, 16, 0);
+	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	TraceEvent(_NTO_TRACE_DELEVENT, _NTO_TRACE_USER, 8);                                  /* off */
+	TraceEvent(_NTO_TRACE_ADDEVENTHANDLER, _NTO_TRACE_USER, 9, refuse_all, &ed);          /* handler says no */
+	TraceEvent(_NTO_TRACE_SETEVENTPID, _NTO_TRACE_USER, 10, (int)getpid() + 1);           /* another process */
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	errno = 1234;
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, 8, 1, 2), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, 9, 1, 2), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, 10, 1, 2), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTCUSEREVENT, 9, words, 3u), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTUSRSTREVENT, 9, "refused"), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTSCLASSEVENT, USER, 10, 1, 2), 0);
+	assert_int_equal(trace_logi(9, 1, 2), 0);
+	assert_int_equal(trace_logf(8, "%s", "off"), 0);
+	assert_int_equal(tk_trace_user(9, 1, 2), 0);
+	assert_int_equal(tk_trace_emit(USER, 10, 1, 2), 0);
+	assert_int_equal(errno, 1234); /* untouched: nothing failed */
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, 11, 1, 2), 0); /* stored */
+	/* the emitter's one error: a class out of range on the slow path */
+	errno = 0;
+	assert_int_equal(tk_trace_emit(40, 1, 0, 0) == 0 || errno == EINVAL, 1);
+	assert_int_equal(TraceEvent(_NTO_TRACE_DELEVENTHANDLER, _NTO_TRACE_USER, 9), 0);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+
+	read_trace(path, &l);
+	assert_int_equal(count(&l, USER, 8), 0);
+	assert_int_equal(count(&l, USER, 9), 0);
+	assert_int_equal(count(&l, USER, 10), 0);
+	assert_int_equal(count(&l, USER, 11), 1);
+	free(l.v);
+}
+
 /* ADDEVENT / DELEVENT take THREAD, VTHREAD and PROCESS events as masks: every bit is one
  * event, and a bit the class does not have makes the call fail without changing anything. */
 static void insert_pr_th_codes(unsigned tag)
@@ -1285,6 +1335,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_full_disk),
 		cmocka_unit_test(test_env_autostart),
 		cmocka_unit_test(test_handler_start_stop_race),
+		cmocka_unit_test(test_filtered_inserts_return_0),
 		cmocka_unit_test(test_event_masks),
 		cmocka_unit_test(test_buffer_starts_with_time),
 		cmocka_unit_test(test_shared_pool_read_from_outside),

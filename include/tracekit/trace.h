@@ -125,9 +125,14 @@ typedef struct {
  * chapter 10); docs/recording.md lists each mode's behaviour in tracekit. Returns 0 (the
  * event count for _NTO_TRACE_QUERYEVENTS) or -1 with errno: EINVAL for a bad argument,
  * ENOTSUP for an unknown mode, EFAULT for a NULL pointer or a call out of order, ENOMEM
- * when buffers cannot be allocated, ECANCELED when an insert was refused by a filter that
- * is not a plain class/event filter. tk_trace_errmsg() tells what was wrong. Thread-safe;
- * the insert modes may be called from event handlers.
+ * when buffers cannot be allocated, EIO when FLUSHBUFFER could not write.
+ * tk_trace_errmsg() tells what was wrong. An insert that a filter refuses (its class or
+ * event off, a pid/tid rule, a handler returning 0) or that is dropped for want of a
+ * buffer still returns 0, as on QNX, where the filters decide what is stored and the
+ * call's result says only whether its arguments were valid. Thread-safe. From an event
+ * handler: the insert modes, START, STARTNOSTATE and STOP (what QNX allows), and also the
+ * other modes, handler modes included (the handler's own thread already holds the
+ * handler lock).
  */
 TK_API int TraceEvent(int mode, ...);
 
