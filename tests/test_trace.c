@@ -903,6 +903,16 @@ static void test_env_autostart(void **state)
 
 /* ---- locks, time, masks, results, the shared pool, statistics, modes ---------------------- */
 
+/* Slots an event takes in the file: the parser gives 2 words per slot. */
+static uint64_t slots_in(const struct evlist *l)
+{
+	uint64_t n = 0;
+	size_t k;
+	for (k = 0; k < l->n; k++)
+		n += l->v[k].len / 2;
+	return n;
+}
+
 /* A handler may START, STARTNOSTATE and STOP (QNX allows it) while other threads add and
  * delete handlers: no lock order between them can deadlock (an alarm fails the test if
  * one does). */
@@ -1314,6 +1324,80 @@ static void test_shared_pool_read_from_outside(void **state)
 	munmap(region, size);
 }
 
+/* After a write error the statistics count exactly what is in the file: events_written is
+ * what the .part holds, events_lost the rest, together every slot the logger was given
+ * (QUERYEVENTS before the logger started). Linear mode writes queued buffers in batches,
+ * ring mode one piece at a time: both are cut by a file size limit. */
+struct acct_result {
+	int rc, q;
+	tk_logger_stats st;
+};
+
+static void run_cut_child(const char *path, int ring, struct acct_result *res)
+{
+	struct rlimit rl = { 256 * 1024, 256 * 1024 };
+
+	signal(SIGXFSZ, SIG_IGN);
+	setrlimit(RLIMIT_FSIZE, &rl);
+	reset_trace();
+	if (TraceEvent(_NTO_TRACE_ALLOCBUFFER, 64u, NULL) != 0)
+		_exit(2);
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+	TraceEvent(ring ? _NTO_TRACE_SETRINGMODE : _NTO_TRACE_SETLINEARMODE);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	emit_numbered(34, 50000); /* ~49 buffers, 800 KB: no drop, more than the limit */
+	res->q = TraceEvent(_NTO_TRACE_QUERYEVENTS);
+	if (tk_logger_start(path, NULL) != TK_OK)
+		_exit(3);
+	res->rc = tk_logger_stop();
+	tk_logger_get_stats(&res->st);
+	_exit(0);
+}
+
+static void test_write_error_statistics(void **state)
+{
+	int ring;
+
+	(void)state;
+	for (ring = 0; ring < 2; ring++) {
+		const char *path = tkt_path(ring ? "cut_ring.kev" : "cut_linear.kev");
+		struct acct_result *res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		char part[4096];
+		struct evlist l;
+		pid_t pid;
+		int status;
+
+		assert_true(res != MAP_FAILED);
+		memset(res, 0, sizeof(*res));
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0)
+			run_cut_child(path, ring, res);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+		assert_int_equal(res->rc, TK_ENOSPC);
+		assert_int_equal(res->st.write_error, TK_ENOSPC);
+		assert_int_equal(res->st.events_dropped, 0);
+		assert_true(res->q > 49 * 1000);
+		/* every slot is either in the file or lost */
+		assert_int_equal(res->st.events_written + res->st.events_lost, (uint64_t)res->q);
+		assert_true(res->st.events_lost > 0);
+		assert_true(res->st.buffers_lost > 0);
+		assert_int_equal(res->st.bytes_written, res->st.events_written * 16);
+		snprintf(part, sizeof(part), "%s.part", path);
+		assert_false(tkt_exists(path));
+		read_trace(part, &l);
+		/* what the statistics say is in the file is what is in it */
+		assert_int_equal(slots_in(&l), res->st.events_written);
+		/* whole buffers written, then the one cut (its BUFFER event may be in the file) */
+		assert_true(l.buffers == res->st.buffers_written || l.buffers == res->st.buffers_written + 1);
+		assert_true(res->st.buffers_written + res->st.buffers_lost >= 49);
+		free(l.v);
+		munmap(res, sizeof(*res));
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--autostart-child") == 0)
@@ -1339,6 +1423,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_event_masks),
 		cmocka_unit_test(test_buffer_starts_with_time),
 		cmocka_unit_test(test_shared_pool_read_from_outside),
+		cmocka_unit_test(test_write_error_statistics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -197,8 +197,10 @@ typedef struct tk_logger_stats {
 	uint64_t bytes_written;
 	uint64_t events_dropped;  /* records lost for want of a free buffer (also in the file) */
 	uint64_t buffers_overwritten; /* ring mode: buffers reused before they were written */
-	uint64_t buffers_lost;    /* buffers that could not be written (write error) */
+	uint64_t buffers_lost;    /* buffers not (or not wholly) written because of a write error */
 	int write_error;          /* first write error (TK_E*), 0 if none */
+	uint64_t events_lost;     /* 16-byte slots not written because of a write error; with
+				   * events_written, every slot the logger was given */
 } tk_logger_stats;
 
 /*

@@ -12,12 +12,19 @@
  * wake if it sleeps); when it falls behind they drop events, counted in the pool and in
  * the file. A write error (full disk) stops writing but not recording: buffers are then
  * given back unwritten and counted as lost; what was written stays in "<path>.part".
+ *
+ * Statistics count what is in the file: every write (a batch of buffers, or one piece) is
+ * complete in the file when it returns; when one fails, the size of the file says how far
+ * it got: the buffers before that point count as written, the one cut there as lost with
+ * its first slots in events_written and the rest in events_lost, the others as lost.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -49,7 +56,10 @@ static struct logger {
 	char path[4096];
 	int atexit_registered;
 	/* written by the logger thread, read under mu */
-	uint64_t events_written, buffers_written, bytes_written, buffers_lost;
+	uint64_t events_written, buffers_written, bytes_written, buffers_lost, events_lost;
+	/* logger thread only: where the events start in the file, and slots known to be there */
+	int64_t data_start;
+	uint64_t file_slots;
 	/* logger-thread staging for flushed partial buffers */
 	traceevent_t *stage;
 	size_t stage_len, stage_cap;
@@ -98,17 +108,80 @@ static void note_write_error(void)
 	pthread_mutex_unlock(&g_log.mu);
 }
 
-/* Writes slots [0, n) of a buffer piece; a continued piece gets a TIME event first. */
+/* Bytes in the output file now, or -1 if that cannot be known (a pipe). */
+static int64_t file_size(void)
+{
+	struct stat st;
+	char part[sizeof(g_log.path) + 8];
+
+	if (strcmp(g_log.path, "-") == 0) {
+		off_t pos = lseek(STDOUT_FILENO, 0, SEEK_CUR);
+		return pos < 0 ? -1 : (int64_t)pos;
+	}
+	snprintf(part, sizeof(part), "%s.part", g_log.path);
+	return stat(part, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+/*
+ * Counts one write of n pieces of counts[i] slots each (buffers, or `buffers` 0 for slots
+ * that are no buffer's) after it returned rc. A failed write reached the file up to its
+ * size: whole pieces before that count as written, the piece cut there as lost (its head
+ * in events_written, its tail in events_lost), the rest as lost.
+ */
+static void account(const size_t *counts, size_t n, int buffers, int rc)
+{
+	uint64_t total = 0, reached;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		total += counts[i];
+	reached = total;
+	if (rc != TK_OK) {
+		int64_t size = file_size();
+		uint64_t in_file = size >= g_log.data_start ? (uint64_t)(size - g_log.data_start) / sizeof(traceevent_t) : 0;
+		reached = in_file > g_log.file_slots ? in_file - g_log.file_slots : 0;
+		if (reached > total)
+			reached = total;
+	}
+	g_log.file_slots += reached;
+	pthread_mutex_lock(&g_log.mu);
+	g_log.events_written += reached;
+	g_log.bytes_written += reached * sizeof(traceevent_t);
+	g_log.events_lost += total - reached;
+	for (i = 0; i < n && buffers; i++) {
+		if (reached >= counts[i]) {
+			g_log.buffers_written++;
+			reached -= counts[i];
+		} else {
+			g_log.buffers_lost++;
+			reached = 0;
+		}
+	}
+	pthread_mutex_unlock(&g_log.mu);
+}
+
+/* Counts slots not written at all, after a write error. */
+static void account_lost(size_t slots, int buffers)
+{
+	pthread_mutex_lock(&g_log.mu);
+	g_log.events_lost += slots;
+	g_log.buffers_lost += (uint64_t)buffers;
+	pthread_mutex_unlock(&g_log.mu);
+}
+
+/*
+ * Writes slots [0, n) of a buffer piece; a continued piece gets a TIME event first. The
+ * writer is flushed, so the piece is in the file when this returns without error.
+ */
 static void write_piece(const traceevent_t *slots, size_t n, int continued, uint32_t cpu, uint32_t msb)
 {
+	size_t total = n + (continued ? 1 : 0);
 	int rc = TK_OK;
 
 	if (n == 0)
 		return;
 	if (g_log.write_error != 0) {
-		pthread_mutex_lock(&g_log.mu);
-		g_log.buffers_lost++;
-		pthread_mutex_unlock(&g_log.mu);
+		account_lost(total, 1);
 		return;
 	}
 	if (continued) {
@@ -118,15 +191,9 @@ static void write_piece(const traceevent_t *slots, size_t n, int continued, uint
 	}
 	if (rc == TK_OK)
 		rc = g_log.swap ? tk_kev_write_raw(g_log.w, slots, n) : tk_kev_write_raw_file_order(g_log.w, slots, n);
-	pthread_mutex_lock(&g_log.mu);
-	if (rc == TK_OK) {
-		g_log.events_written += n + (continued ? 1 : 0);
-		g_log.buffers_written++;
-		g_log.bytes_written += (n + (continued ? 1 : 0)) * sizeof(traceevent_t);
-	} else {
-		g_log.buffers_lost++;
-	}
-	pthread_mutex_unlock(&g_log.mu);
+	if (rc == TK_OK)
+		rc = tk_kev_writer_flush(g_log.w);
+	account(&total, 1, 1, rc);
 	if (rc != TK_OK)
 		note_write_error();
 }
@@ -174,7 +241,8 @@ static void write_batch(tk_pool *pool, const uint32_t *ids, size_t n)
 	struct iovec iov[2 * DRAIN_BATCH];
 	traceevent_t times[DRAIN_BATCH];
 	uint32_t from[DRAIN_BATCH], to[DRAIN_BATCH];
-	size_t i, n_iov = 0, n_times = 0, slots = 0, pieces = 0;
+	size_t counts[DRAIN_BATCH];
+	size_t i, n_iov = 0, n_times = 0, pieces = 0;
 	int rc;
 
 	for (i = 0; i < n; i++) {
@@ -184,26 +252,19 @@ static void write_batch(tk_pool *pool, const uint32_t *ids, size_t n)
 		to[i] = atomic_load_explicit(&d->records, memory_order_acquire);
 		if (to[i] <= from[i])
 			continue;
+		counts[pieces] = 0;
 		if (from[i] > 0) { /* the rest of a flushed buffer: its time state first */
 			times[n_times] = (traceevent_t){ _TRACE_MAKE_CODE(d->resume_cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
 							 { buf[from[i]].data[0], d->resume_msb, buf[from[i]].data[0] } };
 			iov[n_iov++] = (struct iovec){ &times[n_times++], sizeof(traceevent_t) };
-			slots++;
+			counts[pieces]++;
 		}
 		iov[n_iov++] = (struct iovec){ (void *)(buf + from[i]), (size_t)(to[i] - from[i]) * sizeof(traceevent_t) };
-		slots += to[i] - from[i];
+		counts[pieces] += to[i] - from[i];
 		pieces++;
 	}
 	rc = n_iov > 0 ? tk_kev_write_raw_file_order_v(g_log.w, iov, (int)n_iov) : TK_OK;
-	pthread_mutex_lock(&g_log.mu);
-	if (rc == TK_OK) {
-		g_log.events_written += slots;
-		g_log.buffers_written += pieces;
-		g_log.bytes_written += slots * sizeof(traceevent_t);
-	} else {
-		g_log.buffers_lost += pieces;
-	}
-	pthread_mutex_unlock(&g_log.mu);
+	account(counts, pieces, 1, rc);
 	if (rc != TK_OK)
 		note_write_error();
 	for (i = 0; i < n; i++) {
@@ -296,6 +357,7 @@ static void collect_one(void *buf, uint64_t n, void *ctx)
 static void write_pending_drops(tk_pool *pool)
 {
 	uint64_t lost = tk_pool_take_dropped(pool), t;
+	size_t two = 2;
 	unsigned cpu;
 	traceevent_t e[2];
 	int rc;
@@ -309,12 +371,9 @@ static void write_pending_drops(tk_pool *pool)
 	e[1] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED),
 			       { (uint32_t)t, (uint32_t)lost, (uint32_t)(lost >> 32) } };
 	rc = tk_kev_write_raw(g_log.w, e, 2);
-	pthread_mutex_lock(&g_log.mu);
-	if (rc == TK_OK) {
-		g_log.events_written += 2;
-		g_log.bytes_written += sizeof(e);
-	}
-	pthread_mutex_unlock(&g_log.mu);
+	if (rc == TK_OK)
+		rc = tk_kev_writer_flush(g_log.w);
+	account(&two, 1, 0, rc);
 	if (rc != TK_OK)
 		note_write_error();
 }
@@ -512,6 +571,11 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 	g_log.errmsg[0] = '\0';
 	g_log.flush_req = g_log.flush_done = 0;
 	g_log.events_written = g_log.buffers_written = g_log.bytes_written = g_log.buffers_lost = 0;
+	g_log.events_lost = 0;
+	g_log.file_slots = 0;
+	g_log.data_start = file_size(); /* the header is written: events start here */
+	if (g_log.data_start < 0)
+		g_log.data_start = 0;
 	pool = atomic_load(&tk__trace.pool);
 	atomic_store(&tk__trace.logger_attached, 1);
 	if (pthread_create(&g_log.thread, NULL, logger_main, pool) != 0) {
@@ -585,6 +649,7 @@ int tk_logger_get_stats(tk_logger_stats *out)
 	out->buffers_written = g_log.buffers_written;
 	out->bytes_written = g_log.bytes_written;
 	out->buffers_lost = g_log.buffers_lost;
+	out->events_lost = g_log.events_lost;
 	out->write_error = g_log.write_error;
 	pthread_mutex_unlock(&g_log.mu);
 	return TK_OK;
