@@ -1324,6 +1324,60 @@ static void test_shared_pool_read_from_outside(void **state)
 	munmap(region, size);
 }
 
+/* TRACEKIT_LOG with a file size limit: the program runs and exits normally, one line on
+ * standard error says what failed, where and why, the .part keeps what was written, and
+ * nothing appears under the final name. */
+static int child_autostart_big(void)
+{
+	unsigned i;
+	for (i = 0; i < 200000; i++)
+		tk_trace_user(81, i, 0);
+	return 0;
+}
+
+static void test_env_full_disk(void **state)
+{
+	const char *path = tkt_path("env-full.kev"), *errpath = tkt_path("env-full.err");
+	char part[4096], want[4096], *err;
+	size_t len;
+	pid_t pid;
+	int status;
+	struct evlist l;
+
+	(void)state;
+	snprintf(part, sizeof(part), "%s.part", path);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { 128 * 1024, 128 * 1024 };
+		int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+			_exit(126);
+		signal(SIGXFSZ, SIG_IGN); /* writes fail with EFBIG instead */
+		setrlimit(RLIMIT_FSIZE, &rl);
+		setenv("TRACEKIT_LOG", path, 1);
+		execl("/proc/self/exe", "test_trace", "--autostart-big", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	err = tkt_read_file(errpath, &len);
+	assert_non_null(err);
+	assert_true(len > 0 && err[len - 1] == '\n' && strchr(err, '\n') == err + len - 1); /* one line */
+	snprintf(want, sizeof(want), "tracekit: TRACEKIT_LOG=%s: %s.part: write failed at byte offset ", path, path);
+	if (strncmp(err, want, strlen(want)) != 0)
+		fail_msg("unexpected message: %s", err);
+	assert_non_null(strstr(err, "File too large"));
+	assert_non_null(strstr(err, "stays in"));
+	free(err);
+	assert_false(tkt_exists(path));
+	assert_true(tkt_exists(part));
+	read_trace(part, &l);
+	assert_true(count(&l, USER, 81) > 1000);
+	free(l.v);
+}
+
 /* After a write error the statistics count exactly what is in the file: events_written is
  * what the .part holds, events_lost the rest, together every slot the logger was given
  * (QUERYEVENTS before the logger started). Linear mode writes queued buffers in batches,
@@ -1402,6 +1456,8 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--autostart-child") == 0)
 		return child_autostart();
+	if (argc > 1 && strcmp(argv[1], "--autostart-big") == 0)
+		return child_autostart_big();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_inserts_and_log_calls),
@@ -1423,6 +1479,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_event_masks),
 		cmocka_unit_test(test_buffer_starts_with_time),
 		cmocka_unit_test(test_shared_pool_read_from_outside),
+		cmocka_unit_test(test_env_full_disk),
 		cmocka_unit_test(test_write_error_statistics),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

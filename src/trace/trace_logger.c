@@ -55,6 +55,7 @@ static struct logger {
 	char errmsg[4096 * 2 + 256];
 	char path[4096];
 	int atexit_registered;
+	int from_env;          /* started by TRACEKIT_LOG: a failure at exit is said on stderr */
 	/* written by the logger thread, read under mu */
 	uint64_t events_written, buffers_written, bytes_written, buffers_lost, events_lost;
 	/* logger thread only: where the events start in the file, and slots known to be there */
@@ -490,13 +491,22 @@ void tk__logger_note_stop(void)
 
 static void logger_atexit(void)
 {
-	int running;
+	int running, from_env, rc;
+	char path[sizeof(g_log.path)];
 
 	pthread_mutex_lock(&g_log.mu);
 	running = g_log.running;
+	from_env = g_log.from_env;
+	snprintf(path, sizeof(path), "%s", g_log.path);
 	pthread_mutex_unlock(&g_log.mu);
-	if (running)
-		tk_logger_stop();
+	if (!running)
+		return;
+	rc = tk_logger_stop();
+	/* The user asked for the trace through the environment and nobody else will hear of
+	 * the failure: one line, as when the file cannot be created. */
+	if (rc != TK_OK && from_env)
+		fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", path,
+			g_log.errmsg[0] ? g_log.errmsg : tk_strerror(rc));
 }
 
 static void child_after_fork(void)
@@ -572,6 +582,7 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 	g_log.flush_req = g_log.flush_done = 0;
 	g_log.events_written = g_log.buffers_written = g_log.bytes_written = g_log.buffers_lost = 0;
 	g_log.events_lost = 0;
+	g_log.from_env = 0;
 	g_log.file_slots = 0;
 	g_log.data_start = file_size(); /* the header is written: events start here */
 	if (g_log.data_start < 0)
@@ -715,6 +726,9 @@ __attribute__((constructor)) static void trace_autostart(void)
 			g_log.errmsg[0] ? g_log.errmsg : tk_strerror(rc));
 		return;
 	}
+	pthread_mutex_lock(&g_log.mu);
+	g_log.from_env = 1;
+	pthread_mutex_unlock(&g_log.mu);
 	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
 	TraceEvent(_NTO_TRACE_START);
 }
