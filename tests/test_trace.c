@@ -5,7 +5,10 @@
  * process and thread state, the convenience calls and function hooks, ring and linear
  * mode, drop accounting under overload, flushes while threads write, many threads through
  * the inline emitter, and a full disk. Each test records with the in-process logger and
- * reads the file back with libtraceparser.
+ * reads the file back with libtraceparser. Also: handlers that START and STOP while other
+ * threads change handlers, the time of each buffer's first events, a pool in shared memory
+ * read by another process after the writer was killed, and exact statistics after a
+ * write error.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -1452,6 +1455,202 @@ static void test_write_error_statistics(void **state)
 	}
 }
 
+/* DELCLASS, SETEVENTPID / CLREVENTPID, SETALLCLASSESWIDE, SETCLASSFAST, SETEVENTFAST: what
+ * each leaves in the file. */
+static void test_class_and_event_modes(void **state)
+{
+	const char *path = tkt_path("modes.kev");
+	const uint32_t lens[3][2] = { { 4, 4 }, { 2, 2 }, { 4, 2 } };
+	struct evlist l;
+	size_t k, enter = 0, exits = 0;
+
+	(void)state;
+	start_logging(path, 16, 0);
+	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+	assert_int_equal(TraceEvent(_NTO_TRACE_DELCLASS, _NTO_TRACE_USER), 0);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	tk_trace_user(20, 1, 0);                            /* class deleted */
+	assert_int_equal(trace_here(), 0);                  /* SYSTEM still on */
+	assert_int_equal(TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER), 0);
+	tk_trace_user(20, 2, 0);
+	/* event-level process rules */
+	assert_int_equal(TraceEvent(_NTO_TRACE_SETEVENTPID, _NTO_TRACE_USER, 21, (int)getpid() + 1), 0);
+	tk_trace_user(21, 2, 0);                            /* another process's only */
+	tk_trace_user(22, 2, 0);                            /* not this event's rule */
+	assert_int_equal(TraceEvent(_NTO_TRACE_SETEVENTPID, _NTO_TRACE_USER, 21, (int)getpid()), 0);
+	tk_trace_user(21, 3, 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_SETEVENTPID, _NTO_TRACE_USER, 21, (int)getpid() + 1), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_CLREVENTPID, _NTO_TRACE_USER, 21), 0);
+	tk_trace_user(21, 4, 0);
+	/* fast / wide */
+	assert_int_equal(TraceEvent(_NTO_TRACE_SETALLCLASSESWIDE), 0);
+	hooked(1);
+	assert_int_equal(TraceEvent(_NTO_TRACE_SETCLASSFAST, _NTO_TRACE_SYSTEM), 0);
+	hooked(2);
+	assert_int_equal(TraceEvent(_NTO_TRACE_SETALLCLASSESWIDE), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_SETEVENTFAST, _NTO_TRACE_SYSTEM, _NTO_TRACE_SYS_FUNC_EXIT), 0);
+	hooked(3);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+
+	read_trace(path, &l);
+	assert_int_equal(count_tagged(&l, USER, 20, 1), 0);
+	assert_int_equal(count_tagged(&l, USER, 20, 2), 1);
+	assert_non_null(find(&l, SYS, _NTO_TRACE_SYS_ADDRESS));
+	assert_int_equal(count_tagged(&l, USER, 21, 2), 0);
+	assert_int_equal(count_tagged(&l, USER, 22, 2), 1);
+	assert_int_equal(count_tagged(&l, USER, 21, 3), 1);
+	assert_int_equal(count_tagged(&l, USER, 21, 4), 1);
+	for (k = 0; k < l.n; k++) {
+		if (l.v[k].cls != SYS)
+			continue;
+		if (l.v[k].code == _NTO_TRACE_SYS_FUNC_ENTER) {
+			assert_true(enter < 3);
+			assert_int_equal(l.v[k].len, lens[enter++][0]);
+		} else if (l.v[k].code == _NTO_TRACE_SYS_FUNC_EXIT) {
+			assert_true(exits < 3);
+			assert_int_equal(l.v[k].len, lens[exits++][1]);
+		}
+	}
+	assert_int_equal(enter, 3);
+	assert_int_equal(exits, 3);
+	free(l.v);
+}
+
+/* OVERWRITEBUFFER in linear mode: with no free buffer the oldest full one is reused, so
+ * nothing is dropped and the file ends with the newest events, contiguous. */
+static void check_newest(const struct evlist *l, unsigned code, unsigned n, size_t max_kept)
+{
+	size_t k, first = SIZE_MAX, kept = 0, last = 0;
+
+	for (k = 0; k < l->n; k++) {
+		if (l->v[k].cls == USER && l->v[k].code == code) {
+			if (first == SIZE_MAX)
+				first = l->v[k].w[0];
+			else if (l->v[k].w[0] != last + 1)
+				fail_msg("event %u after %zu", l->v[k].w[0], last);
+			kept++;
+			last = l->v[k].w[0];
+		}
+	}
+	assert_int_equal(last, n - 1);
+	assert_true(first > 0);
+	assert_int_equal(kept, n - first);
+	assert_true(kept <= max_kept);
+}
+
+static void test_overwritebuffer(void **state)
+{
+	const char *path = tkt_path("overwrite.kev");
+	const unsigned n = 10000;
+	tk_logger_stats st;
+	struct evlist l;
+
+	(void)state;
+	reset_trace();
+	assert_int_equal(TraceEvent(_NTO_TRACE_ALLOCBUFFER, 4u, NULL), 0);
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+	assert_int_equal(TraceEvent(_NTO_TRACE_OVERWRITEBUFFER), 0);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	emit_numbered(31, n); /* about 10 buffers' worth into 4, nobody writing them */
+	assert_int_equal(tk_logger_get_stats(&st), TK_OK);
+	assert_int_equal(st.events_dropped, 0);
+	assert_true(st.buffers_overwritten >= 5);
+	assert_int_equal(tk_logger_start(path, NULL), TK_OK);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+
+	read_trace(path, &l);
+	assert_int_equal(l.dropped, 0);
+	check_newest(&l, 31, n, 4 * 1024);
+	free(l.v);
+	reset_trace();
+}
+
+/* Ring mode (set with SETRINGMODE) is written on STOP, not only on FLUSHBUFFER, and at exit. */
+static void test_ring_written_on_stop_and_exit(void **state)
+{
+	const char *path = tkt_path("ring_stop.kev"), *exit_path = tkt_path("ring_exit.kev");
+	const unsigned n = 20 * 1024;
+	tk_logger_stats st;
+	struct evlist l;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	reset_trace();
+	assert_int_equal(TraceEvent(_NTO_TRACE_ALLOCBUFFER, 8u, NULL), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_SETRINGMODE), 0);
+	assert_int_equal(tk_logger_start(path, NULL), TK_OK); /* no options: the mode set stays */
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	emit_numbered(32, n);
+	assert_int_equal(tk_logger_get_stats(&st), TK_OK);
+	assert_int_equal(st.events_written, 0); /* a flight recorder keeps them */
+	assert_true(st.buffers_overwritten > 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_STOP), 0);
+	assert_int_equal(tk_logger_get_stats(&st), TK_OK);
+	assert_true(st.events_written > 7 * 1000); /* STOP wrote them */
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	read_trace(path, &l);
+	check_newest(&l, 32, n, 8 * 1024);
+	free(l.v);
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		tk_logger_options o = { .n_buffers = 8, .ring = 1 };
+		reset_trace();
+		if (TraceEvent(_NTO_TRACE_ALLOCBUFFER, 8u, NULL) != 0 || tk_logger_start(exit_path, &o) != TK_OK)
+			_exit(2);
+		TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+		TraceEvent(_NTO_TRACE_STARTNOSTATE);
+		emit_numbered(32, n);
+		setenv("TK_TEST_KEEP", "1", 1); /* the scratch directory is the parent's */
+		exit(0);                        /* the logger writes the ring at exit */
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	read_trace(exit_path, &l);
+	check_newest(&l, 32, n, 8 * 1024);
+	free(l.v);
+}
+
+/* Drops under overload with several threads and the logger writing meanwhile: every event
+ * is stored or counted in a DROPPED event, and the statistics agree with the file. */
+static void test_drops_many_threads(void **state)
+{
+	const char *path = tkt_path("drops_threads.kev");
+	const unsigned per = 100000;
+	uint32_t next[N_THREADS] = { 0 };
+	tk_logger_stats st;
+	struct evlist l;
+	size_t k, stored = 0;
+
+	(void)state;
+	start_logging(path, 8, 0); /* 8 buffers for 4 threads: the logger cannot keep up */
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	run_workers(N_THREADS, per, 0);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	assert_int_equal(tk_logger_get_stats(&st), TK_OK);
+
+	read_trace(path, &l);
+	for (k = 0; k < l.n; k++) {
+		const struct ev *e = &l.v[k];
+		if (e->cls != USER || e->code < 40 || e->code >= 40 + N_THREADS)
+			continue;
+		if (e->w[0] < next[e->code - 40])
+			fail_msg("thread %u: event %u after %u", e->code - 40, e->w[0], next[e->code - 40]);
+		next[e->code - 40] = e->w[0] + 1;
+		stored++;
+	}
+	print_message("%zu stored, %llu dropped\n", stored, (unsigned long long)l.dropped);
+	assert_int_equal(stored + l.dropped, (uint64_t)N_THREADS * per);
+	assert_int_equal(st.events_dropped, l.dropped);
+	assert_int_equal(st.events_lost, 0);
+	free(l.v);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--autostart-child") == 0)
@@ -1481,6 +1680,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_shared_pool_read_from_outside),
 		cmocka_unit_test(test_env_full_disk),
 		cmocka_unit_test(test_write_error_statistics),
+		cmocka_unit_test(test_class_and_event_modes),
+		cmocka_unit_test(test_overwritebuffer),
+		cmocka_unit_test(test_ring_written_on_stop_and_exit),
+		cmocka_unit_test(test_drops_many_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
