@@ -242,7 +242,7 @@ static void write_batch(tk_pool *pool, const uint32_t *ids, size_t n)
 	struct iovec iov[2 * DRAIN_BATCH];
 	traceevent_t times[DRAIN_BATCH];
 	uint32_t from[DRAIN_BATCH], to[DRAIN_BATCH];
-	size_t counts[DRAIN_BATCH];
+	size_t counts[DRAIN_BATCH] = { 0 }; /* gcc -O2 cannot see that only counts[0..pieces) is read */
 	size_t i, n_iov = 0, n_times = 0, pieces = 0;
 	int rc;
 
