@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/tk_bytes.h"
 #include "tk_test.h"
 #include "tracekit/kev.h"
 
@@ -526,6 +527,53 @@ static void test_raw_vectored(void **state)
 	close(fds[1]);
 }
 
+/* A long capture: past the size where the writer writes behind itself (sync_file_range,
+ * dropping written windows from the page cache), every slot still reaches the file in order,
+ * through buffered and through vectored writes, on a path and on a caller's descriptor. */
+static void test_long_capture(void **state)
+{
+	enum { RUN = 4096, RUNS = 1700 }; /* 111 MB of events */
+	static traceevent_t run[RUN];
+	const char *path = tkt_path("long.kev");
+	tk_kev_writer *wr;
+	unsigned char *ev;
+	size_t n, i;
+	char *whole;
+
+	(void)state;
+	for (int use_fd = 0; use_fd <= 1; use_fd++) {
+		int fd = -1;
+		if (use_fd) {
+			fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			assert_true(fd >= 0);
+			assert_int_equal(tk_kev_writer_open_fd(&wr, fd, &fixed_header, 0), TK_OK);
+		} else {
+			assert_int_equal(tk_kev_writer_open(&wr, path, &fixed_header, 0), TK_OK);
+		}
+		for (unsigned r = 0; r < RUNS; r++) {
+			struct iovec iov = { run, sizeof(run) };
+			for (i = 0; i < RUN; i++)
+				run[i] = (traceevent_t){ 0x00001801u, { r, (uint32_t)i, r ^ (uint32_t)i } };
+			if (r % 2)
+				assert_int_equal(tk_kev_write_raw_file_order_v(wr, &iov, 1), TK_OK);
+			else
+				assert_int_equal(tk_kev_write_raw(wr, run, RUN), TK_OK);
+		}
+		assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+		if (fd >= 0)
+			close(fd);
+		ev = events_of(path, &n, &whole);
+		assert_int_equal(n, (size_t)RUN * RUNS);
+		for (i = 0; i < n; i++) {
+			uint32_t r = (uint32_t)(i / RUN), k = (uint32_t)(i % RUN);
+			if (tk__load32(ev + i * 16 + 4) != r || tk__load32(ev + i * 16 + 8) != k ||
+			    tk__load32(ev + i * 16 + 12) != (r ^ k))
+				fail_msg("slot %zu holds the wrong event", i);
+		}
+		free(whole);
+	}
+}
+
 static void test_syspage(void **state)
 {
 	unsigned char sp[1024];
@@ -571,6 +619,7 @@ int main(void)
 		cmocka_unit_test(test_disk_full),      cmocka_unit_test(test_disk_full_later),
 		cmocka_unit_test(test_raw),            cmocka_unit_test(test_raw_vectored),
 		cmocka_unit_test(test_syspage),
+		cmocka_unit_test(test_long_capture),
 		cmocka_unit_test(test_errors_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,12 +18,21 @@
  * a payload of 8 bytes or less (words and string) is a single S slot.
  * With tracekit's own syspage the header and syspage are padded so events start at a
  * 16-byte file offset.
+ *
+ * Long captures: once a regular file passes KEV_WB_START bytes, the writer hands every
+ * KEV_WB_WINDOW it writes to the kernel for writeback at once, waits for the window before
+ * it and drops that from the page cache. Dirty trace data then never piles up until the
+ * kernel throttles the writer for hundreds of milliseconds (which a recorder's buffers
+ * cannot ride out), and a capture of many gigabytes does not evict the traced program's
+ * own cached files.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -32,6 +41,8 @@
 #include "tracekit/kev.h"
 
 #define KEV_BUF_SLOTS 16384 /* 256 KiB of events between writes */
+#define KEV_WB_START (64u << 20)
+#define KEV_WB_WINDOW (8u << 20)
 
 struct tk_kev_writer {
 	int fd;
@@ -40,6 +51,9 @@ struct tk_kev_writer {
 	unsigned flags;
 	int err;             /* first error, sticky */
 	uint64_t bytes_written;
+	int wb;              /* write-behind: the file is a regular file */
+	off_t wb_off;        /* writeback started up to here */
+	off_t wb_prev_off, wb_prev_len; /* the window started before: waited for next time */
 	uint64_t slots;
 	size_t n_buf;
 	uint32_t msb[64];
@@ -64,6 +78,42 @@ static int set_err(tk_kev_writer *w, int err, const char *fmt, ...)
 	return err;
 }
 
+/* Write-behind (see the head comment): called after writes; costs nothing until a window fills. */
+static void write_behind(tk_kev_writer *w)
+{
+	off_t end;
+
+	if (!w->wb || w->bytes_written < KEV_WB_START)
+		return;
+	end = lseek(w->fd, 0, SEEK_CUR);
+	if (end < 0 || end - w->wb_off < (off_t)KEV_WB_WINDOW)
+		return;
+	if (sync_file_range(w->fd, w->wb_off, end - w->wb_off, SYNC_FILE_RANGE_WRITE) != 0) {
+		w->wb = 0; /* not supported here: leave it to the kernel */
+		return;
+	}
+	if (w->wb_prev_len > 0) {
+		/* errors surface at fsync when the file is closed */
+		(void)sync_file_range(w->fd, w->wb_prev_off, w->wb_prev_len,
+				      SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+		(void)posix_fadvise(w->fd, w->wb_prev_off, w->wb_prev_len, POSIX_FADV_DONTNEED);
+	}
+	w->wb_prev_off = w->wb_off;
+	w->wb_prev_len = end - w->wb_off;
+	w->wb_off = end;
+}
+
+static void write_behind_init(tk_kev_writer *w)
+{
+	struct stat sb;
+	off_t here;
+
+	if (fstat(w->fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (here = lseek(w->fd, 0, SEEK_CUR)) < 0)
+		return;
+	w->wb = 1;
+	w->wb_off = here;
+}
+
 static int write_all(tk_kev_writer *w, const void *data, size_t len)
 {
 	const char *p = data;
@@ -81,6 +131,7 @@ static int write_all(tk_kev_writer *w, const void *data, size_t len)
 		len -= (size_t)n;
 		w->bytes_written += (uint64_t)n;
 	}
+	write_behind(w);
 	return TK_OK;
 }
 
@@ -389,6 +440,7 @@ int tk_kev_writer_open(tk_kev_writer **out, const char *path, const tk_kev_heade
 	}
 	/* Events go out with write(2); nothing is ever buffered in the stdio stream. */
 	w->fd = fileno(tk_outfile_stream(w->outfile));
+	write_behind_init(w);
 	err = writer_start(w, hdr, path);
 	if (err != TK_OK) {
 		const char *part = tk_outfile_temp_path(w->outfile);
@@ -415,6 +467,7 @@ int tk_kev_writer_open_fd(tk_kev_writer **out, int fd, const tk_kev_header *hdr,
 		return TK_ENOMEM;
 	w->fd = fd;
 	w->flags = flags;
+	write_behind_init(w);
 	err = writer_start(w, hdr, "-");
 	if (err != TK_OK) {
 		free(w);
@@ -591,6 +644,7 @@ int tk_kev_write_raw_file_order_v(tk_kev_writer *w, const struct iovec *iov_in, 
 		}
 	}
 	w->slots += total / sizeof(traceevent_t);
+	write_behind(w);
 	return TK_OK;
 }
 
