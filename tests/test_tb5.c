@@ -1307,6 +1307,7 @@ static struct rec0 sample_rec(size_t i)
 	r.pc.tid = g_samples[i].tid;
 	r.pc.pidRecIndex = g_samples[i].pid;
 	r.pc.pidRecIndexRaw = 1;
+	r.pc.cpuNum = (TBRW_U16)(i % 3); /* the binder caches per CPU: results must not depend on it */
 	r.tsc.tsc = g_samples[i].tsc;
 	return r;
 }

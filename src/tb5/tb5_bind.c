@@ -52,6 +52,17 @@ struct pid_slot {
 	size_t gen_first, gen_n; /* its generations: gens[gen_first .. gen_first + gen_n) */
 };
 
+/* What the last sample of one CPU bound to (most samples repeat it). */
+#define BIND_CPU_CACHES 64
+struct bind_cpu_cache {
+	const struct pid_slot *ps;
+	const struct mod_iv *iv;
+	const struct mod_list *iv_list;
+	uint64_t tid_pidx, tid_idx;
+	uint32_t tid;
+	int tid_valid;
+};
+
 struct binder {
 	struct tb5_handle *h;
 	struct tb5_stream *st;
@@ -76,11 +87,7 @@ struct binder {
 	/* pid -> slot, open addressing; samples look their pid up here, never by search */
 	struct pid_slot *pids;
 	size_t pid_mask;
-	const struct pid_slot *last_slot;
-	/* one-entry caches */
-	uint64_t tid_pidx, tid_idx;
-	uint32_t tid_tid;
-	int tid_valid;
+	struct bind_cpu_cache cpu[BIND_CPU_CACHES];
 };
 
 static int cmp_iv(const void *a, const void *b)
@@ -541,6 +548,7 @@ static TBRW_U32 bind_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
 		uint64_t t_tsc, t_idx = first + i, ip, pidx = TBRW_BIND_NO_INDEX;
 		const struct mod_iv *v = NULL;
 		const struct pid_slot *ps;
+		struct bind_cpu_cache *cc;
 		DATA_BIND_STRUCT *o;
 
 		memcpy(&s, p + pc, sizeof s);
@@ -548,15 +556,24 @@ static TBRW_U32 bind_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
 		if (ts != UINT32_MAX)
 			memcpy(&t_tsc, p + ts, 8);
 		ip = s.IA64PC ? s.iip : s.eip;
-		ps = b->last_slot;
+		/* Samples of several CPUs interleave, each CPU's in runs of one thread in one
+		 * module: the caches are per CPU. */
+		cc = &b->cpu[s.cpuNum & (BIND_CPU_CACHES - 1)];
+		ps = cc->ps;
 		if (ps == NULL || ps->pid != s.pidRecIndex)
-			ps = b->last_slot = pid_slot_get(b, s.pidRecIndex, 0);
-		if (ps != NULL && ps->list != NULL)
-			v = find_iv(ps->list, ip, t_tsc, t_idx);
+			ps = cc->ps = pid_slot_get(b, s.pidRecIndex, 0);
+		if (ps != NULL && ps->list != NULL) {
+			if (cc->iv != NULL && cc->iv_list == ps->list && iv_holds(cc->iv, ip, t_tsc, t_idx))
+				v = cc->iv;
+			else if ((v = find_iv(ps->list, ip, t_tsc, t_idx)) != NULL) {
+				cc->iv = v;
+				cc->iv_list = ps->list;
+			}
+		}
 		if (v == NULL)
 			v = find_iv(&b->global, ip, t_tsc, t_idx);
 		if (ps != NULL && ps->gen_n > 0)
-			pidx = pid_out(b, slot_gen(b, ps, t_tsc));
+			pidx = pid_out(b, ps->gen_n == 1 ? ps->gen_first : slot_gen(b, ps, t_tsc));
 		if (b->out_len == b->out_cap) {
 			if (b->out_obj != NULL) {
 				b->rc = flush_out(b);
@@ -578,14 +595,14 @@ static TBRW_U32 bind_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
 		o->pid_index = pidx;
 		if (pidx == TBRW_BIND_NO_INDEX) {
 			o->tid_index = TBRW_BIND_NO_INDEX;
-		} else if (b->tid_valid && b->tid_pidx == pidx && b->tid_tid == s.tid) {
-			o->tid_index = b->tid_idx;
+		} else if (cc->tid_valid && cc->tid_pidx == pidx && cc->tid == s.tid) {
+			o->tid_index = cc->tid_idx;
 		} else {
 			o->tid_index = tid_index(b, pidx, s.pidRecIndex, s.tid, t_tsc);
-			b->tid_valid = 1;
-			b->tid_pidx = pidx;
-			b->tid_tid = s.tid;
-			b->tid_idx = o->tid_index;
+			cc->tid_valid = b->rc == VT_SUCCESS;
+			cc->tid_pidx = pidx;
+			cc->tid = s.tid;
+			cc->tid_idx = o->tid_index;
 		}
 		if (b->rc != VT_SUCCESS)
 			return b->rc;
