@@ -223,6 +223,8 @@ static void test_inserts_and_log_calls(void **state)
 	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, 111, 1, 11), 0);
 	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTCUSEREVENT, 112, words, 5u), 0);
 	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTUSRSTREVENT, 555, "Hello world"), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTUSRSTREVENT, 556, "1234567"), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTUSRSTREVENT, 557, "12345678"), 0);
 	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTSCLASSEVENT, SYS, _NTO_TRACE_SYS_SLOG, 7, 8), 0);
 	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTCCLASSEVENT, _TRACE_COMM_C >> 10, 9, words, 3u), 0);
 	assert_int_equal(TraceEvent(_NTO_TRACE_INSERTEVENT, (int)(_TRACE_USER_C | 900), 0x1234, 5, 6), 0);
@@ -249,6 +251,12 @@ static void test_inserts_and_log_calls(void **state)
 	assert_int_equal(e->len, 6);
 	assert_int_equal(e->w[4], 50);
 	assert_string_equal(find(&l, USER, 555)->str, "Hello world");
+	assert_int_equal(find(&l, USER, 555)->len, 4); /* 12 bytes: CB + CE */
+	/* 8 bytes with the NUL are one simple slot, as QNX's kernel writes them; 9 are two */
+	assert_int_equal(find(&l, USER, 556)->len, 2);
+	assert_string_equal(find(&l, USER, 556)->str, "1234567");
+	assert_int_equal(find(&l, USER, 557)->len, 4);
+	assert_string_equal(find(&l, USER, 557)->str, "12345678");
 	assert_int_equal(find(&l, SYS, _NTO_TRACE_SYS_SLOG)->w[1], 8);
 	assert_int_equal(find(&l, _TRACE_COMM_C >> 10, 9)->len, 4);
 	e = find(&l, USER, 900);
@@ -256,6 +264,7 @@ static void test_inserts_and_log_calls(void **state)
 	assert_int_equal(e->w[0], 5);
 	assert_int_equal(find(&l, USER, 120)->w[1], 4);
 	assert_string_equal(find(&l, USER, 121)->str, "n=42");
+	assert_int_equal(find(&l, USER, 121)->len, 2);
 	assert_string_equal(find(&l, USER, 122)->str, "trunc");
 	assert_int_equal(find(&l, USER, 123)->len, (TK_TRACE_LOGF_MAX + 1 + 7) / 8 * 2);
 	assert_memory_equal(find(&l, USER, 124)->str, "abcdef\0\0", 8);

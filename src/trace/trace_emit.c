@@ -204,8 +204,9 @@ int tk__trace_write(unsigned cls, unsigned code, const uint32_t *words, size_t n
 			return 0;
 	}
 	bytes = n_words * 4 + (str != NULL ? str_len + 1 : 0);
-	/* strings are always combine events (two slots or more): readers tell them by that */
-	n_slots = str != NULL && bytes <= 16 ? 2 : bytes <= 8 ? 1 : (bytes + 7) / 8;
+	/* as QNX's kernel splits events: up to 8 bytes (a short string too, NUL included) make
+	 * one simple slot, more a CB, CC..., CE run (reference 2.3) */
+	n_slots = bytes <= 8 ? 1 : (bytes + 7) / 8;
 	for (i = 0; i < n_slots; i++) {
 		unsigned flag = n_slots == 1 ? _TRACE_STRUCT_S
 				: i == 0 ? _TRACE_STRUCT_CB
