@@ -520,6 +520,43 @@ static void test_sort(void **state)
 	traceparser_destroy(&st);
 }
 
+/* QNX's order in each buffer, BUFFER then TIME: in sort mode the events before a CPU's first
+ * TIME event get their upper time bits from it, also across a wrap of the lower 32 bits. */
+static void test_sort_events_before_time(void **state)
+{
+	static const uint32_t slots[][4] = {
+		{ H(0, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER), 0x1000, 1, 0 },
+		{ H(0, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME), 0x1010, 5, 0x1010 },
+		{ H(0, 1, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER), 0xfffffff0u, 2, 0 },
+		{ H(0, 1, _TRACE_USER_C, 7), 0xfffffff8u, 0, 0 },
+		{ H(0, 1, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME), 0x8, 5, 0x8 }, /* the low bits wrapped */
+		{ H(0, 0, _TRACE_USER_C, 8), 0x1020, 0, 0 },
+	};
+	static const struct {
+		unsigned cls, code;
+		uint64_t clk;
+	} expect[] = {
+		{ 1, _TRACE_CONTROL_BUFFER, 0x4fffffff0ull }, { 6, 7, 0x4fffffff8ull },
+		{ 1, _TRACE_CONTROL_TIME, 0x500000008ull },  { 1, _TRACE_CONTROL_BUFFER, 0x500001000ull },
+		{ 1, _TRACE_CONTROL_TIME, 0x500001010ull },  { 6, 8, 0x500001020ull },
+	};
+	struct traceparser_state *st = new_parser();
+	const char *path = make_file("sort_qnx.kev", 0, slots, sizeof(slots) / sizeof(slots[0]));
+
+	(void)state;
+	assert_int_equal(traceparser_sort(st, _TRACEPARSER_SORT), 0);
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_USER, 0, 1023), 0);
+	assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_CONTROL, 0, 1023), 0);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	assert_int_equal(g_log.n, 6);
+	for (unsigned i = 0; i < 6; i++) {
+		assert_int_equal(TK_KEV_CLASS(g_log.r[i].header), expect[i].cls);
+		assert_int_equal(TK_KEV_CODE(g_log.r[i].header), expect[i].code);
+		assert_int_equal(g_log.r[i].clk, expect[i].clk);
+	}
+	traceparser_destroy(&st);
+}
+
 /* ---- standard input -------------------------------------------------------------------- */
 
 struct feeder {
@@ -1095,6 +1132,7 @@ int main(void)
 		cmocka_unit_test(test_time_rollover),
 		cmocka_unit_test(test_combine_across_time),
 		cmocka_unit_test(test_sort),
+		cmocka_unit_test(test_sort_events_before_time),
 		cmocka_unit_test(test_stdin_pipe),
 		cmocka_unit_test(test_bad_headers),
 		cmocka_unit_test(test_truncation_everywhere),

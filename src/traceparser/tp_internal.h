@@ -91,7 +91,8 @@ struct tp_pending {
 struct tp_sorted {
 	uint64_t clk;
 	uint64_t slot;
-	uint32_t header, time, n_words, pad;
+	uint32_t header, time, n_words;
+	uint32_t provisional; /* 1: clk's upper bits await the CPU's first TIME event */
 	uint64_t words_off; /* index into the word arena */
 };
 
@@ -128,6 +129,9 @@ struct traceparser_state {
 	/* 64-bit time */
 	uint32_t msb[64];
 	uint64_t msb_known;
+	/* sort mode: events collected on each CPU before its first TIME event, whose upper
+	 * time bits are fixed when that TIME event arrives (QNX buffers begin BUFFER, TIME) */
+	uint32_t n_provisional[64];
 	uint32_t last_msb;
 	int any_msb;
 	int have_first;         /* the first slot of the file has been seen */

@@ -71,6 +71,7 @@ static void reset_file_state(struct traceparser_state *st)
 	st->arena = NULL;
 	st->n_arena = st->cap_arena = 0;
 	memset(st->msb, 0, sizeof(st->msb));
+	memset(st->n_provisional, 0, sizeof(st->n_provisional));
 	st->msb_known = 0;
 	st->last_msb = 0;
 	st->any_msb = 0;
@@ -243,9 +244,29 @@ static void note_first(struct traceparser_state *st, uint32_t t)
 	st->clk_initial = t;
 }
 
+/*
+ * Sort mode, the first TIME event of a CPU: the events of that CPU collected before it
+ * (QNX's BUFFER event comes first in each buffer) had no upper time bits. Each lies within
+ * 2^31 cycles before the TIME event, as _TRACEPARSER_INFO_CLK_INTIAL assumes too.
+ */
+static void fix_provisional(struct traceparser_state *st, unsigned cpu, uint64_t time_clk, uint32_t t)
+{
+	for (size_t i = 0; i < st->n_sorted && st->n_provisional[cpu] > 0; i++) {
+		struct tp_sorted *s = &st->sorted[i];
+		if (!s->provisional || _NTO_TRACE_GETCPU(s->header) != cpu)
+			continue;
+		s->clk = time_clk - (uint64_t)(int64_t)(int32_t)(t - s->time);
+		s->provisional = 0;
+		st->n_provisional[cpu]--;
+	}
+}
+
 static void note_time(struct traceparser_state *st, uint32_t h, uint32_t t, uint32_t msb)
 {
 	unsigned cpu = _NTO_TRACE_GETCPU(h);
+
+	if (st->n_provisional[cpu] > 0 && !((st->msb_known >> cpu) & 1))
+		fix_provisional(st, cpu, ((uint64_t)msb << 32) | t, t);
 
 	st->msb[cpu] = msb;
 	st->msb_known |= 1ull << cpu;
@@ -339,7 +360,8 @@ static int collect(struct traceparser_state *st, uint32_t h, uint32_t t, uint64_
 	s->header = h;
 	s->time = t;
 	s->n_words = n;
-	s->pad = 0;
+	s->provisional = !((st->msb_known >> _NTO_TRACE_GETCPU(h)) & 1);
+	st->n_provisional[_NTO_TRACE_GETCPU(h)] += s->provisional;
 	s->words_off = st->n_arena;
 	memcpy(st->arena + st->n_arena, words, (size_t)n * sizeof(uint32_t));
 	st->n_arena += n;
