@@ -2146,6 +2146,28 @@ static void in_child(int (*fn)(void), const char *what)
 		}                                                                                      \
 	} while (0)
 
+/* In a child (no cmocka): stream 0's information and descriptor sections, then its data
+ * section opened for writing. Returns the first failure. */
+static TBRW_U32 child_open_data_section(TBRW_PTR h)
+{
+	TBRW_STREAM_INFO si = stream_info_at(0);
+	TBRW_U32 rc = TBRW_writing_stream_section(h, 0, TBRW_STREAM_INFO_SECTION);
+
+	if (rc == VT_SUCCESS)
+		rc = TBRW_set_stream_info(h, 0, &si);
+	if (rc == VT_SUCCESS)
+		rc = TBRW_done_stream_section(h, 0, TBRW_STREAM_INFO_SECTION);
+	if (rc == VT_SUCCESS)
+		rc = TBRW_writing_stream_section(h, 0, TBRW_DATA_DESCRIPTION_SECTION);
+	for (int i = 0; i < 2 && rc == VT_SUCCESS; i++)
+		rc = TBRW_add_data_descriptor_entry(h, 0, &g_desc0[i]);
+	if (rc == VT_SUCCESS)
+		rc = TBRW_done_stream_section(h, 0, TBRW_DATA_DESCRIPTION_SECTION);
+	if (rc == VT_SUCCESS)
+		rc = TBRW_writing_stream_section(h, 0, TBRW_DATA_SECTION);
+	return rc;
+}
+
 static uint64_t g_big_records;
 
 static TBRW_U32 on_big_data(void *d, TBRW_U32 size, TBRW_U32 n, void *u)
@@ -2189,21 +2211,7 @@ static int big_file_child(void)
 	init_descs();
 	rc = TBRW_writing_stream(h, 0);
 	if (rc == VT_SUCCESS)
-		rc = TBRW_writing_stream_section(h, 0, TBRW_STREAM_INFO_SECTION);
-	if (rc == VT_SUCCESS) {
-		TBRW_STREAM_INFO si = stream_info_at(0);
-		rc = TBRW_set_stream_info(h, 0, &si);
-	}
-	if (rc == VT_SUCCESS)
-		rc = TBRW_done_stream_section(h, 0, TBRW_STREAM_INFO_SECTION);
-	if (rc == VT_SUCCESS)
-		rc = TBRW_writing_stream_section(h, 0, TBRW_DATA_DESCRIPTION_SECTION);
-	for (int i = 0; i < 2 && rc == VT_SUCCESS; i++)
-		rc = TBRW_add_data_descriptor_entry(h, 0, &g_desc0[i]);
-	if (rc == VT_SUCCESS)
-		rc = TBRW_done_stream_section(h, 0, TBRW_DATA_DESCRIPTION_SECTION);
-	if (rc == VT_SUCCESS)
-		rc = TBRW_writing_stream_section(h, 0, TBRW_DATA_SECTION);
+		rc = child_open_data_section(h);
 	for (uint64_t i = 0; i < n && rc == VT_SUCCESS;) {
 		uint64_t k = n - i < batch ? n - i : batch;
 		for (uint64_t j = 0; j < k; j++) {
@@ -2283,21 +2291,7 @@ static int disk_full_child(void)
 	init_descs();
 	rc = TBRW_writing_stream(h, 0);
 	CHILD_CHECK(rc == VT_SUCCESS, "writing_stream");
-	rc = TBRW_writing_stream_section(h, 0, TBRW_STREAM_INFO_SECTION);
-	if (rc == VT_SUCCESS) {
-		TBRW_STREAM_INFO si = stream_info_at(0);
-		rc = TBRW_set_stream_info(h, 0, &si);
-	}
-	if (rc == VT_SUCCESS)
-		rc = TBRW_done_stream_section(h, 0, TBRW_STREAM_INFO_SECTION);
-	if (rc == VT_SUCCESS)
-		rc = TBRW_writing_stream_section(h, 0, TBRW_DATA_DESCRIPTION_SECTION);
-	for (int i = 0; i < 2 && rc == VT_SUCCESS; i++)
-		rc = TBRW_add_data_descriptor_entry(h, 0, &g_desc0[i]);
-	if (rc == VT_SUCCESS)
-		rc = TBRW_done_stream_section(h, 0, TBRW_DATA_DESCRIPTION_SECTION);
-	if (rc == VT_SUCCESS)
-		rc = TBRW_writing_stream_section(h, 0, TBRW_DATA_SECTION);
+	rc = child_open_data_section(h);
 	CHILD_CHECK(rc == VT_SUCCESS, "sections: %u", rc);
 	for (uint64_t i = 0; i < 100000; i++) {
 		struct rec0 r = rec0_at(i);
