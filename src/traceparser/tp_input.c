@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,10 +34,12 @@ struct tp_async {
 	int fd;
 	unsigned char *bufs[TP_ASYNC_BUFS];
 	size_t len[TP_ASYNC_BUFS];
-	unsigned produced, consumed; /* chunks filled / chunks given back */
-	int done;                    /* the reader has stopped: EOF or error */
+	/* Chunks filled / given back, and the reader's end: written under mu, also read without
+	 * it by the side that spins before it sleeps (see spin_until). */
+	_Atomic unsigned produced, consumed;
+	atomic_int done;             /* the reader has stopped: EOF or error */
 	int err;                     /* errno of a failed read */
-	int stop;                    /* the consumer is closing */
+	atomic_int stop;             /* the consumer is closing */
 	unsigned cur;                /* chunk the consumer is on (valid when have_cur) */
 	int have_cur;
 	size_t cur_pos;
@@ -110,6 +113,26 @@ static ssize_t read_full(int fd, unsigned char *buf, size_t len)
 	return (ssize_t)got;
 }
 
+/*
+ * Waits up to about 50 microseconds for the other side by polling: the reader and the
+ * parser hand a chunk over every few tens of microseconds, and waking a thread that slept
+ * on the condition variable costs as much on a virtual machine, and sometimes far more.
+ */
+static int spin_until(struct tp_async *a, int for_space)
+{
+	for (unsigned i = 0; i < 4096; i++) {
+		unsigned p = atomic_load_explicit(&a->produced, memory_order_acquire);
+		unsigned c = atomic_load_explicit(&a->consumed, memory_order_acquire);
+		if (atomic_load_explicit(&a->stop, memory_order_relaxed) ||
+		    (for_space ? p - c < TP_ASYNC_BUFS : p != c || atomic_load_explicit(&a->done, memory_order_acquire)))
+			return 1;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+	return 0;
+}
+
 static void *async_reader(void *arg)
 {
 	struct tp_async *a = arg;
@@ -118,6 +141,7 @@ static void *async_reader(void *arg)
 		unsigned slot;
 		ssize_t n;
 
+		spin_until(a, 1);
 		pthread_mutex_lock(&a->mu);
 		while (!a->stop && a->produced - a->consumed >= TP_ASYNC_BUFS)
 			pthread_cond_wait(&a->cv, &a->mu);
@@ -225,6 +249,11 @@ static unsigned char *async_peek(struct tp_input *in, size_t *avail)
 		a->consumed++;
 		a->have_cur = 0;
 		pthread_cond_broadcast(&a->cv);
+	}
+	if (a->produced == a->consumed && !a->done) {
+		pthread_mutex_unlock(&a->mu);
+		spin_until(a, 0);
+		pthread_mutex_lock(&a->mu);
 	}
 	while (a->produced == a->consumed && !a->done)
 		pthread_cond_wait(&a->cv, &a->mu);
