@@ -67,4 +67,7 @@ else
 	exit 1
 fi
 
+banner "11. TBRW binding: each sample of the chapter 6 file tied to its module, process and thread"
+"$BUILD/tools/print_tb5" --bind "$OUT/vtune.tb5" | sed -n '/^  data bind/,$p'
+
 printf '\nThe traces and their conversions are in %s/.\n' "$OUT"
