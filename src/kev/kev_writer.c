@@ -52,6 +52,7 @@ struct tk_kev_writer {
 	int err;             /* first error, sticky */
 	uint64_t bytes_written;
 	int wb;              /* write-behind: the file is a regular file */
+	off_t wb_base;       /* file offset of the writer's first byte */
 	off_t wb_off;        /* writeback started up to here */
 	off_t wb_prev_off, wb_prev_len; /* the window started before: waited for next time */
 	uint64_t slots;
@@ -85,8 +86,8 @@ static void write_behind(tk_kev_writer *w)
 
 	if (!w->wb || w->bytes_written < KEV_WB_START)
 		return;
-	end = lseek(w->fd, 0, SEEK_CUR);
-	if (end < 0 || end - w->wb_off < (off_t)KEV_WB_WINDOW)
+	end = w->wb_base + (off_t)w->bytes_written; /* every byte goes through write_all or writev */
+	if (end - w->wb_off < (off_t)KEV_WB_WINDOW)
 		return;
 	if (sync_file_range(w->fd, w->wb_off, end - w->wb_off, SYNC_FILE_RANGE_WRITE) != 0) {
 		w->wb = 0; /* not supported here: leave it to the kernel */
@@ -111,6 +112,7 @@ static void write_behind_init(tk_kev_writer *w)
 	if (fstat(w->fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (here = lseek(w->fd, 0, SEEK_CUR)) < 0)
 		return;
 	w->wb = 1;
+	w->wb_base = here - (off_t)w->bytes_written;
 	w->wb_off = here;
 }
 

@@ -573,7 +573,7 @@ static TBRW_U32 bind_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
 		if (v == NULL)
 			v = find_iv(&b->global, ip, t_tsc, t_idx);
 		if (ps != NULL && ps->gen_n > 0)
-			pidx = pid_out(b, ps->gen_n == 1 ? ps->gen_first : slot_gen(b, ps, t_tsc));
+			pidx = pid_out(b, slot_gen(b, ps, t_tsc));
 		if (b->out_len == b->out_cap) {
 			if (b->out_obj != NULL) {
 				b->rc = flush_out(b);
