@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -1660,12 +1661,213 @@ static void test_drops_many_threads(void **state)
 	free(l.v);
 }
 
+/* ---- the environment logger against hostile or unusual programs (issue 10) ----------------- */
+
+/* Runs this binary with `mode`, TRACEKIT_LOG=log (and extra NAME=VALUE, or NULL), stdout to
+ * out_path (or inherited), stderr to err_path. Returns the exit status. */
+static int run_env_child(const char *mode, const char *log, const char *extra, const char *out_path,
+			 const char *err_path)
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+			_exit(126);
+		close(fd);
+		if (out_path != NULL) {
+			fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+				_exit(126);
+			close(fd);
+		}
+		setenv("TRACEKIT_LOG", log, 1);
+		setenv("TK_TEST_KEEP", "1", 1); /* the scratch directory is the parent's */
+		if (extra != NULL)
+			putenv((char *)extra);
+		execl("/proc/self/exe", "test_trace", mode, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* Item 22: a daemon closes every descriptor above stderr, then opens a file of its own,
+ * which gets the trace's old number. */
+static int child_close_fds(void)
+{
+	const char *user = getenv("TK_TEST_USER_FILE");
+	unsigned i;
+	int fd;
+
+	for (i = 0; i < 3000; i++)
+		tk_trace_user(82, i, 0);
+	if (TraceEvent(_NTO_TRACE_FLUSHBUFFER) != 0)
+		return 3;
+	for (fd = 3; fd < 65536; fd++)
+		close(fd);
+	fd = open(user, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, "mine\n", 5) != 5)
+		return 4;
+	for (i = 0; i < 200000; i++) /* many buffers for the logger to write */
+		tk_trace_user(83, i, 0);
+	TraceEvent(_NTO_TRACE_FLUSHBUFFER); /* fails: the trace's descriptor is gone */
+	return close(fd) == 0 ? 0 : 5;
+}
+
+static void test_env_program_closes_fds(void **state)
+{
+	const char *path = tkt_path("closefds.kev"), *user = tkt_path("closefds.user");
+	const char *errpath = tkt_path("closefds.err");
+	static char extra[4200];
+	char part[4096], *data, *err;
+	size_t len;
+	struct evlist l;
+
+	(void)state;
+	snprintf(extra, sizeof(extra), "TK_TEST_USER_FILE=%s", user);
+	assert_int_equal(run_env_child("--autostart-closefds", path, extra, NULL, errpath), 0);
+	data = tkt_read_file(user, &len);
+	assert_non_null(data);
+	assert_int_equal(len, 5); /* the program's own file got nothing of the trace */
+	assert_memory_equal(data, "mine\n", 5);
+	free(data);
+	err = tkt_read_file(errpath, &len);
+	assert_non_null(err);
+	assert_true(len > 0 && strchr(err, '\n') == err + len - 1); /* one line */
+	if (strstr(err, "closed or replaced by the program") == NULL)
+		fail_msg("unexpected message: %s", err);
+	free(err);
+	snprintf(part, sizeof(part), "%s.part", path);
+	assert_false(tkt_exists(path));
+	read_trace(part, &l); /* what was written before stays readable */
+	assert_int_equal(count(&l, USER, 82), 3000);
+	free(l.v);
+}
+
+/* Item 13: TRACEKIT_LOG=- and a program that closes stdout before it exits. */
+static int child_close_stdout(void)
+{
+	unsigned i;
+
+	for (i = 0; i < 100; i++)
+		tk_trace_user(84, i, 0);
+	fclose(stdout);
+	for (i = 0; i < 5000; i++)
+		tk_trace_user(85, i, 0);
+	return 0;
+}
+
+static void test_env_stdout_closed(void **state)
+{
+	const char *out = tkt_path("stdout.kev"), *errpath = tkt_path("stdout.err");
+	struct evlist l;
+	size_t len;
+	char *err;
+
+	(void)state;
+	assert_int_equal(run_env_child("--autostart-close-stdout", "-", NULL, out, errpath), 0);
+	err = tkt_read_file(errpath, &len);
+	assert_non_null(err);
+	if (len != 0)
+		fail_msg("unexpected message: %s", err);
+	free(err);
+	read_trace(out, &l);
+	assert_int_equal(count(&l, USER, 84), 100);
+	assert_int_equal(count(&l, USER, 85), 5000);
+	free(l.v);
+}
+
+/* Item 19: a setuid program (owned by another user, run by a third) never records through
+ * TRACEKIT_LOG: nothing is created at the path, although the owner could write there. */
+static void test_env_setuid_refused(void **state)
+{
+	char dir[] = "/tmp/tk_setuid_XXXXXX", bin[256], logdir[256], log[300], part[320], cmd[600];
+	struct stat sb;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("not root: the setuid test is skipped\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(bin, sizeof(bin), "%s/test_trace", dir);
+	snprintf(logdir, sizeof(logdir), "%s/logs", dir);
+	snprintf(log, sizeof(log), "%s/owned.kev", logdir);
+	snprintf(part, sizeof(part), "%s.part", log);
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe %s", (int)getpid(), bin);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(mkdir(logdir, 0777), 0);
+	assert_int_equal(chmod(logdir, 0777), 0);
+	assert_int_equal(chown(bin, 65534, 65534), 0);
+	assert_int_equal(chmod(bin, 04755), 0);
+	assert_int_equal(stat(bin, &sb), 0);
+	assert_true(sb.st_mode & S_ISUID);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0)
+			dup2(fd, STDERR_FILENO);
+		setenv("TRACEKIT_LOG", log, 1);
+		setenv("TK_TEST_KEEP", "1", 1);
+		if (setgroups(0, NULL) != 0 || setresgid(1000, 1000, 1000) != 0 || setresuid(1000, 1000, 1000) != 0)
+			_exit(126);
+		execl(bin, "test_trace", "--autostart-child", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0); /* the program ran */
+	assert_false(tkt_exists(log));
+	assert_false(tkt_exists(part));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Item 30: ring mode with more threads than buffers. Threads without a buffer drop; a
+ * buffer carrying a DROPPED event may be reused before it is written: every drop the
+ * statistics count is still in the file. */
+static void test_ring_drops_in_file(void **state)
+{
+	const char *path = tkt_path("ring_drops.kev");
+	tk_logger_stats st;
+	struct evlist l;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 3; round++) {
+		start_logging(path, 2, 1);
+		TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+		TraceEvent(_NTO_TRACE_STARTNOSTATE);
+		run_workers(N_THREADS, 50000, 0);
+		assert_int_equal(tk_logger_stop(), TK_OK);
+		assert_int_equal(tk_logger_get_stats(&st), TK_OK);
+		read_trace(path, &l);
+		print_message("stats: %llu dropped; file: %llu\n", (unsigned long long)st.events_dropped,
+			      (unsigned long long)l.dropped);
+		assert_true(st.events_dropped > 0);
+		assert_int_equal(st.events_dropped, l.dropped);
+		free(l.v);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--autostart-child") == 0)
 		return child_autostart();
 	if (argc > 1 && strcmp(argv[1], "--autostart-big") == 0)
 		return child_autostart_big();
+	if (argc > 1 && strcmp(argv[1], "--autostart-closefds") == 0)
+		return child_close_fds();
+	if (argc > 1 && strcmp(argv[1], "--autostart-close-stdout") == 0)
+		return child_close_stdout();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_inserts_and_log_calls),
@@ -1693,6 +1895,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_overwritebuffer),
 		cmocka_unit_test(test_ring_written_on_stop_and_exit),
 		cmocka_unit_test(test_drops_many_threads),
+		cmocka_unit_test(test_env_program_closes_fds),
+		cmocka_unit_test(test_env_stdout_closed),
+		cmocka_unit_test(test_env_setuid_refused),
+		cmocka_unit_test(test_ring_drops_in_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

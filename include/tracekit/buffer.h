@@ -110,6 +110,11 @@ TK_API int tk_pool_dequeue(tk_pool *pool, uint32_t *idx);
  */
 TK_API void tk_pool_count_dropped(tk_pool *pool, uint64_t records);
 TK_API uint64_t tk_pool_take_dropped(tk_pool *pool);
+/*
+ * Makes records taken with tk_pool_take_dropped() pending again: their report was lost
+ * (the buffer holding it was reused unread, in ring mode), so the next taker reports them.
+ */
+TK_API void tk_pool_unreport_dropped(tk_pool *pool, uint64_t records);
 /* Counts queued buffers reused unread. */
 TK_API void tk_pool_count_overwritten(tk_pool *pool, uint64_t buffers);
 /*

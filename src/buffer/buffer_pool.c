@@ -348,6 +348,11 @@ void tk_pool_count_dropped(tk_pool *p, uint64_t records)
 	atomic_fetch_add_explicit(&hdr_of(p)->dropped_pending, records, memory_order_relaxed);
 }
 
+void tk_pool_unreport_dropped(tk_pool *p, uint64_t records)
+{
+	atomic_fetch_add_explicit(&hdr_of(p)->dropped_pending, records, memory_order_relaxed);
+}
+
 uint64_t tk_pool_take_dropped(tk_pool *p)
 {
 	struct pool_hdr *h = hdr_of(p);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/uio.h>
@@ -45,8 +46,11 @@
 #define KEV_WB_WINDOW (8u << 20)
 
 struct tk_kev_writer {
-	int fd;
+	int fd;              /* where events go: a high duplicate of the output file's descriptor */
 	tk_outfile *outfile; /* NULL when writing to a caller's fd */
+	int stream_fd;       /* the outfile's own descriptor (a low number the program may reuse) */
+	dev_t dev;           /* identity of the output: checked before every write */
+	ino_t ino;
 	int swap;            /* file byte order differs from the host's */
 	unsigned flags;
 	int err;             /* first error, sticky */
@@ -116,10 +120,36 @@ static void write_behind_init(tk_kev_writer *w)
 	w->wb_off = here;
 }
 
+/* 1 if fd still refers to the file the writer opened. */
+static int fd_is_ours(const tk_kev_writer *w, int fd)
+{
+	struct stat sb;
+
+	return fd >= 0 && fstat(fd, &sb) == 0 && sb.st_dev == w->dev && sb.st_ino == w->ino;
+}
+
+/*
+ * Before every write to a file the writer opened itself: the program may have closed the
+ * descriptor (daemons close every descriptor) and opened a file that got its number.
+ * Nothing is written then, and the writer stops for good with an error that says so.
+ */
+static int check_fd(tk_kev_writer *w)
+{
+	if (w->outfile == NULL || fd_is_ours(w, w->fd))
+		return TK_OK;
+	return set_err(w, TK_EIO,
+		       "descriptor %d of the trace file was closed or replaced by the program at byte offset "
+		       "%llu: nothing more is written to it",
+		       w->fd, (unsigned long long)w->bytes_written);
+}
+
 static int write_all(tk_kev_writer *w, const void *data, size_t len)
 {
 	const char *p = data;
+	int err = check_fd(w);
 
+	if (err != TK_OK)
+		return err;
 	while (len > 0) {
 		ssize_t n = write(w->fd, p, len);
 		if (n < 0) {
@@ -423,6 +453,69 @@ static int writer_start(tk_kev_writer *w, const tk_kev_header *hdr_in, const cha
 	return err;
 }
 
+/*
+ * The output's descriptor is duplicated to a high number (close-on-exec) and events are
+ * written there: a program that closes its low descriptors, or stdout ("-"), before it
+ * exits still has its trace delivered, and the identity of the file (device and inode) is
+ * checked before each write in case the program closes that one too.
+ */
+static int hold_high(tk_kev_writer *w)
+{
+	struct rlimit rl;
+	struct stat sb;
+	long floor = 1000;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (long)rl.rlim_cur <= floor + 24)
+		floor = (long)rl.rlim_cur * 3 / 4; /* a small limit: still above the usual numbers */
+	if (fstat(w->stream_fd, &sb) != 0)
+		return set_err(w, tk_error_from_errno(errno), "cannot use the output: %s", strerror(errno));
+	w->dev = sb.st_dev;
+	w->ino = sb.st_ino;
+	w->fd = fcntl(w->stream_fd, F_DUPFD_CLOEXEC, floor > 3 ? floor : 3);
+	if (w->fd < 0)
+		w->fd = fcntl(w->stream_fd, F_DUPFD_CLOEXEC, 3);
+	if (w->fd < 0)
+		return set_err(w, tk_error_from_errno(errno), "cannot duplicate the output's descriptor: %s",
+			       strerror(errno));
+	return TK_OK;
+}
+
+/*
+ * Commits (or aborts) the outfile, whose stream still holds the low descriptor. If the
+ * program closed or reused that number, the writer's own duplicate is put there for the
+ * time of the commit and the program's descriptor restored after it, so the commit never
+ * syncs, closes or renames anything of the program's. Returns the commit's result.
+ */
+static int finish_outfile(tk_kev_writer *w, int commit)
+{
+	int saved = -1, saved_flags = 0, err = TK_OK, swapped = 0;
+
+	if (strcmp(tk_outfile_temp_path(w->outfile), "-") != 0 && !fd_is_ours(w, w->stream_fd)) {
+		if (!fd_is_ours(w, w->fd)) {
+			/* Neither descriptor is ours any more: leave the stream alone (never close
+			 * a descriptor of the program's); the handle is not freed. */
+			return commit ? set_err(w, TK_EIO, "the trace file's descriptors were closed by the program") : TK_OK;
+		}
+		saved_flags = fcntl(w->stream_fd, F_GETFD);
+		if (saved_flags >= 0)
+			saved = fcntl(w->stream_fd, F_DUPFD_CLOEXEC, w->fd + 1);
+		if (saved_flags >= 0 && saved < 0)
+			return set_err(w, tk_error_from_errno(errno), "cannot keep the program's descriptor %d: %s",
+				       w->stream_fd, strerror(errno));
+		dup2(w->fd, w->stream_fd);
+		swapped = 1;
+	}
+	if (commit)
+		err = tk_outfile_commit(w->outfile);
+	else
+		tk_outfile_abort(w->outfile);
+	if (swapped && saved >= 0) {
+		dup3(saved, w->stream_fd, (saved_flags & FD_CLOEXEC) ? O_CLOEXEC : 0);
+		close(saved);
+	}
+	return err;
+}
+
 int tk_kev_writer_open(tk_kev_writer **out, const char *path, const tk_kev_header *hdr, unsigned flags)
 {
 	tk_kev_writer *w;
@@ -441,13 +534,18 @@ int tk_kev_writer_open(tk_kev_writer **out, const char *path, const tk_kev_heade
 		return err;
 	}
 	/* Events go out with write(2); nothing is ever buffered in the stdio stream. */
-	w->fd = fileno(tk_outfile_stream(w->outfile));
-	write_behind_init(w);
-	err = writer_start(w, hdr, path);
+	w->stream_fd = fileno(tk_outfile_stream(w->outfile));
+	err = hold_high(w);
+	if (err == TK_OK) {
+		write_behind_init(w);
+		err = writer_start(w, hdr, path);
+	}
 	if (err != TK_OK) {
 		const char *part = tk_outfile_temp_path(w->outfile);
 		if (strcmp(part, "-") != 0)
 			unlink(part);
+		if (w->fd >= 0 && w->fd != w->stream_fd)
+			close(w->fd);
 		tk_outfile_abort(w->outfile);
 		free(w);
 		return err;
@@ -468,6 +566,7 @@ int tk_kev_writer_open_fd(tk_kev_writer **out, int fd, const tk_kev_header *hdr,
 	if (w == NULL)
 		return TK_ENOMEM;
 	w->fd = fd;
+	w->stream_fd = -1;
 	w->flags = flags;
 	write_behind_init(w);
 	err = writer_start(w, hdr, "-");
@@ -618,6 +717,8 @@ int tk_kev_write_raw_file_order_v(tk_kev_writer *w, const struct iovec *iov_in, 
 		total += iov_in[i].iov_len;
 	}
 	err = tk_kev_writer_flush(w);
+	if (err == TK_OK)
+		err = check_fd(w);
 	if (err != TK_OK)
 		return err;
 	while (n_iov > 0) {
@@ -668,12 +769,12 @@ int tk_kev_writer_close(tk_kev_writer *w)
 		return TK_OK;
 	err = tk_kev_writer_flush(w);
 	if (w->outfile != NULL) {
-		if (err == TK_OK) {
-			err = tk_outfile_commit(w->outfile);
-		} else {
-			/* Keep what was written in "<path>.part"; nothing under the final name. */
-			tk_outfile_abort(w->outfile);
-		}
+		/* Keep what was written in "<path>.part" on error; nothing under the final name. */
+		int rc = finish_outfile(w, err == TK_OK);
+		if (err == TK_OK)
+			err = rc;
+		if (w->fd != w->stream_fd && fd_is_ours(w, w->fd))
+			close(w->fd);
 	}
 	free(w);
 	return err;
@@ -687,7 +788,9 @@ void tk_kev_writer_abort(tk_kev_writer *w)
 		const char *part = tk_outfile_temp_path(w->outfile);
 		if (part != NULL && strcmp(part, "-") != 0)
 			unlink(part);
-		tk_outfile_abort(w->outfile);
+		finish_outfile(w, 0);
+		if (w->fd != w->stream_fd && fd_is_ours(w, w->fd))
+			close(w->fd);
 	}
 	free(w);
 }

@@ -263,8 +263,15 @@ void *tk__trace_buffer_acquire(tk_buffer_id id, void *user)
 	/* None free. Ring mode and OVERWRITEBUFFER reuse the oldest queued buffer. */
 	if ((atomic_load(&tk__trace.ring) || atomic_load(&tk__trace.overwrite)) && tk_pool_dequeue(pool, &idx) == TK_OK) {
 		tk_pool_desc *d = tk_pool_desc_of(pool, idx);
-		tk_pool_count_stored(pool, -((int64_t)atomic_load_explicit(&d->records, memory_order_relaxed) -
-					     (int64_t)d->flushed));
+		const traceevent_t *s = tk_pool_buffer(pool, idx);
+		uint32_t records = atomic_load_explicit(&d->records, memory_order_relaxed);
+		/* A DROPPED event not yet written is lost with the buffer: its count is
+		 * reported again by the next buffer started (or the logger's next flush). */
+		if (d->flushed <= TRACE_SLOT_DROPPED && records > TRACE_SLOT_DROPPED &&
+		    TRACE_IS_CONTROL(s[TRACE_SLOT_DROPPED].header, _TRACE_CONTROL_DROPPED))
+			tk_pool_unreport_dropped(pool, (uint64_t)s[TRACE_SLOT_DROPPED].data[1] |
+							       (uint64_t)s[TRACE_SLOT_DROPPED].data[2] << 32);
+		tk_pool_count_stored(pool, -((int64_t)records - (int64_t)d->flushed));
 		tk_pool_count_overwritten(pool, 1);
 		atomic_store_explicit(&d->committed, 0, memory_order_relaxed);
 		atomic_store_explicit(&d->state, TK_POOL_WRITING, memory_order_release);

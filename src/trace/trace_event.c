@@ -313,6 +313,7 @@ int tk_trace_pool_init(void *region, size_t region_size, unsigned n_buffers)
 
 	if (region == NULL || tk_trace_pool_size(n_buffers) == 0 || region_size < tk_trace_pool_size(n_buffers))
 		return TK_EINVAL;
+	tk__logger_yield_env();
 	pthread_mutex_lock(&s->lock);
 	if (buffers_busy() != NULL) {
 		pthread_mutex_unlock(&s->lock);
@@ -693,6 +694,8 @@ static int trace_event(int mode, va_list ap)
 		int handlers = (mode == _NTO_TRACE_ADDEVENTHANDLER || mode == _NTO_TRACE_DELEVENTHANDLER ||
 				mode == _NTO_TRACE_ADDCLASSEVHANDLER || mode == _NTO_TRACE_DELCLASSEVHANDLER) &&
 			       !tk__trace_tls.in_handler;
+		if (mode == _NTO_TRACE_ALLOCBUFFER || mode == _NTO_TRACE_DEALLOCBUFFER)
+			tk__logger_yield_env(); /* the program's own buffers replace TRACEKIT_LOG's */
 		if (handlers)
 			pthread_mutex_lock(&s->handler_lock);
 		pthread_mutex_lock(&s->lock);

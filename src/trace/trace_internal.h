@@ -22,6 +22,12 @@
 /* Every buffer starts with CONTROL TIME (slot 0, so that the next slot, CONTROL BUFFER, and
  * every later one have their 64-bit time from the buffer alone) and CONTROL BUFFER. */
 #define TRACE_SLOT_BUFFER 1u
+/* ... then CONTROL DROPPED, if records were lost since the last one was written. */
+#define TRACE_SLOT_DROPPED 2u
+/* The class and code bits of a header (what identifies an event, without CPU and
+ * structure flags). */
+#define TRACE_HDR_EVENT_MASK 0xc0007fffu
+#define TRACE_IS_CONTROL(header, code) (((header) & TRACE_HDR_EVENT_MASK) == (_TRACE_CONTROL_C | (code)))
 
 /* Filters read by emitting threads without the lock: relaxed atomics. */
 struct trace_filter {
@@ -105,6 +111,7 @@ uint32_t tk__trace_tid(void);
 int tk__logger_flush_sync(void);
 void tk__logger_wake(void);
 void tk__logger_note_stop(void);
+int tk__logger_yield_env(void);
 
 /* buffer hooks (trace_emit.c), used when defining the trace buffer */
 void *tk__trace_buffer_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n, void *user);

@@ -20,10 +20,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -55,7 +57,8 @@ static struct logger {
 	char errmsg[4096 * 2 + 256];
 	char path[4096];
 	int atexit_registered;
-	int from_env;          /* started by TRACEKIT_LOG: a failure at exit is said on stderr */
+	int from_env;          /* started by TRACEKIT_LOG: a failure is said on stderr, once */
+	int reported;          /* the failure was said */
 	/* written by the logger thread, read under mu */
 	uint64_t events_written, buffers_written, bytes_written, buffers_lost, events_lost;
 	/* logger thread only: where the events start in the file, and slots known to be there */
@@ -105,6 +108,11 @@ static void note_write_error(void)
 			snprintf(g_log.errmsg, sizeof(g_log.errmsg),
 				 "%s.part: %s (what was written before stays in %s.part)", g_log.path,
 				 tk_kev_writer_errmsg(g_log.w), g_log.path);
+		/* Recording through the environment: said now, once (a daemon may never exit). */
+		if (g_log.from_env && !g_log.reported) {
+			g_log.reported = 1;
+			fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", g_log.path, g_log.errmsg);
+		}
 	}
 	pthread_mutex_unlock(&g_log.mu);
 }
@@ -504,7 +512,7 @@ static void logger_atexit(void)
 	rc = tk_logger_stop();
 	/* The user asked for the trace through the environment and nobody else will hear of
 	 * the failure: one line, as when the file cannot be created. */
-	if (rc != TK_OK && from_env)
+	if (rc != TK_OK && from_env && !g_log.reported)
 		fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", path,
 			g_log.errmsg[0] ? g_log.errmsg : tk_strerror(rc));
 }
@@ -527,6 +535,31 @@ static void child_after_fork(void)
 	g_log.w = NULL;
 }
 
+/*
+ * Paths that cannot become a trace file, each with its own message (the generic error of
+ * creating the file would read "input/output error"): a directory, a name too long for
+ * "<path>.part". mu held.
+ */
+static int check_path(const char *path)
+{
+	struct stat st;
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (strcmp(path, "-") == 0)
+		return TK_OK;
+	if (path[0] == '\0' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) || base[0] == '\0') {
+		snprintf(g_log.errmsg, sizeof(g_log.errmsg), "cannot create %s: %s", path,
+			 path[0] == '\0' ? "empty file name" : strerror(EISDIR));
+		return TK_EINVAL;
+	}
+	if (strlen(path) + sizeof(".part") > sizeof(g_log.path) || strlen(base) + sizeof(".part") - 1 > NAME_MAX) {
+		snprintf(g_log.errmsg, sizeof(g_log.errmsg), "cannot create %.200s...: %s", path, strerror(ENAMETOOLONG));
+		return TK_EINVAL;
+	}
+	return TK_OK;
+}
+
 int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 {
 	static const tk_logger_options defaults = { .n_buffers = 1024 };
@@ -541,12 +574,16 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 
 	if (path == NULL || (opts->n_attrs > 0 && opts->attrs == NULL) || opts->n_attrs > 16)
 		return TK_EINVAL;
+	tk__logger_yield_env(); /* the program's own logger replaces TRACEKIT_LOG's */
 	pthread_mutex_lock(&g_log.mu);
 	if (g_log.running) {
 		pthread_mutex_unlock(&g_log.mu);
 		return TK_EBUSY;
 	}
+	rc = check_path(path);
 	pthread_mutex_unlock(&g_log.mu);
+	if (rc != TK_OK)
+		return rc;
 
 	if (atomic_load(&tk__trace.pool) == NULL &&
 	    TraceEvent(_NTO_TRACE_ALLOCBUFFER, opts->n_buffers ? opts->n_buffers : defaults.n_buffers, NULL) != 0)
@@ -583,6 +620,7 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 	g_log.events_written = g_log.buffers_written = g_log.bytes_written = g_log.buffers_lost = 0;
 	g_log.events_lost = 0;
 	g_log.from_env = 0;
+	g_log.reported = 0;
 	g_log.file_slots = 0;
 	g_log.data_start = file_size(); /* the header is written: events start here */
 	if (g_log.data_start < 0)
@@ -673,51 +711,133 @@ const char *tk_logger_errmsg(void)
 
 /* ---- TRACEKIT_LOG: recording an unmodified program ---------------------------------------- */
 
-static int is_tracekit_tool(const char *exe)
+/*
+ * A program that starts a logger of its own, or replaces the buffers, while TRACEKIT_LOG
+ * records it: the environment's logger hands over. Its file is completed with what was
+ * recorded until then and the program's calls then work as they do without TRACEKIT_LOG
+ * (the seed's examples call tk_logger_start() / ALLOCBUFFER themselves). Returns 1 if a
+ * logger was stopped. Called with none of trace_internal.h's locks held.
+ */
+int tk__logger_yield_env(void)
 {
-	static const char *const tools[] = { "traceprinter", "tracelogger", "print_tb5", "tbrw_reader",
-					     "tbrw_writer", "tb5_recover", "bfbin2csv", "bfbin2sqlite3",
-					     "bfbin2hdf5", "bfbin2cgrind", "bfbin2xmlss" };
-	const char *base = strrchr(exe, '/');
-	size_t i;
+	int from_env, rc;
+	char path[sizeof(g_log.path)];
 
-	base = base ? base + 1 : exe;
-	for (i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
-		if (strcmp(base, tools[i]) == 0)
-			return 1;
+	pthread_mutex_lock(&g_log.mu);
+	from_env = g_log.running && !g_log.stopping && g_log.from_env;
+	snprintf(path, sizeof(path), "%s", g_log.path);
+	pthread_mutex_unlock(&g_log.mu);
+	if (!from_env)
+		return 0;
+	rc = tk_logger_stop();
+	if (rc != TK_OK && rc != TK_ESTATE && !g_log.reported)
+		fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", path, g_log.errmsg[0] ? g_log.errmsg : tk_strerror(rc));
+	return rc != TK_ESTATE;
+}
+
+/* Removes every NAME=... entry from env, in place. */
+static void env_drop(char **env, const char *name)
+{
+	size_t len = strlen(name), i, j;
+
+	if (env == NULL)
+		return;
+	for (i = j = 0; env[i] != NULL; i++)
+		if (!(strncmp(env[i], name, len) == 0 && env[i][len] == '='))
+			env[j++] = env[i];
+	env[j] = NULL;
+}
+
+/* A decimal number from 1 to max, nothing else; 0 when s is not one. */
+static unsigned parse_count(const char *s, unsigned max)
+{
+	unsigned long long v = 0;
+
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return 0;
+		v = v * 10 + (unsigned)(*s - '0');
+		if (v > max)
+			return 0;
+	}
+	return (unsigned)v;
+}
+
+/* spec with every "%p" replaced by the process ID; -1 if it does not fit in cap. */
+static int expand_path(const char *spec, char *out, size_t cap)
+{
+	size_t n = 0;
+	char pid[24];
+	int pid_len = snprintf(pid, sizeof(pid), "%d", (int)getpid());
+
+	for (; *spec != '\0'; spec++) {
+		if (spec[0] == '%' && spec[1] == 'p') {
+			if (n + (size_t)pid_len >= cap)
+				return -1;
+			memcpy(out + n, pid, (size_t)pid_len);
+			n += (size_t)pid_len;
+			spec++;
+			continue;
+		}
+		if (n + 1 >= cap)
+			return -1;
+		out[n++] = *spec;
+	}
+	out[n] = '\0';
 	return 0;
 }
 
-__attribute__((constructor)) static void trace_autostart(void)
+/*
+ * Before main(). The variables are read with secure_getenv(), and a privileged process
+ * (setuid, setgid, capabilities: AT_SECURE) never records: TRACEKIT_LOG would otherwise let
+ * any user make it create or replace a file of the owner's.
+ *
+ * Without "%p" only this process records: TRACEKIT_LOG is taken out of the environment
+ * (the array itself, also the one main() gets, not through unsetenv(): bash brings its own
+ * getenv/unsetenv, and its children would otherwise record into the same file).
+ */
+__attribute__((constructor)) static void trace_autostart(int argc, char **argv, char **envp)
 {
-	const char *spec = getenv("TRACEKIT_LOG"), *env;
+	extern char **environ;
+	const char *spec = secure_getenv("TRACEKIT_LOG"), *env;
 	tk_logger_options opts = { .n_buffers = 1024 };
-	char path[4096], exe[1024];
-	ssize_t n;
+	char path[4096];
 	int rc;
 
+	(void)argc;
+	(void)argv;
+	if (getauxval(AT_SECURE) != 0) {
+		if (getenv("TRACEKIT_LOG") != NULL)
+			fprintf(stderr, "tracekit: TRACEKIT_LOG ignored: a privileged (setuid, setgid) process never "
+					"records through the environment\n");
+		return;
+	}
 	if (spec == NULL || spec[0] == '\0')
 		return;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	if (is_tracekit_tool(exe))
-		return;
-	/* "%p" becomes the process ID, so children write their own files; without it only
-	 * this process records (children do not inherit the variable). */
-	{
-		const char *pp = strstr(spec, "%p");
-		if (pp != NULL)
-			snprintf(path, sizeof(path), "%.*s%d%s", (int)(pp - spec), spec, (int)getpid(), pp + 2);
-		else
-			snprintf(path, sizeof(path), "%s", spec);
-		if (pp == NULL)
-			unsetenv("TRACEKIT_LOG");
+	if (strstr(spec, "%p") == NULL) {
+		/* the string stays valid: only the pointer arrays change */
+		env_drop(environ, "TRACEKIT_LOG");
+		if (envp != environ)
+			env_drop(envp, "TRACEKIT_LOG");
 	}
-	env = getenv("TRACEKIT_LOG_BUFFERS");
-	if (env != NULL && atoi(env) > 0)
-		opts.n_buffers = (unsigned)atoi(env);
-	env = getenv("TRACEKIT_LOG_RING");
-	opts.ring = env != NULL && atoi(env) != 0;
+	if (expand_path(spec, path, sizeof(path)) != 0) {
+		fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", spec, strerror(ENAMETOOLONG));
+		return;
+	}
+	env = secure_getenv("TRACEKIT_LOG_BUFFERS");
+	if (env != NULL && (opts.n_buffers = parse_count(env, TRACE_MAX_BUFFERS)) == 0) {
+		fprintf(stderr, "tracekit: TRACEKIT_LOG_BUFFERS=%s: not a number of buffers from 1 to %u; not recording\n",
+			env, TRACE_MAX_BUFFERS);
+		return;
+	}
+	env = secure_getenv("TRACEKIT_LOG_RING");
+	if (env != NULL && strcmp(env, "0") != 0 && strcmp(env, "1") != 0 && env[0] != '\0') {
+		fprintf(stderr, "tracekit: TRACEKIT_LOG_RING=%s: 1 (ring mode) or 0 (linear); not recording\n", env);
+		return;
+	}
+	opts.ring = env != NULL && strcmp(env, "1") == 0;
 	rc = tk_logger_start(path, &opts);
 	if (rc != TK_OK) {
 		/* The user asked for a trace through the environment: this is the only place
