@@ -486,6 +486,9 @@ static int hold_high(tk_kev_writer *w)
  * time of the commit and the program's descriptor restored after it, so the commit never
  * syncs, closes or renames anything of the program's. Returns the commit's result.
  */
+static tk_outfile *abandoned[8]; /* outfiles whose descriptors the program took */
+static unsigned n_abandoned;
+
 static int finish_outfile(tk_kev_writer *w, int commit)
 {
 	int saved = -1, saved_flags = 0, err = TK_OK, swapped = 0;
@@ -493,7 +496,9 @@ static int finish_outfile(tk_kev_writer *w, int commit)
 	if (strcmp(tk_outfile_temp_path(w->outfile), "-") != 0 && !fd_is_ours(w, w->stream_fd)) {
 		if (!fd_is_ours(w, w->fd)) {
 			/* Neither descriptor is ours any more: leave the stream alone (never close
-			 * a descriptor of the program's); the handle is not freed. */
+			 * a descriptor of the program's); the handle is kept, not freed. */
+			if (n_abandoned < sizeof(abandoned) / sizeof(abandoned[0]))
+				abandoned[n_abandoned++] = w->outfile;
 			return commit ? set_err(w, TK_EIO, "the trace file's descriptors were closed by the program") : TK_OK;
 		}
 		saved_flags = fcntl(w->stream_fd, F_GETFD);
