@@ -1860,12 +1860,115 @@ static void test_ring_drops_in_file(void **state)
 	}
 }
 
+/* ---- one time line (issue 9 item 2) ------------------------------------------------------ */
+
+static uint64_t header_u64(const char *path, const char *key)
+{
+	struct traceparser_state *st = traceparser_init(NULL);
+	const char *v;
+	uint64_t x = 0;
+
+	assert_non_null(st);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	v = tk_traceparser_header_value(st, key, NULL);
+	if (v == NULL)
+		fail_msg("%s: no header key %s", path, key);
+	while (*v == ' ')
+		v++;
+	x = strtoull(v, NULL, 10);
+	traceparser_destroy(&st);
+	return x;
+}
+
+static uint64_t raw_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Event times convert to CLOCK_MONOTONIC_RAW nanoseconds with the header's pair and rate
+ * (contracts: time_ns = RAW_NS + (cycles - CLOCK_CYCLES) * 1e9 / CYCLES_PER_SEC), within
+ * a tolerance of clock_gettime() readings taken around each event. */
+static void test_time_line(void **state)
+{
+	const char *path = tkt_path("timeline.kev");
+	enum { N = 6 };
+	uint64_t before[N], after[N], c0, ns0, cps;
+	const int64_t tol = 50000; /* 50 us */
+	struct evlist l;
+	size_t k;
+	unsigned i, seen = 0;
+
+	(void)state;
+	start_logging(path, 64, 0);
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	for (i = 0; i < N; i++) {
+		usleep(15000);
+		before[i] = raw_ns();
+		tk_trace_user(90, i, 0);
+		after[i] = raw_ns();
+	}
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	c0 = header_u64(path, "TRACEKIT_CLOCK_CYCLES");
+	ns0 = header_u64(path, "TRACEKIT_CLOCK_RAW_NS");
+	cps = header_u64(path, "CYCLES_PER_SEC");
+	assert_true(cps > 0);
+	read_trace(path, &l);
+	for (k = 0; k < l.n; k++) {
+		const struct ev *e = &l.v[k];
+		int64_t ns;
+		if (e->cls != USER || e->code != 90)
+			continue;
+		i = e->w[0];
+		assert_true(i < N);
+		ns = (int64_t)ns0 + (int64_t)((long double)(int64_t)(e->clk - c0) * 1e9L / (long double)cps);
+		if (ns < (int64_t)before[i] - tol || ns > (int64_t)after[i] + tol)
+			fail_msg("event %u: %lld ns, taken between %llu and %llu", i, (long long)ns,
+				 (unsigned long long)before[i], (unsigned long long)after[i]);
+		seen++;
+	}
+	assert_int_equal(seen, N);
+	free(l.v);
+}
+
+/* No calibration sleep: finding the rate in a fresh process takes well under the 20 ms
+ * the old nanosleep() cost. */
+static int child_rate_time(void)
+{
+	uint64_t t0 = raw_ns(), rate = tk_clock_cycles_per_sec(), t1 = raw_ns();
+
+	printf("%llu %llu\n", (unsigned long long)rate, (unsigned long long)(t1 - t0));
+	return rate > 0 ? 0 : 1;
+}
+
+static void test_rate_without_sleep(void **state)
+{
+	const char *out = tkt_path("rate.txt"), *errpath = tkt_path("rate.err");
+	unsigned long long rate = 0, ns = 0;
+	size_t len;
+	char *text;
+
+	(void)state;
+	assert_int_equal(run_env_child("--rate-time", "", NULL, out, errpath), 0);
+	text = tkt_read_file(out, &len);
+	assert_non_null(text);
+	assert_int_equal(sscanf(text, "%llu %llu", &rate, &ns), 2);
+	free(text);
+	print_message("rate %llu Hz found in %llu ns\n", rate, ns);
+	assert_true(rate > 0);
+	assert_true(ns < 5000000u);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--autostart-child") == 0)
 		return child_autostart();
 	if (argc > 1 && strcmp(argv[1], "--autostart-big") == 0)
 		return child_autostart_big();
+	if (argc > 1 && strcmp(argv[1], "--rate-time") == 0)
+		return child_rate_time();
 	if (argc > 1 && strcmp(argv[1], "--autostart-closefds") == 0)
 		return child_close_fds();
 	if (argc > 1 && strcmp(argv[1], "--autostart-close-stdout") == 0)
@@ -1901,6 +2004,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_env_stdout_closed),
 		cmocka_unit_test(test_env_setuid_refused),
 		cmocka_unit_test(test_ring_drops_in_file),
+		cmocka_unit_test(test_time_line),
+		cmocka_unit_test(test_rate_without_sleep),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

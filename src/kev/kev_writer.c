@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "common/tk_bytes.h"
+#include "common/tk_cycles.h"
 #include "tracekit/kev.h"
 
 #define KEV_BUF_SLOTS 16384 /* 256 KiB of events between writes */
@@ -60,6 +61,18 @@ struct tk_kev_writer {
 	off_t wb_off;        /* writeback started up to here */
 	off_t wb_prev_off, wb_prev_len; /* the window started before: waited for next time */
 	uint64_t slots;
+	/* The rate: with the machine's (cycles_per_sec 0 in the header), a (cycles, raw ns)
+	 * pair is read at the start and at the end, and the measured rate replaces the estimate
+	 * in place when the file is completed (a regular file written from its start). */
+	int clock_pair;       /* the header names the start pair (TRACEKIT_CLOCK_*) */
+	int rate_exact;       /* the kernel's own rate: nothing to correct */
+	uint64_t c0, ns0;     /* the start pair */
+	off_t hdr_off;        /* file offset of the header; -1 if it cannot be rewritten */
+	size_t cps_pos;       /* offset of the CYCLES_PER_SEC value in the header */
+	size_t syspage_pos, syspage_len; /* our own syspage (0 length: the caller's) */
+	unsigned cpu_num;
+	uint32_t boot;
+	int big_endian;
 	size_t n_buf;
 	uint32_t msb[64];
 	uint64_t msb_valid; /* bit per CPU */
@@ -320,8 +333,21 @@ static int reserved_key(const char *key)
 /*
  * Builds the header text. syspage_len is the SYSPAGE_LEN value to declare.
  */
+/* Width of a CYCLES_PER_SEC value that may be rewritten in place: any uint64_t, padded with
+ * trailing spaces (readers skip white space around numbers). */
+#define KEV_CPS_WIDTH 20
+
+static void cps_text(char *out, size_t cap, uint64_t cps, int padded)
+{
+	if (padded)
+		snprintf(out, cap, "%-*llu", KEV_CPS_WIDTH, (unsigned long long)cps);
+	else
+		snprintf(out, cap, "%llu", (unsigned long long)cps);
+}
+
 static int build_header(struct hdr_buf *hb, const tk_kev_header *hdr, const char *default_name,
-			const struct utsname *uts, uint64_t cps, unsigned cpu_num, size_t syspage_len)
+			const struct utsname *uts, uint64_t cps, int cps_padded, unsigned cpu_num,
+			size_t syspage_len)
 {
 	char val[128];
 	size_t i;
@@ -337,7 +363,7 @@ static int build_header(struct hdr_buf *hb, const tk_kev_header *hdr, const char
 	hb_key(hb, "ENCODING", "16 byte events");
 	ctime_value(val, sizeof(val), hdr->boot_date ? hdr->boot_date : system_boot_time());
 	hb_key(hb, "BOOT_DATE", val);
-	snprintf(val, sizeof(val), "%llu", (unsigned long long)cps);
+	cps_text(val, sizeof(val), cps, cps_padded);
 	hb_key(hb, "CYCLES_PER_SEC", val);
 	snprintf(val, sizeof(val), "%u", cpu_num);
 	hb_key(hb, "CPU_NUM", val);
@@ -398,6 +424,16 @@ static unsigned online_cpus(void)
 	return n > 0 && n <= 64 ? (unsigned)n : (n > 64 ? 64u : 1u);
 }
 
+static int has_attr(const tk_kev_header *hdr, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < hdr->n_attrs; i++)
+		if (hdr->attrs != NULL && hdr->attrs[i].key != NULL && strcmp(hdr->attrs[i].key, key) == 0)
+			return 1;
+	return 0;
+}
+
 static int writer_start(tk_kev_writer *w, const tk_kev_header *hdr_in, const char *default_name)
 {
 	static const tk_kev_header empty;
@@ -408,7 +444,10 @@ static int writer_start(tk_kev_writer *w, const tk_kev_header *hdr_in, const cha
 	unsigned cpu_num = hdr->cpu_num ? hdr->cpu_num : online_cpus();
 	unsigned char *syspage = NULL;
 	size_t syspage_len, pad = 0;
-	int err;
+	int err, padded = 0;
+	tk_kev_header with_clock;
+	tk_kev_attr *attrs = NULL;
+	char c0_text[24], ns0_text[24];
 
 	w->swap = (hdr->big_endian != 0) != TK__HOST_BIG_ENDIAN;
 	if (uname(&uts) != 0)
@@ -418,14 +457,40 @@ static int writer_start(tk_kev_writer *w, const tk_kev_header *hdr_in, const cha
 		w->err = err;
 		return err;
 	}
+	w->hdr_off = -1;
+	if (hdr->cycles_per_sec == 0 && !has_attr(hdr, "TRACEKIT_CLOCK_CYCLES") &&
+	    !has_attr(hdr, "TRACEKIT_CLOCK_RAW_NS")) {
+		/* The machine's clock: name the start pair (docs/kev-format.md, "Time"). */
+		attrs = malloc((hdr->n_attrs + 2) * sizeof(*attrs));
+		if (attrs == NULL)
+			return set_err(w, TK_ENOMEM, "cannot build the header: %s", tk_strerror(TK_ENOMEM));
+		if (hdr->n_attrs > 0)
+			memcpy(attrs, hdr->attrs, hdr->n_attrs * sizeof(*attrs));
+		tk__clock_pair(&w->c0, &w->ns0);
+		snprintf(c0_text, sizeof(c0_text), "%llu", (unsigned long long)w->c0);
+		snprintf(ns0_text, sizeof(ns0_text), "%llu", (unsigned long long)w->ns0);
+		attrs[hdr->n_attrs] = (tk_kev_attr){ "TRACEKIT_CLOCK_CYCLES", c0_text };
+		attrs[hdr->n_attrs + 1] = (tk_kev_attr){ "TRACEKIT_CLOCK_RAW_NS", ns0_text };
+		with_clock = *hdr;
+		with_clock.attrs = attrs;
+		with_clock.n_attrs = hdr->n_attrs + 2;
+		hdr = &with_clock;
+		w->clock_pair = 1;
+		w->rate_exact = tk__clock_rate_exact();
+		padded = !w->rate_exact;
+		if (padded) {
+			int fl = fcntl(w->fd, F_GETFL);
+			w->hdr_off = fl >= 0 && !(fl & O_APPEND) ? lseek(w->fd, 0, SEEK_CUR) : -1;
+		}
+	}
 	if (hdr->syspage != NULL) {
 		syspage_len = hdr->syspage_len;
-		err = build_header(&hb, hdr, default_name, &uts, cps, cpu_num, syspage_len);
+		err = build_header(&hb, hdr, default_name, &uts, cps, padded, cpu_num, syspage_len);
 	} else {
 		size_t base = tk_kev_syspage_size(cpu_num);
 		/* Pad the syspage so the first event starts at a 16-byte file offset. */
 		for (pad = 0; pad < 16; pad++) {
-			err = build_header(&hb, hdr, default_name, &uts, cps, cpu_num, base + pad);
+			err = build_header(&hb, hdr, default_name, &uts, cps, padded, cpu_num, base + pad);
 			if (err != TK_OK || (hb.len + base + pad) % 16 == 0)
 				break;
 		}
@@ -440,10 +505,22 @@ static int writer_start(tk_kev_writer *w, const tk_kev_header *hdr_in, const cha
 						     hdr->big_endian != 0);
 		}
 	}
+	free(attrs);
 	if (err != TK_OK) {
 		free(hb.p);
 		free(syspage);
 		return set_err(w, err, "cannot build the header: %s", tk_strerror(err));
+	}
+	if (w->hdr_off >= 0) {
+		const char *v = strstr(hb.p, "TRACE_CYCLES_PER_SEC::");
+		w->cps_pos = v != NULL ? (size_t)(v - hb.p) + strlen("TRACE_CYCLES_PER_SEC::") : 0;
+		if (v == NULL)
+			w->hdr_off = -1;
+		w->syspage_pos = hb.len;
+		w->syspage_len = syspage != NULL ? syspage_len : 0;
+		w->cpu_num = cpu_num;
+		w->boot = (uint32_t)(hdr->boot_date ? hdr->boot_date : system_boot_time());
+		w->big_endian = hdr->big_endian != 0;
 	}
 	err = write_all(w, hb.p, hb.len);
 	if (err == TK_OK)
@@ -766,6 +843,48 @@ const char *tk_kev_writer_errmsg(const tk_kev_writer *w)
 	return w ? w->errmsg : "";
 }
 
+/*
+ * Completing a file written with the machine's estimated rate: the rate measured between
+ * the start pair and now replaces it in the header and in our syspage, in place (same
+ * width). A file never completed keeps the estimate, with the start pair.
+ */
+static int correct_rate(tk_kev_writer *w)
+{
+	uint64_t c1, ns1, rate;
+	char text[KEV_CPS_WIDTH + 1];
+	unsigned char *sp;
+	int err;
+
+	if (!w->clock_pair || w->rate_exact || w->hdr_off < 0)
+		return TK_OK;
+	tk__clock_pair(&c1, &ns1);
+	if (ns1 <= w->ns0 + 1000000u || c1 <= w->c0)
+		return TK_OK; /* under a millisecond: the estimate is as good */
+	rate = (uint64_t)((long double)(c1 - w->c0) * 1e9L / (long double)(ns1 - w->ns0) + 0.5L);
+	if (rate == 0)
+		return TK_OK;
+	err = check_fd(w);
+	if (err != TK_OK)
+		return err;
+	cps_text(text, sizeof(text), rate, 1);
+	if (pwrite(w->fd, text, KEV_CPS_WIDTH, w->hdr_off + (off_t)w->cps_pos) != KEV_CPS_WIDTH)
+		return set_err(w, tk_error_from_errno(errno ? errno : EIO),
+			       "rewriting TRACE_CYCLES_PER_SEC at byte offset %llu failed: %s",
+			       (unsigned long long)w->cps_pos, strerror(errno ? errno : EIO));
+	if (w->syspage_len == 0)
+		return TK_OK;
+	sp = calloc(1, w->syspage_len);
+	if (sp == NULL)
+		return set_err(w, TK_ENOMEM, "out of memory");
+	tk_kev_syspage_build(sp, w->syspage_len, w->cpu_num, rate, w->boot, w->big_endian);
+	if (pwrite(w->fd, sp, w->syspage_len, w->hdr_off + (off_t)w->syspage_pos) != (ssize_t)w->syspage_len)
+		err = set_err(w, tk_error_from_errno(errno ? errno : EIO),
+			      "rewriting the syspage at byte offset %llu failed: %s",
+			      (unsigned long long)w->syspage_pos, strerror(errno ? errno : EIO));
+	free(sp);
+	return err;
+}
+
 int tk_kev_writer_close(tk_kev_writer *w)
 {
 	int err;
@@ -773,6 +892,8 @@ int tk_kev_writer_close(tk_kev_writer *w)
 	if (w == NULL)
 		return TK_OK;
 	err = tk_kev_writer_flush(w);
+	if (err == TK_OK)
+		err = correct_rate(w);
 	if (w->outfile != NULL) {
 		/* Keep what was written in "<path>.part" on error; nothing under the final name. */
 		int rc = finish_outfile(w, err == TK_OK);
