@@ -53,7 +53,8 @@ typedef struct tk_pool_desc {
 	uint32_t resume_cpu;        /* CPU and time MSB in effect at `flushed` (for .kev) */
 	uint32_t resume_msb;
 	uint32_t owner_tid;         /* thread that fills it */
-	uint32_t spare[8];
+	uint32_t owner_pid;         /* and its process */
+	uint32_t spare[7];
 } tk_pool_desc;
 
 /* Counters kept in the pool (all atomic, in the region). */

@@ -55,7 +55,8 @@ struct pool_hdr {
 _Static_assert(sizeof(tk_pool_desc) == 64, "a descriptor is one cache line");
 _Static_assert(offsetof(tk_pool_desc, committed) == 0 && offsetof(tk_pool_desc, state) == 4 &&
 		       offsetof(tk_pool_desc, records) == 8 && offsetof(tk_pool_desc, flushed) == 12 &&
-		       offsetof(tk_pool_desc, seq) == 16 && offsetof(tk_pool_desc, owner_tid) == 28,
+		       offsetof(tk_pool_desc, seq) == 16 && offsetof(tk_pool_desc, owner_tid) == 28 &&
+		       offsetof(tk_pool_desc, owner_pid) == 32,
 	       "descriptor layout");
 _Static_assert(offsetof(struct pool_hdr, n_bufs) == 8 && offsetof(struct pool_hdr, region_size) == 16 &&
 		       offsetof(struct pool_hdr, desc_off) == 24 && offsetof(struct pool_hdr, data_off) == 48 &&

@@ -443,10 +443,29 @@ static size_t announce_thread(traceevent_t *s, unsigned cpu, uint32_t t)
 }
 
 /*
+ * TIME, BUFFER and the owner's THRUNNING: how every buffer starts in the file, and every
+ * rest of a buffer written after a flush took its head (docs/kev-format.md, "Owner of
+ * every event"). The THRUNNING is laid out as a QNX kernel writes it: an S slot, pid and
+ * tid. Returns the slots written (3).
+ */
+size_t tk__trace_buffer_head(traceevent_t *s, unsigned cpu, uint64_t t, uint32_t idx, uint32_t seq, uint32_t pid,
+			     uint32_t tid)
+{
+	s[0] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
+			       { (uint32_t)t, (uint32_t)(t >> 32), (uint32_t)t } };
+	s[TRACE_SLOT_BUFFER] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER),
+					       { (uint32_t)t, (idx << TRACE_BUFFER_IDX_SHIFT) | (seq & TRACE_BUFFER_SEQ_MASK),
+						 0 } };
+	s[TRACE_SLOT_OWNER] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_PR_TH_C, STATE_RUNNING),
+					      { (uint32_t)t, pid, tid } };
+	return TRACE_SLOT_OWNER + 1;
+}
+
+/*
  * A new buffer starts with TIME (so that every later slot of it, BUFFER included, gets its
  * upper time bits from the buffer itself), BUFFER, then DROPPED if records were lost since
- * the last DROPPED event (of any thread: the count is the pool's), then the thread's
- * announcement if it is new.
+ * the last DROPPED event (of any thread: the count is the pool's), then the owner's
+ * THRUNNING, then the thread's announcement if it is new.
  */
 size_t tk__trace_buffer_start(tk_buffer_id id, void *buf, uint64_t dropped, void *user)
 {
@@ -456,7 +475,8 @@ size_t tk__trace_buffer_start(tk_buffer_id id, void *buf, uint64_t dropped, void
 	uint64_t t = tk__trace_clock();
 	unsigned cpu = tk__trace_cpu();
 	uint32_t seq = pool != NULL ? tk_pool_next_seq(pool) : 0;
-	size_t n = 0;
+	size_t n;
+	uint32_t pid = (uint32_t)getpid(), tid = tk__trace_tid();
 
 	(void)id;
 	(void)user;
@@ -466,18 +486,20 @@ size_t tk__trace_buffer_start(tk_buffer_id id, void *buf, uint64_t dropped, void
 		tk_pool_desc *d = tk_pool_desc_of(pool, (uint32_t)idx);
 		d->flushed = 0;
 		d->seq = seq;
-		d->owner_tid = tk__trace_tid();
+		d->owner_tid = tid;
+		d->owner_pid = pid;
 		d->resume_cpu = cpu;
 		d->resume_msb = (uint32_t)(t >> 32);
 	}
-	s[n++] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
-				 { (uint32_t)t, (uint32_t)(t >> 32), (uint32_t)t } };
-	s[n++] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER),
-				 { (uint32_t)t, ((uint32_t)(idx < 0 ? 0 : idx) << 13) | (seq & 0x7ffu), 0 } };
+	n = tk__trace_buffer_head(s, cpu, t, idx < 0 ? 0 : (uint32_t)idx, seq, pid, tid);
 	tk__trace_tls.time_key = ~time_key(t, cpu);
-	if (dropped > 0)
-		s[n++] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED),
-					 { (uint32_t)t, (uint32_t)dropped, (uint32_t)(dropped >> 32) } };
+	if (dropped > 0) {
+		/* DROPPED before the owner (contracts.md: TIME, BUFFER, DROPPED, THRUNNING) */
+		s[TRACE_SLOT_OWNER + 1] = s[TRACE_SLOT_OWNER];
+		s[TRACE_SLOT_DROPPED] = (traceevent_t){ _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED),
+							{ (uint32_t)t, (uint32_t)dropped, (uint32_t)(dropped >> 32) } };
+		n++;
+	}
 	n += announce_thread(s + n, cpu, (uint32_t)t);
 	return n;
 }

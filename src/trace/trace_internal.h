@@ -22,8 +22,13 @@
 /* Every buffer starts with CONTROL TIME (slot 0, so that the next slot, CONTROL BUFFER, and
  * every later one have their 64-bit time from the buffer alone) and CONTROL BUFFER. */
 #define TRACE_SLOT_BUFFER 1u
-/* ... then CONTROL DROPPED, if records were lost since the last one was written. */
+/* ... then CONTROL DROPPED, if records were lost since the last one was written, then the
+ * owner's THREAD THRUNNING (at TRACE_SLOT_OWNER, or one later after a DROPPED). */
 #define TRACE_SLOT_DROPPED 2u
+#define TRACE_SLOT_OWNER 2u
+/* CONTROL BUFFER's first word: the buffer's index in the pool and its sequence number. */
+#define TRACE_BUFFER_IDX_SHIFT 13u
+#define TRACE_BUFFER_SEQ_MASK 0x7ffu
 /* The class and code bits of a header (what identifies an event, without CPU and
  * structure flags). */
 #define TRACE_HDR_EVENT_MASK 0xc0007fffu
@@ -112,6 +117,9 @@ int tk__logger_flush_sync(void);
 void tk__logger_wake(void);
 void tk__logger_note_stop(void);
 int tk__logger_yield_env(void);
+
+size_t tk__trace_buffer_head(traceevent_t *s, unsigned cpu, uint64_t t, uint32_t idx, uint32_t seq, uint32_t pid,
+			     uint32_t tid);
 
 /* buffer hooks (trace_emit.c), used when defining the trace buffer */
 void *tk__trace_buffer_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n, void *user);

@@ -40,8 +40,21 @@ struct piece {
 	uint32_t cpu, msb; /* time state in effect before the piece; valid when continued */
 	int continued;     /* 1 if the piece starts inside a buffer */
 	uint32_t buf_idx;  /* the buffer it was copied from */
+	uint32_t seq, owner_pid, owner_tid; /* that buffer's, when the piece was copied */
 	int written;
 };
+
+/* Who a continued piece belongs to (its buffer's head was written before). */
+struct owner {
+	uint32_t idx, seq, pid, tid;
+};
+
+static struct owner owner_of(tk_pool *pool, uint32_t idx)
+{
+	tk_pool_desc *d = tk_pool_desc_of(pool, idx);
+
+	return (struct owner){ idx, d->seq, d->owner_pid, d->owner_tid };
+}
 
 static struct logger {
 	pthread_mutex_t mu;
@@ -178,13 +191,24 @@ static void account_lost(size_t slots, int buffers)
 	pthread_mutex_unlock(&g_log.mu);
 }
 
-/*
- * Writes slots [0, n) of a buffer piece; a continued piece gets a TIME event first. The
- * writer is flushed, so the piece is in the file when this returns without error.
- */
-static void write_piece(const traceevent_t *slots, size_t n, int continued, uint32_t cpu, uint32_t msb)
+/* The head of a continued piece: TIME (the time state in effect where it resumes), BUFFER
+ * and the owner's THRUNNING, as at the start of the buffer. Returns the slots (3). */
+static size_t continued_head(traceevent_t head[TRACE_SLOT_OWNER + 1], const traceevent_t *first, uint32_t cpu,
+			     uint32_t msb, const struct owner *o)
 {
-	size_t total = n + (continued ? 1 : 0);
+	return tk__trace_buffer_head(head, cpu, (uint64_t)msb << 32 | first->data[0], o->idx, o->seq, o->pid, o->tid);
+}
+
+/*
+ * Writes slots [0, n) of a buffer piece; a continued piece gets its buffer's head first
+ * (continued_head). The writer is flushed, so the piece is in the file when this returns
+ * without error.
+ */
+static void write_piece(const traceevent_t *slots, size_t n, int continued, uint32_t cpu, uint32_t msb,
+			const struct owner *o)
+{
+	traceevent_t head[TRACE_SLOT_OWNER + 1];
+	size_t n_head = continued ? continued_head(head, slots, cpu, msb, o) : 0, total = n + n_head;
 	int rc = TK_OK;
 
 	if (n == 0)
@@ -193,11 +217,8 @@ static void write_piece(const traceevent_t *slots, size_t n, int continued, uint
 		account_lost(total, 1);
 		return;
 	}
-	if (continued) {
-		traceevent_t t = { _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
-				   { slots[0].data[0], msb, slots[0].data[0] } };
-		rc = tk_kev_write_raw(g_log.w, &t, 1);
-	}
+	if (n_head > 0)
+		rc = g_log.swap ? tk_kev_write_raw(g_log.w, head, n_head) : tk_kev_write_raw_file_order(g_log.w, head, n_head);
 	if (rc == TK_OK)
 		rc = g_log.swap ? tk_kev_write_raw(g_log.w, slots, n) : tk_kev_write_raw_file_order(g_log.w, slots, n);
 	if (rc == TK_OK)
@@ -231,8 +252,10 @@ static void write_queued(tk_pool *pool, uint32_t idx)
 	/* A flush copied this buffer's head and has not written it yet: it goes first. */
 	if (g_log.n_pieces > 0)
 		write_staged_piece_of(idx);
-	if (to > from)
-		write_piece(slots + from, to - from, from > 0, d->resume_cpu, d->resume_msb);
+	if (to > from) {
+		struct owner o = owner_of(pool, idx);
+		write_piece(slots + from, to - from, from > 0, d->resume_cpu, d->resume_msb, &o);
+	}
 	tk_pool_count_stored(pool, -((int64_t)to - (int64_t)from));
 	d->flushed = 0;
 	tk_pool_give(pool, idx);
@@ -248,7 +271,7 @@ enum { DRAIN_BATCH = 64 };
 static void write_batch(tk_pool *pool, const uint32_t *ids, size_t n)
 {
 	struct iovec iov[2 * DRAIN_BATCH];
-	traceevent_t times[DRAIN_BATCH];
+	traceevent_t heads[DRAIN_BATCH][TRACE_SLOT_OWNER + 1];
 	uint32_t from[DRAIN_BATCH], to[DRAIN_BATCH];
 	size_t counts[DRAIN_BATCH] = { 0 }; /* gcc -O2 cannot see that only counts[0..pieces) is read */
 	size_t i, n_iov = 0, n_times = 0, pieces = 0;
@@ -262,11 +285,11 @@ static void write_batch(tk_pool *pool, const uint32_t *ids, size_t n)
 		if (to[i] <= from[i])
 			continue;
 		counts[pieces] = 0;
-		if (from[i] > 0) { /* the rest of a flushed buffer: its time state first */
-			times[n_times] = (traceevent_t){ _TRACE_MAKE_CODE(d->resume_cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
-							 { buf[from[i]].data[0], d->resume_msb, buf[from[i]].data[0] } };
-			iov[n_iov++] = (struct iovec){ &times[n_times++], sizeof(traceevent_t) };
-			counts[pieces]++;
+		if (from[i] > 0) { /* the rest of a flushed buffer: its head first */
+			struct owner o = owner_of(pool, ids[i]);
+			size_t nh = continued_head(heads[n_times], &buf[from[i]], d->resume_cpu, d->resume_msb, &o);
+			iov[n_iov++] = (struct iovec){ heads[n_times++], nh * sizeof(traceevent_t) };
+			counts[pieces] += nh;
 		}
 		iov[n_iov++] = (struct iovec){ (void *)(buf + from[i]), (size_t)(to[i] - from[i]) * sizeof(traceevent_t) };
 		counts[pieces] += to[i] - from[i];
@@ -347,6 +370,9 @@ static void collect_one(void *buf, uint64_t n, void *ctx)
 			(uint32_t)n; /* events in the buffer so far, TIME included */
 	p = &g_log.pieces[g_log.n_pieces++];
 	p->buf_idx = (uint32_t)idx;
+	p->seq = d->seq;
+	p->owner_pid = d->owner_pid;
+	p->owner_tid = d->owner_tid;
 	p->written = 0;
 	p->stage_off = g_log.stage_len;
 	p->count = count;
@@ -390,8 +416,9 @@ static void write_pending_drops(tk_pool *pool)
 static void write_staged(struct piece *p)
 {
 	if (!p->written) {
+		struct owner o = { p->buf_idx, p->seq, p->owner_pid, p->owner_tid };
 		p->written = 1;
-		write_piece(g_log.stage + p->stage_off, p->count, p->continued, p->cpu, p->msb);
+		write_piece(g_log.stage + p->stage_off, p->count, p->continued, p->cpu, p->msb, &o);
 	}
 }
 
@@ -564,7 +591,7 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 {
 	static const tk_logger_options defaults = { .n_buffers = 1024 };
 	const tk_logger_options *opts = opts_in ? opts_in : &defaults;
-	tk_kev_attr attrs[17];
+	tk_kev_attr attrs[18];
 	tk_kev_header hdr = { 0 };
 	char exe[1024];
 	ssize_t n;
@@ -597,6 +624,9 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 		attrs[n_attrs].key = "TRACEKIT_PROGRAM";
 		attrs[n_attrs++].value = exe;
 	}
+	/* every buffer names its owner (docs/kev-format.md, "Owner of every event") */
+	attrs[n_attrs].key = "TRACEKIT_OWNER";
+	attrs[n_attrs++].value = "buffer";
 	for (i = 0; i < opts->n_attrs; i++)
 		attrs[n_attrs++] = opts->attrs[i];
 	hdr.big_endian = opts->big_endian;
