@@ -88,8 +88,9 @@ static struct logger {
 	.done_cv = PTHREAD_COND_INITIALIZER,
 };
 
-void tk__logger_wake(void)
+static void logger_wake(void *ctx)
 {
+	(void)ctx;
 	atomic_fetch_add_explicit(&g_log.wake_seq, 1, memory_order_release);
 	if (atomic_load_explicit(&g_log.sleeping, memory_order_acquire))
 		syscall(SYS_futex, (uint32_t *)&g_log.wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -234,7 +235,7 @@ static void scan_time(const traceevent_t *slots, size_t n, uint32_t *cpu, uint32
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if ((slots[i].header & 0xc0007fffu) == (_TRACE_CONTROL_C | _TRACE_CONTROL_TIME)) {
+		if (TRACE_IS_CONTROL(slots[i].header, _TRACE_CONTROL_TIME)) {
 			*cpu = _NTO_TRACE_GETCPU(slots[i].header);
 			*msb = slots[i].data[1];
 		}
@@ -364,8 +365,7 @@ static void collect_one(void *buf, uint64_t n, void *ctx)
 	}
 	memcpy(g_log.stage + g_log.stage_len, (const traceevent_t *)buf + d->flushed, count * sizeof(traceevent_t));
 	if (d->flushed <= TRACE_SLOT_BUFFER && d->flushed + count > TRACE_SLOT_BUFFER &&
-	    (g_log.stage[g_log.stage_len + TRACE_SLOT_BUFFER - d->flushed].header & 0xc0007fffu) ==
-		    (_TRACE_CONTROL_C | _TRACE_CONTROL_BUFFER))
+	    TRACE_IS_CONTROL(g_log.stage[g_log.stage_len + TRACE_SLOT_BUFFER - d->flushed].header, _TRACE_CONTROL_BUFFER))
 		g_log.stage[g_log.stage_len + TRACE_SLOT_BUFFER - d->flushed].data[2] =
 			(uint32_t)n; /* events in the buffer so far, TIME included */
 	p = &g_log.pieces[g_log.n_pieces++];
@@ -487,7 +487,7 @@ static void *logger_main(void *arg)
 
 /* ---- control ---------------------------------------------------------------------------- */
 
-int tk__logger_flush_sync(void)
+static int logger_flush_sync(void)
 {
 	uint64_t mine;
 	int err;
@@ -499,7 +499,7 @@ int tk__logger_flush_sync(void)
 	}
 	mine = ++g_log.flush_req;
 	pthread_mutex_unlock(&g_log.mu);
-	tk__logger_wake();
+	logger_wake(NULL);
 	pthread_mutex_lock(&g_log.mu);
 	while (g_log.flush_done < mine && g_log.running)
 		pthread_cond_wait(&g_log.done_cv, &g_log.mu);
@@ -510,19 +510,46 @@ int tk__logger_flush_sync(void)
 
 int tk_logger_flush(void)
 {
-	return tk__logger_flush_sync();
+	return logger_flush_sync();
 }
 
-void tk__logger_note_stop(void)
+/* STOP: what was recorded goes to the file now (unless the logger itself is stopping). */
+static void logger_stopped(void *ctx)
 {
 	int stopping;
 
+	(void)ctx;
 	pthread_mutex_lock(&g_log.mu);
 	stopping = g_log.stopping;
 	pthread_mutex_unlock(&g_log.mu);
 	if (!stopping)
-		tk__logger_flush_sync();
+		logger_flush_sync();
 }
+
+static int logger_flush(void *ctx)
+{
+	(void)ctx;
+	return logger_flush_sync();
+}
+
+static const char *logger_errmsg(void *ctx)
+{
+	(void)ctx;
+	return g_log.errmsg;
+}
+
+static int logger_yield(void *ctx);
+
+/* The in-process logger as the pool's drainer (trace_internal.h). */
+static const struct tk__trace_drainer logger_drainer = {
+	.name = "logger",
+	.ctx = NULL,
+	.wake = logger_wake,
+	.flush = logger_flush,
+	.errmsg = logger_errmsg,
+	.stopped = logger_stopped,
+	.yield = logger_yield,
+};
 
 static void logger_atexit(void)
 {
@@ -550,10 +577,10 @@ static void child_after_fork(void)
 
 	/* The logger thread does not exist in the child and its file belongs to the parent:
 	 * the child records nothing (its writer is abandoned, not flushed twice). */
-	for (i = 0; i < 32; i++)
+	for (i = 0; i < TRACE_N_CLASSES; i++)
 		atomic_store(&tk__trace_mode[i], TK__TRACE_OFF);
 	atomic_store(&tk__trace.started, 0);
-	atomic_store(&tk__trace.logger_attached, 0);
+	tk__trace_drainer_detach(&logger_drainer);
 	pthread_mutex_init(&g_log.mu, NULL);
 	pthread_cond_init(&g_log.done_cv, NULL);
 	pthread_mutex_init(&tk__trace.lock, NULL);
@@ -589,11 +616,11 @@ static int check_path(const char *path)
 
 int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 {
-	static const tk_logger_options defaults = { .n_buffers = 1024 };
+	static const tk_logger_options defaults = { .n_buffers = TRACE_DEFAULT_BUFFERS };
 	const tk_logger_options *opts = opts_in ? opts_in : &defaults;
 	tk_kev_attr attrs[18];
 	tk_kev_header hdr = { 0 };
-	char exe[1024];
+	char exe[PATH_MAX];
 	ssize_t n;
 	size_t i, n_attrs = 0;
 	tk_pool *pool;
@@ -601,7 +628,7 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 
 	if (path == NULL || (opts->n_attrs > 0 && opts->attrs == NULL) || opts->n_attrs > 16)
 		return TK_EINVAL;
-	tk__logger_yield_env(); /* the program's own logger replaces TRACEKIT_LOG's */
+	tk__trace_drainer_yield(); /* the program's own logger replaces TRACEKIT_LOG's */
 	pthread_mutex_lock(&g_log.mu);
 	if (g_log.running) {
 		pthread_mutex_unlock(&g_log.mu);
@@ -656,9 +683,14 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 	if (g_log.data_start < 0)
 		g_log.data_start = 0;
 	pool = atomic_load(&tk__trace.pool);
-	atomic_store(&tk__trace.logger_attached, 1);
+	if (tk__trace_drainer_attach(&logger_drainer) != TK_OK) { /* another drainer has the pool */
+		tk_kev_writer_abort(g_log.w);
+		g_log.w = NULL;
+		pthread_mutex_unlock(&g_log.mu);
+		return TK_EBUSY;
+	}
 	if (pthread_create(&g_log.thread, NULL, logger_main, pool) != 0) {
-		atomic_store(&tk__trace.logger_attached, 0);
+		tk__trace_drainer_detach(&logger_drainer);
 		tk_kev_writer_abort(g_log.w);
 		g_log.w = NULL;
 		pthread_mutex_unlock(&g_log.mu);
@@ -691,7 +723,7 @@ int tk_logger_stop(void)
 	pthread_mutex_lock(&g_log.mu);
 	g_log.stop_req = 1;
 	pthread_mutex_unlock(&g_log.mu);
-	tk__logger_wake();
+	logger_wake(NULL);
 	pthread_join(g_log.thread, NULL);
 
 	pthread_mutex_lock(&g_log.mu);
@@ -703,7 +735,7 @@ int tk_logger_stop(void)
 		snprintf(g_log.errmsg, sizeof(g_log.errmsg), "closing the trace file failed: %s", tk_strerror(rc));
 	g_log.running = 0;
 	g_log.stopping = 0;
-	atomic_store(&tk__trace.logger_attached, 0);
+	tk__trace_drainer_detach(&logger_drainer);
 	pthread_cond_broadcast(&g_log.done_cv);
 	pthread_mutex_unlock(&g_log.mu);
 	return rc;
@@ -745,12 +777,15 @@ const char *tk_logger_errmsg(void)
  * A program that starts a logger of its own, or replaces the buffers, while TRACEKIT_LOG
  * records it: the environment's logger hands over. Its file is completed with what was
  * recorded until then and the program's calls then work as they do without TRACEKIT_LOG
- * (the seed's examples call tk_logger_start() / ALLOCBUFFER themselves). Returns 1 if a
- * logger was stopped. Called with none of trace_internal.h's locks held.
+ * (the seed's examples call tk_logger_start() / ALLOCBUFFER themselves). The drainer's
+ * yield: returns 1 if the logger was stopped (and detached). Called with none of
+ * trace_internal.h's locks held.
  */
-int tk__logger_yield_env(void)
+static int logger_yield(void *ctx)
 {
 	int from_env, rc;
+
+	(void)ctx;
 	char path[sizeof(g_log.path)];
 
 	pthread_mutex_lock(&g_log.mu);
@@ -832,7 +867,7 @@ __attribute__((constructor)) static void trace_autostart(int argc, char **argv, 
 {
 	extern char **environ;
 	const char *spec = secure_getenv("TRACEKIT_LOG"), *env;
-	tk_logger_options opts = { .n_buffers = 1024 };
+	tk_logger_options opts = { .n_buffers = TRACE_DEFAULT_BUFFERS };
 	char path[4096];
 	int rc;
 
