@@ -2035,12 +2035,56 @@ static void test_owner_of_every_buffer(void **state)
 	free(l.v);
 }
 
+/* Item 12: under TRACEKIT_LOG, a program that allocates its own buffers and starts its own
+ * logger (the SAT guide's pattern) runs as without the variable: the environment's logger
+ * hands over, both files are complete. */
+static int child_own_logger(void)
+{
+	const char *own = getenv("TK_TEST_OWN_FILE");
+
+	if (TraceEvent(_NTO_TRACE_ALLOCBUFFER, 8u, NULL) != 0)
+		return 3;
+	if (tk_logger_start(own, NULL) != TK_OK)
+		return 4;
+	if (TraceEvent(_NTO_TRACE_DELALLCLASSES) != 0 || TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER) != 0 ||
+	    TraceEvent(_NTO_TRACE_STARTNOSTATE) != 0)
+		return 5;
+	if (TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, 111, 1, 11) != 0)
+		return 6;
+	return tk_logger_stop() == TK_OK ? 0 : 7;
+}
+
+static void test_env_program_own_logger(void **state)
+{
+	const char *path = tkt_path("env-own.kev"), *own = tkt_path("own.kev"), *errpath = tkt_path("own.err");
+	static char extra[4200];
+	struct evlist l;
+	size_t len;
+	char *err;
+
+	(void)state;
+	snprintf(extra, sizeof(extra), "TK_TEST_OWN_FILE=%s", own);
+	assert_int_equal(run_env_child("--own-logger", path, extra, NULL, errpath), 0);
+	err = tkt_read_file(errpath, &len);
+	assert_non_null(err);
+	if (len != 0)
+		fail_msg("unexpected message: %s", err);
+	free(err);
+	read_trace(own, &l);
+	assert_int_equal(count(&l, USER, 111), 1);
+	free(l.v);
+	read_trace(path, &l); /* completed, readable */
+	free(l.v);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--autostart-child") == 0)
 		return child_autostart();
 	if (argc > 1 && strcmp(argv[1], "--autostart-big") == 0)
 		return child_autostart_big();
+	if (argc > 1 && strcmp(argv[1], "--own-logger") == 0)
+		return child_own_logger();
 	if (argc > 1 && strcmp(argv[1], "--rate-time") == 0)
 		return child_rate_time();
 	if (argc > 1 && strcmp(argv[1], "--autostart-closefds") == 0)
@@ -2081,6 +2125,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_time_line),
 		cmocka_unit_test(test_rate_without_sleep),
 		cmocka_unit_test(test_owner_of_every_buffer),
+		cmocka_unit_test(test_env_program_own_logger),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
