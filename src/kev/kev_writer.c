@@ -838,6 +838,16 @@ uint64_t tk_kev_writer_slots(const tk_kev_writer *w)
 	return w ? w->slots : 0;
 }
 
+uint64_t tk_kev_writer_bytes(const tk_kev_writer *w)
+{
+	return w ? w->bytes_written : 0;
+}
+
+const char *tk_kev_writer_temp_path(const tk_kev_writer *w)
+{
+	return w != NULL && w->outfile != NULL ? tk_outfile_temp_path(w->outfile) : "";
+}
+
 const char *tk_kev_writer_errmsg(const tk_kev_writer *w)
 {
 	return w ? w->errmsg : "";
