@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The in-process logger: a thread that drains full trace buffers from the pool's queue
- * into a .kev file (linear mode), or leaves them queued as a flight recorder (ring mode:
- * writers reuse the oldest when no buffer is free) until a flush. A flush (FLUSHBUFFER,
- * STOP, tk_logger_stop(), exit) writes every queued buffer and then the committed part of
- * every thread's current buffer, without stopping the threads: the part is copied under
- * that thread's buffer lock and the rest of that buffer is written later, after a TIME
- * event that restores the CPU's upper time bits for readers.
+ * The in-process logger, the pool's drainer (trace_internal.h, struct tk__trace_drainer):
+ * a thread that drains full trace buffers from the pool's queue into a .kev file (linear
+ * mode), or leaves them queued as a flight recorder (ring mode: writers reuse the oldest
+ * when no buffer is free) until a flush. A flush (FLUSHBUFFER, STOP, tk_logger_stop(),
+ * exit) writes every queued buffer and then the committed part of every thread's current
+ * buffer, without stopping the threads: the part is copied under that thread's buffer lock
+ * and the rest of that buffer is written later, after the same TIME, BUFFER and owner
+ * THRUNNING the buffer started with (the CPU's upper time bits and the owner, for readers).
+ * Also the TRACEKIT_LOG constructor (at the end).
  *
  * Producers never wait for the logger: they wake it with an atomic increment (and a futex
  * wake if it sleeps); when it falls behind they drop events, counted in the pool and in
