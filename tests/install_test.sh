@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Installs the build into a scratch prefix, with LD_LIBRARY_PATH unset throughout, and checks
 # what a user of the installed package meets:
-#  - every installed tool starts (RUNPATH $ORIGIN/../lib; the libraries: $ORIGIN), and no
-#    installed file points back into the build tree;
+#  - every installed tool starts (RUNPATH $ORIGIN/../lib; the libraries: $ORIGIN), has its
+#    manual page, and no installed file points back into the build tree;
 #  - consumers build as users would: pkg-config shared and static, CMake shared and static,
 #    for all libraries together (tracekit.pc, Tracekit::tracekit) and one at a time. pkg-config
 #    sees only the installed .pc files: no third-party .pc file (hdf5.pc...) is needed;
@@ -33,6 +33,15 @@ for exe in "$prefix"/bin/*; do
 	"$exe" --help >/dev/null 2>"$tmp/err" || fail "installed $(basename "$exe") --help failed: $(cat "$tmp/err")"
 done
 [ "$n" -gt 0 ] || fail "no program installed in $prefix/bin"
+# Their manual pages (when the build renders them), and the library pages.
+if [ -d "$build/man" ]; then
+	for exe in "$prefix"/bin/*; do
+		[ -f "$prefix/share/man/man1/$(basename "$exe").1" ] || fail "no manual page share/man/man1/$(basename "$exe").1"
+	done
+	for page in traceparser TraceEvent TBRW bf_process_byfl_file; do
+		[ -f "$prefix/share/man/man3/$page.3" ] || fail "no manual page share/man/man3/$page.3"
+	done
+fi
 out=$("$prefix/bin/traceprinter" -c USER "$sample" | grep -c '^.*USREVENT') || true
 [ "$out" -gt 0 ] || fail "installed traceprinter printed no user event of $sample"
 for f in "$prefix"/bin/* "$libdir"/lib*.so.*; do
