@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # The manual pages: every tool has one; each renders with `man -l` (80 columns, groff's
 # warnings on) without a warning; the example of each library page (docs/man3) compiles
-# with -Wall -Wextra -Werror and links against the library its synopsis names.
+# with -Wall -Wextra -Werror and links against the library its synopsis names (only
+# compiles when the libraries are given as "-": sanitizer builds, whose libraries need the
+# sanitizer runtime linked into the program).
 # usage: man_pages.sh MAN_DIR MAN3_SOURCE_DIR INCLUDE_DIR "TOOL..." LIB_FORMATS LIB_RECORDER LIB_CORE
 set -eu
 mandir=$1 man3src=$2 inc=$3 tools=$4 lib_formats=$5 lib_recorder=$6 lib_core=$7
@@ -39,6 +41,7 @@ for md in "$man3src"/*.md; do
 	TraceEvent) libs="$lib_recorder $lib_core" ;;
 	*) libs="$lib_formats $lib_core" ;;
 	esac
+	[ "$lib_core" = - ] && libs=-c
 	if ! ${CC:-cc} -std=c11 -Wall -Wextra -Werror -I"$inc" -o "$tmp/$name" "$tmp/$name.c" $libs 2>"$tmp/err"; then
 		echo "man_pages: the example of $name(3) does not build:" >&2
 		cat "$tmp/err" >&2
