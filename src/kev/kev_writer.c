@@ -48,8 +48,10 @@
 
 struct tk_kev_writer {
 	int fd;              /* where events go: a high duplicate of the output file's descriptor */
-	tk_outfile *outfile; /* NULL when writing to a caller's fd */
-	int stream_fd;       /* the outfile's own descriptor (a low number the program may reuse) */
+	tk_outfile *outfile; /* NULL when writing to a caller's fd or to standard output */
+	int held;            /* fd is the writer's own duplicate (a path was opened, or "-") */
+	int in_place;        /* a device or FIFO written in place: never unlinked */
+	int stream_fd;       /* the output's own descriptor (a low number the program may reuse) */
 	dev_t dev;           /* identity of the output: checked before every write */
 	ino_t ino;
 	int swap;            /* file byte order differs from the host's */
@@ -148,7 +150,7 @@ static int fd_is_ours(const tk_kev_writer *w, int fd)
  */
 static int check_fd(tk_kev_writer *w)
 {
-	if (w->outfile == NULL || fd_is_ours(w, w->fd))
+	if (!w->held || fd_is_ours(w, w->fd))
 		return TK_OK;
 	return set_err(w, TK_EIO,
 		       "descriptor %d of the trace file was closed or replaced by the program at byte offset "
@@ -557,20 +559,30 @@ static int hold_high(tk_kev_writer *w)
 	return TK_OK;
 }
 
+/* Removes the temporary file: only a regular file of ours, never an output written in
+ * place (a device, a FIFO: /dev/full failing the header write must stay /dev/full). */
+static void unlink_temp(const tk_kev_writer *w, const char *part)
+{
+	struct stat sb;
+
+	if (part != NULL && !w->in_place && lstat(part, &sb) == 0 && S_ISREG(sb.st_mode))
+		unlink(part);
+}
+
+static tk_outfile *abandoned[8]; /* outfiles whose descriptors the program took */
+static unsigned n_abandoned;
+
 /*
  * Commits (or aborts) the outfile, whose stream still holds the low descriptor. If the
  * program closed or reused that number, the writer's own duplicate is put there for the
  * time of the commit and the program's descriptor restored after it, so the commit never
  * syncs, closes or renames anything of the program's. Returns the commit's result.
  */
-static tk_outfile *abandoned[8]; /* outfiles whose descriptors the program took */
-static unsigned n_abandoned;
-
 static int finish_outfile(tk_kev_writer *w, int commit)
 {
 	int saved = -1, saved_flags = 0, err = TK_OK, swapped = 0;
 
-	if (strcmp(tk_outfile_temp_path(w->outfile), "-") != 0 && !fd_is_ours(w, w->stream_fd)) {
+	if (!fd_is_ours(w, w->stream_fd)) {
 		if (!fd_is_ours(w, w->fd)) {
 			/* Neither descriptor is ours any more: leave the stream alone (never close
 			 * a descriptor of the program's); the handle is kept, not freed. */
@@ -610,25 +622,34 @@ int tk_kev_writer_open(tk_kev_writer **out, const char *path, const tk_kev_heade
 	if (w == NULL)
 		return TK_ENOMEM;
 	w->flags = flags;
-	err = tk_outfile_open(&w->outfile, path, TK_OUTFILE_KEEP_PARTIAL_ON_ABORT);
-	if (err != TK_OK) {
-		free(w);
-		return err;
+	w->fd = -1;
+	if (strcmp(path, "-") == 0) {
+		/* Standard output: a duplicate of it, never the program's stdio stream (a program
+		 * may fclose(stdout) before it exits, and its trace still gets out). */
+		w->stream_fd = STDOUT_FILENO;
+	} else {
+		err = tk_outfile_open(&w->outfile, path, TK_OUTFILE_KEEP_PARTIAL_ON_ABORT);
+		if (err != TK_OK) {
+			free(w);
+			return err;
+		}
+		/* Events go out with write(2); nothing is ever buffered in the stdio stream. */
+		w->stream_fd = fileno(tk_outfile_stream(w->outfile));
+		w->in_place = strcmp(tk_outfile_temp_path(w->outfile), path) == 0;
 	}
-	/* Events go out with write(2); nothing is ever buffered in the stdio stream. */
-	w->stream_fd = fileno(tk_outfile_stream(w->outfile));
 	err = hold_high(w);
 	if (err == TK_OK) {
+		w->held = 1;
 		write_behind_init(w);
 		err = writer_start(w, hdr, path);
 	}
 	if (err != TK_OK) {
-		const char *part = tk_outfile_temp_path(w->outfile);
-		if (strcmp(part, "-") != 0)
-			unlink(part);
-		if (w->fd >= 0 && w->fd != w->stream_fd)
+		if (w->fd >= 0)
 			close(w->fd);
-		tk_outfile_abort(w->outfile);
+		if (w->outfile != NULL) {
+			unlink_temp(w, tk_outfile_temp_path(w->outfile));
+			tk_outfile_abort(w->outfile);
+		}
 		free(w);
 		return err;
 	}
@@ -845,7 +866,9 @@ uint64_t tk_kev_writer_bytes(const tk_kev_writer *w)
 
 const char *tk_kev_writer_temp_path(const tk_kev_writer *w)
 {
-	return w != NULL && w->outfile != NULL ? tk_outfile_temp_path(w->outfile) : "";
+	if (w == NULL || !w->held)
+		return "";
+	return w->outfile != NULL ? tk_outfile_temp_path(w->outfile) : "-";
 }
 
 const char *tk_kev_writer_errmsg(const tk_kev_writer *w)
@@ -909,9 +932,9 @@ int tk_kev_writer_close(tk_kev_writer *w)
 		int rc = finish_outfile(w, err == TK_OK);
 		if (err == TK_OK)
 			err = rc;
-		if (w->fd != w->stream_fd && fd_is_ours(w, w->fd))
-			close(w->fd);
 	}
+	if (w->held && fd_is_ours(w, w->fd))
+		close(w->fd);
 	free(w);
 	return err;
 }
@@ -922,11 +945,10 @@ void tk_kev_writer_abort(tk_kev_writer *w)
 		return;
 	if (w->outfile != NULL) {
 		const char *part = tk_outfile_temp_path(w->outfile);
-		if (part != NULL && strcmp(part, "-") != 0)
-			unlink(part);
+		unlink_temp(w, part);
 		finish_outfile(w, 0);
-		if (w->fd != w->stream_fd && fd_is_ours(w, w->fd))
-			close(w->fd);
 	}
+	if (w->held && fd_is_ours(w, w->fd))
+		close(w->fd);
 	free(w);
 }
