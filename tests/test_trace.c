@@ -2035,6 +2035,49 @@ static void test_owner_of_every_buffer(void **state)
 	free(l.v);
 }
 
+/* A fork()ed child that records names itself, not its parent, as the owner of its buffers. */
+static void test_owner_after_fork(void **state)
+{
+	const char *path = tkt_path("owner_fork.kev");
+	struct evlist l;
+	size_t k, owners = 0;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	start_logging(path, 8, 0); /* the parent records first: its pid is known */
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	tk_trace_user(91, 1, 0);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		tk_logger_options o = { .n_buffers = 8 };
+		reset_trace();
+		if (TraceEvent(_NTO_TRACE_ALLOCBUFFER, 8u, NULL) != 0 || tk_logger_start(path, &o) != TK_OK)
+			_exit(2);
+		TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+		TraceEvent(_NTO_TRACE_STARTNOSTATE);
+		tk_trace_user(91, 2, 0);
+		setenv("TK_TEST_KEEP", "1", 1);
+		_exit(tk_logger_stop() == TK_OK ? 0 : 3);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	read_trace(path, &l);
+	for (k = 0; k < l.n; k++) {
+		if (l.v[k].cls == PR_TH && l.v[k].code == STATE_RUNNING) {
+			assert_int_equal(l.v[k].w[0], (uint32_t)pid);
+			owners++;
+		}
+	}
+	assert_true(owners > 0);
+	assert_int_equal(count(&l, USER, 91), 1);
+	free(l.v);
+}
+
 /* Item 12: under TRACEKIT_LOG, a program that allocates its own buffers and starts its own
  * logger (the SAT guide's pattern) runs as without the variable: the environment's logger
  * hands over, both files are complete. */
@@ -2125,6 +2168,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_time_line),
 		cmocka_unit_test(test_rate_without_sleep),
 		cmocka_unit_test(test_owner_of_every_buffer),
+		cmocka_unit_test(test_owner_after_fork),
 		cmocka_unit_test(test_env_program_own_logger),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
