@@ -2035,6 +2035,35 @@ static void test_owner_of_every_buffer(void **state)
 	free(l.v);
 }
 
+/* Ring mode: a thread's exit queues its last buffer and takes no other, so it does not
+ * reuse (and lose) a queued buffer of another thread for nothing. */
+static void *one_event_thread(void *arg)
+{
+	(void)arg;
+	tk_trace_user(92, 0, 0);
+	return NULL;
+}
+
+static void test_ring_thread_exit_takes_no_buffer(void **state)
+{
+	const char *path = tkt_path("ring_exit.kev");
+	tk_logger_stats st0, st1;
+	pthread_t th;
+
+	(void)state;
+	start_logging(path, 4, 1);
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	emit_numbered(93, 8 * 1024); /* the ring is full of this thread's buffers */
+	assert_int_equal(tk_logger_get_stats(&st0), TK_OK);
+	assert_int_equal(pthread_create(&th, NULL, one_event_thread, NULL), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(tk_logger_get_stats(&st1), TK_OK);
+	/* its first buffer reused the oldest queued one; its exit reused none */
+	assert_int_equal(st1.buffers_overwritten - st0.buffers_overwritten, 1);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+}
+
 /* A fork()ed child that records names itself, not its parent, as the owner of its buffers. */
 static void test_owner_after_fork(void **state)
 {
@@ -2169,6 +2198,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_rate_without_sleep),
 		cmocka_unit_test(test_owner_of_every_buffer),
 		cmocka_unit_test(test_owner_after_fork),
+		cmocka_unit_test(test_ring_thread_exit_takes_no_buffer),
 		cmocka_unit_test(test_env_program_own_logger),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

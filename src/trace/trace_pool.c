@@ -296,6 +296,8 @@ void *tk__trace_buffer_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n
 		if (stored >= (int64_t)wake * (TRACE_BUFFER_SLOTS - 2))
 			tk__trace_drainer_wake();
 	}
+	if (tk_buffer_delivering_at_exit())
+		return NULL; /* the thread's last buffer: it needs no other */
 	return tk__trace_buffer_acquire(id, user);
 }
 
