@@ -42,4 +42,9 @@ extern const unsigned tk__n_comm_events;
 /* Printable name of an internal class (0..31), 8 characters wide. */
 const char *tk__class_label(unsigned cls);
 
+/* tk_kev_decode() without the argument checks (ev and d valid, data set when len > 0). */
+struct tk_kev_event;
+struct tk_kev_decoded;
+void tk__kev_decode(const struct tk_kev_event *ev, unsigned flags, struct tk_kev_decoded *d);
+
 #endif /* KEV_NAMES_H */

@@ -45,7 +45,7 @@ struct tp_async {
 	size_t cur_pos;
 };
 
-int tp_input_open(struct tp_input *in, const char *filename)
+int tk__tp_input_open(struct tp_input *in, const char *filename)
 {
 	memset(in, 0, sizeof(*in));
 	in->name = filename;
@@ -60,7 +60,7 @@ int tp_input_open(struct tp_input *in, const char *filename)
 	in->cap = TP_READ_CHUNK * 2;
 	in->buf = malloc(in->cap);
 	if (in->buf == NULL) {
-		tp_input_close(in);
+		tk__tp_input_close(in);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -83,7 +83,7 @@ static void async_stop(struct tp_async *a)
 	free(a);
 }
 
-void tp_input_close(struct tp_input *in)
+void tk__tp_input_close(struct tp_input *in)
 {
 	if (in->async != NULL)
 		async_stop(in->async);
@@ -173,7 +173,7 @@ static void *async_reader(void *arg)
 	}
 }
 
-int tp_input_start_async(struct tp_input *in)
+int tk__tp_input_start_async(struct tp_input *in)
 {
 	struct tp_async *a;
 	struct stat sb;
@@ -190,7 +190,7 @@ int tp_input_start_async(struct tp_input *in)
 		size_t missing = 16 - (in->end - in->pos) % 16;
 		ssize_t n;
 		if (in->cap - in->end < missing)
-			return 0; /* cannot happen after tp_input_align(); stay synchronous */
+			return 0; /* cannot happen after tk__tp_input_align(); stay synchronous */
 		n = read_full(in->fd, in->buf + in->end, missing);
 		if (n > 0)
 			in->end += (size_t)n;
@@ -272,7 +272,7 @@ static unsigned char *async_peek(struct tp_input *in, size_t *avail)
 	return a->bufs[a->cur % TP_ASYNC_BUFS];
 }
 
-unsigned char *tp_input_peek(struct tp_input *in, size_t want, size_t *avail)
+unsigned char *tk__tp_input_peek(struct tp_input *in, size_t want, size_t *avail)
 {
 	if (in->async != NULL)
 		return async_peek(in, avail);
@@ -280,7 +280,7 @@ unsigned char *tp_input_peek(struct tp_input *in, size_t want, size_t *avail)
 		ssize_t n;
 		if (in->pos > 0 && in->end - in->pos + TP_READ_CHUNK > in->cap - in->pos) {
 			/* Move what is left to the front (keeps slots 16-byte aligned, see
-			 * tp_input_align()). */
+			 * tk__tp_input_align()). */
 			memmove(in->buf, in->buf + in->pos, in->end - in->pos);
 			in->end -= in->pos;
 			in->pos = 0;
@@ -315,7 +315,7 @@ unsigned char *tp_input_peek(struct tp_input *in, size_t want, size_t *avail)
 	return in->buf + in->pos;
 }
 
-void tp_input_align(struct tp_input *in)
+void tk__tp_input_align(struct tp_input *in)
 {
 	if (in->pos != 0) {
 		memmove(in->buf, in->buf + in->pos, in->end - in->pos);
@@ -324,7 +324,7 @@ void tp_input_align(struct tp_input *in)
 	}
 }
 
-void tp_input_skip(struct tp_input *in, size_t n)
+void tk__tp_input_skip(struct tp_input *in, size_t n)
 {
 	if (in->async != NULL && in->end == in->pos)
 		in->async->cur_pos += n;
@@ -333,7 +333,7 @@ void tp_input_skip(struct tp_input *in, size_t n)
 	in->offset += n;
 }
 
-uint64_t tp_input_remaining(const struct tp_input *in)
+uint64_t tk__tp_input_remaining(const struct tp_input *in)
 {
 	struct stat sb;
 

@@ -38,28 +38,28 @@ struct tp_input {
 	uint64_t offset; /* file offset of the byte at the cursor */
 };
 
-int tp_input_open(struct tp_input *in, const char *filename);
-void tp_input_close(struct tp_input *in);
+int tk__tp_input_open(struct tp_input *in, const char *filename);
+void tk__tp_input_close(struct tp_input *in);
 /*
  * Makes at least `want` bytes available at the cursor if the file has them. Returns a
  * pointer to the cursor and the number of bytes available in *avail (less than want only
  * at end of file or on a read error, see in->err).
  */
-unsigned char *tp_input_peek(struct tp_input *in, size_t want, size_t *avail);
-void tp_input_skip(struct tp_input *in, size_t n);
+unsigned char *tk__tp_input_peek(struct tp_input *in, size_t want, size_t *avail);
+void tk__tp_input_skip(struct tp_input *in, size_t n);
 /*
  * Moves the unread bytes to the start of the (malloc-aligned) buffer. Done once after the
  * header: from then on whole 16-byte slots are consumed and a partial slot is moved to the
  * front on refill, so every slot handed out is 16-byte aligned.
  */
-void tp_input_align(struct tp_input *in);
+void tk__tp_input_align(struct tp_input *in);
 /*
- * After tp_input_align(): if the input is a large regular file, start a reader thread
+ * After tk__tp_input_align(): if the input is a large regular file, start a reader thread
  * that fills chunks while the caller parses. Falls back to synchronous reading silently.
  */
-int tp_input_start_async(struct tp_input *in);
+int tk__tp_input_start_async(struct tp_input *in);
 /* Bytes left in the file after the cursor, or UINT64_MAX when unknown (a pipe). */
-uint64_t tp_input_remaining(const struct tp_input *in);
+uint64_t tk__tp_input_remaining(const struct tp_input *in);
 
 /* ---- state ---------------------------------------------------------------------------- */
 
@@ -165,15 +165,15 @@ struct traceparser_state {
 };
 
 /* Records an error: level, errno, message (also printed with _TRACEPARSER_DEBUG_ERRORS). */
-int tp_fail(struct traceparser_state *st, traceparser_error_t level, int err_no, const char *fmt, ...)
+int tk__tp_fail(struct traceparser_state *st, traceparser_error_t level, int err_no, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* Reads and checks the header and syspage; prints them per the debug flags. */
-int tp_read_header(struct traceparser_state *st, struct tp_input *in);
-void tp_free_header(struct traceparser_state *st);
-const struct tp_attr *tp_find_attr(const struct traceparser_state *st, const char *key);
+int tk__tp_read_header(struct traceparser_state *st, struct tp_input *in);
+void tk__tp_free_header(struct traceparser_state *st);
+const struct tp_attr *tk__tp_find_attr(const struct traceparser_state *st, const char *key);
 /* Name of header keyword `index` (info_modes_t 0..18), or NULL. */
-const char *tp_known_key(unsigned index);
-void tp_print_syspage(FILE *out, const unsigned char *sp, size_t len, int swap);
+const char *tk__tp_known_key(unsigned index);
+void tk__tp_print_syspage(FILE *out, const unsigned char *sp, size_t len, int swap);
 
 #endif /* TP_INTERNAL_H */

@@ -31,7 +31,7 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-int tp_fail(struct traceparser_state *st, traceparser_error_t level, int err_no, const char *fmt, ...)
+int tk__tp_fail(struct traceparser_state *st, traceparser_error_t level, int err_no, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -60,7 +60,7 @@ static void free_pending_list(struct tp_pending *p)
 
 static void reset_file_state(struct traceparser_state *st)
 {
-	tp_free_header(st);
+	tk__tp_free_header(st);
 	free_pending_list(st->pending);
 	st->pending = st->pending_tail = NULL;
 	st->n_pending = 0;
@@ -335,7 +335,7 @@ static int collect(struct traceparser_state *st, uint32_t h, uint32_t t, uint64_
 		size_t cap = st->cap_sorted ? st->cap_sorted * 2 : 4096;
 		struct tp_sorted *ns = realloc(st->sorted, cap * sizeof(*ns));
 		if (ns == NULL)
-			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
+			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
 				       "no more memory sorting the event at byte offset %" PRIu64,
 				       st->events_offset + slot * 16);
 		st->sorted = ns;
@@ -348,7 +348,7 @@ static int collect(struct traceparser_state *st, uint32_t h, uint32_t t, uint64_
 			cap *= 2;
 		na = realloc(st->arena, cap * sizeof(*na));
 		if (na == NULL)
-			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
+			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
 				       "no more memory sorting the event at byte offset %" PRIu64,
 				       st->events_offset + slot * 16);
 		st->arena = na;
@@ -504,7 +504,7 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
 		}
 		p = pending_alloc(st);
 		if (p == NULL)
-			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
+			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
 				       "no more memory for the combine event at byte offset %" PRIu64,
 				       st->events_offset + slot * 16);
 		p->header = h;
@@ -528,7 +528,7 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
 			return 0;
 		}
 		if (pending_append(p, ev->data[1], ev->data[2]) != 0)
-			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
+			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
 				       "no more memory for the combine event at byte offset %" PRIu64,
 				       st->events_offset + slot * 16);
 		return 0;
@@ -541,7 +541,7 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
 		pending_unlink(st, prev, p);
 		if (pending_append(p, ev->data[1], ev->data[2]) != 0) {
 			pending_release(st, p);
-			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
+			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
 				       "no more memory for the combine event at byte offset %" PRIu64,
 				       st->events_offset + slot * 16);
 		}
@@ -587,7 +587,7 @@ static inline __attribute__((always_inline)) int run_fast(struct traceparser_sta
 	size_t i, combine_slots = 0;
 
 	for (i = 0; i < n; i++) {
-		/* p is 16-byte aligned (tp_input_align): the slot is used in place. */
+		/* p is 16-byte aligned (tk__tp_input_align): the slot is used in place. */
 		traceevent_t *ev = (traceevent_t *)(void *)(p + i * 16);
 		uint32_t h = conv ? tk__bswap32(ev->header) : ev->header;
 		uint32_t t = conv ? tk__bswap32(ev->data[0]) : ev->data[0];
@@ -702,31 +702,31 @@ int traceparser(struct traceparser_state *st, void *ud, const char *filename)
 			_TRACEPARSER_VER_MINOR);
 		fflush(st->debug_stream);
 	}
-	if (tp_input_open(&in, filename) != 0) {
+	if (tk__tp_input_open(&in, filename) != 0) {
 		int e = errno;
-		tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, e, "couldn't open input trace file %s, errno: %s",
+		tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, e, "couldn't open input trace file %s, errno: %s",
 			filename, strerror(e));
 		return -1;
 	}
 	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_HEADER))
 		fprintf(st->debug_stream, " -- HEADER FILE INFORMATION -- \n");
-	if (tp_read_header(st, &in) != 0) {
-		tp_input_close(&in);
+	if (tk__tp_read_header(st, &in) != 0) {
+		tk__tp_input_close(&in);
 		return -1;
 	}
 	call_null_callback(st);
 	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_HEADER))
 		fprintf(st->debug_stream, " -- KERNEL EVENTS -- \n");
-	tp_input_align(&in);
-	tp_input_start_async(&in);
+	tk__tp_input_align(&in);
+	tk__tp_input_start_async(&in);
 
 	for (;;) {
 		size_t avail, n;
-		unsigned char *p = tp_input_peek(&in, 16, &avail);
+		unsigned char *p = tk__tp_input_peek(&in, 16, &avail);
 		int slow = st->sort_mode || (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_EVENTS));
 
 		if (in.err != 0) {
-			rc = tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EIO,
+			rc = tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EIO,
 				     "cannot read %s at byte offset %" PRIu64 ": %s", filename, in.offset,
 				     strerror(in.err));
 			break;
@@ -736,8 +736,8 @@ int traceparser(struct traceparser_state *st, void *ud, const char *filename)
 			if (avail > 0) {
 				st->stats.trailing_bytes = avail;
 				st->stats.bytes += avail;
-				tp_input_skip(&in, avail);
-				rc = tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
+				tk__tp_input_skip(&in, avail);
+				rc = tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
 					     "truncated event at byte offset %" PRIu64
 					     ": the file ends after %zu of its 16 bytes",
 					     in.offset - avail, avail);
@@ -755,11 +755,11 @@ int traceparser(struct traceparser_state *st, void *ud, const char *filename)
 		slot += n;
 		st->stats.slots += n;
 		st->stats.bytes += n * 16;
-		tp_input_skip(&in, n * 16);
+		tk__tp_input_skip(&in, n * 16);
 		if (rc != 0)
 			break;
 	}
-	tp_input_close(&in);
+	tk__tp_input_close(&in);
 	report_incomplete(st);
 	if (st->sort_mode && st->n_sorted > 0 && st->error != _TRACEPARSER_NO_MORE_MEMORY)
 		dispatch_sorted(st);
@@ -868,7 +868,7 @@ void *traceparser_get_info(struct traceparser_state *st, info_modes_t mode, unsi
 		RET_INFO(ns, tk_traceparser_ns(st));
 	default:
 		if ((int)mode >= _TRACEPARSER_INFO_HEADER_BEGIN && (int)mode <= _TRACEPARSER_INFO_HEADER_END) {
-			const struct tp_attr *a = tp_find_attr(st, tp_known_key((unsigned)mode));
+			const struct tp_attr *a = tk__tp_find_attr(st, tk__tp_known_key((unsigned)mode));
 			if (a != NULL) {
 				if (len)
 					*len = a->value_len;
@@ -914,7 +914,7 @@ const char *tk_traceparser_header_value(const struct traceparser_state *st, cons
 
 	if (st == NULL || key == NULL)
 		return NULL;
-	a = tp_find_attr(st, key);
+	a = tk__tp_find_attr(st, key);
 	if (a == NULL)
 		return NULL;
 	if (value_len)
