@@ -85,7 +85,7 @@ typedef enum {
 	_TRACEPARSER_INFO_TIME_DELTA = -17, /* uint64_t: CLK_DELTA in nanoseconds */
 	/* tracekit additions */
 	TK_TRACEPARSER_INFO_OFFSET = -100,  /* uint64_t: byte offset of the event's first slot */
-	TK_TRACEPARSER_INFO_NS = -101       /* uint64_t: CLK in nanoseconds (since boot) */
+	TK_TRACEPARSER_INFO_NS = -101       /* uint64_t: tk_traceparser_ns() */
 } info_modes_t;
 
 #define _TRACEPARSER_INFO_CLK_INITIAL _TRACEPARSER_INFO_CLK_INTIAL
@@ -243,9 +243,35 @@ TK_API int tk_traceparser_header_entry(const struct traceparser_state *stateptr,
 TK_API const char *tk_traceparser_header_value(const struct traceparser_state *stateptr,
 					       const char *key, unsigned *value_len);
 
-/* 64-bit cycle count / nanoseconds since boot of the event being delivered. */
+/*
+ * 64-bit cycle count of the event being delivered, and its time in nanoseconds on the
+ * file's time line (docs/kev-format.md, "One time line"): CLOCK_MONOTONIC_RAW when the
+ * header carries TRACEKIT_CLOCK_CYCLES and TRACEKIT_CLOCK_RAW_NS (files of tracekit's
+ * recorder), otherwise the cycle count converted at CYCLES_PER_SEC (since boot on QNX).
+ */
 TK_API uint64_t tk_traceparser_clk(const struct traceparser_state *stateptr);
 TK_API uint64_t tk_traceparser_ns(const struct traceparser_state *stateptr);
+
+/*
+ * Owner of the event being delivered (docs/kev-format.md, "Owner of every event"): in a
+ * file with TRACEKIT_OWNER=buffer, the pid/tid of the THRUNNING that follows the last
+ * CONTROL BUFFER before the event (in file order, whatever traceparser_sort() says); in
+ * other files (QNX), the last THRUNNING seen on the event's CPU. Combine events have the
+ * owner of their first slot. Returns 1 when known; 0 with *pid = *tid = 0 when not (no
+ * THRUNNING yet, a buffer without one). pid and tid may be NULL. Call it from a callback.
+ */
+TK_API int tk_traceparser_owner(const struct traceparser_state *stateptr, int32_t *pid, int32_t *tid);
+
+/*
+ * Decodes the event a callback received (its header, time, buffer and buffer_len as
+ * given) with tk_kev_decode(), filling in what the parser knows: the byte order, the
+ * 64-bit time, the time in ns (tk_traceparser_ns()) and the owner (pid, tid and
+ * TK_KEV_DEC_OWNER_KNOWN). flags: TK_KEV_DECODE_*. Call it from the callback; *out points
+ * into buffer (see tk_kev_decoded). Returns 0 or TK_EINVAL.
+ */
+TK_API int tk_traceparser_decode(struct traceparser_state *stateptr, unsigned header, unsigned time,
+				 const unsigned *buffer, unsigned buffer_len, unsigned flags,
+				 tk_kev_decoded *out);
 
 /* Counters of what the parser has seen (_TRACEPARSER_INFO_STATS). */
 struct tk_traceparser_stats {

@@ -204,6 +204,27 @@ static uint64_t value_number(const struct tp_attr *a, int *ok)
 	return v;
 }
 
+/*
+ * tracekit's user attributes (docs/kev-format.md): TRACEKIT_OWNER=buffer (every buffer
+ * names its owner with a THRUNNING after its CONTROL BUFFER) and the clock reference
+ * TRACEKIT_CLOCK_CYCLES / TRACEKIT_CLOCK_RAW_NS (both needed, both decimal numbers; a
+ * value that is not one is ignored and times stay cycles since boot).
+ */
+static void read_tracekit_attrs(struct traceparser_state *st)
+{
+	const struct tp_attr *owner = tk__tp_find_attr(st, "TRACEKIT_OWNER");
+	const struct tp_attr *cyc = tk__tp_find_attr(st, "TRACEKIT_CLOCK_CYCLES");
+	const struct tp_attr *raw = tk__tp_find_attr(st, "TRACEKIT_CLOCK_RAW_NS");
+	int ok1 = 0, ok2 = 0;
+
+	st->owner_buffer_mode = owner != NULL && owner->value_len == 6 && memcmp(owner->value, "buffer", 6) == 0;
+	if (cyc != NULL && raw != NULL) {
+		st->clock_cycles = value_number(cyc, &ok1);
+		st->clock_raw_ns = value_number(raw, &ok2);
+		st->have_clock_ref = ok1 && ok2;
+	}
+}
+
 static void print_header(struct traceparser_state *st)
 {
 	FILE *out = st->debug_stream;
@@ -230,7 +251,7 @@ static void print_header(struct traceparser_state *st)
 
 int tk__tp_read_header(struct traceparser_state *st, struct tp_input *in)
 {
-	size_t want = BEGIN_SEARCH, avail, end = 0;
+	size_t want = 1, avail, end = 0;
 	const unsigned char *p;
 	const struct tp_attr *le, *be, *me, *vmaj, *vmin, *splen, *cps;
 	uint64_t major, minor, sp_len = 0, remaining, base = in->offset, hdr_end;
@@ -248,7 +269,12 @@ int tk__tp_read_header(struct traceparser_state *st, struct tp_input *in)
 			break;
 		if (rc == PARSE_ERROR)
 			return -1;
-		want = avail < want ? want : want * 2;
+		/* One byte more than we have: a pipe delivers what it has, and the header is
+		 * parsed as soon as it is complete, not when 4 KiB have arrived (a live trace
+		 * shows its first events at once); a file gives a whole read buffer anyway. */
+		/* (Beyond 4 KiB the amount doubles, so that a header dribbled byte by byte is
+		 * not parsed again for every byte.) */
+		want = avail < want ? want : avail < BEGIN_SEARCH ? avail + 1 : avail * 2;
 		if (want > TP_MAX_HEADER_BYTES)
 			want = TP_MAX_HEADER_BYTES;
 	}
@@ -301,6 +327,7 @@ int tk__tp_read_header(struct traceparser_state *st, struct tp_input *in)
 
 	cps = tk__tp_find_attr(st, "CYCLES_PER_SEC");
 	st->cycles_per_sec = cps ? value_number(cps, NULL) : 0;
+	read_tracekit_attrs(st);
 
 	splen = tk__tp_find_attr(st, "SYSPAGE_LEN");
 	if (splen != NULL) {

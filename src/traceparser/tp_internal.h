@@ -78,9 +78,19 @@ struct tp_attr {
 	uint64_t offset; /* file offset of the entry's "TRACE_", for error messages */
 };
 
+/*
+ * A combine event waiting for its CE. Pending events are on three doubly linked lists:
+ * all of them oldest first (next/prev: eviction at the cap, reports), and two hash chains
+ * in the same order, one per (timestamp, CPU/class/code) and one per timestamp, so that a
+ * CC or CE slot finds its CB in O(1) however many events never finish.
+ */
 struct tp_pending {
-	struct tp_pending *next;
+	struct tp_pending *next, *prev;
+	struct tp_pending *knext, *kprev; /* chain of the (time, key) bucket */
+	struct tp_pending *tnext, *tprev; /* chain of the time bucket */
 	uint32_t header, time, msb;
+	int32_t pid, tid; /* owner when the CB was read */
+	int owner_known;
 	uint64_t slot; /* index of the CB slot */
 	uint32_t *words;
 	size_t n_words, cap_words;
@@ -93,7 +103,22 @@ struct tp_sorted {
 	uint64_t slot;
 	uint32_t header, time, n_words;
 	uint32_t provisional; /* 1: clk's upper bits await the CPU's first TIME event */
+	int32_t pid, tid;
+	uint32_t owner_known;
 	uint64_t words_off; /* index into the word arena */
+};
+
+#define TP_HASH_SIZE 4096u /* buckets of each pending-event hash (a power of 2) */
+#define TP_MAX_HELD 8u     /* buffer-owner mode: events held until the owner is known */
+
+struct tp_chain {
+	struct tp_pending *head, *tail;
+};
+
+/* An event held back until the THRUNNING after a CONTROL BUFFER names its owner. */
+struct tp_held {
+	uint32_t header, time, w[2];
+	uint64_t slot, clk;
 };
 
 struct traceparser_state {
@@ -142,6 +167,7 @@ struct traceparser_state {
 	/* combine events waiting for their CE */
 	struct tp_pending *pending, *pending_tail, *free_pending;
 	unsigned n_pending;
+	struct tp_chain *kbuckets, *tbuckets; /* TP_HASH_SIZE each, allocated with the first CB */
 	uint32_t *combine_buf;
 	size_t combine_cap;
 
@@ -152,6 +178,28 @@ struct traceparser_state {
 	size_t n_arena, cap_arena;
 
 	struct tk_traceparser_stats stats;
+
+	/*
+	 * Owner of each event (docs/kev-format.md, "Owner of every event"). QNX files: the
+	 * last THRUNNING of the event's CPU. tracekit files (TRACEKIT_OWNER=buffer): the
+	 * THRUNNING that follows the last CONTROL BUFFER; the events from that BUFFER up to
+	 * the THRUNNING (control events) are held until it arrives.
+	 */
+	int owner_buffer_mode;
+	int32_t cpu_pid[64], cpu_tid[64];
+	uint64_t cpu_owner_known;
+	int32_t buf_pid, buf_tid;
+	int buf_owner_known;
+	int cur_owner_explicit; /* the event being delivered carries its own owner */
+	int32_t cur_pid, cur_tid;
+	int cur_owner_known;
+	int holding;
+	unsigned n_held;
+	struct tp_held held[TP_MAX_HELD];
+
+	/* One time line: TRACEKIT_CLOCK_CYCLES and TRACEKIT_CLOCK_RAW_NS of the header */
+	int have_clock_ref;
+	uint64_t clock_cycles, clock_raw_ns;
 
 	/*
 	 * Storage for the values traceparser_get_info() computes: one field per mode, so a

@@ -28,6 +28,9 @@
 #include "traceparser/tp_internal.h"
 
 #define TIME_INDEX ((1u << 10) | _TRACE_CONTROL_TIME)
+#define BUFFER_INDEX ((1u << 10) | _TRACE_CONTROL_BUFFER) /* TIME_INDEX + 1 */
+#define THRUN_INDEX ((4u << 10) | STATE_RUNNING)
+#define KEY_MASK 0x3f007fffu /* CPU, class and code of a header */
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -64,6 +67,10 @@ static void reset_file_state(struct traceparser_state *st)
 	free_pending_list(st->pending);
 	st->pending = st->pending_tail = NULL;
 	st->n_pending = 0;
+	if (st->kbuckets != NULL) {
+		memset(st->kbuckets, 0, TP_HASH_SIZE * sizeof(*st->kbuckets));
+		memset(st->tbuckets, 0, TP_HASH_SIZE * sizeof(*st->tbuckets));
+	}
 	free(st->sorted);
 	st->sorted = NULL;
 	st->n_sorted = st->cap_sorted = 0;
@@ -85,6 +92,15 @@ static void reset_file_state(struct traceparser_state *st)
 	st->endian_conv = 0;
 	st->cycles_per_sec = 0;
 	st->events_offset = 0;
+	st->owner_buffer_mode = 0;
+	st->cpu_owner_known = 0;
+	st->buf_owner_known = 0;
+	st->buf_pid = st->buf_tid = 0;
+	st->cur_owner_explicit = 0;
+	st->holding = 0;
+	st->n_held = 0;
+	st->have_clock_ref = 0;
+	st->clock_cycles = st->clock_raw_ns = 0;
 	st->error = 0;
 	st->errstr[0] = '\0';
 	memset(&st->stats, 0, sizeof(st->stats));
@@ -96,6 +112,8 @@ struct traceparser_state *traceparser_init(struct traceparser_state *st)
 		reset_file_state(st);
 		free_pending_list(st->free_pending);
 		free(st->combine_buf);
+		free(st->kbuckets);
+		free(st->tbuckets);
 		memset(st, 0, sizeof(*st));
 		return st;
 	}
@@ -117,6 +135,8 @@ void traceparser_destroy(struct traceparser_state **stp)
 	reset_file_state(st);
 	free_pending_list(st->free_pending);
 	free(st->combine_buf);
+	free(st->kbuckets);
+	free(st->tbuckets);
 	free(st);
 	*stp = NULL;
 }
@@ -298,9 +318,103 @@ static uint64_t cycles_to_ns(const struct traceparser_state *st, uint64_t cycles
 	return (uint64_t)((unsigned __int128)cycles * 1000000000u / st->cycles_per_sec);
 }
 
+/*
+ * A 64-bit cycle count on the file's time line (docs/kev-format.md, "One time line"):
+ * CLOCK_MONOTONIC_RAW nanoseconds when the header carries TRACEKIT_CLOCK_CYCLES and
+ * TRACEKIT_CLOCK_RAW_NS (the signed distance to the reference, so a trace of days neither
+ * overflows nor loses precision), otherwise the count in nanoseconds (since boot on QNX).
+ */
+static uint64_t clk_to_ns(const struct traceparser_state *st, uint64_t clk)
+{
+	__int128 diff, ns, cps;
+
+	if (!st->have_clock_ref)
+		return cycles_to_ns(st, clk);
+	cps = st->cycles_per_sec != 0 ? (__int128)st->cycles_per_sec : 1000000000;
+	diff = (__int128)(int64_t)(clk - st->clock_cycles) * 1000000000;
+	/* floor division, so that times stay monotonic across the reference */
+	ns = diff >= 0 ? diff / cps : -((-diff + cps - 1) / cps);
+	ns += (__int128)st->clock_raw_ns;
+	if (ns < 0)
+		return 0;
+	return ns > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
 uint64_t tk_traceparser_ns(const struct traceparser_state *st)
 {
-	return st ? cycles_to_ns(st, tk_traceparser_clk(st)) : 0;
+	return st ? clk_to_ns(st, tk_traceparser_clk(st)) : 0;
+}
+
+/* ---- owner ---------------------------------------------------------------------------- */
+
+static inline void owner_now(const struct traceparser_state *st, unsigned cpu, int32_t *pid, int32_t *tid,
+			     int *known)
+{
+	if (st->owner_buffer_mode) {
+		*known = st->buf_owner_known;
+		*pid = st->buf_pid;
+		*tid = st->buf_tid;
+	} else {
+		*known = (int)((st->cpu_owner_known >> cpu) & 1);
+		*pid = *known ? st->cpu_pid[cpu] : 0;
+		*tid = *known ? st->cpu_tid[cpu] : 0;
+	}
+}
+
+int tk_traceparser_owner(const struct traceparser_state *st, int32_t *pid, int32_t *tid)
+{
+	int32_t p = 0, t = 0;
+	int known = 0;
+
+	if (st != NULL) {
+		if (st->cur_owner_explicit) {
+			known = st->cur_owner_known;
+			p = st->cur_pid;
+			t = st->cur_tid;
+		} else {
+			owner_now(st, _NTO_TRACE_GETCPU(st->cur_header), &p, &t, &known);
+		}
+	}
+	if (pid != NULL)
+		*pid = known ? p : 0;
+	if (tid != NULL)
+		*tid = known ? t : 0;
+	return known;
+}
+
+/* A THRUNNING slot (QNX mode: the CPU's owner from now on). */
+static inline void note_running(struct traceparser_state *st, uint32_t h, uint32_t d1, uint32_t d2)
+{
+	unsigned cpu = _NTO_TRACE_GETCPU(h);
+
+	if (st->owner_buffer_mode)
+		return;
+	st->cpu_pid[cpu] = (int32_t)d1;
+	st->cpu_tid[cpu] = (int32_t)d2;
+	st->cpu_owner_known |= 1ull << cpu;
+}
+
+int tk_traceparser_decode(struct traceparser_state *st, unsigned header, unsigned time, const unsigned *buffer,
+			  unsigned buffer_len, unsigned flags, tk_kev_decoded *out)
+{
+	tk_kev_event ev;
+	int rc;
+
+	if (st == NULL || out == NULL || (buffer_len > 0 && buffer == NULL))
+		return TK_EINVAL;
+	ev.header = header;
+	ev.time = time;
+	ev.data = buffer;
+	ev.len = buffer_len;
+	ev.swap = (int)st->endian_conv;
+	ev.clk = tk_traceparser_clk(st);
+	ev.ns = clk_to_ns(st, ev.clk);
+	rc = tk_kev_decode(&ev, flags, out);
+	if (rc != TK_OK)
+		return rc;
+	if (tk_traceparser_owner(st, &out->pid, &out->tid))
+		out->flags |= TK_KEV_DEC_OWNER_KNOWN;
+	return TK_OK;
 }
 
 /* ---- dispatch ------------------------------------------------------------------------- */
@@ -327,7 +441,7 @@ static inline void deliver(struct traceparser_state *st, uint32_t h, uint32_t t,
 
 /* Sort mode: keep the event for later. */
 static int collect(struct traceparser_state *st, uint32_t h, uint32_t t, uint64_t clk, const uint32_t *words,
-		   unsigned n, uint64_t slot)
+		   unsigned n, uint64_t slot, int32_t pid, int32_t tid, int known)
 {
 	struct tp_sorted *s;
 
@@ -362,6 +476,9 @@ static int collect(struct traceparser_state *st, uint32_t h, uint32_t t, uint64_
 	s->n_words = n;
 	s->provisional = !((st->msb_known >> _NTO_TRACE_GETCPU(h)) & 1);
 	st->n_provisional[_NTO_TRACE_GETCPU(h)] += s->provisional;
+	s->pid = pid;
+	s->tid = tid;
+	s->owner_known = (uint32_t)known;
 	s->words_off = st->n_arena;
 	memcpy(st->arena + st->n_arena, words, (size_t)n * sizeof(uint32_t));
 	st->n_arena += n;
@@ -383,12 +500,35 @@ static void dispatch_sorted(struct traceparser_state *st)
 
 	qsort(st->sorted, st->n_sorted, sizeof(*st->sorted), cmp_sorted);
 	st->cur_clk_explicit = 1;
+	st->cur_owner_explicit = 1;
 	for (i = 0; i < st->n_sorted; i++) {
 		const struct tp_sorted *s = &st->sorted[i];
 		st->cur_clk = s->clk;
+		st->cur_pid = s->pid;
+		st->cur_tid = s->tid;
+		st->cur_owner_known = (int)s->owner_known;
 		deliver(st, s->header, s->time, st->arena + s->words_off, s->n_words, s->slot);
 	}
 	st->cur_clk_explicit = 0;
+	st->cur_owner_explicit = 0;
+}
+
+/* Delivers (or, sort mode, collects) an event whose time and owner were fixed earlier. */
+static int emit_explicit(struct traceparser_state *st, uint32_t h, uint32_t t, uint64_t clk, unsigned *words,
+			 unsigned n, uint64_t slot, int32_t pid, int32_t tid, int known)
+{
+	if (st->sort_mode)
+		return collect(st, h, t, clk, words, n, slot, pid, tid, known);
+	st->cur_clk_explicit = 1;
+	st->cur_clk = clk;
+	st->cur_owner_explicit = 1;
+	st->cur_pid = pid;
+	st->cur_tid = tid;
+	st->cur_owner_known = known;
+	deliver(st, h, t, words, n, slot);
+	st->cur_clk_explicit = 0;
+	st->cur_owner_explicit = 0;
+	return 0;
 }
 
 /* ---- combine events ------------------------------------------------------------------- */
@@ -406,7 +546,8 @@ static struct tp_pending *pending_alloc(struct traceparser_state *st)
 		p->words = p->inline_words;
 		p->cap_words = sizeof(p->inline_words) / sizeof(p->inline_words[0]);
 	}
-	p->next = NULL;
+	p->next = p->prev = NULL;
+	p->knext = p->kprev = p->tnext = p->tprev = NULL;
 	p->n_words = 0;
 	p->overflow = 0;
 	return p;
@@ -423,15 +564,74 @@ static void pending_release(struct traceparser_state *st, struct tp_pending *p)
 	st->free_pending = p;
 }
 
-static void pending_unlink(struct traceparser_state *st, struct tp_pending *prev, struct tp_pending *p)
+static inline unsigned hash_time(uint32_t t)
 {
-	if (prev != NULL)
-		prev->next = p->next;
-	else
-		st->pending = p->next;
-	if (st->pending_tail == p)
-		st->pending_tail = prev;
+	return (t * 0x9e3779b1u) >> 20; /* TP_HASH_SIZE = 2^12 */
+}
+
+static inline unsigned hash_key(uint32_t t, uint32_t key)
+{
+	return ((t ^ (key * 0x85ebca6bu)) * 0x9e3779b1u) >> 20;
+}
+
+_Static_assert(TP_HASH_SIZE == 1u << 12, "hash_time() and hash_key() give 12 bits");
+
+#define CHAIN_APPEND(ch, p, nx, pv)            \
+	do {                                   \
+		(p)->pv = (ch)->tail;          \
+		(p)->nx = NULL;                \
+		if ((ch)->tail != NULL)        \
+			(ch)->tail->nx = (p);  \
+		else                           \
+			(ch)->head = (p);      \
+		(ch)->tail = (p);              \
+	} while (0)
+
+#define CHAIN_REMOVE(ch, p, nx, pv)               \
+	do {                                      \
+		if ((p)->pv != NULL)              \
+			(p)->pv->nx = (p)->nx;    \
+		else                              \
+			(ch)->head = (p)->nx;     \
+		if ((p)->nx != NULL)              \
+			(p)->nx->pv = (p)->pv;    \
+		else                              \
+			(ch)->tail = (p)->pv;     \
+	} while (0)
+
+static void pending_link(struct traceparser_state *st, struct tp_pending *p)
+{
+	struct tp_chain all = { st->pending, st->pending_tail };
+
+	CHAIN_APPEND(&all, p, next, prev);
+	st->pending = all.head;
+	st->pending_tail = all.tail;
+	CHAIN_APPEND(&st->kbuckets[hash_key(p->time, p->header & KEY_MASK)], p, knext, kprev);
+	CHAIN_APPEND(&st->tbuckets[hash_time(p->time)], p, tnext, tprev);
+	st->n_pending++;
+}
+
+static void pending_unlink(struct traceparser_state *st, struct tp_pending *p)
+{
+	struct tp_chain all = { st->pending, st->pending_tail };
+
+	CHAIN_REMOVE(&all, p, next, prev);
+	st->pending = all.head;
+	st->pending_tail = all.tail;
+	CHAIN_REMOVE(&st->kbuckets[hash_key(p->time, p->header & KEY_MASK)], p, knext, kprev);
+	CHAIN_REMOVE(&st->tbuckets[hash_time(p->time)], p, tnext, tprev);
 	st->n_pending--;
+}
+
+static void pending_clear(struct traceparser_state *st)
+{
+	free_pending_list(st->pending);
+	st->pending = st->pending_tail = NULL;
+	st->n_pending = 0;
+	if (st->kbuckets != NULL) {
+		memset(st->kbuckets, 0, TP_HASH_SIZE * sizeof(*st->kbuckets));
+		memset(st->tbuckets, 0, TP_HASH_SIZE * sizeof(*st->tbuckets));
+	}
 }
 
 static int pending_append(struct tp_pending *p, uint32_t d1, uint32_t d2)
@@ -458,27 +658,28 @@ static int pending_append(struct tp_pending *p, uint32_t d1, uint32_t d2)
 	return 0;
 }
 
-/* First pending event with timestamp t; one with the same CPU/class/code is preferred. */
-static struct tp_pending *pending_find(struct traceparser_state *st, uint32_t h, uint32_t t,
-				       struct tp_pending **prev_out)
+/*
+ * The oldest pending event with timestamp t and the same CPU/class/code, else the oldest
+ * with timestamp t (QNX matches on the timestamp alone). Each hash chain keeps the order
+ * of the events it holds, so the first match in a chain is the oldest: O(1) per slot
+ * whatever the number of events that never finish.
+ */
+static struct tp_pending *pending_find(struct traceparser_state *st, uint32_t h, uint32_t t)
 {
-	struct tp_pending *p, *prev = NULL, *first = NULL, *first_prev = NULL;
-	uint32_t key = h & 0x3f007fffu;
+	struct tp_pending *p;
+	uint32_t key = h & KEY_MASK;
 
-	for (p = st->pending; p != NULL; prev = p, p = p->next) {
-		if (p->time != t)
-			continue;
-		if ((p->header & 0x3f007fffu) == key) {
-			*prev_out = prev;
+	if (st->n_pending == 0)
+		return NULL;
+	for (p = st->kbuckets[hash_key(t, key)].head; p != NULL; p = p->knext) {
+		if (p->time == t && (p->header & KEY_MASK) == key)
 			return p;
-		}
-		if (first == NULL) {
-			first = p;
-			first_prev = prev;
-		}
 	}
-	*prev_out = first_prev;
-	return first;
+	for (p = st->tbuckets[hash_time(t)].head; p != NULL; p = p->tnext) {
+		if (p->time == t)
+			return p;
+	}
+	return NULL;
 }
 
 static void unbalanced(struct traceparser_state *st, const char *what, uint64_t slot)
@@ -492,13 +693,25 @@ static void unbalanced(struct traceparser_state *st, const char *what, uint64_t 
 
 static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceevent_t *ev, uint64_t slot)
 {
-	struct tp_pending *p, *prev;
+	struct tp_pending *p;
 
 	switch (_TRACE_GET_STRUCT(h)) {
 	case _TRACE_STRUCT_CB:
+		if (st->kbuckets == NULL) {
+			st->kbuckets = calloc(TP_HASH_SIZE, sizeof(*st->kbuckets));
+			st->tbuckets = calloc(TP_HASH_SIZE, sizeof(*st->tbuckets));
+			if (st->kbuckets == NULL || st->tbuckets == NULL) {
+				free(st->kbuckets);
+				free(st->tbuckets);
+				st->kbuckets = st->tbuckets = NULL;
+				return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
+					       "no more memory for the combine event at byte offset %" PRIu64,
+					       st->events_offset + slot * 16);
+			}
+		}
 		if (st->n_pending >= TP_MAX_PENDING) {
 			p = st->pending;
-			pending_unlink(st, NULL, p);
+			pending_unlink(st, p);
 			pending_release(st, p);
 			st->stats.incomplete_events++;
 		}
@@ -510,19 +723,15 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
 		p->header = h;
 		p->time = t;
 		p->msb = msb_for_cpu(st, _NTO_TRACE_GETCPU(h));
+		owner_now(st, _NTO_TRACE_GETCPU(h), &p->pid, &p->tid, &p->owner_known);
 		p->slot = slot;
 		p->words[0] = ev->data[1];
 		p->words[1] = ev->data[2];
 		p->n_words = 2;
-		if (st->pending_tail != NULL)
-			st->pending_tail->next = p;
-		else
-			st->pending = p;
-		st->pending_tail = p;
-		st->n_pending++;
+		pending_link(st, p);
 		return 0;
 	case _TRACE_STRUCT_CC:
-		p = pending_find(st, h, t, &prev);
+		p = pending_find(st, h, t);
 		if (p == NULL) {
 			unbalanced(st, "continuation", slot);
 			return 0;
@@ -533,12 +742,12 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
 				       st->events_offset + slot * 16);
 		return 0;
 	default: /* CE */
-		p = pending_find(st, h, t, &prev);
+		p = pending_find(st, h, t);
 		if (p == NULL) {
 			unbalanced(st, "end", slot);
 			return 0;
 		}
-		pending_unlink(st, prev, p);
+		pending_unlink(st, p);
 		if (pending_append(p, ev->data[1], ev->data[2]) != 0) {
 			pending_release(st, p);
 			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
@@ -558,20 +767,105 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
 		st->stats.events++;
 		st->stats.combine_events++;
 		{
-			uint64_t clk = ((uint64_t)p->msb << 32) | p->time;
-			int rc = 0;
-			if (st->sort_mode) {
-				rc = collect(st, p->header, p->time, clk, p->words, (unsigned)p->n_words, p->slot);
-			} else {
-				st->cur_clk_explicit = 1;
-				st->cur_clk = clk;
-				deliver(st, p->header, p->time, p->words, (unsigned)p->n_words, p->slot);
-				st->cur_clk_explicit = 0;
-			}
+			int rc = emit_explicit(st, p->header, p->time, ((uint64_t)p->msb << 32) | p->time, p->words,
+					       (unsigned)p->n_words, p->slot, p->pid, p->tid, p->owner_known);
 			pending_release(st, p);
 			return rc;
 		}
 	}
+}
+
+/* ---- owner of buffers (TRACEKIT_OWNER=buffer) ----------------------------------------- */
+
+static int hold(struct traceparser_state *st, uint32_t h, uint32_t t, const unsigned *w, uint64_t slot)
+{
+	struct tp_held *e = &st->held[st->n_held++];
+
+	e->header = h;
+	e->time = t;
+	e->w[0] = w[0];
+	e->w[1] = w[1];
+	e->slot = slot;
+	e->clk = ((uint64_t)msb_for_cpu(st, _NTO_TRACE_GETCPU(h)) << 32) | t;
+	return 0;
+}
+
+/* Delivers the held events: the buffer's owner is now known (or known to be unknown). */
+static int hold_release(struct traceparser_state *st)
+{
+	unsigned i, n = st->n_held;
+
+	st->holding = 0;
+	st->n_held = 0;
+	for (i = 0; i < n; i++) {
+		struct tp_held e = st->held[i];
+		if (emit_explicit(st, e.header, e.time, e.clk, e.w, 2, e.slot, st->buf_pid, st->buf_tid,
+				  st->buf_owner_known) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A simple slot off the fast path: TIME, BUFFER and THRUNNING events, every slot while
+ * events are held, and every slot in sort or debug mode. w: the two payload words, in
+ * file order.
+ */
+static int s_slot(struct traceparser_state *st, uint32_t h, uint32_t t, unsigned *w, int conv, uint64_t slot)
+{
+	uint32_t k = h & (TP_TABLE_SIZE - 1);
+
+	if (k == TIME_INDEX)
+		note_time(st, h, t, tk__cs32(conv, w[0]));
+	else if (k == THRUN_INDEX)
+		note_running(st, h, tk__cs32(conv, w[0]), tk__cs32(conv, w[1]));
+	if (st->owner_buffer_mode) {
+		if (k == BUFFER_INDEX) {
+			/* a new buffer: its events wait for the THRUNNING that names its owner */
+			if (st->holding && hold_release(st) != 0)
+				return -1;
+			st->buf_owner_known = 0;
+			st->buf_pid = st->buf_tid = 0;
+			st->holding = 1;
+			return hold(st, h, t, w, slot);
+		}
+		if (st->holding) {
+			if (k == THRUN_INDEX) {
+				st->buf_pid = (int32_t)tk__cs32(conv, w[0]);
+				st->buf_tid = (int32_t)tk__cs32(conv, w[1]);
+				st->buf_owner_known = 1;
+				if (hold_release(st) != 0)
+					return -1;
+			} else if (TK_KEV_CLASS(h) == 1 && st->n_held < TP_MAX_HELD) {
+				return hold(st, h, t, w, slot);
+			} else if (hold_release(st) != 0) { /* no owner event: unknown */
+				return -1;
+			}
+		}
+	}
+	if (st->sort_mode) {
+		int32_t pid, tid;
+		int known;
+		owner_now(st, _NTO_TRACE_GETCPU(h), &pid, &tid, &known);
+		return collect(st, h, t, ((uint64_t)msb_for_cpu(st, _NTO_TRACE_GETCPU(h)) << 32) | t, w, 2, slot, pid,
+			       tid, known);
+	}
+	deliver(st, h, t, w, 2, slot);
+	return 0;
+}
+
+/* Any slot, off the fast path; counts the combine slots in *combine_slots. */
+static int one_slot(struct traceparser_state *st, traceevent_t *ev, int conv, uint64_t slot, size_t *combine_slots)
+{
+	uint32_t h = tk__cs32(conv, ev->header);
+	uint32_t t = tk__cs32(conv, ev->data[0]);
+
+	if (_TRACE_GET_STRUCT(h) == _TRACE_STRUCT_S)
+		return s_slot(st, h, t, &ev->data[1], conv, slot);
+	(*combine_slots)++;
+	if (st->holding && hold_release(st) != 0)
+		return -1;
+	return combine(st, h, t, ev, slot);
 }
 
 /* ---- the event loop ------------------------------------------------------------------- */
@@ -584,22 +878,34 @@ static inline __attribute__((always_inline)) int run_fast(struct traceparser_sta
 							  unsigned char *p, size_t n,
 							  uint64_t first_slot, const int conv)
 {
-	size_t i, combine_slots = 0;
+	size_t i = 0, combine_slots = 0;
 
-	for (i = 0; i < n; i++) {
+	/* events held from the previous block (a buffer's start, before its owner) */
+	for (; UNLIKELY(st->holding) && i < n; i++) {
+		if (one_slot(st, (traceevent_t *)(void *)(p + i * 16), conv, first_slot + i, &combine_slots) != 0)
+			return -1;
+	}
+	for (; i < n; i++) {
 		/* p is 16-byte aligned (tk__tp_input_align): the slot is used in place. */
 		traceevent_t *ev = (traceevent_t *)(void *)(p + i * 16);
 		uint32_t h = conv ? tk__bswap32(ev->header) : ev->header;
 		uint32_t t = conv ? tk__bswap32(ev->data[0]) : ev->data[0];
-		/* One test sends both rare cases (a combine slot, a TIME event) off the path: the
-		 * struct bits keep k outside the table for combine slots. */
+		/* One test sends the rare cases (a combine slot, TIME, BUFFER, THRUNNING) off the
+		 * path: the struct bits keep k outside the table for combine slots. */
 		uint32_t k = h & (_TRACE_GET_STRUCT(~0u) | (TP_TABLE_SIZE - 1));
 
-		if (LIKELY(k < TP_TABLE_SIZE && k != TIME_INDEX)) {
+		if (LIKELY(k < TP_TABLE_SIZE && k - TIME_INDEX > 1u && k != THRUN_INDEX)) {
 			deliver_at(st, k, h, t, &ev->data[1], 2, first_slot + i);
-		} else if (k == TIME_INDEX) {
-			note_time(st, h, t, conv ? tk__bswap32(ev->data[1]) : ev->data[1]);
-			deliver_at(st, k, h, t, &ev->data[1], 2, first_slot + i);
+		} else if (k < TP_TABLE_SIZE) {
+			if (s_slot(st, h, t, &ev->data[1], conv, first_slot + i) != 0)
+				return -1;
+			/* a BUFFER of a TRACEKIT_OWNER=buffer file: up to its THRUNNING */
+			while (UNLIKELY(st->holding) && i + 1 < n) {
+				i++;
+				if (one_slot(st, (traceevent_t *)(void *)(p + i * 16), conv, first_slot + i,
+					     &combine_slots) != 0)
+					return -1;
+			}
 		} else {
 			combine_slots++;
 			if (combine(st, h, t, ev, first_slot + i) != 0)
@@ -625,34 +931,20 @@ static int run_slow(struct traceparser_state *st, unsigned char *p, size_t n, ui
 {
 	int conv = (int)st->endian_conv;
 	int dump = st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_EVENTS);
-	size_t i;
+	size_t i, combine_slots = 0;
 
 	for (i = 0; i < n; i++) {
 		traceevent_t ev;
-		uint32_t h, t;
 
 		memcpy(&ev, p + i * 16, 16);
-		h = tk__cs32(conv, ev.header);
-		t = tk__cs32(conv, ev.data[0]);
 		if (dump)
 			fprintf(st->debug_stream, "event => h:0x%8.8lx d0:0x%8.8lx d1:0x%8.8lx d2:0x%8.8lx\n",
-				(unsigned long)h, (unsigned long)t, (unsigned long)ev.data[1],
-				(unsigned long)ev.data[2]);
-		if (_TRACE_GET_STRUCT(h) == _TRACE_STRUCT_S) {
-			if ((h & (TP_TABLE_SIZE - 1)) == TIME_INDEX)
-				note_time(st, h, t, tk__cs32(conv, ev.data[1]));
-			st->stats.events++;
-			if (st->sort_mode) {
-				uint64_t clk = ((uint64_t)msb_for_cpu(st, _NTO_TRACE_GETCPU(h)) << 32) | t;
-				if (collect(st, h, t, clk, &ev.data[1], 2, first_slot + i) != 0)
-					return -1;
-			} else {
-				deliver(st, h, t, &ev.data[1], 2, first_slot + i);
-			}
-		} else if (combine(st, h, t, &ev, first_slot + i) != 0) {
+				(unsigned long)tk__cs32(conv, ev.header), (unsigned long)tk__cs32(conv, ev.data[0]),
+				(unsigned long)ev.data[1], (unsigned long)ev.data[2]);
+		if (one_slot(st, &ev, conv, first_slot + i, &combine_slots) != 0)
 			return -1;
-		}
 	}
+	st->stats.events += n - combine_slots;
 	return 0;
 }
 
@@ -666,9 +958,7 @@ static void report_incomplete(struct traceparser_state *st)
 			"TRACEPARSER: %u combine event(s) never completed; the first began at byte offset %" PRIu64
 			"\n",
 			st->n_pending, st->events_offset + st->pending->slot * 16);
-	free_pending_list(st->pending);
-	st->pending = st->pending_tail = NULL;
-	st->n_pending = 0;
+	pending_clear(st);
 }
 
 static void call_null_callback(struct traceparser_state *st)
@@ -760,6 +1050,8 @@ int traceparser(struct traceparser_state *st, void *ud, const char *filename)
 			break;
 	}
 	tk__tp_input_close(&in);
+	if (st->holding && hold_release(st) != 0 && rc == 0)
+		rc = -1;
 	report_incomplete(st);
 	if (st->sort_mode && st->n_sorted > 0 && st->error != _TRACEPARSER_NO_MORE_MEMORY)
 		dispatch_sorted(st);
@@ -785,6 +1077,8 @@ int traceparser_one_event(struct traceparser_state *st, traceevent_t *event)
 	if (_TRACE_GET_STRUCT(ev.header) == _TRACE_STRUCT_S) {
 		if ((ev.header & (TP_TABLE_SIZE - 1)) == TIME_INDEX)
 			note_time(st, ev.header, ev.data[0], ev.data[1]);
+		else if ((ev.header & (TP_TABLE_SIZE - 1)) == THRUN_INDEX)
+			note_running(st, ev.header, ev.data[1], ev.data[2]);
 		st->stats.events++;
 		deliver(st, ev.header, ev.data[0], &ev.data[1], 2, slot);
 		return 0;
