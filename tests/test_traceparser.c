@@ -6,7 +6,10 @@
  * rollovers, standard input through a pipe, and every kind of malformed file.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tk_test.h"
@@ -1118,6 +1121,384 @@ static void test_large_files(void **state)
 	}
 }
 
+/* ---- owner of every event, one time line (issue 9 items 2 and 3) ---------------------- */
+
+struct owner_check {
+	uint64_t events, checked, unknown;
+	int32_t buf_owner_tid; /* owner the last BUFFER got, checked at its THRUNNING */
+	int failed;
+	uint64_t first_fail;
+};
+
+/*
+ * USER events carry their thread's tid in d0 (and pid = 1000 + tid in d1); control events
+ * of a buffer belong to the THRUNNING after its BUFFER; the "orphan" buffers (no
+ * THRUNNING) give unknown owners.
+ */
+static int owner_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct owner_check *c = ud;
+	tk_kev_decoded d;
+	int32_t pid, tid;
+	int known = tk_traceparser_owner(st, &pid, &tid);
+
+	(void)t;
+	assert_int_equal(tk_traceparser_decode(st, h, t, buf, len, 0, &d), TK_OK);
+	assert_int_equal(d.pid, pid);
+	assert_int_equal(d.tid, tid);
+	assert_int_equal(!!(d.flags & TK_KEV_DEC_OWNER_KNOWN), known);
+	c->events++;
+	if (!known) {
+		c->unknown++;
+		assert_int_equal(pid, 0);
+		assert_int_equal(tid, 0);
+	}
+	if (TK_KEV_CLASS(h) == 6) {
+		uint32_t want_tid = d.fields[0].type == TK_KEV_FIELD_WORDS ? tk_kev_field_word(&d, &d.fields[0], 0)
+										   : (uint32_t)d.fields[0].v.u;
+		c->checked++;
+		if (want_tid == 0) { /* written in a buffer without owner */
+			if (known && !c->failed)
+				c->failed = 1, c->first_fail = c->events;
+		} else if (!known || (uint32_t)tid != want_tid || (uint32_t)pid != 1000 + want_tid) {
+			if (!c->failed)
+				c->failed = 1, c->first_fail = c->events;
+		}
+	} else if (TK_KEV_CLASS(h) == 1 && TK_KEV_CODE(h) == _TRACE_CONTROL_BUFFER) {
+		c->buf_owner_tid = known ? tid : -1;
+	} else if (TK_KEV_CLASS(h) == 1 && TK_KEV_CODE(h) == _TRACE_CONTROL_DROPPED) {
+		assert_true(known);
+		assert_int_equal(tid, c->buf_owner_tid);
+	} else if (TK_KEV_CLASS(h) == 4 && TK_KEV_CODE(h) == STATE_RUNNING) {
+		/* the THRUNNING that names the buffer's owner belongs to it, and so did the BUFFER */
+		assert_true(known);
+		assert_int_equal(tid, (int32_t)d.fields[1].v.u);
+		assert_int_equal(c->buf_owner_tid, tid);
+	}
+	return 0;
+}
+
+#define OWNER_THREADS 16
+#define OWNER_BUFFERS 5000
+
+/*
+ * A recording as tracekit's recorder writes it (docs/kev-format.md): 16 threads, 5,000
+ * buffers in the order they were flushed (not by thread), each TIME, CONTROL BUFFER,
+ * sometimes DROPPED, THRUNNING (pid, tid), then events of the owner, simple and combine;
+ * every 97th buffer has no THRUNNING (its events have no known owner).
+ */
+static const char *write_owner_file(int with_clock)
+{
+	const char *path = tkt_path(with_clock ? "owner_clock.kev" : "owner.kev");
+	tk_kev_attr attrs[3] = { { "TRACEKIT_OWNER", "buffer" },
+				 { "TRACEKIT_CLOCK_CYCLES", "1000000000" },
+				 { "TRACEKIT_CLOCK_RAW_NS", "5000000000000" } };
+	tk_kev_header hdr = { .cycles_per_sec = 2000000000u, .cpu_num = 4, .attrs = attrs,
+			      .n_attrs = with_clock ? 3 : 1 };
+	tk_kev_writer *wr;
+	uint64_t clk = 999000000u; /* before the clock reference at first */
+	unsigned b, i, seq = 0;
+
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, TK_KEV_NO_AUTO_TIME), TK_OK);
+	for (b = 0; b < OWNER_BUFFERS; b++) {
+		uint32_t tid = 1 + (b * 7 + b / 3) % OWNER_THREADS, pid = 1000 + tid;
+		unsigned cpu = b % 4;
+		int orphan = b % 97 == 50;
+		uint32_t w[6];
+		traceevent_t ev[4];
+		unsigned n = 0;
+
+		ev[n].header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME);
+		ev[n].data[0] = (uint32_t)clk;
+		ev[n].data[1] = (uint32_t)(clk >> 32);
+		ev[n++].data[2] = (uint32_t)clk;
+		ev[n].header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER);
+		ev[n].data[0] = (uint32_t)clk;
+		ev[n].data[1] = seq++ & 0x7ff;
+		ev[n++].data[2] = 8;
+		if (b % 5 == 1 && !orphan) {
+			ev[n].header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED);
+			ev[n].data[0] = (uint32_t)clk;
+			ev[n].data[1] = 3;
+			ev[n++].data[2] = 0;
+		}
+		if (!orphan) {
+			ev[n].header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_PR_TH_C, STATE_RUNNING);
+			ev[n].data[0] = (uint32_t)clk;
+			ev[n].data[1] = pid;
+			ev[n++].data[2] = tid;
+		}
+		assert_int_equal(tk_kev_write_raw(wr, ev, n), TK_OK);
+		for (i = 0; i < 6; i++) {
+			w[0] = orphan ? 0 : tid;
+			w[1] = orphan ? 0 : pid;
+			w[2] = w[3] = w[4] = w[5] = i;
+			clk += 1000;
+			assert_int_equal(tk_kev_write_event(wr, cpu, _TRACE_USER_C, i, clk, w, i == 3 ? 6 : 2), TK_OK);
+		}
+		clk += 1000;
+	}
+	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+	return path;
+}
+
+static void check_owner_file(const char *path, int sort)
+{
+	struct traceparser_state *st = new_parser();
+	struct owner_check c = { 0 };
+
+	assert_int_equal(tk_traceparser_cs_internal(st, &c, owner_cb, 1, 0, 1023), 0);
+	assert_int_equal(tk_traceparser_cs_internal(st, &c, owner_cb, 4, 0, 1023), 0);
+	assert_int_equal(tk_traceparser_cs_internal(st, &c, owner_cb, 6, 0, 1023), 0);
+	if (sort)
+		traceparser_sort(st, _TRACEPARSER_SORT);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	if (c.failed)
+		fail_msg("wrong owner at event %" PRIu64, c.first_fail);
+	assert_int_equal(c.checked, (uint64_t)OWNER_BUFFERS * 6);
+	/* unknown: the orphans' BUFFER and USER events, and the TIME events before the first
+	 * BUFFER's owner is known */
+	assert_true(c.unknown >= 52u * 7);
+	traceparser_destroy(&st);
+}
+
+static void test_owner_tracekit_buffers(void **state)
+{
+	(void)state;
+	const char *path = write_owner_file(0);
+	check_owner_file(path, 0);
+	check_owner_file(path, 1); /* owners survive sorting */
+}
+
+/* QNX files: the last THRUNNING of each CPU. */
+static struct {
+	int32_t pid[16], tid[16];
+	int known[16];
+	unsigned n;
+} g_own;
+
+static int own_rec_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf,
+		      unsigned len)
+{
+	(void)ud, (void)h, (void)t, (void)buf, (void)len;
+	if (g_own.n < 16) {
+		g_own.known[g_own.n] = tk_traceparser_owner(st, &g_own.pid[g_own.n], &g_own.tid[g_own.n]);
+		g_own.n++;
+	}
+	return 0;
+}
+
+static void test_owner_qnx_cpus(void **state)
+{
+	static const uint32_t slots[][4] = {
+		{ H(0, 2, _TRACE_USER_C, 1), 1, 0, 0 }, /* CPU 2: nothing ran yet */
+		{ H(0, 0, _TRACE_PR_TH_C, STATE_RUNNING), 2, 10, 1 },
+		{ H(0, 1, _TRACE_PR_TH_C, STATE_RUNNING), 3, 20, 2 },
+		{ H(0, 0, _TRACE_USER_C, 2), 4, 0, 0 },
+		{ H(0, 1, _TRACE_USER_C, 3), 5, 0, 0 },
+		{ H(_TRACE_STRUCT_CB, 1, _TRACE_USER_C, 4), 6, 0, 0 },
+		{ H(0, 1, _TRACE_PR_TH_C, STATE_RUNNING), 7, 30, 3 },
+		{ H(_TRACE_STRUCT_CE, 1, _TRACE_USER_C, 4), 6, 0, 0 }, /* owner of its CB */
+		{ H(0, 1, _TRACE_USER_C, 5), 8, 0, 0 },
+		{ H(0, 0, _TRACE_USER_C, 6), 9, 0, 0 },
+	};
+	/* USER events in time order: 1, 2, 3, 4 (combine, time 6), 5, 6 */
+	static const int32_t want_pid[] = { 0, 10, 20, 20, 30, 10 }, want_tid[] = { 0, 1, 2, 2, 3, 1 };
+	const char *path = make_file("owner_qnx.kev", 0, slots, sizeof(slots) / sizeof(slots[0]));
+	int sort;
+	unsigned i;
+
+	(void)state;
+	for (sort = 0; sort < 2; sort++) {
+		struct traceparser_state *st = new_parser();
+		memset(&g_own, 0, sizeof(g_own));
+		traceparser_sort(st, sort ? _TRACEPARSER_SORT : _TRACEPARSER_NOSORT);
+		assert_int_equal(traceparser_cs_range(st, NULL, own_rec_cb, _NTO_TRACE_USER, 0, 1023), 0);
+		assert_int_equal(traceparser(st, NULL, path), 0);
+		assert_int_equal(g_own.n, 6);
+		for (i = 0; i < 6; i++) {
+			assert_int_equal(g_own.known[i], i != 0);
+			assert_int_equal(g_own.pid[i], want_pid[i]);
+			assert_int_equal(g_own.tid[i], want_tid[i]);
+		}
+		traceparser_destroy(&st);
+	}
+}
+
+/* One time line: CLOCK_MONOTONIC_RAW ns from the clock reference of the header. */
+static int ns_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	uint64_t *bad = ud;
+	uint64_t clk = tk_traceparser_clk(st), ns = tk_traceparser_ns(st);
+	int64_t diff = (int64_t)(clk - 1000000000u); /* cycles from the reference, 2 GHz */
+	int64_t want = 5000000000000 + (diff >= 0 ? diff / 2 : -((-diff + 1) / 2));
+	tk_kev_decoded d;
+
+	assert_int_equal(tk_traceparser_decode(st, h, t, buf, len, 0, &d), TK_OK);
+	assert_int_equal(d.time_ns, ns);
+	assert_int_equal(d.cycles, clk);
+	if ((int64_t)ns != want)
+		(*bad)++;
+	bad[1]++;
+	bad[2] += clk < 1000000000u;
+	return 0;
+}
+
+static void test_time_line(void **state)
+{
+	const char *path = write_owner_file(1);
+	struct traceparser_state *st = new_parser();
+	uint64_t counts[3] = { 0 };
+
+	(void)state;
+	assert_int_equal(tk_traceparser_cs_internal(st, counts, ns_cb, 6, 0, 1023), 0);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	assert_int_equal(counts[0], 0);
+	assert_int_equal(counts[1], (uint64_t)OWNER_BUFFERS * 6);
+	assert_true(counts[2] > 0); /* events before the reference too */
+	traceparser_destroy(&st);
+
+	/* without the reference (QNX files): cycles since boot in ns */
+	{
+		static const uint32_t slots[][4] = { { H(0, 0, _TRACE_USER_C, 1), 3000, 0, 0 } };
+		const uint64_t *v;
+		path = make_file("no_ref.kev", 0, slots, 1);
+		st = new_parser();
+		assert_int_equal(traceparser_cs_range(st, NULL, rec_cb, _NTO_TRACE_USER, 0, 1023), 0);
+		assert_int_equal(traceparser(st, NULL, path), 0);
+		v = traceparser_get_info(st, TK_TRACEPARSER_INFO_NS, NULL);
+		assert_non_null(v);
+		traceparser_destroy(&st);
+	}
+}
+
+/* ---- slow paths and live pipes (issue 10 items 9 and 31) ------------------------------ */
+
+static uint64_t g_combined;
+
+static int count_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	(void)st, (void)ud, (void)h, (void)t, (void)buf;
+	g_combined += len > 2;
+	return 0;
+}
+
+/*
+ * 4,096 combine events that never finish, then a million that do: each CE used to scan
+ * every pending event (28 s for a 64 MB file); now a hash finds it at once.
+ */
+/* Seconds to parse a file of n finished combine events after `unfinished` that never finish. */
+static double time_combine_file(unsigned unfinished, unsigned n)
+{
+	struct tkt_buf b = { 0 };
+	const char *path = tkt_path("hostile_combine.kev");
+	struct traceparser_state *st = new_parser();
+	struct timespec t0, t1;
+	unsigned i;
+
+	tkt_kev_header(&b, 0, 8);
+	for (i = 0; i < unfinished; i++)
+		tkt_kev_slot(&b, 0, H(_TRACE_STRUCT_CB, 0, _TRACE_USER_C, 1), 0x80000000u + i, 1, 2);
+	for (i = 0; i < n; i++) {
+		tkt_kev_slot(&b, 0, H(_TRACE_STRUCT_CB, 1, _TRACE_USER_C, 2), i, 1, 2);
+		tkt_kev_slot(&b, 0, H(_TRACE_STRUCT_CE, 1, _TRACE_USER_C, 2), i, 3, 4);
+	}
+	tkt_write_file(path, b.p, b.len);
+	tkt_buf_free(&b);
+	g_combined = 0;
+	assert_int_equal(traceparser_cs_range(st, NULL, count_cb, _NTO_TRACE_USER, 0, 1023), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(g_combined, n);
+	traceparser_destroy(&st);
+	return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+/*
+ * 4,096 combine events that never finish, then 500,000 that do: each CE used to scan
+ * every pending event (a 64 MB file took 28 s instead of 0.02 s); now a hash finds its CB
+ * at once, so the file parses about as fast as without the unfinished ones (the bound is
+ * generous for ASan and busy machines; the quadratic scan was thousands of times slower).
+ */
+static void test_combine_never_finished_fast(void **state)
+{
+	unsigned n = 500000;
+	double base, hostile;
+
+	(void)state;
+	base = time_combine_file(0, n);
+	hostile = time_combine_file(4096, n);
+	if (hostile > 10 * base + 1.0)
+		fail_msg("%u combine events behind 4,096 unfinished ones took %.2f s (%.2f s without them)", n,
+			 hostile, base);
+}
+
+struct slow_feeder {
+	int fd;
+	const unsigned char *data;
+	size_t first, len;
+	atomic_int seen;     /* the callback has run */
+	int seen_before_rest; /* ... before the rest of the file was written */
+};
+
+static void *slow_feed(void *arg)
+{
+	struct slow_feeder *f = arg;
+	int i;
+
+	assert_true(write(f->fd, f->data, f->first) == (ssize_t)f->first);
+	for (i = 0; i < 500 && !atomic_load(&f->seen); i++)
+		usleep(10000); /* up to 5 s */
+	f->seen_before_rest = atomic_load(&f->seen);
+	assert_true(write(f->fd, f->data + f->first, f->len - f->first) == (ssize_t)(f->len - f->first));
+	close(f->fd);
+	return NULL;
+}
+
+static int seen_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct slow_feeder *f = ud;
+	(void)st, (void)h, (void)t, (void)buf, (void)len;
+	atomic_store(&f->seen, 1);
+	return 0;
+}
+
+/* A live trace on a pipe: the first event is delivered before more data arrives. */
+static void test_live_pipe_first_event(void **state)
+{
+	struct tkt_buf b = { 0 };
+	struct traceparser_state *st = new_parser();
+	struct slow_feeder f = { 0 };
+	pthread_t th;
+	int fds[2], saved;
+	unsigned i;
+
+	(void)state;
+	tkt_kev_header(&b, 0, 8);
+	tkt_kev_slot(&b, 0, H(0, 0, _TRACE_USER_C, 1), 1, 2, 3);
+	f.first = b.len;
+	for (i = 0; i < 1000; i++)
+		tkt_kev_slot(&b, 0, H(0, 0, _TRACE_USER_C, 2), i, 2, 3);
+	assert_true(f.first < 4096);
+	assert_int_equal(pipe(fds), 0);
+	saved = dup(STDIN_FILENO);
+	assert_int_equal(dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
+	close(fds[0]);
+	f.fd = fds[1];
+	f.data = b.p;
+	f.len = b.len;
+	assert_int_equal(pthread_create(&th, NULL, slow_feed, &f), 0);
+	assert_int_equal(traceparser_cs_range(st, &f, seen_cb, _NTO_TRACE_USER, 0, 1023), 0);
+	assert_int_equal(traceparser(st, NULL, "-"), 0);
+	pthread_join(th, NULL);
+	dup2(saved, STDIN_FILENO);
+	close(saved);
+	assert_true(f.seen_before_rest);
+	tkt_buf_free(&b);
+	traceparser_destroy(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1143,6 +1524,11 @@ int main(void)
 		cmocka_unit_test(test_info_pointers_independent),
 		cmocka_unit_test(test_clk_initial),
 		cmocka_unit_test(test_large_files),
+		cmocka_unit_test(test_owner_tracekit_buffers),
+		cmocka_unit_test(test_owner_qnx_cpus),
+		cmocka_unit_test(test_time_line),
+		cmocka_unit_test(test_combine_never_finished_fast),
+		cmocka_unit_test(test_live_pipe_first_event),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
