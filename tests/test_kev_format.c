@@ -1077,6 +1077,17 @@ static void test_class_table(void **state)
 	assert_string_equal(tk_kev_class_of(H(0, 0, _TRACE_KER_CALL_C, 300))->name, "KERCALLINT");
 	assert_string_equal(tk_kev_class_of(H(0, 0, _TRACE_INT_C, 9))->name, "INT");
 	assert_null(tk_kev_class_of(H(0, 0, 12u << 10, 0)));
+	/* the direct lookup agrees with the table: the first entry that covers the event */
+	for (unsigned cls = 0; cls < 32; cls++) {
+		for (unsigned code = 0; code < 1024; code++) {
+			const tk_kev_class_desc *want = NULL;
+			for (i = 0; i < n && want == NULL; i++) {
+				if (t[i].cls == cls && code >= t[i].first && code <= t[i].last)
+					want = &t[i];
+			}
+			assert_ptr_equal(tk_kev_class_of(H(0, 0, cls << 10, code)), want);
+		}
+	}
 }
 
 /*

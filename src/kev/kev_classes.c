@@ -4,6 +4,7 @@
  * QNX's libtraceparser and kernel apply, shared by the parser (traceparser_cs) and the
  * recorder (TraceEvent's filters).
  */
+#include "kev/kev_names.h"
 #include "tracekit/kev.h"
 
 /*
@@ -149,7 +150,7 @@ int tk_kev_map_class(unsigned ext, tk_kev_range out[4])
 /* ---- The class table --------------------------------------------------------------------- */
 
 /* Most specific first: tk_kev_class_of() returns the first entry that covers a header. */
-static const tk_kev_class_desc class_table[] = {
+const tk_kev_class_desc tk__kev_class_table[] = {
 	{ "EMPTY", _NTO_TRACE_EMPTY, 0, 0, 1023 },
 	{ "CONTROL", _NTO_TRACE_CONTROL, 1, 0, 1023 },
 	{ "KERCALLENTER", _NTO_TRACE_KERCALLENTER, 2, 0, _TRACE_MAX_KER_CALL_NUM - 1 },
@@ -172,13 +173,13 @@ static const tk_kev_class_desc class_table[] = {
 	{ "QVM", _NTO_TRACE_QVM, 10, 0, 1023 },
 	{ "PMU", 20, 11, 0, 1023 }, /* QNX 8's _NTO_TRACE_PMU */
 };
-#define N_CLASS_TABLE (sizeof(class_table) / sizeof(class_table[0]))
+#define N_CLASS_TABLE (TK__CT_PMU + 1u)
 
 const tk_kev_class_desc *tk_kev_class_table(size_t *n)
 {
 	if (n != NULL)
 		*n = N_CLASS_TABLE;
-	return class_table;
+	return tk__kev_class_table;
 }
 
 /* "_NTO_TRACE_" in any case */
@@ -220,8 +221,8 @@ const tk_kev_class_desc *tk_kev_class_find(const char *name)
 	if (same_name_prefix(name))
 		name += 11;
 	for (i = 0; i < N_CLASS_TABLE; i++) {
-		if (same_name(name, class_table[i].name))
-			return &class_table[i];
+		if (same_name(name, tk__kev_class_table[i].name))
+			return &tk__kev_class_table[i];
 	}
 	return NULL;
 }
@@ -231,21 +232,17 @@ const tk_kev_class_desc *tk_kev_class_by_number(int ext_class)
 	size_t i;
 
 	for (i = 0; i < N_CLASS_TABLE; i++) {
-		if (class_table[i].ext_class == ext_class)
-			return &class_table[i];
+		if (tk__kev_class_table[i].ext_class == ext_class)
+			return &tk__kev_class_table[i];
 	}
 	return NULL;
 }
 
+/* The decoder's direct lookup (kev_names.h) indexes this table. */
+_Static_assert(sizeof(tk__kev_class_table) / sizeof(tk__kev_class_table[0]) == N_CLASS_TABLE,
+	       "one TK__CT_ index per class table entry");
+
 const tk_kev_class_desc *tk_kev_class_of(unsigned header)
 {
-	unsigned cls = TK_KEV_CLASS(header), code = TK_KEV_CODE(header);
-	size_t i;
-
-	for (i = 0; i < N_CLASS_TABLE; i++) {
-		const tk_kev_class_desc *c = &class_table[i];
-		if (c->cls == cls && code >= c->first && code <= c->last)
-			return c;
-	}
-	return NULL;
+	return tk__kev_class_of(header);
 }

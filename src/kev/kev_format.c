@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "common/tk_bytes.h"
+#include "kev/kev_decode_impl.h"
 #include "kev/kev_names.h"
 #include "tracekit/kev.h"
 
@@ -710,7 +711,7 @@ static int format_event(struct obuf *o, unsigned flags, const tk_kev_event *ev)
 	tk_kev_decoded d;
 	int rc = 0;
 
-	tk__kev_decode(ev, (flags & TK_KEV_PRINT_QNX_STRICT) ? TK_KEV_DECODE_QNX_STRICT : 0, &d);
+	kev_decode_core(ev, (flags & TK_KEV_PRINT_QNX_STRICT) ? TK_KEV_DECODE_QNX_STRICT : 0, &d);
 	put_prefix(o, flags, ev);
 	if (d.flags & TK_KEV_DEC_UNKNOWN) {
 		rc = -1;
