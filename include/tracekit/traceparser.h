@@ -212,10 +212,17 @@ TK_API int traceparser_one_event(struct traceparser_state *stateptr, traceevent_
 
 /*
  * _TRACEPARSER_SORT: traceparser() delivers events in order of their 64-bit timestamps
- * across all CPUs (stable: ties keep file order) instead of file order. It then holds
- * every event of the file in memory (about 48 bytes per event plus payload).
+ * across all CPUs (stable: ties keep file order) instead of file order. Memory stays
+ * bounded: events are kept in memory up to a budget (64 MiB by default, about 60 bytes
+ * per event plus payload), then sorted in runs written to an unlinked temporary file in
+ * TMPDIR (/tmp by default) and merged at the end, which needs about the file's size of
+ * temporary space.
  */
 TK_API int traceparser_sort(struct traceparser_state *stateptr, unsigned mode);
+
+/* tracekit extension: the memory budget of sort mode in bytes (at least 64 KiB).
+ * Returns 0, or -1 with errno EINVAL. traceparser_init() resets it to the default. */
+TK_API int tk_traceparser_sort_memory(struct traceparser_state *stateptr, size_t bytes);
 
 /*
  * Returns a pointer to the requested information (see info_modes_t), its size in *len

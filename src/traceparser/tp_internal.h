@@ -20,6 +20,13 @@
 #define TP_MAX_SYSPAGE_BYTES (64u << 20)
 #define TP_MAX_PENDING 4096u               /* combine events waiting for their end */
 #define TP_MAX_COMBINE_WORDS (1u << 18)    /* 1 MiB of payload per combine event */
+/* Sort mode: memory for events before they go to runs in a temporary file (default and
+ * smallest accepted by tk_traceparser_sort_memory()), runs merged at once, and the read
+ * buffer of each run in a merge. */
+#define TP_SORT_BUDGET (64u << 20)
+#define TP_SORT_MIN_BUDGET (64u << 10)
+#define TP_SORT_FANIN 64u
+#define TP_SORT_READ_BUF (64u << 10)
 
 /* ---- input ---------------------------------------------------------------------------- */
 
@@ -98,6 +105,10 @@ struct tp_pending {
 	uint32_t inline_words[14];
 };
 
+struct tp_run {
+	uint64_t off, n; /* byte offset in the spool, number of events */
+};
+
 struct tp_sorted {
 	uint64_t clk;
 	uint64_t slot;
@@ -172,6 +183,11 @@ struct traceparser_state {
 	size_t combine_cap;
 
 	/* sort mode */
+	size_t sort_budget;  /* 0: TP_SORT_BUDGET */
+	FILE *spool;         /* runs written when the budget is exceeded */
+	uint64_t spool_end;
+	struct tp_run *runs;
+	size_t n_runs, cap_runs;
 	struct tp_sorted *sorted;
 	size_t n_sorted, cap_sorted;
 	uint32_t *arena;

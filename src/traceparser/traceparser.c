@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,8 @@ int tk__tp_fail(struct traceparser_state *st, traceparser_error_t level, int err
 
 /* ---- state ---------------------------------------------------------------------------- */
 
+static void sort_free(struct traceparser_state *st);
+
 static void free_pending_list(struct tp_pending *p)
 {
 	while (p != NULL) {
@@ -77,6 +80,7 @@ static void reset_file_state(struct traceparser_state *st)
 	free(st->arena);
 	st->arena = NULL;
 	st->n_arena = st->cap_arena = 0;
+	sort_free(st);
 	memset(st->msb, 0, sizeof(st->msb));
 	memset(st->n_provisional, 0, sizeof(st->n_provisional));
 	st->msb_known = 0;
@@ -439,7 +443,10 @@ static inline void deliver(struct traceparser_state *st, uint32_t h, uint32_t t,
 	deliver_at(st, h & (TP_TABLE_SIZE - 1), h, t, buf, len, slot);
 }
 
-/* Sort mode: keep the event for later. */
+static int sort_spill(struct traceparser_state *st, int final);
+static int dispatch_spilled(struct traceparser_state *st);
+
+/* Sort mode: keep the event for later (in memory up to the budget, then in runs). */
 static int collect(struct traceparser_state *st, uint32_t h, uint32_t t, uint64_t clk, const uint32_t *words,
 		   unsigned n, uint64_t slot, int32_t pid, int32_t tid, int known)
 {
@@ -482,6 +489,12 @@ static int collect(struct traceparser_state *st, uint32_t h, uint32_t t, uint64_
 	s->words_off = st->n_arena;
 	memcpy(st->arena + st->n_arena, words, (size_t)n * sizeof(uint32_t));
 	st->n_arena += n;
+	if (st->n_sorted * sizeof(*st->sorted) + st->n_arena * sizeof(*st->arena) >
+	    (st->sort_budget ? st->sort_budget : TP_SORT_BUDGET)) {
+		if (st->sort_budget == 0)
+			st->sort_budget = TP_SORT_BUDGET;
+		return sort_spill(st, 0);
+	}
 	return 0;
 }
 
@@ -494,10 +507,12 @@ static int cmp_sorted(const void *a, const void *b)
 	return x->slot < y->slot ? -1 : (x->slot > y->slot);
 }
 
-static void dispatch_sorted(struct traceparser_state *st)
+static int dispatch_sorted(struct traceparser_state *st)
 {
 	size_t i;
 
+	if (st->spool != NULL)
+		return dispatch_spilled(st);
 	qsort(st->sorted, st->n_sorted, sizeof(*st->sorted), cmp_sorted);
 	st->cur_clk_explicit = 1;
 	st->cur_owner_explicit = 1;
@@ -511,6 +526,338 @@ static void dispatch_sorted(struct traceparser_state *st)
 	}
 	st->cur_clk_explicit = 0;
 	st->cur_owner_explicit = 0;
+	return 0;
+}
+
+/* ---- sorting in bounded memory --------------------------------------------------------- */
+
+/*
+ * Sort mode keeps events in memory up to a budget (tk_traceparser_sort_memory()); beyond
+ * it, the events collected so far are sorted and written as one run to an unlinked
+ * temporary file, and the runs are merged at the end (k-way, a heap of run readers with
+ * a small buffer each; more than TP_SORT_FANIN runs are first merged in passes). Keys
+ * (64-bit time, slot index) are unique, so the order is exactly that of one sort in
+ * memory. Events of a CPU before its first TIME event ("provisional" times) stay in
+ * memory until that event fixes them, unless they fill half the budget: they are then
+ * written with the upper time bits known at that point (a file without TIME events).
+ */
+struct tp_disk_rec {
+	uint64_t clk, slot;
+	uint32_t header, time, n_words;
+	int32_t pid, tid;
+	uint32_t owner_known;
+};
+
+struct tp_run_reader {
+	uint64_t file_off, left;
+	unsigned char *buf;
+	size_t cap, pos, len;
+	struct tp_disk_rec rec;
+	uint32_t *words;
+};
+
+static int sort_io_fail(struct traceparser_state *st, int err)
+{
+	return tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, err,
+			   "cannot use the temporary file of the sort (TMPDIR): %s", strerror(err));
+}
+
+static int cmp_spill(const void *a, const void *b)
+{
+	const struct tp_sorted *x = a, *y = b;
+
+	if (x->provisional != y->provisional)
+		return x->provisional ? 1 : -1;
+	return cmp_sorted(a, b);
+}
+
+static int spool_write(struct traceparser_state *st, FILE *f, const struct tp_disk_rec *r, const uint32_t *words)
+{
+	if (fwrite(r, sizeof(*r), 1, f) != 1 ||
+	    (r->n_words > 0 && fwrite(words, 4, r->n_words, f) != r->n_words))
+		return sort_io_fail(st, errno ? errno : EIO);
+	return 0;
+}
+
+static int add_run(struct traceparser_state *st, struct tp_run **runs, size_t *n, size_t *cap, uint64_t off,
+		   uint64_t count)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		struct tp_run *nr = realloc(*runs, nc * sizeof(*nr));
+		if (nr == NULL)
+			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory sorting events");
+		*runs = nr;
+		*cap = nc;
+	}
+	(*runs)[*n].off = off;
+	(*runs)[(*n)++].n = count;
+	return 0;
+}
+
+/* Writes the collected events (all of them when final) as one sorted run. */
+static int sort_spill(struct traceparser_state *st, int final)
+{
+	size_t i, n_prov = 0, prov_words = 0, k;
+	struct tp_run run;
+	uint32_t *na = NULL;
+
+	if (st->spool == NULL) {
+		st->spool = tmpfile();
+		if (st->spool == NULL)
+			return sort_io_fail(st, errno);
+		st->spool_end = 0;
+	}
+	for (i = 0; i < st->n_sorted; i++) {
+		if (st->sorted[i].provisional) {
+			n_prov++;
+			prov_words += st->sorted[i].n_words;
+		}
+	}
+	if (final || n_prov * sizeof(struct tp_sorted) + prov_words * 4 > st->sort_budget / 2) {
+		for (i = 0; i < st->n_sorted; i++)
+			st->sorted[i].provisional = 0;
+		memset(st->n_provisional, 0, sizeof(st->n_provisional));
+		n_prov = prov_words = 0;
+	}
+	qsort(st->sorted, st->n_sorted, sizeof(*st->sorted), cmp_spill);
+	run.off = st->spool_end;
+	run.n = st->n_sorted - n_prov;
+	for (i = 0; i < run.n; i++) {
+		const struct tp_sorted *s = &st->sorted[i];
+		struct tp_disk_rec r = { s->clk, s->slot, s->header, s->time, s->n_words, s->pid, s->tid, s->owner_known };
+		if (spool_write(st, st->spool, &r, st->arena + s->words_off) != 0)
+			return -1;
+		st->spool_end += sizeof(r) + (uint64_t)s->n_words * 4;
+	}
+	if (run.n > 0 && add_run(st, &st->runs, &st->n_runs, &st->cap_runs, run.off, run.n) != 0)
+		return -1;
+	/* the provisional events stay, their words copied to the front of the arena */
+	if (n_prov > 0) {
+		na = malloc((prov_words ? prov_words : 1) * sizeof(*na));
+		if (na == NULL)
+			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory sorting events");
+	}
+	for (i = run.n, k = 0; i < st->n_sorted; i++) {
+		struct tp_sorted *s = &st->sorted[i];
+		memcpy(na + k, st->arena + s->words_off, (size_t)s->n_words * 4);
+		s->words_off = k;
+		k += s->n_words;
+	}
+	if (n_prov > 0) {
+		memmove(st->sorted, st->sorted + run.n, n_prov * sizeof(*st->sorted));
+		memcpy(st->arena, na, k * sizeof(*na));
+		free(na);
+	}
+	st->n_sorted = n_prov;
+	st->n_arena = k;
+	return 0;
+}
+
+/* Makes the next record of run reader r current; 0 at the end of its run, -1 on error. */
+static int reader_next(struct traceparser_state *st, int fd, struct tp_run_reader *r)
+{
+	size_t need = sizeof(struct tp_disk_rec);
+	int have_hdr = 0;
+
+	if (r->left == 0)
+		return 0;
+	for (;;) {
+		if (r->len - r->pos >= need) {
+			if (!have_hdr) {
+				memcpy(&r->rec, r->buf + r->pos, sizeof(r->rec));
+				have_hdr = 1;
+				need += (size_t)r->rec.n_words * 4;
+				continue;
+			}
+			r->words = (uint32_t *)(void *)(r->buf + r->pos + sizeof(r->rec));
+			r->pos += need;
+			r->left--;
+			return 1;
+		}
+		/* refill: what is left to the front, then read (a large record grows the buffer) */
+		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+		r->len -= r->pos;
+		r->pos = 0;
+		if (need > r->cap) {
+			unsigned char *nb = realloc(r->buf, need);
+			if (nb == NULL)
+				return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory sorting events");
+			r->buf = nb;
+			r->cap = need;
+		}
+		{
+			ssize_t got = pread(fd, r->buf + r->len, r->cap - r->len, (off_t)r->file_off);
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0)
+				return sort_io_fail(st, got < 0 ? errno : EIO);
+			r->len += (size_t)got;
+			r->file_off += (uint64_t)got;
+		}
+	}
+}
+
+static int rec_less(const struct tp_run_reader *a, const struct tp_run_reader *b)
+{
+	return a->rec.clk != b->rec.clk ? a->rec.clk < b->rec.clk : a->rec.slot < b->rec.slot;
+}
+
+static void heap_down(struct tp_run_reader **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct tp_run_reader *t;
+		if (l < n && rec_less(h[l], h[m]))
+			m = l;
+		if (l + 1 < n && rec_less(h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = h[i], h[i] = h[m], h[m] = t;
+		i = m;
+	}
+}
+
+/*
+ * Merges runs[0..n) of the spool: into `out` (a new run of it) or, when out is NULL, to
+ * the callbacks.
+ */
+static int merge_runs(struct traceparser_state *st, const struct tp_run *runs, size_t n, FILE *out)
+{
+	int fd = fileno(st->spool), rc = 0;
+	struct tp_run_reader *rd = calloc(n, sizeof(*rd));
+	struct tp_run_reader **heap = calloc(n, sizeof(*heap));
+	size_t i, nh = 0;
+
+	if (rd == NULL || heap == NULL) {
+		rc = tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory sorting events");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		int got;
+		rd[i].file_off = runs[i].off;
+		rd[i].left = runs[i].n;
+		rd[i].cap = TP_SORT_READ_BUF;
+		rd[i].buf = malloc(rd[i].cap);
+		if (rd[i].buf == NULL) {
+			rc = tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory sorting events");
+			goto out;
+		}
+		got = reader_next(st, fd, &rd[i]);
+		if (got < 0) {
+			rc = -1;
+			goto out;
+		}
+		if (got > 0)
+			heap[nh++] = &rd[i];
+	}
+	for (i = nh / 2; i-- > 0;)
+		heap_down(heap, nh, i);
+	if (out == NULL) {
+		st->cur_clk_explicit = 1;
+		st->cur_owner_explicit = 1;
+	}
+	while (nh > 0) {
+		struct tp_run_reader *r = heap[0];
+		int got;
+		if (out != NULL) {
+			if (spool_write(st, out, &r->rec, r->words) != 0) {
+				rc = -1;
+				break;
+			}
+		} else {
+			st->cur_clk = r->rec.clk;
+			st->cur_pid = r->rec.pid;
+			st->cur_tid = r->rec.tid;
+			st->cur_owner_known = (int)r->rec.owner_known;
+			deliver(st, r->rec.header, r->rec.time, r->words, r->rec.n_words, r->rec.slot);
+		}
+		got = reader_next(st, fd, r);
+		if (got < 0) {
+			rc = -1;
+			break;
+		}
+		if (got == 0)
+			heap[0] = heap[--nh];
+		heap_down(heap, nh, 0);
+	}
+	st->cur_clk_explicit = 0;
+	st->cur_owner_explicit = 0;
+out:
+	if (rd != NULL)
+		for (i = 0; i < n; i++)
+			free(rd[i].buf);
+	free(rd);
+	free(heap);
+	return rc;
+}
+
+/* Spilled runs: merged in passes of TP_SORT_FANIN until one pass delivers them all. */
+static int dispatch_spilled(struct traceparser_state *st)
+{
+	if (sort_spill(st, 1) != 0)
+		return -1;
+	if (fflush(st->spool) != 0)
+		return sort_io_fail(st, errno);
+	while (st->n_runs > TP_SORT_FANIN) {
+		FILE *next = tmpfile();
+		struct tp_run *nr = NULL;
+		size_t n_nr = 0, cap_nr = 0, i;
+		uint64_t end = 0;
+
+		if (next == NULL)
+			return sort_io_fail(st, errno);
+		for (i = 0; i < st->n_runs; i += TP_SORT_FANIN) {
+			size_t k = st->n_runs - i < TP_SORT_FANIN ? st->n_runs - i : TP_SORT_FANIN, j;
+			uint64_t count = 0;
+			for (j = 0; j < k; j++)
+				count += st->runs[i + j].n;
+			if (merge_runs(st, st->runs + i, k, next) != 0 ||
+			    add_run(st, &nr, &n_nr, &cap_nr, end, count) != 0) {
+				fclose(next);
+				free(nr);
+				return -1;
+			}
+			if (fflush(next) != 0) {
+				int e = errno;
+				fclose(next);
+				free(nr);
+				return sort_io_fail(st, e);
+			}
+			end = (uint64_t)ftello(next);
+		}
+		fclose(st->spool);
+		st->spool = next;
+		free(st->runs);
+		st->runs = nr;
+		st->n_runs = n_nr;
+		st->cap_runs = cap_nr;
+	}
+	if (fflush(st->spool) != 0)
+		return sort_io_fail(st, errno);
+	return merge_runs(st, st->runs, st->n_runs, NULL);
+}
+
+static void sort_free(struct traceparser_state *st)
+{
+	if (st->spool != NULL)
+		fclose(st->spool);
+	st->spool = NULL;
+	st->spool_end = 0;
+	free(st->runs);
+	st->runs = NULL;
+	st->n_runs = st->cap_runs = 0;
+}
+
+int tk_traceparser_sort_memory(struct traceparser_state *st, size_t bytes)
+{
+	if (st == NULL || bytes < TP_SORT_MIN_BUDGET) {
+		errno = EINVAL;
+		return -1;
+	}
+	st->sort_budget = bytes;
+	return 0;
 }
 
 /* Delivers (or, sort mode, collects) an event whose time and owner were fixed earlier. */
@@ -1053,8 +1400,10 @@ int traceparser(struct traceparser_state *st, void *ud, const char *filename)
 	if (st->holding && hold_release(st) != 0 && rc == 0)
 		rc = -1;
 	report_incomplete(st);
-	if (st->sort_mode && st->n_sorted > 0 && st->error != _TRACEPARSER_NO_MORE_MEMORY)
-		dispatch_sorted(st);
+	if (st->sort_mode && (st->n_sorted > 0 || st->spool != NULL) && st->error != _TRACEPARSER_NO_MORE_MEMORY &&
+	    dispatch_sorted(st) != 0 && rc == 0)
+		rc = -1;
+	sort_free(st);
 	if (st->debug_stream != NULL)
 		fflush(st->debug_stream);
 	return rc;
