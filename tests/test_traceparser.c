@@ -14,7 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/syscall.h>
+
 #include "tk_test.h"
+#include "tracekit/trace.h"
 #include "tracekit/traceparser.h"
 
 /* ---- recording callbacks ------------------------------------------------------------- */
@@ -1677,6 +1680,94 @@ static void test_sort_bounded_memory(void **state)
 #endif
 }
 
+/* ---- end to end: a recording of tracekit's recorder (issue 9 item 3) ------------------- */
+
+#define E2E_THREADS 12
+#define E2E_EVENTS 250000
+
+struct e2e_worker {
+	unsigned index;
+	uint32_t tid;
+};
+
+static void *e2e_work(void *arg)
+{
+	struct e2e_worker *w = arg;
+	unsigned i;
+
+	w->tid = (uint32_t)syscall(SYS_gettid);
+	for (i = 0; i < E2E_EVENTS; i++)
+		trace_logi(40 + (int)w->index, w->tid, i);
+	return NULL;
+}
+
+struct e2e_check {
+	uint64_t user, unknown_non_control, wrong;
+};
+
+static int e2e_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct e2e_check *c = ud;
+	tk_kev_decoded d;
+
+	assert_int_equal(tk_traceparser_decode(st, h, t, buf, len, 0, &d), TK_OK);
+	if (!(d.flags & TK_KEV_DEC_OWNER_KNOWN)) {
+		if (d.cls != 1)
+			c->unknown_non_control++;
+		return 0;
+	}
+	if (d.cls == 6 && d.code >= 40 && d.code < 40 + E2E_THREADS) {
+		c->user++;
+		if (d.pid != (int32_t)getpid() || (uint32_t)d.tid != (uint32_t)d.fields[0].v.u)
+			c->wrong++;
+	}
+	return 0;
+}
+
+/*
+ * Twelve threads record 3 M user events through tracekit's logger (thousands of 16 KiB
+ * buffers, flushed while they run): the parser names the right pid and tid for every one,
+ * sorted or not.
+ */
+static void test_owner_end_to_end(void **state)
+{
+	const char *path = tkt_path("e2e_owner.kev");
+	tk_logger_options o = { .n_buffers = 1024 };
+	struct e2e_worker w[E2E_THREADS];
+	pthread_t th[E2E_THREADS];
+	tk_logger_stats stats;
+	unsigned i;
+	int sort;
+
+	(void)state;
+	assert_int_equal(tk_logger_start(path, &o), TK_OK);
+	assert_int_equal(TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER), 0);
+	assert_int_equal(TraceEvent(_NTO_TRACE_STARTNOSTATE), 0);
+	for (i = 0; i < E2E_THREADS; i++) {
+		w[i].index = i;
+		assert_int_equal(pthread_create(&th[i], NULL, e2e_work, &w[i]), 0);
+	}
+	for (i = 0; i < E2E_THREADS; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(tk_logger_get_stats(&stats), TK_OK);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	print_message("%llu buffers written, %llu events dropped\n", (unsigned long long)stats.buffers_written,
+		      (unsigned long long)stats.events_dropped);
+	assert_true(stats.buffers_written >= 1000);
+	for (sort = 0; sort < 2; sort++) {
+		struct traceparser_state *st = new_parser();
+		struct e2e_check c = { 0 };
+		for (unsigned cls = 0; cls < 32; cls++)
+			assert_int_equal(tk_traceparser_cs_internal(st, &c, e2e_cb, cls, cls == 0, 1023), 0);
+		traceparser_sort(st, sort ? _TRACEPARSER_SORT : _TRACEPARSER_NOSORT);
+		assert_int_equal(traceparser(st, NULL, path), 0);
+		assert_int_equal(c.wrong, 0);
+		assert_int_equal(c.unknown_non_control, 0);
+		assert_int_equal(c.user + stats.events_dropped, (uint64_t)E2E_THREADS * E2E_EVENTS);
+		traceparser_destroy(&st);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1709,6 +1800,7 @@ int main(void)
 		cmocka_unit_test(test_live_pipe_first_event),
 		cmocka_unit_test(test_sort_bounded_same_order),
 		cmocka_unit_test(test_sort_bounded_memory),
+		cmocka_unit_test(test_owner_end_to_end),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
