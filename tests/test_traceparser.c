@@ -1330,6 +1330,73 @@ static void test_owner_qnx_cpus(void **state)
 	}
 }
 
+/*
+ * THRUNNING events reach the owner tracking through a hook in the dispatch table: a
+ * callback attached to them still runs with its own user data (or traceparser()'s), and
+ * when none is, the "previous callback" information still names the user's previous one.
+ */
+static unsigned g_thrun_calls;
+
+static int thrun_user_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf,
+			 unsigned len)
+{
+	int32_t pid, tid;
+	(void)h, (void)t, (void)len;
+	assert_ptr_equal(ud, &g_thrun_calls);
+	assert_true(tk_traceparser_owner(st, &pid, &tid));
+	assert_int_equal(pid, (int32_t)buf[0]);
+	assert_int_equal(tid, (int32_t)buf[1]);
+	g_thrun_calls++;
+	return 3;
+}
+
+static int prev_check_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf,
+			 unsigned len)
+{
+	(void)ud, (void)t, (void)buf, (void)len;
+	if (TK_KEV_CODE(h) == 2 || TK_KEV_CODE(h) == 6) { /* after a THRUNNING without callback */
+		assert_int_equal(*(const unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_CLASS, NULL),
+				 6);
+		assert_int_equal(*(const int *)traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_RETURN, NULL),
+				 100 + (int)TK_KEV_CODE(h) - 1);
+	}
+	return 100 + (int)TK_KEV_CODE(h);
+}
+
+static void test_owner_hook_callbacks(void **state)
+{
+	static const uint32_t slots[][4] = {
+		{ H(0, 0, _TRACE_USER_C, 1), 1, 0, 0 },
+		{ H(0, 0, _TRACE_PR_TH_C, STATE_RUNNING), 2, 10, 1 },
+		{ H(0, 1, _TRACE_PR_TH_C, STATE_RUNNING), 3, 20, 2 },
+		{ H(0, 0, _TRACE_USER_C, 2), 4, 0, 0 },
+		{ H(0, 0, _TRACE_USER_C, 5), 5, 0, 0 },
+		{ H(0, 0, _TRACE_PR_TH_C, STATE_RUNNING), 6, 30, 3 },
+		{ H(0, 0, _TRACE_USER_C, 6), 7, 0, 0 },
+	};
+	const char *path = make_file("owner_hook.kev", 0, slots, sizeof(slots) / sizeof(slots[0]));
+	struct traceparser_state *st = new_parser();
+
+	(void)state;
+	assert_int_equal(traceparser_cs_range(st, NULL, prev_check_cb, _NTO_TRACE_USER, 0, 1023), 0);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	/* with a callback on THRUNNING: called with its data, and the owner already set */
+	g_thrun_calls = 0;
+	assert_int_equal(traceparser_cs_range(st, NULL, NULL, _NTO_TRACE_USER, 0, 1023), 0);
+	assert_int_equal(traceparser_cs(st, NULL, thrun_user_cb, _NTO_TRACE_THREAD, _NTO_TRACE_THRUNNING), 0);
+	assert_int_equal(traceparser(st, &g_thrun_calls, path), 0);
+	assert_int_equal(g_thrun_calls, 3);
+	traceparser_destroy(&st);
+	st = new_parser();
+	g_thrun_calls = 0;
+	assert_int_equal(traceparser_cs(st, &g_thrun_calls, thrun_user_cb, _NTO_TRACE_THREAD, _NTO_TRACE_THRUNNING),
+			 0);
+	traceparser_sort(st, _TRACEPARSER_SORT);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	assert_int_equal(g_thrun_calls, 3);
+	traceparser_destroy(&st);
+}
+
 /* One time line: CLOCK_MONOTONIC_RAW ns from the clock reference of the header. */
 static int ns_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
 {
@@ -1795,6 +1862,7 @@ int main(void)
 		cmocka_unit_test(test_large_files),
 		cmocka_unit_test(test_owner_tracekit_buffers),
 		cmocka_unit_test(test_owner_qnx_cpus),
+		cmocka_unit_test(test_owner_hook_callbacks),
 		cmocka_unit_test(test_time_line),
 		cmocka_unit_test(test_combine_never_finished_fast),
 		cmocka_unit_test(test_live_pipe_first_event),

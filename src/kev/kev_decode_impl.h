@@ -36,7 +36,15 @@ static inline tk_kev_field *add_field(tk_kev_decoded *d, const char *name, uint8
 		return NULL;
 	}
 	f = &d->fields[d->n_fields++];
-	*f = (tk_kev_field){ .name = name, .type = type, .bits = 32, .fmt = fmt, .offset = off };
+	f->name = name;
+	f->type = type;
+	f->bits = 32;
+	f->fmt = fmt;
+	f->utf8 = 0;
+	f->offset = off;
+	f->len = 0;
+	f->v.u = 0;
+	f->str = NULL;
 	if (type == TK_KEV_FIELD_STR || type == TK_KEV_FIELD_BYTES)
 		d->flags |= DEC_HAS_TEXT;
 	return f;
@@ -474,7 +482,8 @@ static int decode_comm(tk_kev_decoded *d, const tk_kev_event *ev)
 
 /* What the printer needs: header, cls, code, number, flags and fields (event_name when
  * the event has one); tk_kev_decode() fills in the rest. */
-static inline void kev_decode_core(const tk_kev_event *ev, unsigned flags, tk_kev_decoded *d)
+static inline __attribute__((always_inline)) void kev_decode_core(const tk_kev_event *ev, unsigned flags,
+								   tk_kev_decoded *d)
 {
 	int rc;
 	unsigned i;

@@ -651,11 +651,11 @@ static void print_user(struct obuf *o, const tk_kev_event *ev, const tk_kev_deco
 
 	put_mem(o, "USREVENT:EVENT:", 15);
 	put_u64(o, d->code);
-	if (!(d->flags & TK_KEV_DEC_WIDE)) {
+	if (!(d->flags & TK_KEV_DEC_WIDE)) { /* fields d0 and d1, always */
 		put_mem(o, ", d0:0x", 7);
-		put_hex8(o, (uint32_t)fval(d, 0));
+		put_hex8(o, (uint32_t)d->fields[0].v.u);
 		put_mem(o, " d1:0x", 6);
-		put_hex8(o, (uint32_t)fval(d, 1));
+		put_hex8(o, (uint32_t)d->fields[1].v.u);
 		put_chr(o, '\n');
 		return;
 	}

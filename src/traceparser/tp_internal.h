@@ -133,7 +133,9 @@ struct tp_held {
 };
 
 struct traceparser_state {
+	/* cb[THRUNNING] is the owner hook, which calls thrun_cb (traceparser.c) */
 	struct tp_cb cb[TP_TABLE_SIZE];
+	struct tp_cb thrun_cb;
 	/* bit i: cb[i] was attached with NULL user data, so it gets single_user_data */
 	uint64_t cb_default_ud[TP_TABLE_SIZE / 64];
 
@@ -152,6 +154,10 @@ struct traceparser_state {
 	uint64_t cur_clk;
 	uint32_t prev_header;
 	int prev_return;
+	/* the owner hook ran for a THRUNNING without a callback: the previous callback's */
+	int hook_prev_valid;
+	uint32_t hook_header, hook_prev_header;
+	int hook_prev_return;
 
 	/* header and syspage */
 	struct tp_attr *attrs;

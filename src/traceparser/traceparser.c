@@ -97,6 +97,7 @@ static void reset_file_state(struct traceparser_state *st)
 	st->cycles_per_sec = 0;
 	st->events_offset = 0;
 	st->owner_buffer_mode = 0;
+	st->hook_prev_valid = 0;
 	st->cpu_owner_known = 0;
 	st->buf_owner_known = 0;
 	st->buf_pid = st->buf_tid = 0;
@@ -110,6 +111,50 @@ static void reset_file_state(struct traceparser_state *st)
 	memset(&st->stats, 0, sizeof(st->stats));
 }
 
+/*
+ * THRUNNING events pass through a hook in the dispatch table, which notes the CPU's owner
+ * and then calls the user's callback (kept in st->thrun_cb): the fast loop needs no test
+ * of its own for them.
+ */
+static inline void note_running(struct traceparser_state *st, uint32_t h, uint32_t d1, uint32_t d2);
+
+static int thrun_hook(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	(void)ud;
+	if (len >= 2)
+		note_running(st, h, tk__cs32((int)st->endian_conv, buf[0]), tk__cs32((int)st->endian_conv, buf[1]));
+	if (st->thrun_cb.fn == NULL) {
+		/* no callback of the user's ran: the "previous callback" stays the one before
+		 * (traceparser_get_info() reads these while prev_header is this event's) */
+		if (!st->hook_prev_valid || st->prev_header != st->hook_header) {
+			st->hook_prev_header = st->prev_header;
+			st->hook_prev_return = st->prev_return;
+		}
+		st->hook_prev_valid = 1;
+		st->hook_header = h;
+		return st->prev_return;
+	}
+	st->hook_prev_valid = 0;
+	return st->thrun_cb.fn(st, st->thrun_cb.ud, h, t, buf, len);
+}
+
+/* The previous callback of the user's (not the owner hook's call of no callback). */
+static uint32_t prev_header_of(const struct traceparser_state *st)
+{
+	return st->hook_prev_valid && st->prev_header == st->hook_header ? st->hook_prev_header : st->prev_header;
+}
+
+static int prev_return_of(const struct traceparser_state *st)
+{
+	return st->hook_prev_valid && st->prev_header == st->hook_header ? st->hook_prev_return : st->prev_return;
+}
+
+static void install_hooks(struct traceparser_state *st)
+{
+	st->cb[THRUN_INDEX].fn = thrun_hook;
+	st->cb[THRUN_INDEX].ud = NULL;
+}
+
 struct traceparser_state *traceparser_init(struct traceparser_state *st)
 {
 	if (st != NULL) {
@@ -119,6 +164,7 @@ struct traceparser_state *traceparser_init(struct traceparser_state *st)
 		free(st->kbuckets);
 		free(st->tbuckets);
 		memset(st, 0, sizeof(*st));
+		install_hooks(st);
 		return st;
 	}
 	st = calloc(1, sizeof(*st));
@@ -126,6 +172,7 @@ struct traceparser_state *traceparser_init(struct traceparser_state *st)
 		errno = ENOMEM;
 		return NULL;
 	}
+	install_hooks(st);
 	return st;
 }
 
@@ -178,7 +225,10 @@ static void set_single_user_data(struct traceparser_state *st, void *ud)
 		uint64_t bits = st->cb_default_ud[w];
 		while (bits != 0) {
 			unsigned b = (unsigned)__builtin_ctzll(bits);
-			st->cb[w * 64 + b].ud = ud;
+			if (w * 64 + b == THRUN_INDEX)
+				st->thrun_cb.ud = ud;
+			else
+				st->cb[w * 64 + b].ud = ud;
 			bits &= bits - 1;
 		}
 	}
@@ -201,8 +251,9 @@ static int set_range(struct traceparser_state *st, void *ud, tracep_callb_func_t
 	for (e = first; e <= last; e++) {
 		unsigned i = cls * _TRACE_MAX_EVENT_NUM + e;
 		uint64_t bit = 1ull << (i % 64);
-		st->cb[i].fn = fn;
-		st->cb[i].ud = ud != NULL ? ud : st->single_user_data;
+		struct tp_cb *cb = i == THRUN_INDEX ? &st->thrun_cb : &st->cb[i];
+		cb->fn = fn;
+		cb->ud = ud != NULL ? ud : st->single_user_data;
 		st->cb_default_ud[i / 64] = ud != NULL ? st->cb_default_ud[i / 64] & ~bit : st->cb_default_ud[i / 64] | bit;
 	}
 	return 0;
@@ -1221,9 +1272,49 @@ static int one_slot(struct traceparser_state *st, traceevent_t *ev, int conv, ui
  * Fast path: no per-event debug output, no sorting. `conv` is a compile-time constant in
  * each of the two instances, so the byte swaps vanish when they are not needed.
  */
+static inline __attribute__((always_inline)) int run_fast_owned(struct traceparser_state *st,
+								unsigned char *p, size_t n,
+								uint64_t first_slot, const int conv);
+
 static inline __attribute__((always_inline)) int run_fast(struct traceparser_state *st,
 							  unsigned char *p, size_t n,
 							  uint64_t first_slot, const int conv)
+{
+	size_t i, combine_slots = 0;
+
+	/* QNX files: THRUNNING events go through their hook, only TIME needs a test */
+	if (!st->owner_buffer_mode) {
+		for (i = 0; i < n; i++) {
+			/* p is 16-byte aligned (tk__tp_input_align): the slot is used in place. */
+			traceevent_t *ev = (traceevent_t *)(void *)(p + i * 16);
+			uint32_t h = conv ? tk__bswap32(ev->header) : ev->header;
+			uint32_t t = conv ? tk__bswap32(ev->data[0]) : ev->data[0];
+			uint32_t k = h & (_TRACE_GET_STRUCT(~0u) | (TP_TABLE_SIZE - 1));
+
+			if (LIKELY(k < TP_TABLE_SIZE && k != TIME_INDEX)) {
+				deliver_at(st, k, h, t, &ev->data[1], 2, first_slot + i);
+			} else if (k == TIME_INDEX) {
+				note_time(st, h, t, conv ? tk__bswap32(ev->data[1]) : ev->data[1]);
+				deliver_at(st, k, h, t, &ev->data[1], 2, first_slot + i);
+			} else {
+				combine_slots++;
+				if (combine(st, h, t, ev, first_slot + i) != 0)
+					return -1;
+			}
+		}
+		st->stats.events += n - combine_slots;
+		return 0;
+	}
+	return run_fast_owned(st, p, n, first_slot, conv);
+}
+
+/*
+ * TRACEKIT_OWNER=buffer files: TIME, BUFFER (and THRUNNING) leave the fast path, and from a
+ * BUFFER to its THRUNNING every slot goes through s_slot(), which holds the events.
+ */
+static inline __attribute__((always_inline)) int run_fast_owned(struct traceparser_state *st,
+								unsigned char *p, size_t n,
+								uint64_t first_slot, const int conv)
 {
 	size_t i = 0, combine_slots = 0;
 
@@ -1468,11 +1559,11 @@ void *traceparser_get_info(struct traceparser_state *st, info_modes_t mode, unsi
 	case _TRACEPARSER_INFO_NOW_CALLBACK_EVENT:
 		RET_INFO(now_event, TK_KEV_CODE(st->cur_header));
 	case _TRACEPARSER_INFO_PREV_CALLBACK_CLASS:
-		RET_INFO(prev_class, TK_KEV_CLASS(st->prev_header));
+		RET_INFO(prev_class, TK_KEV_CLASS(prev_header_of(st)));
 	case _TRACEPARSER_INFO_PREV_CALLBACK_EVENT:
-		RET_INFO(prev_event, TK_KEV_CODE(st->prev_header));
+		RET_INFO(prev_event, TK_KEV_CODE(prev_header_of(st)));
 	case _TRACEPARSER_INFO_PREV_CALLBACK_RETURN:
-		RET_INFO(prev_return, st->prev_return);
+		RET_INFO(prev_return, prev_return_of(st));
 	case _TRACEPARSER_INFO_DEBUG:
 		if (len)
 			*len = sizeof(st->debug_flags);
