@@ -24,13 +24,8 @@ int tk_kev_decode(const tk_kev_event *ev, unsigned flags, tk_kev_decoded *d)
 	d->data = ev->data;
 	d->len = ev->len;
 	d->swap = ev->swap;
-	tk__kev_decode(ev, flags, d);
-	return TK_OK;
-}
-
-void tk__kev_decode(const tk_kev_event *ev, unsigned flags, tk_kev_decoded *d)
-{
 	kev_decode_core(ev, flags, d);
+	return TK_OK;
 }
 
 const tk_kev_field *tk_kev_field_find(const tk_kev_decoded *d, const char *name)

@@ -19,7 +19,7 @@ static inline uint32_t dec_word_at(const tk_kev_event *ev, size_t off)
 	return tk__cs32(ev->swap, tk__load32((const unsigned char *)ev->data + off));
 }
 
-static inline uint64_t ddec_word_at(const tk_kev_event *ev, size_t off)
+static inline uint64_t dec_dword_at(const tk_kev_event *ev, size_t off)
 {
 	return tk__cs64(ev->swap, tk__load64((const unsigned char *)ev->data + off));
 }
@@ -181,7 +181,7 @@ static void decode_args(tk_kev_decoded *d, const tk_kev_event *ev, const char *c
 			if (f == NULL)
 				return;
 			f->bits = 64;
-			f->v.u = ddec_word_at(ev, c);
+			f->v.u = dec_dword_at(ev, c);
 			c += 8;
 			break;
 		default:

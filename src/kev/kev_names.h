@@ -82,13 +82,4 @@ static inline const tk_kev_class_desc *tk__kev_class_of(unsigned header)
 	}
 }
 
-/*
- * The core of tk_kev_decode(), for the printer: no argument checks (ev and d valid, data
- * set when len > 0); sets header, cls, code, number, flags, fields (and event_name when
- * the event has a name), not the time, owner, payload or class description.
- */
-struct tk_kev_event;
-struct tk_kev_decoded;
-void tk__kev_decode(const struct tk_kev_event *ev, unsigned flags, struct tk_kev_decoded *d);
-
 #endif /* KEV_NAMES_H */
