@@ -1512,6 +1512,8 @@ struct slow_feeder {
 	size_t first, len;
 	atomic_int seen;     /* the callback has run */
 	int seen_before_rest; /* ... before the rest of the file was written */
+	atomic_int waited_after_seen; /* tk_traceparser_on_wait() ran after the first event */
+	int waited_before_rest;
 };
 
 static void *slow_feed(void *arg)
@@ -1520,9 +1522,10 @@ static void *slow_feed(void *arg)
 	int i;
 
 	assert_true(write(f->fd, f->data, f->first) == (ssize_t)f->first);
-	for (i = 0; i < 500 && !atomic_load(&f->seen); i++)
+	for (i = 0; i < 500 && !atomic_load(&f->waited_after_seen); i++)
 		usleep(10000); /* up to 5 s */
 	f->seen_before_rest = atomic_load(&f->seen);
+	f->waited_before_rest = atomic_load(&f->waited_after_seen);
 	assert_true(write(f->fd, f->data + f->first, f->len - f->first) == (ssize_t)(f->len - f->first));
 	close(f->fd);
 	return NULL;
@@ -1536,7 +1539,18 @@ static int seen_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned 
 	return 0;
 }
 
-/* A live trace on a pipe: the first event is delivered before more data arrives. */
+static void on_wait_cb(void *ud)
+{
+	struct slow_feeder *f = ud;
+
+	if (atomic_load(&f->seen))
+		atomic_store(&f->waited_after_seen, 1);
+}
+
+/*
+ * A live trace on a pipe: the first event is delivered before more data arrives, and the
+ * wait hook (where traceprinter flushes its output) runs then, after that event.
+ */
 static void test_live_pipe_first_event(void **state)
 {
 	struct tkt_buf b = { 0 };
@@ -1562,11 +1576,13 @@ static void test_live_pipe_first_event(void **state)
 	f.len = b.len;
 	assert_int_equal(pthread_create(&th, NULL, slow_feed, &f), 0);
 	assert_int_equal(traceparser_cs_range(st, &f, seen_cb, _NTO_TRACE_USER, 0, 1023), 0);
+	assert_int_equal(tk_traceparser_on_wait(st, on_wait_cb, &f), 0);
 	assert_int_equal(traceparser(st, NULL, "-"), 0);
 	pthread_join(th, NULL);
 	dup2(saved, STDIN_FILENO);
 	close(saved);
 	assert_true(f.seen_before_rest);
+	assert_true(f.waited_before_rest);
 	tkt_buf_free(&b);
 	traceparser_destroy(&st);
 }

@@ -86,6 +86,15 @@ static ssize_t debug_write(void *cookie, const char *buf, size_t size)
 	return (ssize_t)size;
 }
 
+/* The input (a pipe) has nothing more for now: what is printed so far goes out. */
+static void flush_output(void *ud)
+{
+	struct ctx *c = ud;
+
+	if (tk_kev_printer_flush(c->printer) != TK_OK || fflush(c->out) != 0)
+		c->write_failed = 1;
+}
+
 static int null_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
 {
 	struct ctx *c = ud;
@@ -290,6 +299,7 @@ int main(int argc, char **argv)
 		}
 	}
 	traceparser_cs(st, &c, null_cb, _NTO_TRACE_EMPTY, _NTO_TRACE_EMPTYEVENT);
+	tk_traceparser_on_wait(st, flush_output, &c);
 
 	if (traceparser(st, &c, input) != 0) {
 		const char *msg = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL);

@@ -220,6 +220,15 @@ TK_API int traceparser_one_event(struct traceparser_state *stateptr, traceevent_
  */
 TK_API int traceparser_sort(struct traceparser_state *stateptr, unsigned mode);
 
+/*
+ * tracekit extension: fn(ud) is called when traceparser() reads a pipe (or any input that
+ * is not a regular file) that has no bytes ready, just before it waits for more: every
+ * complete event has then been delivered, and a program that buffers its output flushes
+ * it there, so that a live trace shows as it comes. NULL removes it; traceparser_init()
+ * clears it. Returns 0, or -1 with errno EINVAL.
+ */
+TK_API int tk_traceparser_on_wait(struct traceparser_state *stateptr, void (*fn)(void *ud), void *ud);
+
 /* tracekit extension: the memory budget of sort mode in bytes (at least 64 KiB).
  * Returns 0, or -1 with errno EINVAL. traceparser_init() resets it to the default. */
 TK_API int tk_traceparser_sort_memory(struct traceparser_state *stateptr, size_t bytes);

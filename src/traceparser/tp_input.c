@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -56,6 +57,10 @@ int tk__tp_input_open(struct tp_input *in, const char *filename)
 		if (in->fd < 0)
 			return -1;
 		in->own_fd = 1;
+	}
+	{
+		struct stat sb;
+		in->may_wait = fstat(in->fd, &sb) != 0 || !S_ISREG(sb.st_mode);
 	}
 	in->cap = TP_READ_CHUNK * 2;
 	in->buf = malloc(in->cap);
@@ -297,6 +302,13 @@ unsigned char *tk__tp_input_peek(struct tp_input *in, size_t want, size_t *avail
 			}
 			in->buf = nb;
 			in->cap = cap;
+		}
+		if (in->may_wait && in->on_wait != NULL) {
+			/* nothing ready on a pipe: the caller may act before we wait (a printer
+			 * flushes, so that a live trace shows up as it comes) */
+			struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
+			if (poll(&pfd, 1, 0) == 0)
+				in->on_wait(in->on_wait_ud);
 		}
 		n = read(in->fd, in->buf + in->end, in->cap - in->end);
 		if (n < 0) {

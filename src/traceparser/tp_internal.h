@@ -43,6 +43,9 @@ struct tp_input {
 	int err;         /* errno of a failed read */
 	struct tp_async *async; /* reader thread, for the events of large regular files */
 	uint64_t offset; /* file offset of the byte at the cursor */
+	int may_wait;    /* not a regular file: a read can wait for a writer (a pipe) */
+	void (*on_wait)(void *ud); /* called before such a wait (tk_traceparser_on_wait()) */
+	void *on_wait_ud;
 };
 
 int tk__tp_input_open(struct tp_input *in, const char *filename);
@@ -187,6 +190,9 @@ struct traceparser_state {
 	struct tp_chain *kbuckets, *tbuckets; /* TP_HASH_SIZE each, allocated with the first CB */
 	uint32_t *combine_buf;
 	size_t combine_cap;
+
+	void (*on_wait)(void *ud); /* tk_traceparser_on_wait() */
+	void *on_wait_ud;
 
 	/* sort mode */
 	size_t sort_budget;  /* 0: TP_SORT_BUDGET */

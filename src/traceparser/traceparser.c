@@ -901,6 +901,17 @@ static void sort_free(struct traceparser_state *st)
 	st->n_runs = st->cap_runs = 0;
 }
 
+int tk_traceparser_on_wait(struct traceparser_state *st, void (*fn)(void *ud), void *ud)
+{
+	if (st == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	st->on_wait = fn;
+	st->on_wait_ud = ud;
+	return 0;
+}
+
 int tk_traceparser_sort_memory(struct traceparser_state *st, size_t bytes)
 {
 	if (st == NULL || bytes < TP_SORT_MIN_BUDGET) {
@@ -1436,6 +1447,8 @@ int traceparser(struct traceparser_state *st, void *ud, const char *filename)
 			filename, strerror(e));
 		return -1;
 	}
+	in.on_wait = st->on_wait;
+	in.on_wait_ud = st->on_wait_ud;
 	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_HEADER))
 		fprintf(st->debug_stream, " -- HEADER FILE INFORMATION -- \n");
 	if (tk__tp_read_header(st, &in) != 0) {
