@@ -33,7 +33,7 @@ static const char usage_text[] =
 	"                         INT_HANDLER_ENTER, INT_HANDLER_EXIT), PROCESS, THREAD,\n"
 	"                         VTHREAD, USER, SYSTEM, COMM, QUIP, SEC, QVM, PMU\n"
 	"  -s, --sort             print events in time order across CPUs, using 64-bit\n"
-	"                         timestamps (holds the whole trace in memory)\n"
+	"                         timestamps (large traces are sorted through TMPDIR)\n"
 	"  -t, --time=FORMAT      timestamp column: lsb (default, 32-bit LSB as QNX prints it),\n"
 	"                         cycles (64-bit cycle count), ns (the count in seconds.nanoseconds)\n"
 	"      --strict           print only what QNX traceprinter 1.02 prints (no lines for\n"
