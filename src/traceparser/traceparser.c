@@ -777,9 +777,13 @@ static void heap_down(struct tp_run_reader **h, size_t n, size_t i)
 static int merge_runs(struct traceparser_state *st, const struct tp_run *runs, size_t n, FILE *out)
 {
 	int fd = fileno(st->spool), rc = 0;
-	struct tp_run_reader *rd = calloc(n, sizeof(*rd));
-	struct tp_run_reader **heap = calloc(n, sizeof(*heap));
+	struct tp_run_reader *rd, **heap;
 	size_t i, nh = 0;
+
+	if (n == 0)
+		return 0;
+	rd = calloc(n, sizeof(*rd));
+	heap = calloc(n, sizeof(*heap));
 
 	if (rd == NULL || heap == NULL) {
 		rc = tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, "no more memory sorting events");
