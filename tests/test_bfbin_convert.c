@@ -850,6 +850,67 @@ static void test_cancel(void **state)
 	g_stop = 0;
 }
 
+/* The progress hook of every converter reaches the caller's user_data and ends at the total. */
+struct conv_progress {
+	uint64_t last_done, last_total;
+	unsigned n;
+	int bad;
+};
+
+static void conv_on_progress(void *ud, uint64_t done, uint64_t total)
+{
+	struct conv_progress *cp = ud;
+
+	if (done < cp->last_done || (total != 0 && done > total))
+		cp->bad = 1;
+	cp->last_done = done;
+	cp->last_total = total;
+	cp->n++;
+}
+
+static void test_progress(void **state)
+{
+	tk_bfbin_convert cv = TK_BFBIN_CONVERT_INIT;
+	struct conv_progress cp;
+	struct stat sb;
+	char *text;
+	int rc;
+
+	(void)state;
+	write_h5_sample("rows.byfl");
+	assert_int_equal(stat(tkt_path("rows.byfl"), &sb), 0);
+	cv.progress_cb = conv_on_progress;
+	cv.user_data = &cp;
+
+	memset(&cp, 0, sizeof(cp));
+	text = convert_to_text(tk_bfbin_to_xmlss, tkt_path("rows.byfl"), &cv, &rc);
+	assert_int_equal(rc, TK_OK);
+	free(text);
+	assert_false(cp.bad);
+	assert_true(cp.n >= 2);
+	assert_int_equal(cp.last_total, sb.st_size);
+	assert_int_equal(cp.last_done, sb.st_size);
+
+	memset(&cp, 0, sizeof(cp));
+	assert_int_equal(tk_bfbin_to_hdf5(tkt_path("rows.byfl"), tkt_path("p.h5"), &cv), TK_OK);
+	assert_false(cp.bad);
+	assert_int_equal(cp.last_done, sb.st_size);
+
+	memset(&cp, 0, sizeof(cp));
+	cv.flags = TK_BFBIN_REAL_OVERFLOW; /* the sample holds UINT64_MAX */
+	assert_int_equal(tk_bfbin_to_sqlite3(tkt_path("rows.byfl"), tkt_path("p.db"), &cv), TK_OK);
+	assert_false(cp.bad);
+	assert_int_equal(cp.last_done, sb.st_size);
+
+	/* A caller built before the hook existed is not called back. */
+	memset(&cp, 0, sizeof(cp));
+	cv.struct_size = offsetof(tk_bfbin_convert, progress_cb);
+	text = convert_to_text(tk_bfbin_to_xmlss, tkt_path("rows.byfl"), &cv, &rc);
+	assert_int_equal(rc, TK_OK);
+	free(text);
+	assert_int_equal(cp.n, 0);
+}
+
 static void test_helpers(void **state)
 {
 	static const char *const cases[][3] = {
@@ -909,6 +970,7 @@ int main(void)
 		cmocka_unit_test(test_readonly_output),
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_helpers),
+		cmocka_unit_test(test_progress),
 	};
 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the tests read HDF5 files; no error stacks */

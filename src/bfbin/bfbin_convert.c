@@ -24,8 +24,10 @@ int tk__bfconv_init(struct tk__bfconv *c, tk_bfbin_convert *cv, const char *in_p
 	if (cv == NULL || cv->struct_size < offsetof(tk_bfbin_convert, flags))
 		return TK_EINVAL; /* no room for a message: the caller passed no usable cv */
 	cv->error[0] = '\0';
-	if (cv->struct_size >= offsetof(tk_bfbin_convert, flags) + sizeof(cv->flags))
+	if (TK__BFCONV_HAS(cv, flags))
 		c->flags = cv->flags;
+	if (TK__BFCONV_HAS(cv, progress_cb))
+		c->progress_cb = cv->progress_cb;
 	if (in_path == NULL)
 		return tk__bfconv_fail(c, TK_EINVAL, "no input file was given");
 	return TK_OK;
@@ -66,6 +68,14 @@ void tk__bfconv_parse_error(void *user_data, const char *message)
 		snprintf(c->cv->error, sizeof(c->cv->error), "%s", message);
 }
 
+/* The parser's progress, passed on with the caller's user_data. */
+static void bfconv_progress(void *user_data, uint64_t done, uint64_t total)
+{
+	struct tk__bfconv *c = user_data;
+
+	c->progress_cb(c->cv->user_data, done, total);
+}
+
 int tk__bfconv_run(struct tk__bfconv *c, const bfbin_callback_t *cbs, int live, void (*idle_cb)(void *))
 {
 	tk_bfbin_parse_options opts = TK_BFBIN_PARSE_OPTIONS_INIT;
@@ -75,6 +85,7 @@ int tk__bfconv_run(struct tk__bfconv *c, const bfbin_callback_t *cbs, int live, 
 	opts.live_timeout_ms = c->cv->live_timeout_ms;
 	opts.stop = c->cv->stop;
 	opts.idle_cb = idle_cb;
+	opts.progress_cb = c->progress_cb != NULL ? bfconv_progress : NULL;
 	rc = tk__bfbin_parse_path(c->in_path, cbs, c, &opts, &c->halt);
 	if (c->rc != TK_OK)
 		return c->rc;

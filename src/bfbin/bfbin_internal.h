@@ -8,6 +8,7 @@
 #define TK_BFBIN_INTERNAL_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "tracekit/bfbin.h"
@@ -36,7 +37,13 @@ struct tk__bfconv {
 	int rc;                     /* first error, 0 if none */
 	volatile sig_atomic_t halt; /* stops the parser at the next row, table or wait */
 	unsigned flags;             /* cv->flags, 0 if the caller's struct predates them */
+	/* cv->progress_cb, NULL if the caller's struct predates it */
+	void (*progress_cb)(void *user_data, uint64_t done, uint64_t total);
 };
+
+/* Whether the caller's tk_bfbin_convert (of size cv->struct_size) has the field. */
+#define TK__BFCONV_HAS(cv, field) \
+	((cv)->struct_size >= offsetof(tk_bfbin_convert, field) + sizeof((cv)->field))
 
 /* Prepares c; returns TK_EINVAL (and a message) when the arguments are unusable. */
 int tk__bfconv_init(struct tk__bfconv *c, tk_bfbin_convert *cv, const char *in_path);
