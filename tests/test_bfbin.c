@@ -943,6 +943,46 @@ static void test_stop(void **state)
 	free(bytes);
 }
 
+/* A stop flag set during a very wide table's column list ends it there, not at its first row. */
+static int g_columns_seen;
+static void stop_at_column(void *ud, const char *name)
+{
+	(void)ud;
+	(void)name;
+	if (++g_columns_seen == 5000)
+		g_stop = 1;
+}
+
+static void test_stop_in_columns(void **state)
+{
+	const char *path = tkt_path("wide_stop.byfl");
+	tk_bfbin_parse_options opts = TK_BFBIN_PARSE_OPTIONS_INIT;
+	bfbin_callback_t cbs = { 0 };
+	tk_bfbin_writer *w;
+	char name[32];
+	unsigned i, kv;
+
+	(void)state;
+	for (kv = 0; kv < 2; kv++) {
+		assert_int_equal(tk_bfbin_writer_open(&w, path, 0), TK_OK);
+		assert_int_equal(kv ? tk_bfbin_begin_keyval(w, "KV") : tk_bfbin_begin_basic(w, "Wide"), TK_OK);
+		for (i = 0; i < 200000; i++) {
+			snprintf(name, sizeof(name), "c%u", i);
+			assert_int_equal(kv ? tk_bfbin_kv_bool(w, name, 1) : tk_bfbin_add_column(w, TK_BFBIN_BOOL, name),
+					 TK_OK);
+		}
+		assert_int_equal(tk_bfbin_end_table(w), TK_OK);
+		assert_int_equal(tk_bfbin_writer_close(w), TK_OK);
+		g_stop = 0;
+		g_columns_seen = 0;
+		opts.stop = &g_stop;
+		cbs.column_bool_cb = stop_at_column;
+		assert_int_equal(tk_bfbin_parse(path, &cbs, NULL, &opts), TK_ECANCELED);
+		assert_true(g_columns_seen >= 5000 && g_columns_seen <= 5000 + 1024);
+	}
+	g_stop = 0;
+}
+
 /* ---- progress ------------------------------------------------------------------------ */
 
 struct progress_log {
@@ -1209,6 +1249,7 @@ int main(void)
 		cmocka_unit_test(test_live_growing_file),
 		cmocka_unit_test(test_stop),
 		cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_stop_in_columns),
 		cmocka_unit_test(test_round_trip_random),
 	};
 

@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <hdf5.h>
@@ -850,6 +851,70 @@ static void test_cancel(void **state)
 	g_stop = 0;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Issue 10 item 25: a table of 1,048,576 columns took bfbin2hdf5 more than 782 s (the
+ * duplicate check and H5Tinsert() are quadratic). It cannot be a dataset anyway (its
+ * datatype would exceed an object header message): refused at once. Wide tables that fit
+ * still convert, and duplicates are still found. Bounds are generous (ASan, shared CI).
+ */
+static void test_hdf5_many_columns(void **state)
+{
+	tk_bfbin_convert cv = TK_BFBIN_CONVERT_INIT;
+	tk_bfbin_writer *w;
+	char name[32];
+	unsigned i;
+	double t0;
+
+	(void)state;
+	w = open_writer("wide.byfl");
+	assert_int_equal(tk_bfbin_begin_basic(w, "Wide"), TK_OK);
+	for (i = 0; i < TK_BFBIN_MAX_COLUMNS; i++) {
+		snprintf(name, sizeof(name), "c%u", i);
+		assert_int_equal(tk_bfbin_add_column(w, TK_BFBIN_UINT64, name), TK_OK);
+	}
+	for (i = 0; i < TK_BFBIN_MAX_COLUMNS; i++)
+		assert_int_equal(tk_bfbin_put_uint64(w, i), TK_OK);
+	assert_int_equal(tk_bfbin_end_row(w), TK_OK);
+	assert_int_equal(tk_bfbin_end_table(w), TK_OK);
+	assert_int_equal(tk_bfbin_writer_close(w), TK_OK);
+	t0 = now_s();
+	assert_int_equal(tk_bfbin_to_hdf5(tkt_path("wide.byfl"), tkt_path("wide.h5"), &cv), TK_ETOOBIG);
+	assert_true(now_s() - t0 < 20.0);
+	assert_non_null(strstr(cv.error, "Table \"Wide\" has too many columns for an HDF5 dataset"));
+	assert_false(tkt_exists(tkt_path("wide.h5")));
+	assert_false(tkt_exists(tkt_path("wide.h5.part")));
+
+	/* 1,000 columns fit; a duplicate at the end of 1,000 is found. */
+	w = open_writer("wide.byfl");
+	assert_int_equal(tk_bfbin_begin_basic(w, "Fits"), TK_OK);
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "c%u", i);
+		assert_int_equal(tk_bfbin_add_column(w, i % 3 == 0 ? TK_BFBIN_STRING : TK_BFBIN_UINT64, name), TK_OK);
+	}
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(i % 3 == 0 ? tk_bfbin_put_string(w, "s") : tk_bfbin_put_uint64(w, i), TK_OK);
+	assert_int_equal(tk_bfbin_end_row(w), TK_OK);
+	assert_int_equal(tk_bfbin_end_table(w), TK_OK);
+	assert_int_equal(tk_bfbin_begin_basic(w, "Dup"), TK_OK);
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "c%u", i == 999 ? 500 : i);
+		assert_int_equal(tk_bfbin_add_column(w, TK_BFBIN_UINT64, name), TK_OK);
+	}
+	assert_int_equal(tk_bfbin_end_table(w), TK_OK);
+	assert_int_equal(tk_bfbin_writer_close(w), TK_OK);
+	assert_int_equal(tk_bfbin_to_hdf5(tkt_path("wide.byfl"), tkt_path("wide.h5"), &cv), TK_EINVAL);
+	assert_string_equal(cv.error,
+			    "Table \"Dup\" has two columns named \"c500\", which an HDF5 compound type cannot hold");
+}
+
 /* The progress hook of every converter reaches the caller's user_data and ends at the total. */
 struct conv_progress {
 	uint64_t last_done, last_total;
@@ -971,6 +1036,7 @@ int main(void)
 		cmocka_unit_test(test_cancel),
 		cmocka_unit_test(test_helpers),
 		cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_hdf5_many_columns),
 	};
 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the tests read HDF5 files; no error stacks */

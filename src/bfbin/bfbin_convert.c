@@ -215,3 +215,89 @@ int tk__bfconv_create_temp(struct tk__bfconv *c, const char *tmp)
 	close(fd);
 	return TK_OK;
 }
+
+static uint64_t bf_name_hash(const char *name, int fold)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (; *name != '\0'; name++) {
+		unsigned char ch = (unsigned char)*name;
+		if (fold && ch >= 'A' && ch <= 'Z')
+			ch = (unsigned char)(ch - 'A' + 'a');
+		h = (h ^ ch) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+static int bf_name_equal(const char *a, const char *b, int fold)
+{
+	if (!fold)
+		return strcmp(a, b) == 0;
+	for (;; a++, b++) {
+		unsigned char ca = (unsigned char)*a, cb = (unsigned char)*b;
+		if (ca >= 'A' && ca <= 'Z')
+			ca = (unsigned char)(ca - 'A' + 'a');
+		if (cb >= 'A' && cb <= 'Z')
+			cb = (unsigned char)(cb - 'A' + 'a');
+		if (ca != cb)
+			return 0;
+		if (ca == '\0')
+			return 1;
+	}
+}
+
+static char **bf_nameset_slot(char **slots, size_t cap, const char *name, int fold)
+{
+	size_t i = (size_t)bf_name_hash(name, fold) & (cap - 1);
+
+	while (slots[i] != NULL && !bf_name_equal(slots[i], name, fold))
+		i = (i + 1) & (cap - 1);
+	return &slots[i];
+}
+
+int tk__bf_nameset_add(struct tk__bf_nameset *set, const char *name)
+{
+	char **slot;
+
+	if ((set->n + 1) * 2 > set->cap) { /* at most half full: short probe sequences */
+		size_t cap = set->cap ? set->cap * 2 : 64, i;
+		char **slots = calloc(cap, sizeof(*slots));
+		if (slots == NULL)
+			return TK_ENOMEM;
+		for (i = 0; i < set->cap; i++)
+			if (set->slots[i] != NULL)
+				*bf_nameset_slot(slots, cap, set->slots[i], set->fold_ascii) = set->slots[i];
+		free(set->slots);
+		set->slots = slots;
+		set->cap = cap;
+	}
+	slot = bf_nameset_slot(set->slots, set->cap, name, set->fold_ascii);
+	if (*slot != NULL)
+		return 0;
+	*slot = strdup(name);
+	if (*slot == NULL)
+		return TK_ENOMEM;
+	set->n++;
+	return 1;
+}
+
+void tk__bf_nameset_clear(struct tk__bf_nameset *set)
+{
+	size_t i;
+
+	for (i = 0; i < set->cap && set->n > 0; i++) {
+		if (set->slots[i] != NULL) {
+			free(set->slots[i]);
+			set->slots[i] = NULL;
+			set->n--;
+		}
+	}
+}
+
+void tk__bf_nameset_free(struct tk__bf_nameset *set)
+{
+	tk__bf_nameset_clear(set);
+	free(set->slots);
+	set->slots = NULL;
+	set->cap = set->n = 0;
+}

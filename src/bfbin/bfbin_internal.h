@@ -70,6 +70,22 @@ int tk__bfconv_run(struct tk__bfconv *c, const bfbin_callback_t *cbs, int live, 
 /* Flushes and checks a FILE * output; records TK_ENOSPC / TK_EIO naming cv->output_name. */
 int tk__bfconv_check_output(struct tk__bfconv *c, FILE *out);
 
+/*
+ * A set of names (a hash table of copies) to find duplicates in time linear in their
+ * number. With fold_ascii, names differing only in ASCII case are equal (SQLite's rule
+ * for identifiers). Zero-initialised it is empty; tk__bf_nameset_free() empties it.
+ */
+struct tk__bf_nameset {
+	char **slots;
+	size_t cap, n;
+	int fold_ascii;
+};
+
+/* Adds name: 1 if added, 0 if it was already there, TK_ENOMEM. */
+int tk__bf_nameset_add(struct tk__bf_nameset *set, const char *name);
+void tk__bf_nameset_clear(struct tk__bf_nameset *set); /* keeps the allocation */
+void tk__bf_nameset_free(struct tk__bf_nameset *set);
+
 /* Decimal digits of v into buf (at least 21 bytes); returns the length. */
 size_t tk__bf_u64_to_dec(char *buf, uint64_t v);
 

@@ -389,6 +389,8 @@ static int bf_basic_table(struct bf_parser *p)
 			p->pos++;
 			break;
 		}
+		if ((ncols & 1023) == 1023 && bf_stopped(p)) /* a million columns take a while */
+			return TK_ECANCELED;
 		if (tag > TK_BFBIN_BOOL)
 			return bf_msg(p, TK_ECORRUPT, "%s is corrupt at byte offset %llu: unknown column tag 0x%02x in table \"%s\"",
 				      p->name, (unsigned long long)bf_offset(p, 0), tag, p->table);
@@ -529,6 +531,8 @@ static int bf_keyval_table(struct bf_parser *p)
 	for (rel = 0, i = 0; i < n; i++) {
 		unsigned tag = p->buf[p->pos + rel];
 		size_t len = bf_be16(p->buf + p->pos + rel + 1);
+		if ((i & 1023) == 1023 && bf_stopped(p))
+			return TK_ECANCELED;
 		bf_column_cb(p, tag, rel + 3, len);
 		rel += 3 + len;
 		rel += tag == TK_BFBIN_UINT64 ? 8 : tag == TK_BFBIN_BOOL ? 1 : 2 + (size_t)bf_be16(p->buf + p->pos + rel);
