@@ -14,7 +14,14 @@
  * runs dry, so "<out>.part" can be queried while it grows; it is switched back to a
  * rollback journal before the rename. Identifiers are quoted the standard way ("name",
  * with '"' doubled); Byfl used single quotes, which SQLite accepts only as a quirk.
+ *
+ * The database is opened through a thin VFS over SQLite's default one that records the
+ * errno of a failed write, truncate or sync: SQLite reports a full disk as "database or
+ * disk is full" and a file size limit as "disk I/O error" (sqlite3_system_errno() stays
+ * 0 for IOERR_WRITE), where the user needs "No space left on device" or "File too large".
  */
+#include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +32,247 @@
 
 #define SQ_ROWS_PER_TRANSACTION 1000000u
 
+/* ---- the errno-recording VFS ---------------------------------------------------------- */
+
+#define SQ_VFS_NAME "tracekit-errno"
+
+struct sq_file {
+	sqlite3_file base;           /* first: what SQLite sees */
+	sqlite3_io_methods methods;  /* ours, of the real file's iVersion */
+	int last_errno;              /* errno of the last failed write, truncate or sync */
+	sqlite3_file *real;          /* the default VFS's file, just after this struct */
+};
+
+static sqlite3_vfs sq_vfs;
+static pthread_once_t sq_vfs_once = PTHREAD_ONCE_INIT;
+static int sq_vfs_ok;
+
+#define SQ_REAL(f) (((struct sq_file *)(f))->real)
+
+static int sq_note(sqlite3_file *f, int rc)
+{
+	if (rc != SQLITE_OK && errno != 0)
+		((struct sq_file *)f)->last_errno = errno;
+	return rc;
+}
+
+static int sq_close(sqlite3_file *f)
+{
+	int rc = SQ_REAL(f)->pMethods->xClose(SQ_REAL(f));
+	f->pMethods = NULL;
+	return rc;
+}
+static int sq_read(sqlite3_file *f, void *buf, int n, sqlite3_int64 off)
+{
+	return SQ_REAL(f)->pMethods->xRead(SQ_REAL(f), buf, n, off);
+}
+static int sq_write(sqlite3_file *f, const void *buf, int n, sqlite3_int64 off)
+{
+	errno = 0;
+	return sq_note(f, SQ_REAL(f)->pMethods->xWrite(SQ_REAL(f), buf, n, off));
+}
+static int sq_truncate(sqlite3_file *f, sqlite3_int64 size)
+{
+	errno = 0;
+	return sq_note(f, SQ_REAL(f)->pMethods->xTruncate(SQ_REAL(f), size));
+}
+static int sq_sync(sqlite3_file *f, int flags)
+{
+	errno = 0;
+	return sq_note(f, SQ_REAL(f)->pMethods->xSync(SQ_REAL(f), flags));
+}
+static int sq_file_size(sqlite3_file *f, sqlite3_int64 *size)
+{
+	return SQ_REAL(f)->pMethods->xFileSize(SQ_REAL(f), size);
+}
+static int sq_lock(sqlite3_file *f, int level)
+{
+	return SQ_REAL(f)->pMethods->xLock(SQ_REAL(f), level);
+}
+static int sq_unlock(sqlite3_file *f, int level)
+{
+	return SQ_REAL(f)->pMethods->xUnlock(SQ_REAL(f), level);
+}
+static int sq_check_lock(sqlite3_file *f, int *out)
+{
+	return SQ_REAL(f)->pMethods->xCheckReservedLock(SQ_REAL(f), out);
+}
+static int sq_file_control(sqlite3_file *f, int op, void *arg)
+{
+	/* Growing the file in advance (chunk size, SQLITE_FCNTL_SIZE_HINT) may fail too. */
+	errno = 0;
+	return sq_note(f, SQ_REAL(f)->pMethods->xFileControl(SQ_REAL(f), op, arg));
+}
+static int sq_sector_size(sqlite3_file *f)
+{
+	return SQ_REAL(f)->pMethods->xSectorSize(SQ_REAL(f));
+}
+static int sq_device_chars(sqlite3_file *f)
+{
+	return SQ_REAL(f)->pMethods->xDeviceCharacteristics(SQ_REAL(f));
+}
+static int sq_shm_map(sqlite3_file *f, int pg, int pgsz, int extend, void volatile **pp)
+{
+	errno = 0;
+	return sq_note(f, SQ_REAL(f)->pMethods->xShmMap(SQ_REAL(f), pg, pgsz, extend, pp));
+}
+static int sq_shm_lock(sqlite3_file *f, int offset, int n, int flags)
+{
+	return SQ_REAL(f)->pMethods->xShmLock(SQ_REAL(f), offset, n, flags);
+}
+static void sq_shm_barrier(sqlite3_file *f)
+{
+	SQ_REAL(f)->pMethods->xShmBarrier(SQ_REAL(f));
+}
+static int sq_shm_unmap(sqlite3_file *f, int del)
+{
+	return SQ_REAL(f)->pMethods->xShmUnmap(SQ_REAL(f), del);
+}
+static int sq_fetch(sqlite3_file *f, sqlite3_int64 off, int n, void **pp)
+{
+	return SQ_REAL(f)->pMethods->xFetch(SQ_REAL(f), off, n, pp);
+}
+static int sq_unfetch(sqlite3_file *f, sqlite3_int64 off, void *p)
+{
+	return SQ_REAL(f)->pMethods->xUnfetch(SQ_REAL(f), off, p);
+}
+
+static const sqlite3_io_methods sq_methods = {
+	3, sq_close, sq_read, sq_write, sq_truncate, sq_sync, sq_file_size, sq_lock, sq_unlock, sq_check_lock,
+	sq_file_control, sq_sector_size, sq_device_chars, sq_shm_map, sq_shm_lock, sq_shm_barrier, sq_shm_unmap,
+	sq_fetch, sq_unfetch,
+};
+
+static int sq_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int flags, int *out_flags)
+{
+	sqlite3_vfs *root = vfs->pAppData;
+	struct sq_file *f = (struct sq_file *)file;
+	int rc;
+
+	memset(f, 0, sizeof(*f));
+	f->real = (sqlite3_file *)(f + 1);
+	rc = root->xOpen(root, name, f->real, flags, out_flags);
+	if (f->real->pMethods != NULL) {
+		/* Offer only the methods the real file has (a missing one is NULL there). */
+		f->methods = sq_methods;
+		if (f->real->pMethods->iVersion < f->methods.iVersion)
+			f->methods.iVersion = f->real->pMethods->iVersion;
+		file->pMethods = &f->methods;
+	}
+	return rc;
+}
+
+static int sq_delete(sqlite3_vfs *vfs, const char *name, int sync_dir)
+{
+	sqlite3_vfs *root = vfs->pAppData;
+	return root->xDelete(root, name, sync_dir);
+}
+static int sq_access(sqlite3_vfs *vfs, const char *name, int flags, int *out)
+{
+	sqlite3_vfs *root = vfs->pAppData;
+	return root->xAccess(root, name, flags, out);
+}
+static int sq_full_path(sqlite3_vfs *vfs, const char *name, int n, char *out)
+{
+	sqlite3_vfs *root = vfs->pAppData;
+	return root->xFullPathname(root, name, n, out);
+}
+static void *sq_dl_open(sqlite3_vfs *vfs, const char *name)
+{
+	sqlite3_vfs *root = vfs->pAppData;
+	return root->xDlOpen(root, name);
+}
+static void sq_dl_error(sqlite3_vfs *vfs, int n, char *msg)
+{
+	sqlite3_vfs *root = vfs->pAppData;
+	root->xDlError(root, n, msg);
+}
+static void (*sq_dl_sym(sqlite3_vfs *vfs, void *h, const char *sym))(void)
+{
+	sqlite3_vfs *root = vfs->pAppData;
+	return root->xDlSym(root, h, sym);
+}
+static void sq_dl_close(sqlite3_vfs *vfs, void *h)
+{
+	sqlite3_vfs *root = vfs->pAppData;
+	root->xDlClose(root, h);
+}
+static int sq_randomness(sqlite3_vfs *vfs, int n, char *out)
+{
+	sqlite3_vfs *root = vfs->pAppData;
+	return root->xRandomness(root, n, out);
+}
+static int sq_sleep(sqlite3_vfs *vfs, int us)
+{
+	sqlite3_vfs *root = vfs->pAppData;
+	return root->xSleep(root, us);
+}
+static int sq_current_time(sqlite3_vfs *vfs, double *t)
+{
+	sqlite3_vfs *root = vfs->pAppData;
+	return root->xCurrentTime(root, t);
+}
+static int sq_last_error(sqlite3_vfs *vfs, int n, char *msg)
+{
+	sqlite3_vfs *root = vfs->pAppData;
+	return root->xGetLastError(root, n, msg);
+}
+static int sq_current_time64(sqlite3_vfs *vfs, sqlite3_int64 *t)
+{
+	sqlite3_vfs *root = vfs->pAppData;
+	return root->xCurrentTimeInt64(root, t);
+}
+
+static void sq_vfs_register(void)
+{
+	sqlite3_vfs *root = sqlite3_vfs_find(NULL);
+
+	/* Version 2 is all a database file needs (no xSetSystemCall: no syscall overrides). */
+	if (root == NULL || root->iVersion < 2)
+		return;
+	sq_vfs.iVersion = 2;
+	sq_vfs.szOsFile = (int)sizeof(struct sq_file) + root->szOsFile;
+	sq_vfs.mxPathname = root->mxPathname;
+	sq_vfs.zName = SQ_VFS_NAME;
+	sq_vfs.pAppData = root;
+	sq_vfs.xOpen = sq_open;
+	sq_vfs.xDelete = sq_delete;
+	sq_vfs.xAccess = sq_access;
+	sq_vfs.xFullPathname = sq_full_path;
+	sq_vfs.xDlOpen = sq_dl_open;
+	sq_vfs.xDlError = sq_dl_error;
+	sq_vfs.xDlSym = sq_dl_sym;
+	sq_vfs.xDlClose = sq_dl_close;
+	sq_vfs.xRandomness = sq_randomness;
+	sq_vfs.xSleep = sq_sleep;
+	sq_vfs.xCurrentTime = sq_current_time;
+	sq_vfs.xGetLastError = sq_last_error;
+	sq_vfs.xCurrentTimeInt64 = sq_current_time64;
+	sq_vfs_ok = sqlite3_vfs_register(&sq_vfs, 0) == SQLITE_OK;
+}
+
+/* The errno of the last failed write of the database or its journal, 0 if none. */
+static int sq_write_errno(sqlite3 *db)
+{
+	sqlite3_file *f = NULL;
+	int err = 0;
+
+	if (db == NULL || !sq_vfs_ok)
+		return 0;
+	if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &f) == SQLITE_OK && f != NULL &&
+	    f->pMethods != NULL)
+		err = ((struct sq_file *)f)->last_errno;
+	f = NULL;
+	if (err == 0 && sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &f) == SQLITE_OK &&
+	    f != NULL && f->pMethods != NULL)
+		err = ((struct sq_file *)f)->last_errno;
+	return err;
+}
+
 struct sq_state {
 	struct tk__bfconv base; /* first: the parser's user_data */
 	sqlite3 *db;
+	const char *out_path; /* the final name, for messages */
 	int live;
 	char *table; /* current table name */
 	char *create, *insert; /* statements being built */
@@ -82,13 +327,28 @@ static int sq_append_ident(struct sq_state *s, char **buf, size_t *len, size_t *
 	return sq_append(s, buf, len, cap, "\"", 1);
 }
 
+/*
+ * A failed write of the file is reported with its errno, as every other converter does;
+ * returns 0 when no write failed (the SQLite error is then the cause).
+ */
+static int sq_fail_write(struct sq_state *s)
+{
+	int err = sq_write_errno(s->db);
+
+	if (err == 0)
+		return 0;
+	tk__bfconv_fail(&s->base, tk_error_from_errno(err), "Failed to write %s (%s)", s->out_path, strerror(err));
+	return 1;
+}
+
 static int sq_exec(struct sq_state *s, const char *sql, const char *what)
 {
 	char *err = NULL;
 
 	if (sqlite3_exec(s->db, sql, NULL, NULL, &err) != SQLITE_OK) {
-		tk__bfconv_fail(&s->base, TK_EIO, "%s table \"%s\" (%s)", what, s->table,
-				err ? err : sqlite3_errmsg(s->db));
+		if (!sq_fail_write(s))
+			tk__bfconv_fail(&s->base, TK_EIO, "%s table \"%s\" (%s)", what, s->table,
+					err ? err : sqlite3_errmsg(s->db));
 		sqlite3_free(err);
 		return s->base.rc;
 	}
@@ -99,6 +359,8 @@ static int sq_check(struct sq_state *s, int rc, int want, const char *what)
 {
 	if (rc == want)
 		return TK_OK;
+	if (sq_fail_write(s))
+		return s->base.rc;
 	return tk__bfconv_fail(&s->base, TK_EIO, "%s table \"%s\" (%s)", what, s->table, sqlite3_errmsg(s->db));
 }
 
@@ -317,8 +579,9 @@ static int sq_pragmas(struct sq_state *s)
 	char *err = NULL;
 
 	if (sqlite3_exec(s->db, s->live ? live : batch, NULL, NULL, &err) != SQLITE_OK) {
-		tk__bfconv_fail(&s->base, TK_EIO, "Failed to configure the database (%s)",
-				err ? err : sqlite3_errmsg(s->db));
+		if (!sq_fail_write(s))
+			tk__bfconv_fail(&s->base, TK_EIO, "Failed to configure the database (%s)",
+					err ? err : sqlite3_errmsg(s->db));
 		sqlite3_free(err);
 		return s->base.rc;
 	}
@@ -339,6 +602,8 @@ int tk_bfbin_to_sqlite3(const char *in_path, const char *db_path, tk_bfbin_conve
 	if ((rc = tk__bfconv_check_db_output(&s.base, db_path)) != TK_OK)
 		return rc;
 	s.live = cv->live_input != 0;
+	s.out_path = db_path;
+	pthread_once(&sq_vfs_once, sq_vfs_register);
 	tmp = malloc(strlen(db_path) + sizeof(".part"));
 	if (tmp == NULL)
 		return tk__bfconv_fail(&s.base, TK_ENOMEM, "Out of memory");
@@ -346,7 +611,8 @@ int tk_bfbin_to_sqlite3(const char *in_path, const char *db_path, tk_bfbin_conve
 	strcat(tmp, ".part");
 	if ((rc = tk__bfconv_create_temp(&s.base, tmp)) != TK_OK)
 		goto fail_open;
-	rc = sqlite3_open_v2(tmp, &s.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
+	rc = sqlite3_open_v2(tmp, &s.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			     sq_vfs_ok ? SQ_VFS_NAME : NULL);
 	if (rc != SQLITE_OK) {
 		rc = tk__bfconv_fail(&s.base, TK_EIO, "Failed to create %s (%s)", tmp,
 				     s.db ? sqlite3_errmsg(s.db) : sqlite3_errstr(rc));
@@ -375,10 +641,13 @@ int tk_bfbin_to_sqlite3(const char *in_path, const char *db_path, tk_bfbin_conve
 	if (rc != TK_OK)
 		goto fail_open;
 	if (s.live && sqlite3_exec(s.db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) != SQLITE_OK) {
-		rc = tk__bfconv_fail(&s.base, TK_EIO, "Failed to finish %s (%s)", tmp, sqlite3_errmsg(s.db));
+		if (!sq_fail_write(&s))
+			tk__bfconv_fail(&s.base, TK_EIO, "Failed to finish %s (%s)", tmp, sqlite3_errmsg(s.db));
 		goto fail_open;
 	}
 	rc = sqlite3_close(s.db);
+	if (rc != SQLITE_OK && sq_fail_write(&s))
+		goto fail_open; /* s.db stays open: closed again below */
 	s.db = NULL;
 	if (rc != SQLITE_OK) {
 		rc = tk__bfconv_fail(&s.base, TK_EIO, "Failed to close %s (%s)", tmp, sqlite3_errstr(rc));
