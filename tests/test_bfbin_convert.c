@@ -110,6 +110,7 @@ static void test_hdf5_read_back(void **state)
 
 	(void)state;
 	write_h5_sample("rows.byfl");
+	cv.hdf5_level = 9; /* Byfl's layout, its compression level included */
 	assert_int_equal(tk_bfbin_to_hdf5(tkt_path("rows.byfl"), out, &cv), TK_OK);
 	assert_string_equal(cv.error, "");
 	assert_false(tkt_exists(tkt_path("rows.h5.part")));
@@ -915,6 +916,48 @@ static void test_hdf5_many_columns(void **state)
 			    "Table \"Dup\" has two columns named \"c500\", which an HDF5 compound type cannot hold");
 }
 
+/* Issue 10 item 16: the deflate level is the caller's; the default is not Byfl's 9. */
+static void test_hdf5_levels(void **state)
+{
+	tk_bfbin_convert cv = TK_BFBIN_CONVERT_INIT;
+	const char *out = tkt_path("levels.h5");
+	static const int levels[] = { TK_BFBIN_HDF5_LEVEL_DEFAULT, 0, 1, 5, 9 };
+	unsigned i;
+
+	(void)state;
+	write_h5_sample("rows.byfl");
+	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		hid_t file, dset, dcpl;
+		unsigned flags = 0, cd[1] = { 0 };
+		size_t ncd = 1;
+
+		cv.hdf5_level = levels[i];
+		assert_int_equal(tk_bfbin_to_hdf5(tkt_path("rows.byfl"), out, &cv), TK_OK);
+		file = H5Fopen(out, H5F_ACC_RDONLY, H5P_DEFAULT);
+		assert_true(file >= 0);
+		dset = H5Dopen2(file, "Rows", H5P_DEFAULT);
+		dcpl = H5Dget_create_plist(dset);
+		if (levels[i] == 0) {
+			assert_int_equal(H5Pget_nfilters(dcpl), 0);
+		} else {
+			assert_int_equal(H5Pget_filter2(dcpl, 0, &flags, &ncd, cd, 0, NULL, NULL), H5Z_FILTER_DEFLATE);
+			assert_int_equal(cd[0], levels[i] < 0 ? 1 : levels[i]);
+		}
+		H5Pclose(dcpl);
+		H5Dclose(dset);
+		H5Fclose(file);
+	}
+	/* A caller built before the field gets the default; a level outside 0-9 is refused. */
+	cv.struct_size = offsetof(tk_bfbin_convert, hdf5_level);
+	cv.hdf5_level = 42;
+	assert_int_equal(tk_bfbin_to_hdf5(tkt_path("rows.byfl"), out, &cv), TK_OK);
+	cv.struct_size = sizeof(cv);
+	assert_int_equal(tk_bfbin_to_hdf5(tkt_path("rows.byfl"), out, &cv), TK_EINVAL);
+	assert_string_equal(cv.error, "Invalid HDF5 compression level 42 (0 to 9)");
+	cv.hdf5_level = -2;
+	assert_int_equal(tk_bfbin_to_hdf5(tkt_path("rows.byfl"), out, &cv), TK_EINVAL);
+}
+
 /* The progress hook of every converter reaches the caller's user_data and ends at the total. */
 struct conv_progress {
 	uint64_t last_done, last_total;
@@ -1037,6 +1080,7 @@ int main(void)
 		cmocka_unit_test(test_helpers),
 		cmocka_unit_test(test_progress),
 		cmocka_unit_test(test_hdf5_many_columns),
+		cmocka_unit_test(test_hdf5_levels),
 	};
 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the tests read HDF5 files; no error stacks */
