@@ -1034,6 +1034,129 @@ static void test_sqlite_many_tables(void **state)
 	assert_false(tkt_exists(tkt_path("dup.db.part")));
 }
 
+/* Feeds the file at path into a pipe from a child; returns the read end. */
+static int pipe_from_file(const char *path, pid_t *child)
+{
+	int pfd[2];
+
+	assert_int_equal(pipe(pfd), 0);
+	*child = fork();
+	assert_true(*child >= 0);
+	if (*child == 0) {
+		size_t len;
+		char *bytes = tkt_read_file(path, &len);
+		close(pfd[0]);
+		_exit(bytes != NULL && write(pfd[1], bytes, len) == (ssize_t)len ? 0 : 1);
+	}
+	close(pfd[1]);
+	return pfd[0];
+}
+
+/*
+ * Issue 10 item 14 (library part): every converter reads a descriptor (a pipe here, as
+ * standard input would be) and gives the same result as from the file; the FILE *
+ * converters write to a pipe (no seek); the database converters refuse one.
+ */
+static void test_input_fd(void **state)
+{
+	tk_bfbin_convert cv = TK_BFBIN_CONVERT_INIT, cv_fd = TK_BFBIN_CONVERT_INIT;
+	const char *in = tkt_path("rows.byfl");
+	char *want, *got;
+	pid_t child;
+	int rc, fd, status, out_pipe[2];
+	FILE *out;
+	sqlite3 *db;
+	sqlite3_stmt *st;
+
+	(void)state;
+	write_h5_sample("rows.byfl");
+	cv_fd.flags = TK_BFBIN_INPUT_FD | TK_BFBIN_REAL_OVERFLOW;
+	cv.flags = TK_BFBIN_REAL_OVERFLOW;
+
+	want = convert_to_text(tk_bfbin_to_xmlss, in, &cv, &rc);
+	assert_int_equal(rc, TK_OK);
+	cv_fd.input_fd = fd = pipe_from_file(in, &child);
+	got = convert_to_text(tk_bfbin_to_xmlss, NULL, &cv_fd, &rc);
+	assert_int_equal(rc, TK_OK);
+	assert_string_equal(got, want);
+	close(fd);
+	waitpid(child, &status, 0);
+	free(got);
+
+	/* Into a pipe: the output is never seeked. */
+	assert_int_equal(pipe(out_pipe), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		tk_bfbin_convert c = TK_BFBIN_CONVERT_INIT;
+		FILE *f = fdopen(out_pipe[1], "w");
+		close(out_pipe[0]);
+		_exit(f != NULL && tk_bfbin_to_xmlss(in, f, &c) == TK_OK && fclose(f) == 0 ? 0 : 1);
+	}
+	close(out_pipe[1]);
+	out = fdopen(out_pipe[0], "r");
+	assert_non_null(out);
+	{
+		size_t cap = strlen(want) + 2, len;
+		char *buf = calloc(1, cap);
+		assert_non_null(buf);
+		len = fread(buf, 1, cap, out);
+		assert_int_equal(len, strlen(want));
+		assert_memory_equal(buf, want, len);
+		free(buf);
+	}
+	fclose(out);
+	waitpid(child, &status, 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	free(want);
+
+	/* SQLite and HDF5 from a pipe. */
+	cv_fd.input_fd = fd = pipe_from_file(in, &child);
+	assert_int_equal(tk_bfbin_to_sqlite3(NULL, tkt_path("fd.db"), &cv_fd), TK_OK);
+	close(fd);
+	waitpid(child, &status, 0);
+	assert_int_equal(sqlite3_open_v2(tkt_path("fd.db"), &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM \"Rows\"", -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(st, 0), H5_ROWS);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	cv_fd.input_fd = fd = pipe_from_file(in, &child);
+	assert_int_equal(tk_bfbin_to_hdf5("-", tkt_path("fd.h5"), &cv_fd), TK_OK);
+	close(fd);
+	waitpid(child, &status, 0);
+	assert_true(tkt_exists(tkt_path("fd.h5")));
+
+	/* A truncated pipe is named as given ("standard input" without a name). */
+	{
+		size_t len;
+		char *bytes = tkt_read_file(in, &len);
+		tkt_write_file(tkt_path("half.byfl"), bytes, len / 2);
+		free(bytes);
+	}
+	cv_fd.input_fd = fd = pipe_from_file(tkt_path("half.byfl"), &child);
+	assert_int_equal(tk_bfbin_to_sqlite3(NULL, tkt_path("half.db"), &cv_fd), TK_ETRUNC);
+	close(fd);
+	waitpid(child, &status, 0);
+	assert_non_null(strstr(cv_fd.error, " from standard input at byte offset "));
+	assert_false(tkt_exists(tkt_path("half.db")));
+	assert_false(tkt_exists(tkt_path("half.db.part")));
+
+	/* The descriptor is the output file: refused. The output is a pipe: refused. */
+	fd = open(tkt_path("fd.db"), O_RDONLY);
+	assert_true(fd >= 0);
+	cv_fd.input_fd = fd;
+	assert_int_equal(tk_bfbin_to_sqlite3("-", tkt_path("fd.db"), &cv_fd), TK_EINVAL);
+	assert_non_null(strstr(cv_fd.error, "fd.db is the input file"));
+	close(fd);
+	assert_int_equal(mkfifo(tkt_path("out.fifo"), 0600), 0);
+	assert_int_equal(tk_bfbin_to_hdf5(in, tkt_path("out.fifo"), &cv), TK_EINVAL);
+	assert_non_null(strstr(cv.error, "out.fifo: it is not a regular file"));
+	assert_int_equal(tk_bfbin_to_sqlite3(in, tkt_path("out.fifo"), &cv), TK_EINVAL);
+	assert_non_null(strstr(cv.error, "out.fifo: it is not a regular file"));
+	unlink(tkt_path("out.fifo"));
+}
+
 /* The progress hook of every converter reaches the caller's user_data and ends at the total. */
 struct conv_progress {
 	uint64_t last_done, last_total;
@@ -1158,6 +1281,7 @@ int main(void)
 		cmocka_unit_test(test_hdf5_many_columns),
 		cmocka_unit_test(test_hdf5_levels),
 		cmocka_unit_test(test_sqlite_many_tables),
+		cmocka_unit_test(test_input_fd),
 	};
 
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* the tests read HDF5 files; no error stacks */

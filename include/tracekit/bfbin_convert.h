@@ -64,6 +64,13 @@ typedef struct tk_bfbin_convert {
 	 * TK_BFBIN_HDF5_LEVEL_DEFAULT. Read only when struct_size covers it (else the default).
 	 */
 	int hdf5_level;
+	/*
+	 * With TK_BFBIN_INPUT_FD in flags: the input is this descriptor (standard input, a
+	 * pipe, a socket), read sequentially from its current position, never seeked, and
+	 * not closed; the in_path argument then only names it in messages (NULL: "standard
+	 * input"). Read only when struct_size covers it.
+	 */
+	int input_fd;
 } tk_bfbin_convert;
 
 /*
@@ -74,13 +81,21 @@ typedef struct tk_bfbin_convert {
 #define TK_BFBIN_HDF5_LEVEL_DEFAULT (-1)
 
 #define TK_BFBIN_CONVERT_INIT \
-	{ sizeof(tk_bfbin_convert), 0, 0, NULL, NULL, NULL, NULL, { 0 }, 0, NULL, TK_BFBIN_HDF5_LEVEL_DEFAULT }
+	{ sizeof(tk_bfbin_convert), 0, 0, NULL, NULL, NULL, NULL, { 0 }, 0, NULL, TK_BFBIN_HDF5_LEVEL_DEFAULT, -1 }
 
 /*
  * SQLite: store an integer above INT64_MAX as a REAL (approximately), with one warning
  * per table, as Byfl's bfbin2sqlite3 did; without it such a value fails the conversion.
  */
 #define TK_BFBIN_REAL_OVERFLOW 0x1u
+
+/*
+ * All converters: read the input from cv->input_fd instead of opening in_path. The FILE *
+ * converters (CSV, Callgrind, XML) never seek their output either, so both ends may be
+ * pipes; the SQLite and HDF5 converters need a regular output file (they seek in it and
+ * rename it into place) and refuse a device or a pipe.
+ */
+#define TK_BFBIN_INPUT_FD 0x2u
 
 /* ---- CSV (bfbin2csv) -------------------------------------------------------------- */
 

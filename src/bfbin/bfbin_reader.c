@@ -695,6 +695,12 @@ int tk_bfbin_parse_fd(int fd, const char *name, const bfbin_callback_t *callback
 	return bf_parse_fd(fd, name, callbacks, user_data, opts, NULL, BF_CHUNK, 0);
 }
 
+int tk__bfbin_parse_fd_stop(int fd, const char *name, const bfbin_callback_t *callbacks, void *user_data,
+			    const tk_bfbin_parse_options *opts, const volatile sig_atomic_t *stop2)
+{
+	return bf_parse_fd(fd, name, callbacks, user_data, opts, stop2, BF_CHUNK, 0);
+}
+
 int tk__bfbin_parse_fd_small(int fd, const char *name, const bfbin_callback_t *callbacks, void *user_data,
 			     size_t cap, size_t max_read)
 {
