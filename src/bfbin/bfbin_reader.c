@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "bfbin/bfbin_internal.h"
+#include "common/tk_bytes.h"
 #include "tracekit/bfbin.h"
 
 #define BF_CHUNK ((size_t)1 << 20)      /* buffer size for files and pipes */
@@ -284,20 +285,15 @@ static int bf_fill_failed(struct bf_parser *p, int rc, size_t rel, const char *w
 		}                                                                  \
 	} while (0)
 
+/* The format is big-endian: common's loads, swapped on a little-endian host. */
 static inline uint16_t bf_be16(const unsigned char *b)
 {
-	return (uint16_t)((unsigned)b[0] << 8 | b[1]);
+	return tk__cs16(!TK__HOST_BIG_ENDIAN, tk__load16(b));
 }
 
 static inline uint64_t bf_be64(const unsigned char *b)
 {
-	uint64_t v;
-
-	memcpy(&v, b, 8);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
+	return tk__cs64(!TK__HOST_BIG_ENDIAN, tk__load64(b));
 }
 
 /*
