@@ -769,8 +769,13 @@ int tk_bfbin_to_sqlite3(const char *in_path, const char *db_path, tk_bfbin_conve
 	}
 	s.max_cols = sqlite3_limit(s.db, SQLITE_LIMIT_COLUMN, -1);
 	s.table_names.fold_ascii = 1;
-	/* A build that forbids writing sqlite_schema (defensive mode) is served unbatched. */
-	s.batch_schema = !s.live && sqlite3_db_config(s.db, SQLITE_DBCONFIG_DEFENSIVE, 0, (int *)NULL) == SQLITE_OK;
+	/*
+	 * Batching needs writable_schema=RESET (verified with SQLite 3.40, the oldest release
+	 * used here) and defensive mode off (which 3.44 and later make forbid writable_schema).
+	 * Older libraries are served unbatched.
+	 */
+	s.batch_schema = !s.live && sqlite3_libversion_number() >= 3040000 &&
+			 sqlite3_db_config(s.db, SQLITE_DBCONFIG_DEFENSIVE, 0, (int *)NULL) == SQLITE_OK;
 	if (sq_pragmas(&s) != TK_OK)
 		goto fail_open;
 
