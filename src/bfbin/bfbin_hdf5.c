@@ -61,6 +61,7 @@ struct h5_state {
 	size_t row_size;
 	size_t batch_rows; /* rows per write: one chunk, fewer for very wide rows */
 	hid_t dtype, dset;
+	hid_t dxpl; /* transfer properties: a conversion buffer sized to the batch */
 	int active;           /* the current table has a dataset */
 	unsigned char *rows;  /* packed rows of the batch */
 	size_t nrows, rows_bytes; /* rows in the batch, bytes allocated */
@@ -335,10 +336,24 @@ static int h5_flush(struct h5_state *s)
 		}
 	}
 	size = start + count;
+	/*
+	 * HDF5 allocates (and zeroes) its type conversion buffers at the transfer's buffer
+	 * size, 1 MiB by default, on every H5Dwrite that converts (a compound with strings
+	 * does): 20,000 one-row tables zeroed 20 GB. Ask for what the batch needs: a disk
+	 * row is at most twice the memory row (a string's 16-byte heap ID for an 8-byte
+	 * pointer); a power of two keeps HDF5's free lists few.
+	 */
+	{
+		size_t need = s->nrows * s->row_size * 2, buf = 4096;
+		while (buf < need && buf < ((size_t)1 << 20))
+			buf *= 2;
+		if (H5Pset_buffer(s->dxpl, buf, NULL, NULL) < 0)
+			return h5_fail(s, "Failed to prepare the writing of table \"%s\"", s->table);
+	}
 	if (H5Dset_extent(s->dset, &size) < 0 || (fspace = H5Dget_space(s->dset)) < 0 ||
 	    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0 ||
 	    (mspace = H5Screate_simple(1, &count, NULL)) < 0 ||
-	    H5Dwrite(s->dset, s->dtype, mspace, fspace, H5P_DEFAULT, s->rows) < 0)
+	    H5Dwrite(s->dset, s->dtype, mspace, fspace, s->dxpl, s->rows) < 0)
 		rc = h5_fail(s, "Failed to write rows of table \"%s\"", s->table);
 	if (mspace >= 0)
 		H5Sclose(mspace);
@@ -471,7 +486,7 @@ int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert 
 	int rc;
 
 	memset(&s, 0, sizeof(s));
-	s.driver = s.file = s.str_type = s.bool_type = s.dtype = s.dset = -1;
+	s.driver = s.file = s.str_type = s.bool_type = s.dtype = s.dset = s.dxpl = -1;
 	rc = tk__bfconv_init(&s.base, cv, in_path);
 	if (rc != TK_OK)
 		return rc;
@@ -510,6 +525,11 @@ int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert 
 	}
 	if ((rc = h5_make_types(&s)) != TK_OK)
 		goto fail;
+	s.dxpl = H5Pcreate(H5P_DATASET_XFER);
+	if (s.dxpl < 0) {
+		rc = h5_fail(&s, "Failed to set up HDF5 output to %s", tmp);
+		goto fail;
+	}
 
 	memset(&cbs, 0, sizeof(cbs));
 	cbs.error_cb = tk__bfconv_parse_error;
@@ -556,6 +576,8 @@ fail:
 	if (s.base.rc != TK_OK)
 		rc = s.base.rc;
 done:
+	if (s.dxpl >= 0)
+		H5Pclose(s.dxpl);
 	if (s.driver >= 0)
 		H5FDunregister(s.driver);
 	H5Eclear2(H5E_DEFAULT);
