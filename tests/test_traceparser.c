@@ -669,13 +669,13 @@ static void test_bad_headers(void **state)
 	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_MISSING_FIELD);
 	assert_non_null(strstr(msg, "VER_MAJOR"));
-	assert_non_null(strstr(msg, "ends at byte offset 45")); /* where TRACE_HEADER_END:: is */
+	assert_non_null(strstr(msg, "byte offset 45: the header has no TRACE_VER_MAJOR")); /* TRACE_HEADER_END:: */
 	tkt_buf_free(&b);
 	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_LITTLE_ENDIAN::TRUETRACE_HEADER_END::");
 	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_MISSING_FIELD);
 	assert_non_null(strstr(msg, "no TRACE_VER_MINOR"));
-	assert_non_null(strstr(msg, "ends at byte offset 63"));
+	assert_non_null(strstr(msg, "byte offset 63: the header has no TRACE_VER_MINOR"));
 	tkt_buf_free(&b);
 
 	/* version too old */
@@ -683,14 +683,14 @@ static void test_bad_headers(void **state)
 			"HEADER_END::");
 	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_WRONG_FILE_VERSION);
-	assert_non_null(strstr(msg, "TRACE_VER_MAJOR at byte offset 20"));
+	assert_non_null(strstr(msg, "byte offset 20: trace file version 0.97 (TRACE_VER_MAJOR)"));
 	tkt_buf_free(&b);
 
 	/* no byte order, both, middle */
 	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_VER_MINOR::01TRACE_HEADER_END::");
 	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_WRONG_ENDIAN_TYPE);
-	assert_non_null(strstr(msg, "ends at byte offset 57"));
+	assert_non_null(strstr(msg, "byte offset 57: Wrong input trace file endian type: neither"));
 	tkt_buf_free(&b);
 	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_VER_MINOR::01TRACE_LITTLE_ENDIAN::TRUETRACE_"
 			"BIG_ENDIAN::TRUETRACE_HEADER_END::");
@@ -702,7 +702,7 @@ static void test_bad_headers(void **state)
 			"HEADER_END::");
 	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_WRONG_ENDIAN_TYPE);
-	assert_non_null(strstr(msg, "TRACE_MIDDLE_ENDIAN at byte offset 57"));
+	assert_non_null(strstr(msg, "byte offset 57: Wrong input trace file endian type: TRACE_MIDDLE_ENDIAN"));
 	tkt_buf_free(&b);
 
 	/* syspage longer than the file */
@@ -719,7 +719,7 @@ static void test_bad_headers(void **state)
 			"SYSPAGE_LEN::lotsTRACE_HEADER_END::");
 	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_WRONG_H_KEYWORD);
-	assert_non_null(strstr(msg, "at byte offset 82"));
+	assert_non_null(strstr(msg, "byte offset 82: TRACE_SYSPAGE_LEN value \"lots\" is not a number"));
 	tkt_buf_free(&b);
 
 	/* syspage length above the limit */
@@ -727,7 +727,7 @@ static void test_bad_headers(void **state)
 			"SYSPAGE_LEN::999999999TRACE_HEADER_END::");
 	assert_int_equal(parse_buf(b.p, b.len, &lvl, msg, sizeof(msg)), -1);
 	assert_int_equal(lvl, _TRACEPARSER_CANNOT_READ_IN_FILE);
-	assert_non_null(strstr(msg, "at byte offset 82"));
+	assert_non_null(strstr(msg, "byte offset 82: TRACE_SYSPAGE_LEN 999999999 exceeds"));
 	tkt_buf_free(&b);
 
 	/* no header end */
@@ -774,7 +774,7 @@ static void test_truncation_everywhere(void **state)
 				char expect[64];
 				assert_int_equal(rc, -1);
 				assert_int_equal(lvl, _TRACEPARSER_CANNOT_READ_IN_FILE);
-				snprintf(expect, sizeof(expect), "byte offset %zu", hdr_len + complete * 16);
+				snprintf(expect, sizeof(expect), "byte offset %zu: truncated event", hdr_len + complete * 16);
 				assert_non_null(strstr(msg, expect));
 			} else {
 				assert_int_equal(rc, 0);

@@ -303,10 +303,9 @@ int main(int argc, char **argv)
 
 	if (traceparser(st, &c, input) != 0) {
 		const char *msg = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL);
-		const traceparser_error_t *lvl = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR, NULL);
 		fflush(c.out);
-		fprintf(stderr, "traceprinter: %s: %s (traceparser error level %d)\n", c.input,
-			msg && *msg ? msg : strerror(errno), lvl ? (int)*lvl : -1);
+		/* "traceprinter: FILE: byte offset N: what" (the parser's message says where) */
+		fprintf(stderr, "traceprinter: %s: %s\n", c.input, msg && *msg ? msg : strerror(errno));
 		status = 1;
 	}
 	traceparser_destroy(&st);

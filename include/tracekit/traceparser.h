@@ -75,7 +75,7 @@ typedef enum {
 	_TRACEPARSER_INFO_DEBUG = -8,               /* unsigned: debug flags */
 	_TRACEPARSER_INFO_ERROR = -9,               /* traceparser_error_t */
 	/* QNX 7 additions */
-	_TRACEPARSER_INFO_ERROR_STR = -10,  /* const char*: last error, with byte offset */
+	_TRACEPARSER_INFO_ERROR_STR = -10,  /* const char*: last error, "byte offset N: what" */
 	_TRACEPARSER_INFO_STATS = -11,      /* struct tk_traceparser_stats */
 	_TRACEPARSER_INFO_EVENT_ID = -12,   /* uint64_t: index of the event's first slot */
 	_TRACEPARSER_INFO_CLK_MSB = -13,    /* unsigned: upper 32 bits of CLK */

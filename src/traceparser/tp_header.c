@@ -122,12 +122,11 @@ static int parse_header(struct traceparser_state *st, const unsigned char *buf, 
 		if (!at_end && len < BEGIN_SEARCH)
 			return PARSE_MORE;
 		if (len == 0)
-			tk__tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-				"the file is empty: no header at byte offset %" PRIu64, base);
+			tk__tp_fail_at(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, base, "the file is empty: no header");
 		else
-			tk__tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-				"not a .kev trace file: no TRACE_HEADER_BEGIN:: in its first %zu bytes",
-				len < BEGIN_SEARCH ? len : (size_t)BEGIN_SEARCH);
+			tk__tp_fail_at(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, base,
+				       "not a .kev trace file: no TRACE_HEADER_BEGIN:: in its first %zu bytes",
+				       len < BEGIN_SEARCH ? len : (size_t)BEGIN_SEARCH);
 		return PARSE_ERROR;
 	}
 	p = find_bytes(begin + strlen(BEGIN_KEY), (size_t)(lim - begin) - strlen(BEGIN_KEY), "TRACE_");
@@ -146,8 +145,8 @@ static int parse_header(struct traceparser_state *st, const unsigned char *buf, 
 		if (colon == NULL)
 			goto need_more;
 		if (colon == key || memchr(key, '\0', (size_t)(colon - key)) != NULL || colon - key > 256) {
-			tk__tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-				"malformed header key at byte offset %" PRIu64, base + (uint64_t)(p - buf));
+			tk__tp_fail_at(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, base + (uint64_t)(p - buf),
+				       "malformed header key");
 			return PARSE_ERROR;
 		}
 		value = colon + 2;
@@ -155,16 +154,14 @@ static int parse_header(struct traceparser_state *st, const unsigned char *buf, 
 		if (next == NULL)
 			goto need_more;
 		if (st->n_attrs >= TP_MAX_HEADER_KEYS) {
-			tk__tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-				"more than %u header keys (at byte offset %" PRIu64 ")", TP_MAX_HEADER_KEYS,
-				base + (uint64_t)(p - buf));
+			tk__tp_fail_at(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, base + (uint64_t)(p - buf),
+				       "more than %u header keys", TP_MAX_HEADER_KEYS);
 			return PARSE_ERROR;
 		}
 		if (add_attr(st, key, (size_t)(colon - key), value, (size_t)(next - value),
 			     base + (uint64_t)(p - buf)) != 0) {
-			tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
-				"no more memory (header entry at byte offset %" PRIu64 ")",
-				base + (uint64_t)(p - buf));
+			tk__tp_fail_at(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, base + (uint64_t)(p - buf),
+				       "no more memory for a header entry");
 			return PARSE_ERROR;
 		}
 		p = next;
@@ -174,14 +171,11 @@ need_more:
 	if (!at_end && len < TP_MAX_HEADER_BYTES)
 		return PARSE_MORE;
 	if (len >= TP_MAX_HEADER_BYTES)
-		tk__tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-			"no TRACE_HEADER_END:: in the first %u bytes of the header (byte offsets %" PRIu64
-			" to %" PRIu64 ")",
-			TP_MAX_HEADER_BYTES, base, base + len);
+		tk__tp_fail_at(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, base,
+			       "no TRACE_HEADER_END:: in the first %u bytes of the header", TP_MAX_HEADER_BYTES);
 	else
-		tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
-			"truncated header: the file ends at byte offset %" PRIu64 " before TRACE_HEADER_END::",
-			base + len);
+		tk__tp_fail_at(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL, base + len,
+			       "truncated header: the file ends before TRACE_HEADER_END::");
 	return PARSE_ERROR;
 }
 
@@ -260,9 +254,8 @@ int tk__tp_read_header(struct traceparser_state *st, struct tp_input *in)
 	for (;;) {
 		p = tk__tp_input_peek(in, want, &avail);
 		if (in->err != 0) {
-			return tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EIO,
-				       "cannot read %s at byte offset %" PRIu64 ": %s", in->name, base + avail,
-				       strerror(in->err));
+			return tk__tp_fail_at(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EIO, base + avail, "cannot read: %s",
+					      strerror(in->err));
 		}
 		rc = parse_header(st, p, avail, avail < want, base, &end);
 		if (rc == PARSE_OK)
@@ -290,39 +283,36 @@ int tk__tp_read_header(struct traceparser_state *st, struct tp_input *in)
 	be = tk__tp_find_attr(st, "BIG_ENDIAN");
 	me = tk__tp_find_attr(st, "MIDDLE_ENDIAN");
 	if (me != NULL) {
-		return tk__tp_fail(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL,
-			       "Wrong input trace file endian type: TRACE_MIDDLE_ENDIAN at byte offset %" PRIu64
-			       " is not supported",
-			       me->offset);
+		return tk__tp_fail_at(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL, me->offset,
+				      "Wrong input trace file endian type: TRACE_MIDDLE_ENDIAN is not supported");
 	}
 	if (le != NULL && be != NULL) {
-		return tk__tp_fail(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL,
-			       "Wrong input trace file endian type: both TRACE_LITTLE_ENDIAN (byte offset %" PRIu64
-			       ") and TRACE_BIG_ENDIAN (byte offset %" PRIu64 ") are present",
-			       le->offset, be->offset);
+		return tk__tp_fail_at(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL,
+				      le->offset < be->offset ? be->offset : le->offset,
+				      "Wrong input trace file endian type: both TRACE_LITTLE_ENDIAN (byte offset %" PRIu64
+				      ") and TRACE_BIG_ENDIAN (byte offset %" PRIu64 ") are present",
+				      le->offset, be->offset);
 	}
 	if (le == NULL && be == NULL) {
-		return tk__tp_fail(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL,
-			       "Wrong input trace file endian type: neither TRACE_LITTLE_ENDIAN nor "
-			       "TRACE_BIG_ENDIAN is in the header, which ends at byte offset %" PRIu64,
-			       hdr_end);
+		return tk__tp_fail_at(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL, hdr_end,
+				      "Wrong input trace file endian type: neither TRACE_LITTLE_ENDIAN nor "
+				      "TRACE_BIG_ENDIAN is in the header, which ends here");
 	}
 	st->endian_conv = (be != NULL) != host_be;
 
 	vmaj = tk__tp_find_attr(st, "VER_MAJOR");
 	vmin = tk__tp_find_attr(st, "VER_MINOR");
 	if (vmaj == NULL || vmin == NULL) {
-		return tk__tp_fail(st, _TRACEPARSER_MISSING_FIELD, EINVAL,
-			       "the header has no TRACE_%s (the header ends at byte offset %" PRIu64 ")",
-			       vmaj == NULL ? "VER_MAJOR" : "VER_MINOR", hdr_end);
+		return tk__tp_fail_at(st, _TRACEPARSER_MISSING_FIELD, EINVAL, hdr_end,
+				      "the header has no TRACE_%s (it ends here)", vmaj == NULL ? "VER_MAJOR" : "VER_MINOR");
 	}
 	major = value_number(vmaj, NULL);
 	minor = value_number(vmin, NULL);
 	if (major < 1 || (major == 1 && minor < 1)) {
-		return tk__tp_fail(st, _TRACEPARSER_WRONG_FILE_VERSION, EINVAL,
-			       "trace file version %s.%s (TRACE_VER_MAJOR at byte offset %" PRIu64
-			       ") is older than 1.01, the oldest this parser reads",
-			       vmaj->value, vmin->value, vmaj->offset);
+		return tk__tp_fail_at(st, _TRACEPARSER_WRONG_FILE_VERSION, EINVAL, vmaj->offset,
+				      "trace file version %s.%s (TRACE_VER_MAJOR) is older than 1.01, the oldest this "
+				      "parser reads",
+				      vmaj->value, vmin->value);
 	}
 
 	cps = tk__tp_find_attr(st, "CYCLES_PER_SEC");
@@ -333,34 +323,32 @@ int tk__tp_read_header(struct traceparser_state *st, struct tp_input *in)
 	if (splen != NULL) {
 		sp_len = value_number(splen, &ok);
 		if (!ok) {
-			return tk__tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-				       "TRACE_SYSPAGE_LEN value \"%s\" at byte offset %" PRIu64 " is not a number",
-				       splen->value, splen->offset);
+			return tk__tp_fail_at(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, splen->offset,
+					      "TRACE_SYSPAGE_LEN value \"%s\" is not a number", splen->value);
 		}
 		if (sp_len > TP_MAX_SYSPAGE_BYTES) {
-			return tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
-				       "TRACE_SYSPAGE_LEN %" PRIu64 " at byte offset %" PRIu64
-				       " exceeds the %u-byte limit",
-				       sp_len, splen->offset, TP_MAX_SYSPAGE_BYTES);
+			return tk__tp_fail_at(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL, splen->offset,
+					      "TRACE_SYSPAGE_LEN %" PRIu64 " exceeds the %u-byte limit", sp_len,
+					      TP_MAX_SYSPAGE_BYTES);
 		}
 		remaining = tk__tp_input_remaining(in);
 		if (remaining != UINT64_MAX && sp_len > remaining) {
-			return tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
-				       "couldn't read syspage entry from input trace file: TRACE_SYSPAGE_LEN is "
-				       "%" PRIu64 " but only %" PRIu64 " bytes follow the header at byte offset %" PRIu64,
-				       sp_len, remaining, in->offset);
+			return tk__tp_fail_at(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL, in->offset,
+					      "couldn't read syspage entry from input trace file: TRACE_SYSPAGE_LEN is "
+					      "%" PRIu64 " but only %" PRIu64 " bytes follow the header",
+					      sp_len, remaining);
 		}
 		p = tk__tp_input_peek(in, (size_t)sp_len, &avail);
 		if (avail < sp_len) {
-			return tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
-				       "couldn't read syspage entry from input trace file: it ends at byte "
-				       "offset %" PRIu64 ", inside the %" PRIu64 "-byte syspage",
-				       in->offset + avail, sp_len);
+			return tk__tp_fail_at(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL, in->offset + avail,
+					      "couldn't read syspage entry from input trace file: the file ends inside the "
+					      "%" PRIu64 "-byte syspage",
+					      sp_len);
 		}
 		st->syspage = malloc(sp_len ? (size_t)sp_len : 1);
 		if (st->syspage == NULL)
-			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
-				       "no more memory for the syspage at byte offset %" PRIu64, in->offset);
+			return tk__tp_fail_at(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, in->offset,
+					      "no more memory for the syspage");
 		memcpy(st->syspage, p, (size_t)sp_len);
 		st->syspage_len = (unsigned)sp_len;
 		tk__tp_input_skip(in, (size_t)sp_len);

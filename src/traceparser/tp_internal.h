@@ -240,9 +240,15 @@ struct traceparser_state {
 	} info;
 };
 
-/* Records an error: level, errno, message (also printed with _TRACEPARSER_DEBUG_ERRORS). */
+/*
+ * Records an error: level, errno, message (also printed with _TRACEPARSER_DEBUG_ERRORS).
+ * tk__tp_fail_at() says where: the message becomes "byte offset N: <what>", so that tools
+ * print "tool: file: byte offset N: what".
+ */
 int tk__tp_fail(struct traceparser_state *st, traceparser_error_t level, int err_no, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+int tk__tp_fail_at(struct traceparser_state *st, traceparser_error_t level, int err_no, uint64_t offset,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* Reads and checks the header and syspage; prints them per the debug flags. */
 int tk__tp_read_header(struct traceparser_state *st, struct tp_input *in);

@@ -35,18 +35,42 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-int tk__tp_fail(struct traceparser_state *st, traceparser_error_t level, int err_no, const char *fmt, ...)
+static int fail_v(struct traceparser_state *st, traceparser_error_t level, int err_no, int has_offset,
+		  uint64_t offset, const char *fmt, va_list ap)
 {
-	va_list ap;
+	int n = 0;
 
 	st->error = level;
-	va_start(ap, fmt);
-	vsnprintf(st->errstr, sizeof(st->errstr), fmt, ap);
-	va_end(ap);
+	if (has_offset)
+		n = snprintf(st->errstr, sizeof(st->errstr), "byte offset %" PRIu64 ": ", offset);
+	vsnprintf(st->errstr + n, sizeof(st->errstr) - (size_t)n, fmt, ap);
 	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_ERRORS))
 		fprintf(st->debug_stream, "TRACEPARSER: %s\n", st->errstr);
 	errno = err_no;
 	return -1;
+}
+
+int tk__tp_fail(struct traceparser_state *st, traceparser_error_t level, int err_no, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = fail_v(st, level, err_no, 0, 0, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int tk__tp_fail_at(struct traceparser_state *st, traceparser_error_t level, int err_no, uint64_t offset,
+		   const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = fail_v(st, level, err_no, 1, offset, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 /* ---- state ---------------------------------------------------------------------------- */
@@ -507,9 +531,8 @@ static int collect(struct traceparser_state *st, uint32_t h, uint32_t t, uint64_
 		size_t cap = st->cap_sorted ? st->cap_sorted * 2 : 4096;
 		struct tp_sorted *ns = realloc(st->sorted, cap * sizeof(*ns));
 		if (ns == NULL)
-			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
-				       "no more memory sorting the event at byte offset %" PRIu64,
-				       st->events_offset + slot * 16);
+			return tk__tp_fail_at(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, st->events_offset + slot * 16,
+				       "no more memory sorting the event");
 		st->sorted = ns;
 		st->cap_sorted = cap;
 	}
@@ -520,9 +543,8 @@ static int collect(struct traceparser_state *st, uint32_t h, uint32_t t, uint64_
 			cap *= 2;
 		na = realloc(st->arena, cap * sizeof(*na));
 		if (na == NULL)
-			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
-				       "no more memory sorting the event at byte offset %" PRIu64,
-				       st->events_offset + slot * 16);
+			return tk__tp_fail_at(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, st->events_offset + slot * 16,
+				       "no more memory sorting the event");
 		st->arena = na;
 		st->cap_arena = cap;
 	}
@@ -1100,8 +1122,8 @@ static void unbalanced(struct traceparser_state *st, const char *what, uint64_t 
 	st->stats.unbalanced_parts++;
 	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_ALL) == _TRACEPARSER_DEBUG_ALL)
 		fprintf(st->debug_stream,
-			"TRACEPARSER: unbalanced %s of combine event ignored (byte offset %" PRIu64 ")\n", what,
-			st->events_offset + slot * 16);
+			"TRACEPARSER: byte offset %" PRIu64 ": unbalanced %s of combine event ignored\n",
+			st->events_offset + slot * 16, what);
 }
 
 static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceevent_t *ev, uint64_t slot)
@@ -1117,9 +1139,8 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
 				free(st->kbuckets);
 				free(st->tbuckets);
 				st->kbuckets = st->tbuckets = NULL;
-				return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
-					       "no more memory for the combine event at byte offset %" PRIu64,
-					       st->events_offset + slot * 16);
+				return tk__tp_fail_at(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, st->events_offset + slot * 16,
+					       "no more memory for the combine event");
 			}
 		}
 		if (st->n_pending >= TP_MAX_PENDING) {
@@ -1130,9 +1151,8 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
 		}
 		p = pending_alloc(st);
 		if (p == NULL)
-			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
-				       "no more memory for the combine event at byte offset %" PRIu64,
-				       st->events_offset + slot * 16);
+			return tk__tp_fail_at(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, st->events_offset + slot * 16,
+				       "no more memory for the combine event");
 		p->header = h;
 		p->time = t;
 		p->msb = msb_for_cpu(st, _NTO_TRACE_GETCPU(h));
@@ -1150,9 +1170,8 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
 			return 0;
 		}
 		if (pending_append(p, ev->data[1], ev->data[2]) != 0)
-			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
-				       "no more memory for the combine event at byte offset %" PRIu64,
-				       st->events_offset + slot * 16);
+			return tk__tp_fail_at(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, st->events_offset + slot * 16,
+				       "no more memory for the combine event");
 		return 0;
 	default: /* CE */
 		p = pending_find(st, h, t);
@@ -1163,16 +1182,15 @@ static int combine(struct traceparser_state *st, uint32_t h, uint32_t t, traceev
 		pending_unlink(st, p);
 		if (pending_append(p, ev->data[1], ev->data[2]) != 0) {
 			pending_release(st, p);
-			return tk__tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
-				       "no more memory for the combine event at byte offset %" PRIu64,
-				       st->events_offset + slot * 16);
+			return tk__tp_fail_at(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, st->events_offset + slot * 16,
+				       "no more memory for the combine event");
 		}
 		if (p->overflow) {
 			st->stats.incomplete_events++;
 			if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_ERRORS))
 				fprintf(st->debug_stream,
-					"TRACEPARSER: combine event at byte offset %" PRIu64
-					" exceeds %u payload words; ignored\n",
+					"TRACEPARSER: byte offset %" PRIu64
+					": combine event of more than %u payload words ignored\n",
 					st->events_offset + p->slot * 16, TP_MAX_COMBINE_WORDS);
 			pending_release(st, p);
 			return 0;
@@ -1408,9 +1426,8 @@ static void report_incomplete(struct traceparser_state *st)
 	st->stats.incomplete_events += st->n_pending;
 	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_ERRORS))
 		fprintf(st->debug_stream,
-			"TRACEPARSER: %u combine event(s) never completed; the first began at byte offset %" PRIu64
-			"\n",
-			st->n_pending, st->events_offset + st->pending->slot * 16);
+			"TRACEPARSER: byte offset %" PRIu64 ": %u combine event(s) never completed, the first here\n",
+			st->events_offset + st->pending->slot * 16, st->n_pending);
 	pending_clear(st);
 }
 
@@ -1447,8 +1464,7 @@ int traceparser(struct traceparser_state *st, void *ud, const char *filename)
 	}
 	if (tk__tp_input_open(&in, filename) != 0) {
 		int e = errno;
-		tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, e, "couldn't open input trace file %s, errno: %s",
-			filename, strerror(e));
+		tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, e, "couldn't open input trace file: %s", strerror(e));
 		return -1;
 	}
 	in.on_wait = st->on_wait;
@@ -1471,9 +1487,8 @@ int traceparser(struct traceparser_state *st, void *ud, const char *filename)
 		int slow = st->sort_mode || (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_EVENTS));
 
 		if (in.err != 0) {
-			rc = tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EIO,
-				     "cannot read %s at byte offset %" PRIu64 ": %s", filename, in.offset,
-				     strerror(in.err));
+			rc = tk__tp_fail_at(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EIO, in.offset, "cannot read: %s",
+					    strerror(in.err));
 			break;
 		}
 		n = avail / 16;
@@ -1482,10 +1497,8 @@ int traceparser(struct traceparser_state *st, void *ud, const char *filename)
 				st->stats.trailing_bytes = avail;
 				st->stats.bytes += avail;
 				tk__tp_input_skip(&in, avail);
-				rc = tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
-					     "truncated event at byte offset %" PRIu64
-					     ": the file ends after %zu of its 16 bytes",
-					     in.offset - avail, avail);
+				rc = tk__tp_fail_at(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL, in.offset - avail,
+						    "truncated event: the file ends after %zu of its 16 bytes", avail);
 			}
 			break;
 		}
