@@ -64,10 +64,9 @@ struct tk_kev_writer {
 	off_t wb_prev_off, wb_prev_len; /* the window started before: waited for next time */
 	uint64_t slots;
 	/* The rate: with the machine's (cycles_per_sec 0 in the header), a (cycles, raw ns)
-	 * pair is read at the start and at the end, and the measured rate replaces the estimate
-	 * in place when the file is completed (a regular file written from its start). */
+	 * pair is read at the start and at the end, and the measured rate replaces the start
+	 * value in place when the file is completed (a file that can be rewritten). */
 	int clock_pair;       /* the header names the start pair (TRACEKIT_CLOCK_*) */
-	int rate_exact;       /* the kernel's own rate: nothing to correct */
 	uint64_t c0, ns0;     /* the start pair */
 	off_t hdr_off;        /* file offset of the header; -1 if it cannot be rewritten */
 	size_t cps_pos;       /* offset of the CYCLES_PER_SEC value in the header */
@@ -478,8 +477,7 @@ static int writer_start(tk_kev_writer *w, const tk_kev_header *hdr_in, const cha
 		with_clock.n_attrs = hdr->n_attrs + 2;
 		hdr = &with_clock;
 		w->clock_pair = 1;
-		w->rate_exact = tk__clock_rate_exact();
-		padded = !w->rate_exact;
+		padded = 1;
 		if (padded) {
 			int fl = fcntl(w->fd, F_GETFL);
 			w->hdr_off = fl >= 0 && !(fl & O_APPEND) ? lseek(w->fd, 0, SEEK_CUR) : -1;
@@ -877,9 +875,11 @@ const char *tk_kev_writer_errmsg(const tk_kev_writer *w)
 }
 
 /*
- * Completing a file written with the machine's estimated rate: the rate measured between
- * the start pair and now replaces it in the header and in our syspage, in place (same
- * width). A file never completed keeps the estimate, with the start pair.
+ * Completing a file written with the machine's rate: the rate measured against
+ * CLOCK_MONOTONIC_RAW between the start pair and now replaces the one written at the start
+ * (the kernel's, or an estimate), in the header and in our syspage, in place (same width).
+ * Converted with it, every event's time is off by at most about the pairs' read gaps (tens
+ * of ns) anywhere in the file, however long. A file never completed keeps the start value.
  */
 static int correct_rate(tk_kev_writer *w)
 {
@@ -888,7 +888,7 @@ static int correct_rate(tk_kev_writer *w)
 	unsigned char *sp;
 	int err;
 
-	if (!w->clock_pair || w->rate_exact || w->hdr_off < 0)
+	if (!w->clock_pair || w->hdr_off < 0)
 		return TK_OK;
 	tk__clock_pair(&c1, &ns1);
 	if (ns1 <= w->ns0 + 1000000u || c1 <= w->c0)
