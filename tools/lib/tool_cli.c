@@ -204,7 +204,7 @@ int tktool_refuse_same_file(const char *input, const char *output)
 	return 1;
 }
 
-int tktool_output_open(struct tktool_output *out, const char *path, unsigned flags)
+int tktool_output_create(struct tktool_output *out, const char *path, unsigned flags)
 {
 	sigset_t old;
 	int rc;
@@ -218,12 +218,36 @@ int tktool_output_open(struct tktool_output *out, const char *path, unsigned fla
 	if (rc == TK_OK && strcmp(tk_outfile_temp_path(out->of), path) != 0 && strcmp(path, "-") != 0)
 		out->cleanup_slot = tktool_cleanup_add(tk_outfile_temp_path(out->of));
 	block_signals(0, &old);
-	if (rc != TK_OK) {
+	if (rc != TK_OK)
 		out->of = NULL;
+	return rc;
+}
+
+int tktool_output_open(struct tktool_output *out, const char *path, unsigned flags)
+{
+	int rc = tktool_output_create(out, path, flags);
+
+	if (rc != TK_OK) {
 		fprintf(stderr, "%s: %s: cannot create: %s\n", g_name, path, tk_strerror(rc));
 		return 1;
 	}
 	return 0;
+}
+
+int tktool_output_finish(struct tktool_output *out)
+{
+	sigset_t old;
+	int rc;
+
+	if (out->of == NULL)
+		return TK_EINVAL;
+	block_signals(1, &old);
+	rc = tk_outfile_commit(out->of);
+	out->of = NULL;
+	tktool_cleanup_forget(out->cleanup_slot);
+	out->cleanup_slot = -1;
+	block_signals(0, &old);
+	return rc;
 }
 
 FILE *tktool_output_stream(const struct tktool_output *out)
@@ -234,7 +258,6 @@ FILE *tktool_output_stream(const struct tktool_output *out)
 int tktool_output_commit(struct tktool_output *out)
 {
 	FILE *stream = tk_outfile_stream(out->of);
-	sigset_t old;
 	int rc, err = 0;
 
 	if (out->of == NULL)
@@ -246,12 +269,7 @@ int tktool_output_commit(struct tktool_output *out)
 		fprintf(stderr, "%s: %s: cannot write: %s\n", g_name, tktool_out_name(out->path), strerror(err));
 		return 1;
 	}
-	block_signals(1, &old);
-	rc = tk_outfile_commit(out->of);
-	out->of = NULL;
-	tktool_cleanup_forget(out->cleanup_slot);
-	out->cleanup_slot = -1;
-	block_signals(0, &old);
+	rc = tktool_output_finish(out);
 	if (rc != TK_OK) {
 		fprintf(stderr, "%s: %s: cannot write: %s\n", g_name, tktool_out_name(out->path), tk_strerror(rc));
 		return 1;
@@ -478,6 +496,53 @@ void tktool_progress_end(struct tktool_progress *p)
 	}
 	p->shown = 0;
 	p->active = 0;
+}
+
+void tktool_progress_bytes(void *user_data, uint64_t done, uint64_t total)
+{
+	struct tktool_progress *p = user_data;
+
+	if (!p->begun) {
+		tktool_progress_begin(p, "converting", total);
+		p->begun = 1;
+	}
+	tktool_progress_update(p, done);
+}
+
+FILE *tktool_stdout_buffer(void)
+{
+	return tmpfile();
+}
+
+int tktool_stdout_deliver(FILE *buffer)
+{
+	char buf[1 << 16];
+	size_t n;
+	int rc = 0, err = 0;
+
+	if (fflush(buffer) != 0 || ferror(buffer) || fseeko(buffer, 0, SEEK_SET) != 0) {
+		err = errno != 0 ? errno : EIO;
+		fclose(buffer);
+		errno = err;
+		return -1;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), buffer)) > 0)
+		if (fwrite(buf, 1, n, stdout) != n) {
+			err = errno;
+			rc = -1;
+			break;
+		}
+	if (rc == 0 && ferror(buffer)) {
+		err = EIO;
+		rc = -1;
+	}
+	fclose(buffer);
+	if (fflush(stdout) != 0 && rc == 0) {
+		err = errno;
+		rc = -1;
+	}
+	errno = err;
+	return rc;
 }
 
 uint64_t tktool_file_size(const char *path)

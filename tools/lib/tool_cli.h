@@ -95,7 +95,11 @@ struct tktool_output {
  * returns 1; 0 on success.
  */
 int tktool_output_open(struct tktool_output *out, const char *path, unsigned flags);
+/* The same without a message: returns 0 or the TK_E* code of tk_outfile_open. */
+int tktool_output_create(struct tktool_output *out, const char *path, unsigned flags);
 FILE *tktool_output_stream(const struct tktool_output *out);
+/* tk_outfile_commit without a message: returns 0 or its TK_E* code. */
+int tktool_output_finish(struct tktool_output *out);
 /*
  * Flushes, checks and commits the output. On failure prints "tool: PATH: cannot write:
  * REASON", leaves nothing under the final name and returns 1; 0 on success.
@@ -158,12 +162,29 @@ struct tktool_progress {
 	const char *what; /* "reading FILE", say */
 	uint64_t total;   /* bytes, 0 when unknown */
 	uint64_t next_ns; /* earliest time of the next update */
-	int shown, active;
+	int shown, active, begun;
 };
 
 void tktool_progress_begin(struct tktool_progress *p, const char *what, uint64_t total);
 void tktool_progress_update(struct tktool_progress *p, uint64_t done);
 void tktool_progress_end(struct tktool_progress *p);
+/*
+ * A progress callback for the libraries that report bytes consumed (the bfbin converters'
+ * progress_cb): user_data is a struct tktool_progress, zeroed before the work; the first
+ * call begins it with the library's total ("converting").
+ */
+void tktool_progress_bytes(void *user_data, uint64_t done, uint64_t total);
+
+/* ---- standard output that must not show a partial document ---- */
+
+/*
+ * A private unnamed temporary standing in for standard output (tmpfile), so that a
+ * document is shown only complete: tktool_stdout_deliver copies it to standard output and
+ * closes it. Returns NULL (errno set) on failure.
+ */
+FILE *tktool_stdout_buffer(void);
+/* Copies the buffer to standard output and closes it. Returns 0, or -1 with errno set. */
+int tktool_stdout_deliver(FILE *buffer);
 /* Size of a path's regular file, 0 for "-", a pipe or an error (for the progress total). */
 uint64_t tktool_file_size(const char *path);
 
