@@ -92,8 +92,9 @@ int main(int argc, char **argv)
 	}
 	fclose(probe);
 	out_open = out_path;
-	if (strcmp(out_path, "-") == 0) {
-		/* written with seeks: built in a directory only we can enter, then copied */
+	if (tktool_needs_copy(out_path)) {
+		/* standard output, a device or a FIFO: the file is written with seeks, and the
+		 * library would replace a device node: built in a directory only we can enter */
 		if (tktool_private_dir(tmp_dir, sizeof(tmp_dir)) != 0) {
 			tmp_dir[0] = '\0';
 			fprintf(stderr, TOOL ": cannot create a temporary directory: %s\n", strerror(errno));
@@ -109,8 +110,8 @@ int main(int argc, char **argv)
 		tbf_report(TOOL, in_name, NULL, "cannot salvage", rc);
 		goto done;
 	}
-	if (tmp_dir[0] != '\0' && tktool_copy_to_stdout(tmp_path) != 0) {
-		fprintf(stderr, TOOL ": error writing standard output: %s\n", strerror(errno));
+	if (tmp_dir[0] != '\0' && tktool_copy_file(tmp_path, out_path) != 0) {
+		fprintf(stderr, TOOL ": error writing %s: %s\n", tktool_out_name(out_path), strerror(errno));
 		goto done;
 	}
 	status = 0;

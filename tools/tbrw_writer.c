@@ -685,10 +685,14 @@ int main(int argc, char **argv)
 	 * Ctrl-C ends the process at once, removing the private directory of a standard output).
 	 */
 	tktool_catch_signals(TKTOOL_SIGNAL_STOP);
-	to_stdout = strcmp(out_path, "-") == 0;
+	/*
+	 * A .tb5 file is written with seeks, and TBRW_open would replace a device node with a
+	 * file: standard output, a device or a FIFO gets a copy of a file built in a directory
+	 * only we can enter.
+	 */
+	to_stdout = tktool_needs_copy(out_path);
 	tb5_path = out_path;
 	if (to_stdout) {
-		/* A .tb5 file is written with seeks: built in a directory only we can enter, then copied. */
 		if (tktool_private_dir(tmp_dir, sizeof(tmp_dir)) != 0) {
 			tmp_dir[0] = '\0';
 			fprintf(stderr, TOOL ": cannot create a temporary directory: %s\n", strerror(errno));
@@ -733,8 +737,8 @@ int main(int argc, char **argv)
 		tbf_report(TOOL, w.out_name, NULL, "TBRW_close", rc);
 		goto done;
 	}
-	if (to_stdout && tktool_copy_to_stdout(tmp_path) != 0) {
-		fprintf(stderr, TOOL ": error writing standard output: %s\n", strerror(errno));
+	if (to_stdout && tktool_copy_file(tmp_path, out_path) != 0) {
+		fprintf(stderr, TOOL ": error writing %s: %s\n", w.out_name, strerror(errno));
 		goto done;
 	}
 	status = 0;

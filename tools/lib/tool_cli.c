@@ -291,32 +291,84 @@ void tktool_output_abort(struct tktool_output *out)
 	block_signals(0, &old);
 }
 
-int tktool_copy_to_stdout(const char *path)
+/* The errno value behind a TK_E* code of tk_error_from_errno (EIO for the others). */
+static int errno_of(int rc)
+{
+	switch (rc) {
+	case TK_ENOSPC: return ENOSPC;
+	case TK_EDQUOT: return EDQUOT;
+	case TK_EFBIG: return EFBIG;
+	case TK_EACCES: return EACCES;
+	case TK_EROFS: return EROFS;
+	case TK_ENOENT: return ENOENT;
+	case TK_ENOTDIR: return ENOTDIR;
+	case TK_EISDIR: return EISDIR;
+	case TK_ENAMETOOLONG: return ENAMETOOLONG;
+	case TK_EMFILE: return EMFILE;
+	case TK_ENOMEM: return ENOMEM;
+	case TK_EEXIST: return EEXIST;
+	default: return EIO;
+	}
+}
+
+int tktool_copy_file(const char *path, const char *dest)
 {
 	char buf[1 << 16];
 	FILE *f = fopen(path, "rb");
+	struct tktool_output out;
+	FILE *to;
 	size_t n;
-	int rc = 0, err = 0;
+	int rc, err = 0;
 
 	if (f == NULL)
 		return -1;
+	rc = tktool_output_create(&out, dest, 0);
+	if (rc != TK_OK) {
+		fclose(f);
+		errno = errno_of(rc);
+		return -1;
+	}
+	to = tktool_output_stream(&out);
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		if (fwrite(buf, 1, n, stdout) != n) {
-			err = errno;
-			rc = -1;
+		if (fwrite(buf, 1, n, to) != n) {
+			err = errno != 0 ? errno : EIO;
 			break;
 		}
-	if (rc == 0 && ferror(f)) {
-		err = errno;
-		rc = -1;
-	}
+	if (err == 0 && ferror(f))
+		err = EIO;
 	fclose(f);
-	if (fflush(stdout) != 0 && rc == 0) {
-		err = errno;
-		rc = -1;
+	if (err != 0) {
+		tktool_output_abort(&out);
+		errno = err;
+		return -1;
 	}
-	errno = err;
-	return rc;
+	if (fflush(to) != 0 || ferror(to)) {
+		err = errno != 0 ? errno : EIO;
+		tktool_output_abort(&out);
+		errno = err;
+		return -1;
+	}
+	rc = tktool_output_finish(&out);
+	if (rc != TK_OK) {
+		errno = errno_of(rc);
+		return -1;
+	}
+	return 0;
+}
+
+int tktool_copy_to_stdout(const char *path)
+{
+	return tktool_copy_file(path, "-");
+}
+
+int tktool_needs_copy(const char *path)
+{
+	struct stat sb;
+
+	if (strcmp(path, "-") == 0)
+		return 1;
+	/* a device or FIFO (also through a symlink) is written in place, never replaced */
+	return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode);
 }
 
 int tktool_private_dir(char *dir, size_t size)

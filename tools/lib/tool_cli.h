@@ -113,6 +113,17 @@ void tktool_output_abort(struct tktool_output *out);
  * while written: .tb5, HDF5, SQLite). Returns 0, or -1 with errno set.
  */
 int tktool_copy_to_stdout(const char *path);
+/*
+ * The same to any output path through tk_outfile: a device or FIFO is written in place,
+ * a regular file replaced whole. Returns 0, or -1 with errno set (nothing left under dest
+ * when it is a regular file).
+ */
+int tktool_copy_file(const char *path, const char *dest);
+/*
+ * Whether an output that a library writes by name must be built elsewhere and copied:
+ * "-", or an existing device or FIFO (a library would replace the node with a file).
+ */
+int tktool_needs_copy(const char *path);
 
 /*
  * A private directory for temporaries (mode 0700, under $TMPDIR or /tmp): nothing
