@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,10 +37,19 @@ static char *stderr_on_pty(void (*fn)(void), size_t *len)
 	dup2(saved, STDERR_FILENO);
 	close(saved);
 	close(slave);
-	fcntl(master, F_SETFL, O_NONBLOCK);
-	n = read(master, got, sizeof(got) - 1);
+	/* a pty hands data over asynchronously: collect until it stays quiet for 200 ms */
+	*len = 0;
+	for (;;) {
+		struct pollfd pfd = { master, POLLIN, 0 };
+
+		if (poll(&pfd, 1, 200) <= 0 || !(pfd.revents & POLLIN))
+			break;
+		n = read(master, got + *len, sizeof(got) - 1 - *len);
+		if (n <= 0)
+			break;
+		*len += (size_t)n;
+	}
 	close(master);
-	*len = n > 0 ? (size_t)n : 0;
 	got[*len] = '\0';
 	return got;
 }
