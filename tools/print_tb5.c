@@ -36,6 +36,7 @@ static const char usage_text[] =
 	"  -b, --bind              also bind each stream (in memory; the file is not changed)\n"
 	"                          and print each record's module, process and thread, and\n"
 	"                          the process/thread section when binding derived it\n"
+	"  -q, --quiet             no progress line on a terminal for large files\n"
 	"  -h, --help              show this help and exit\n"
 	"      --version           show the version and exit\n"
 	"\n"
@@ -532,6 +533,7 @@ int main(int argc, char **argv)
 		{ "hex", no_argument, NULL, 'x' },
 		{ "stream", required_argument, NULL, 's' },
 		{ "bind", no_argument, NULL, 'b' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -541,6 +543,7 @@ int main(int argc, char **argv)
 	struct tbf_input input;
 	const char *output = NULL, *in_name, *call = "";
 	struct tktool_output out = { NULL, NULL, -1 };
+	struct tktool_progress progress;
 	TBRW_PTR ptr = NULL;
 	TBRW_U32 rc = VT_SUCCESS;
 	uint64_t x;
@@ -552,7 +555,7 @@ int main(int argc, char **argv)
 	p.out = stdout;
 	tktool_init(TOOL);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:n:Dxs:bh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:n:Dxs:bqh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			output = optarg;
@@ -574,6 +577,9 @@ int main(int argc, char **argv)
 			if (parse_count(optarg, &x) != 0 || x > UINT32_MAX)
 				return tktool_usage_error("--stream needs a stream number, not '%s'", optarg);
 			p.only_stream = (long)x;
+			break;
+		case 'q':
+			tktool_quiet = 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -604,7 +610,11 @@ int main(int argc, char **argv)
 		p.out = tktool_output_stream(&out);
 	}
 	setvbuf(p.out, out_buffer, _IOFBF, sizeof(out_buffer));
+	tktool_progress_begin(&progress, "reading", tktool_file_size(argv[optind]));
+	tbf_walk_progress(&progress);
 	r = tbf_walk(ptr, on_item, &p, &call, &rc);
+	tbf_walk_progress(NULL);
+	tktool_progress_end(&progress);
 	fflush(p.out);
 	if (r == -1) {
 		tbf_report(TOOL, in_name, ptr, call, rc);

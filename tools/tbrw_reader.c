@@ -26,6 +26,7 @@ static const char usage_text[] =
 	"  FILE.tb5     the file to read; \"-\" reads standard input\n"
 	"  OUTPUT.dat   the text file to write; \"-\" writes standard output\n"
 	"\n"
+	"  -q, --quiet     no progress line on a terminal for large files\n"
 	"  -h, --help      show this help and exit\n"
 	"      --version   show the version and exit\n"
 	"\n"
@@ -71,12 +72,14 @@ static int print_item(void *ud, const struct dat_item *it)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in_path, *out_path, *in_name, *call = "";
 	struct tktool_output output = { NULL, NULL, -1 };
+	struct tktool_progress progress;
 	struct tbf_input input;
 	TBRW_PTR ptr = NULL;
 	TBRW_U32 rc = VT_SUCCESS;
@@ -85,8 +88,11 @@ int main(int argc, char **argv)
 
 	tktool_init(TOOL);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'q':
+			tktool_quiet = 1;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -117,7 +123,11 @@ int main(int argc, char **argv)
 	errno = 0;
 	if (dat_print_header(out) != 0)
 		goto write_error;
+	tktool_progress_begin(&progress, "reading", tktool_file_size(in_path));
+	tbf_walk_progress(&progress);
 	r = tbf_walk(ptr, print_item, out, &call, &rc);
+	tbf_walk_progress(NULL);
+	tktool_progress_end(&progress);
 	if (r == -1) {
 		tbf_report(TOOL, in_name, ptr, call, rc);
 		goto done;

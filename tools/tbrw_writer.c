@@ -24,6 +24,7 @@ static const char usage_text[] =
 	"  INPUT.dat    the text file; \"-\" reads standard input\n"
 	"  OUTPUT.tb5   the file to create (replaced if it exists); \"-\" writes standard output\n"
 	"\n"
+	"  -q, --quiet     no progress line on a terminal for large files\n"
 	"  -h, --help      show this help and exit\n"
 	"      --version   show the version and exit\n"
 	"\n"
@@ -70,6 +71,9 @@ struct writer {
 	TBRW_EVENT_DETAIL *details;
 	size_t n_details, c_details;
 	struct tbf_strings event_strings;
+	/* the progress line, by the bytes of the .dat file read */
+	FILE *in;
+	struct tktool_progress progress;
 	/* a user-defined section */
 	unsigned char *user;
 	size_t n_user, c_user;
@@ -537,6 +541,12 @@ static int on_item(void *ud, const struct dat_item *it)
 		fprintf(stderr, TOOL ": %s: interrupted at line %lu\n", w->in_name, it->line);
 		return 1;
 	}
+	if (w->progress.active && it->type == DAT_RECORD && (it->line & 1023) == 0) {
+		off_t at = ftello(w->in);
+
+		if (at > 0)
+			tktool_progress_update(&w->progress, (uint64_t)at);
+	}
 	if (it->type == DAT_RECORD && it->section == DAT_S_process_thread) {
 		if (w->pt_pending && it->kind == DAT_K_derived) {
 			w->pt_pending = 0;
@@ -637,6 +647,7 @@ static void free_writer(struct writer *w)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -653,8 +664,11 @@ int main(int argc, char **argv)
 	memset(&w, 0, sizeof(w));
 	tktool_init(TOOL);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'q':
+			tktool_quiet = 1;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -713,7 +727,10 @@ int main(int argc, char **argv)
 		tbf_report(TOOL, w.out_name, NULL, "cannot create", rc);
 		goto done;
 	}
+	w.in = in;
+	tktool_progress_begin(&w.progress, "reading", tktool_file_size(in_path));
 	parsed = dat_parse(in, on_item, &w, err, sizeof(err));
+	tktool_progress_end(&w.progress);
 	if (parsed == -1) {
 		if (tktool_stop)
 			fprintf(stderr, TOOL ": %s: interrupted\n", w.in_name);

@@ -271,6 +271,16 @@ struct walk {
 
 #define WALK_STOP 0x7fff0002 /* returned through the enumerate functions on a callback stop */
 
+/* The progress line tbf_walk updates with the bytes of data records read (or NULL). */
+static struct tktool_progress *walk_progress;
+static uint64_t walk_bytes;
+
+void tbf_walk_progress(struct tktool_progress *progress)
+{
+	walk_progress = progress;
+	walk_bytes = 0;
+}
+
 static int emit_values(struct walk *w, enum dat_kind kind, const void *s)
 {
 	struct dat_values v;
@@ -411,6 +421,10 @@ static TBRW_U32 array_cb(struct walk *w, enum dat_kind kind, const void *data, T
 
 	if (n == 0)
 		return 1;
+	if (walk_progress != NULL) {
+		walk_bytes += size;
+		tktool_progress_update(walk_progress, walk_bytes);
+	}
 	stride = size / n;
 	for (i = 0; i < n; i++)
 		if (emit_values(w, kind, (const char *)data + i * stride) != 0)

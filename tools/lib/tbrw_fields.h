@@ -86,3 +86,8 @@ void tbf_close_input(struct tbf_input *in, TBRW_PTR ptr);
  * with a positive value (an output error, say): -1 would be taken for a failed TBRW call.
  */
 int tbf_walk(TBRW_PTR ptr, dat_item_fn fn, void *ud, const char **failed_call, TBRW_U32 *failed_rc);
+/*
+ * Has the following tbf_walk calls update progress (begun by the caller with the file's
+ * size) with the bytes of data records read, which make up most of a large file. NULL: none.
+ */
+void tbf_walk_progress(struct tktool_progress *progress);
