@@ -310,6 +310,42 @@ static void test_outfile_devices(void **state)
 	free(fifo);
 }
 
+/*
+ * /dev/stdout when standard output is a regular file (cmd -o /dev/stdout > file): the file
+ * gets the data, /dev/stdout stays the system's symlink (renaming onto it would replace
+ * it for everyone, as root).
+ */
+static void test_outfile_dev_stdout(void **state)
+{
+	char *file = strdup(tkt_path("redirected.txt"));
+	struct stat before, after;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(lstat("/dev/stdout", &before), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+			_exit(2);
+		_exit(write_through("/dev/stdout", 0) == TK_OK ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_content(file, "new\n");
+	assert_int_equal(lstat("/dev/stdout", &after), 0);
+	assert_int_equal(before.st_ino, after.st_ino);
+	assert_true(S_ISLNK(after.st_mode));
+	assert_false(tkt_exists("/dev/stdout.part"));
+	unlink(file);
+	free(file);
+}
+
 static void test_same_file(void **state)
 {
 	char *a = strdup(tkt_path("same.a")), *b = strdup(tkt_path("same.b"));
@@ -362,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_outfile_keeps_old_part),
 		cmocka_unit_test(test_outfile_mode),
 		cmocka_unit_test(test_outfile_devices),
+		cmocka_unit_test(test_outfile_dev_stdout),
 		cmocka_unit_test(test_same_file),
 		cmocka_unit_test(test_clocks),
 	};

@@ -94,8 +94,9 @@ TK_API int tk_error_from_errno(int errnum);
  * new run writing to "<path>.XXXXXX.part" instead. The new file gets the mode of the file
  * it replaces (a 0600 file stays 0600), or 0644 minus the umask when there was none.
  * A symlink at the final name is replaced, never followed: its target is not touched.
- * The one exception is a link that we or root own naming a device or FIFO (/dev/stdout,
- * /proc/self/fd/1): that device is written in place, as a shell redirection would.
+ * Exceptions: /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N mean that open
+ * descriptor (a file the shell redirected to, a pipe), which is written, never replaced;
+ * and a link that we or root own naming a device or FIFO is written through.
  * An existing path that is not a regular file (/dev/null, /dev/full, a named pipe) is
  * written in place: commit flushes and closes it, nothing is ever renamed onto it.
  * A directory at the path fails with TK_EISDIR.

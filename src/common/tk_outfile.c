@@ -119,6 +119,31 @@ static int link_trusted(const struct stat *lst)
 	return lst->st_uid == 0 || lst->st_uid == geteuid();
 }
 
+/*
+ * The descriptor a path names when it is one of ours: /dev/stdout, /dev/stderr, /dev/fd/N,
+ * /proc/self/fd/N. Writing there means writing to that descriptor (whatever it is open on:
+ * a file the shell redirected to, a pipe): never replacing the link. -1 otherwise.
+ */
+static int fd_path(const char *path)
+{
+	const char *num = NULL;
+	char *end;
+	long fd;
+
+	if (strcmp(path, "/dev/stdout") == 0)
+		return STDOUT_FILENO;
+	if (strcmp(path, "/dev/stderr") == 0)
+		return STDERR_FILENO;
+	if (strncmp(path, "/dev/fd/", 8) == 0)
+		num = path + 8;
+	else if (strncmp(path, "/proc/self/fd/", 14) == 0)
+		num = path + 14;
+	if (num == NULL || *num < '0' || *num > '9')
+		return -1;
+	fd = strtol(num, &end, 10);
+	return *end == '\0' && fd <= 1 << 20 ? (int)fd : -1;
+}
+
 /* Opens an existing non-regular file for writing in place; checks it is what lstat saw. */
 static int open_in_place(const char *path, int follow, const struct stat *want)
 {
@@ -154,6 +179,26 @@ int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags)
 		of->temp_path = strdup("-");
 		if (of->temp_path == NULL)
 			goto fail_alloc;
+		*out = of;
+		return TK_OK;
+	}
+	fd = fd_path(path);
+	if (fd >= 0) {
+		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+		if (copy < 0) {
+			int err = tk_error_from_errno(errno == EBADF ? ENOENT : errno);
+
+			free(of);
+			return err;
+		}
+		of->in_place = 1;
+		of->temp_path = strdup(path);
+		of->stream = of->temp_path ? fdopen(copy, "wb") : NULL;
+		if (of->stream == NULL) {
+			close(copy);
+			goto fail_alloc;
+		}
 		*out = of;
 		return TK_OK;
 	}
