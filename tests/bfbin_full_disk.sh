@@ -1,9 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# bfbin2hdf5 writing into a filesystem that fills up must fail cleanly: one message naming
-# the file and the reason, exit status 1, neither OUTPUT nor OUTPUT.part left behind, and
-# no crash when HDF5 shuts down at exit (HDF5 1.10 crashed there after a failed close).
-# usage: bfbin_full_disk.sh MODE BFBIN2HDF5 INPUT.byfl WORKDIR [VALGRIND]
+# bfbin2hdf5 or bfbin2sqlite3 writing into a filesystem that fills up must fail cleanly:
+# one message naming the file and the real reason (SQLite itself says "database or disk is
+# full" or "disk I/O error"), exit status 1, neither OUTPUT nor OUTPUT.part (nor a journal)
+# left behind, and no crash when HDF5 shuts down at exit (HDF5 1.10 crashed there after a
+# failed close).
+# usage: bfbin_full_disk.sh MODE TOOL INPUT.byfl WORKDIR [VALGRIND]
 #   MODE tmpfs: a 64 KiB tmpfs mounted in a private mount namespace (needs root and
 #               unshare(1)): the writes fail with ENOSPC;
 #   MODE fsize: a 64-block file size limit (ulimit -f, SIGXFSZ ignored): EFBIG.
@@ -12,17 +14,32 @@
 set -eu
 mode=$1 tool=$2 input=$3 work=$4 valgrind=${5:-}
 SKIP=77
+name=$(basename "$tool")
+case $name in
+bfbin2hdf5) ext=h5 ;;
+bfbin2sqlite3) ext=db ;;
+*) echo "bfbin_full_disk.sh: unknown tool $name" >&2; exit 2 ;;
+esac
 
-run() { # dir expected-reason: runs the tool into dir/x.h5 and checks the outcome
+tool_args() { # output: the tool's arguments to convert $input into it
+	if [ "$ext" = db ]; then
+		echo "-o $1 $input"
+	else
+		echo "$input $1"
+	fi
+}
+
+run() { # dir expected-reason: runs the tool into dir/x.EXT and checks the outcome
 	status=0
+	# shellcheck disable=SC2046 # the paths hold no blanks
 	if [ -n "$valgrind" ]; then
-		"$valgrind" -q --error-exitcode=99 "$tool" "$input" "$1/x.h5" >"$work/full_disk.out" \
+		"$valgrind" -q --error-exitcode=99 "$tool" $(tool_args "$1/x.$ext") >"$work/full_disk.out" \
 			2>"$work/full_disk.err" || status=$?
 	else
-		"$tool" "$input" "$1/x.h5" >"$work/full_disk.out" 2>"$work/full_disk.err" || status=$?
+		"$tool" $(tool_args "$1/x.$ext") >"$work/full_disk.out" 2>"$work/full_disk.err" || status=$?
 	fi
 	fail=0
-	expected="bfbin2hdf5: Failed to write $1/x.h5 ($2)"
+	expected="$name: Failed to write $1/x.$ext ($2)"
 	if [ "$status" != 1 ]; then
 		echo "--- exit status $status, expected 1"
 		fail=1
@@ -39,7 +56,7 @@ run() { # dir expected-reason: runs the tool into dir/x.h5 and checks the outcom
 		head -n 20 "$work/full_disk.out"
 		fail=1
 	fi
-	for f in "$1/x.h5" "$1/x.h5.part"; do
+	for f in "$1/x.$ext" "$1/x.$ext.part" "$1/x.$ext.part-journal" "$1/x.$ext.part-wal"; do
 		if [ -e "$f" ]; then
 			echo "--- $f should not exist"
 			fail=1
@@ -74,7 +91,7 @@ fsize)
 	fi
 	dir="$work/full_disk_fsize"
 	mkdir -p "$dir"
-	rm -f "$dir/x.h5" "$dir/x.h5.part"
+	rm -f "$dir/x.$ext" "$dir/x.$ext.part"
 	# Ignored signals stay ignored across exec: the tool gets EFBIG, not SIGXFSZ.
 	trap '' XFSZ
 	(ulimit -f 64 && run "$dir" "File too large")

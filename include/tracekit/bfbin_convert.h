@@ -59,15 +59,43 @@ typedef struct tk_bfbin_convert {
 	 * struct_size covers it.
 	 */
 	void (*progress_cb)(void *user_data, uint64_t done, uint64_t total);
+	/*
+	 * HDF5: the deflate level of the datasets, 0 (no compression filter) to 9, or
+	 * TK_BFBIN_HDF5_LEVEL_DEFAULT. Read only when struct_size covers it (else the default).
+	 */
+	int hdf5_level;
+	/*
+	 * With TK_BFBIN_INPUT_FD in flags: the input is this descriptor (standard input, a
+	 * pipe, a socket), read sequentially from its current position, never seeked, and
+	 * not closed; the in_path argument then only names it in messages (NULL: "standard
+	 * input"). Read only when struct_size covers it.
+	 */
+	int input_fd;
 } tk_bfbin_convert;
 
-#define TK_BFBIN_CONVERT_INIT { sizeof(tk_bfbin_convert), 0, 0, NULL, NULL, NULL, NULL, { 0 }, 0, NULL }
+/*
+ * The default deflate level of tk_bfbin_to_hdf5(): the highest level that still converts
+ * a large file at 50 MB/s or more (docs/bfbin2hdf5.md gives the measurements). Byfl's
+ * bfbin2hdf5 always uses 9, which spends nearly all its time in zlib.
+ */
+#define TK_BFBIN_HDF5_LEVEL_DEFAULT (-1)
+
+#define TK_BFBIN_CONVERT_INIT \
+	{ sizeof(tk_bfbin_convert), 0, 0, NULL, NULL, NULL, NULL, { 0 }, 0, NULL, TK_BFBIN_HDF5_LEVEL_DEFAULT, -1 }
 
 /*
  * SQLite: store an integer above INT64_MAX as a REAL (approximately), with one warning
  * per table, as Byfl's bfbin2sqlite3 did; without it such a value fails the conversion.
  */
 #define TK_BFBIN_REAL_OVERFLOW 0x1u
+
+/*
+ * All converters: read the input from cv->input_fd instead of opening in_path. The FILE *
+ * converters (CSV, Callgrind, XML) never seek their output either, so both ends may be
+ * pipes; the SQLite and HDF5 converters need a regular output file (they seek in it and
+ * rename it into place) and refuse a device or a pipe.
+ */
+#define TK_BFBIN_INPUT_FD 0x2u
 
 /* ---- CSV (bfbin2csv) -------------------------------------------------------------- */
 
@@ -116,7 +144,8 @@ TK_API int tk_bfbin_to_sqlite3(const char *in_path, const char *db_path, tk_bfbi
 /*
  * Creates the HDF5 file h5_path with one dataset per .byfl table (tables without columns
  * are skipped), named as the table in the root group: a 1-D extendible (unlimited)
- * dataset, chunks of 1024 rows, deflate level 9, of a packed compound type with one
+ * dataset, chunks of 1024 rows, compressed with deflate at cv->hdf5_level (no filter
+ * at level 0; TK_EINVAL for a level outside 0-9), of a packed compound type with one
  * member per column: native uint64; variable-length NUL-terminated C string; an enum of
  * uint8 with No=0, Yes=1. Never live. A table name with '/', ".", "", a duplicate table
  * name or two columns of one table with the same name fail the conversion. A failed

@@ -863,15 +863,15 @@ int tk_bfbin_to_callgrind(const char *in_path, FILE *out, tk_bfbin_convert *cv)
 		rc = tk__bfconv_fail(&s.base, TK_EFORMAT,
 				     "Failed to find a Functions table in %s; please re-compile your application with "
 				     "-bf-by-func or, preferably, -bf-call-stack and re-run it",
-				     in_path);
+				     s.base.in_path);
 		goto done;
 	}
 	if (s.n_sysinfo_tables == 0) {
-		rc = tk__bfconv_fail(&s.base, TK_EFORMAT, "Failed to find a System Information table in %s", in_path);
+		rc = tk__bfconv_fail(&s.base, TK_EFORMAT, "Failed to find a System Information table in %s", s.base.in_path);
 		goto done;
 	}
 	if (s.n_cmdline_tables == 0) {
-		rc = tk__bfconv_fail(&s.base, TK_EFORMAT, "Failed to find a Command Line table in %s", in_path);
+		rc = tk__bfconv_fail(&s.base, TK_EFORMAT, "Failed to find a Command Line table in %s", s.base.in_path);
 		goto done;
 	}
 	line_col = cg_find_col(&s, "Line number", "Leaf line number", 1);

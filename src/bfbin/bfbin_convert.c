@@ -20,6 +20,7 @@ int tk__bfconv_init(struct tk__bfconv *c, tk_bfbin_convert *cv, const char *in_p
 	memset(c, 0, sizeof(*c));
 	c->cv = cv;
 	c->in_path = in_path;
+	c->in_fd = -1;
 	/* Fields after error[] came later: a caller built before them is still served. */
 	if (cv == NULL || cv->struct_size < offsetof(tk_bfbin_convert, flags))
 		return TK_EINVAL; /* no room for a message: the caller passed no usable cv */
@@ -28,6 +29,14 @@ int tk__bfconv_init(struct tk__bfconv *c, tk_bfbin_convert *cv, const char *in_p
 		c->flags = cv->flags;
 	if (TK__BFCONV_HAS(cv, progress_cb))
 		c->progress_cb = cv->progress_cb;
+	if ((c->flags & TK_BFBIN_INPUT_FD) && TK__BFCONV_HAS(cv, input_fd)) {
+		if (cv->input_fd < 0)
+			return tk__bfconv_fail(c, TK_EINVAL, "no input descriptor was given");
+		c->in_fd = cv->input_fd;
+		if (in_path == NULL)
+			c->in_path = "standard input";
+		return TK_OK;
+	}
 	if (in_path == NULL)
 		return tk__bfconv_fail(c, TK_EINVAL, "no input file was given");
 	return TK_OK;
@@ -86,7 +95,10 @@ int tk__bfconv_run(struct tk__bfconv *c, const bfbin_callback_t *cbs, int live, 
 	opts.stop = c->cv->stop;
 	opts.idle_cb = idle_cb;
 	opts.progress_cb = c->progress_cb != NULL ? bfconv_progress : NULL;
-	rc = tk__bfbin_parse_path(c->in_path, cbs, c, &opts, &c->halt);
+	if (c->in_fd >= 0)
+		rc = tk__bfbin_parse_fd_stop(c->in_fd, c->in_path, cbs, c, &opts, &c->halt);
+	else
+		rc = tk__bfbin_parse_path(c->in_path, cbs, c, &opts, &c->halt);
 	if (c->rc != TK_OK)
 		return c->rc;
 	if (rc == TK_ECANCELED)
@@ -194,8 +206,13 @@ int tk__bfconv_check_db_output(struct tk__bfconv *c, const char *path)
 
 	if (path == NULL || path[0] == '\0')
 		return tk__bfconv_fail(c, TK_EINVAL, "no output file was given");
-	if (tk_bfbin_same_file(c->in_path, path))
+	if (c->in_fd >= 0) {
+		struct stat si, so;
+		if (fstat(c->in_fd, &si) == 0 && stat(path, &so) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+			return tk__bfconv_fail(c, TK_EINVAL, "The output file %s is the input file", path);
+	} else if (tk_bfbin_same_file(c->in_path, path)) {
 		return tk__bfconv_fail(c, TK_EINVAL, "The output file %s is the input file", path);
+	}
 	/* The file is built beside and renamed onto path: never onto a device or a pipe. */
 	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
 		return tk__bfconv_fail(c, TK_EINVAL, "Cannot replace %s: it is not a regular file", path);

@@ -2,7 +2,8 @@
 /*
  * .byfl to HDF5, in the layout of Byfl's bfbin2hdf5: each table with at least one column
  * becomes a dataset of the root group named exactly as the table, 1-D, extent 0 to
- * unlimited, chunks of 1024 rows, deflate level 9, whose element is a packed compound
+ * unlimited, chunks of 1024 rows, deflate at the caller's level (Byfl: always 9; here
+ * H5_DEFAULT_LEVEL unless asked, none at 0), whose element is a packed compound
  * with one member per column, named as the column, in column order:
  *   uint64  H5T_NATIVE_UINT64 (H5T_STD_U64LE on x86)
  *   string  variable-length H5T_C_S1, NUL-terminated, ASCII (a char * in memory)
@@ -34,6 +35,11 @@
 #include "bfbin/bfbin_internal.h"
 
 #define H5_CHUNK_ROWS 1024u
+/*
+ * Measured on a 512 MiB Byfl-like file (bench/bfbin_parse.c --generate; docs/bfbin2hdf5.md):
+ * level 9 spends about 95% of the run in zlib; this level keeps the conversion above 50 MB/s.
+ */
+#define H5_DEFAULT_LEVEL 1
 #define H5_BATCH_BYTES ((size_t)16 << 20) /* flush a batch early when its data reach this */
 
 struct h5_col {
@@ -55,6 +61,7 @@ struct h5_state {
 	size_t row_size;
 	size_t batch_rows; /* rows per write: one chunk, fewer for very wide rows */
 	hid_t dtype, dset;
+	hid_t dxpl; /* transfer properties: a conversion buffer sized to the batch */
 	int active;           /* the current table has a dataset */
 	unsigned char *rows;  /* packed rows of the batch */
 	size_t nrows, rows_bytes; /* rows in the batch, bytes allocated */
@@ -62,6 +69,7 @@ struct h5_state {
 	size_t arena_len, arena_cap;
 	hsize_t written;      /* rows already in the dataset */
 	size_t col;
+	int level; /* deflate level, 0: no filter */
 };
 
 #define H5_WHY_MAX 200 /* longest HDF5 text quoted in a message */
@@ -282,7 +290,7 @@ static void h5_column_end(void *ud)
 	space = H5Screate_simple(1, &dims, &maxdims);
 	dcpl = H5Pcreate(H5P_DATASET_CREATE);
 	if (space < 0 || dcpl < 0 || H5Pset_chunk(dcpl, 1, &chunk) < 0 ||
-	    (H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0 && H5Pset_deflate(dcpl, 9) < 0)) {
+	    (s->level > 0 && H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0 && H5Pset_deflate(dcpl, (unsigned)s->level) < 0)) {
 		h5_fail(s, "Failed to prepare the dataset of table \"%s\"", s->table);
 		goto done;
 	}
@@ -328,10 +336,24 @@ static int h5_flush(struct h5_state *s)
 		}
 	}
 	size = start + count;
+	/*
+	 * HDF5 allocates (and zeroes) its type conversion buffers at the transfer's buffer
+	 * size, 1 MiB by default, on every H5Dwrite that converts (a compound with strings
+	 * does): 20,000 one-row tables zeroed 20 GB. Ask for what the batch needs: a disk
+	 * row is at most twice the memory row (a string's 16-byte heap ID for an 8-byte
+	 * pointer); a power of two keeps HDF5's free lists few.
+	 */
+	{
+		size_t need = s->nrows * s->row_size * 2, buf = 4096;
+		while (buf < need && buf < ((size_t)1 << 20))
+			buf *= 2;
+		if (H5Pset_buffer(s->dxpl, buf, NULL, NULL) < 0)
+			return h5_fail(s, "Failed to prepare the writing of table \"%s\"", s->table);
+	}
 	if (H5Dset_extent(s->dset, &size) < 0 || (fspace = H5Dget_space(s->dset)) < 0 ||
 	    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &count, NULL) < 0 ||
 	    (mspace = H5Screate_simple(1, &count, NULL)) < 0 ||
-	    H5Dwrite(s->dset, s->dtype, mspace, fspace, H5P_DEFAULT, s->rows) < 0)
+	    H5Dwrite(s->dset, s->dtype, mspace, fspace, s->dxpl, s->rows) < 0)
 		rc = h5_fail(s, "Failed to write rows of table \"%s\"", s->table);
 	if (mspace >= 0)
 		H5Sclose(mspace);
@@ -464,10 +486,15 @@ int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert 
 	int rc;
 
 	memset(&s, 0, sizeof(s));
-	s.driver = s.file = s.str_type = s.bool_type = s.dtype = s.dset = -1;
+	s.driver = s.file = s.str_type = s.bool_type = s.dtype = s.dset = s.dxpl = -1;
 	rc = tk__bfconv_init(&s.base, cv, in_path);
 	if (rc != TK_OK)
 		return rc;
+	s.level = TK__BFCONV_HAS(cv, hdf5_level) ? cv->hdf5_level : TK_BFBIN_HDF5_LEVEL_DEFAULT;
+	if (s.level == TK_BFBIN_HDF5_LEVEL_DEFAULT)
+		s.level = H5_DEFAULT_LEVEL;
+	if (s.level < 0 || s.level > 9)
+		return tk__bfconv_fail(&s.base, TK_EINVAL, "Invalid HDF5 compression level %d (0 to 9)", cv->hdf5_level);
 	if ((rc = tk__bfconv_check_db_output(&s.base, h5_path)) != TK_OK)
 		return rc;
 	s.out_path = h5_path;
@@ -498,6 +525,11 @@ int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert 
 	}
 	if ((rc = h5_make_types(&s)) != TK_OK)
 		goto fail;
+	s.dxpl = H5Pcreate(H5P_DATASET_XFER);
+	if (s.dxpl < 0) {
+		rc = h5_fail(&s, "Failed to set up HDF5 output to %s", tmp);
+		goto fail;
+	}
 
 	memset(&cbs, 0, sizeof(cbs));
 	cbs.error_cb = tk__bfconv_parse_error;
@@ -544,6 +576,8 @@ fail:
 	if (s.base.rc != TK_OK)
 		rc = s.base.rc;
 done:
+	if (s.dxpl >= 0)
+		H5Pclose(s.dxpl);
 	if (s.driver >= 0)
 		H5FDunregister(s.driver);
 	H5Eclear2(H5E_DEFAULT);

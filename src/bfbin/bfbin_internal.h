@@ -18,6 +18,10 @@
 int tk__bfbin_parse_path(const char *path, const bfbin_callback_t *callbacks, void *user_data,
 			 const tk_bfbin_parse_options *opts, const volatile sig_atomic_t *stop2);
 
+/* tk_bfbin_parse_fd() that also stops when *stop2 becomes nonzero. */
+int tk__bfbin_parse_fd_stop(int fd, const char *name, const bfbin_callback_t *callbacks, void *user_data,
+			    const tk_bfbin_parse_options *opts, const volatile sig_atomic_t *stop2);
+
 /*
  * Test hook (tests/fuzz/fuzz_bfbin.c): tk_bfbin_parse_fd() without options, starting
  * with a buffer of cap bytes (1 to 1 MiB) instead of 1 MiB and reading at most max_read
@@ -33,7 +37,8 @@ int tk__bfbin_parse_fd_small(int fd, const char *name, const bfbin_callback_t *c
  */
 struct tk__bfconv {
 	tk_bfbin_convert *cv;
-	const char *in_path;
+	const char *in_path;        /* the input's name in messages */
+	int in_fd;                  /* the input with TK_BFBIN_INPUT_FD, else -1 */
 	int rc;                     /* first error, 0 if none */
 	volatile sig_atomic_t halt; /* stops the parser at the next row, table or wait */
 	unsigned flags;             /* cv->flags, 0 if the caller's struct predates them */

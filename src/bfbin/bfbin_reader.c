@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "bfbin/bfbin_internal.h"
+#include "common/tk_bytes.h"
 #include "tracekit/bfbin.h"
 
 #define BF_CHUNK ((size_t)1 << 20)      /* buffer size for files and pipes */
@@ -284,20 +285,15 @@ static int bf_fill_failed(struct bf_parser *p, int rc, size_t rel, const char *w
 		}                                                                  \
 	} while (0)
 
+/* The format is big-endian: common's loads, swapped on a little-endian host. */
 static inline uint16_t bf_be16(const unsigned char *b)
 {
-	return (uint16_t)((unsigned)b[0] << 8 | b[1]);
+	return tk__cs16(!TK__HOST_BIG_ENDIAN, tk__load16(b));
 }
 
 static inline uint64_t bf_be64(const unsigned char *b)
 {
-	uint64_t v;
-
-	memcpy(&v, b, 8);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
+	return tk__cs64(!TK__HOST_BIG_ENDIAN, tk__load64(b));
 }
 
 /*
@@ -693,6 +689,12 @@ int tk_bfbin_parse_fd(int fd, const char *name, const bfbin_callback_t *callback
 		      const tk_bfbin_parse_options *opts)
 {
 	return bf_parse_fd(fd, name, callbacks, user_data, opts, NULL, BF_CHUNK, 0);
+}
+
+int tk__bfbin_parse_fd_stop(int fd, const char *name, const bfbin_callback_t *callbacks, void *user_data,
+			    const tk_bfbin_parse_options *opts, const volatile sig_atomic_t *stop2)
+{
+	return bf_parse_fd(fd, name, callbacks, user_data, opts, stop2, BF_CHUNK, 0);
 }
 
 int tk__bfbin_parse_fd_small(int fd, const char *name, const bfbin_callback_t *callbacks, void *user_data,

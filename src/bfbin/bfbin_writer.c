@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/tk_bytes.h"
 #include "tracekit/bfbin_writer.h"
 
 #define BW_BUF_SIZE ((size_t)64 << 10)
@@ -125,20 +126,19 @@ static int bw_byte(tk_bfbin_writer *w, unsigned v)
 static int bw_u64(tk_bfbin_writer *w, uint64_t v)
 {
 	unsigned char b[8];
-	int i;
 
-	for (i = 7; i >= 0; i--) {
-		b[i] = (unsigned char)v;
-		v >>= 8;
-	}
+	tk__store64(b, tk__cs64(!TK__HOST_BIG_ENDIAN, v)); /* big-endian */
 	return bw_put(w, b, 8);
 }
 
 /* A string of known valid length (<= TK_BFBIN_MAX_STRING): u16 length, then the bytes. */
 static int bw_str(tk_bfbin_writer *w, const char *s, size_t len)
 {
-	unsigned char b[2] = { (unsigned char)(len >> 8), (unsigned char)len };
-	int rc = bw_put(w, b, 2);
+	unsigned char b[2];
+	int rc;
+
+	tk__store16(b, tk__cs16(!TK__HOST_BIG_ENDIAN, (uint16_t)len)); /* big-endian */
+	rc = bw_put(w, b, 2);
 
 	return rc == TK_OK ? bw_put(w, s, len) : rc;
 }
