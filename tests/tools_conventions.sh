@@ -78,6 +78,11 @@ done
 "$bin/traceprinter" -f "$K" -o private.txt && chmod 600 private.txt &&
 	"$bin/traceprinter" -f "$K" -o private.txt
 [ "$(stat -c %a private.txt)" = 600 ] || bad "a 0600 output became $(stat -c %a private.txt)"
+# tb5_recover builds its output in a private directory beside it: nothing of it stays
+"$bin/tb5_recover" -q "$T" private.tb5 && chmod 600 private.tb5 && "$bin/tb5_recover" -q "$T" private.tb5 ||
+	bad "tb5_recover failed"
+[ "$(stat -c %a private.tb5)" = 600 ] || bad "tb5_recover: a 0600 output became $(stat -c %a private.tb5)"
+ls -A | grep -q '^\.tb5_recover\.' && bad "tb5_recover left its private directory"
 
 # ---- item 21: a device node made with mknod, a FIFO: written in place, never replaced ----
 if mknod node c 1 3 2>/dev/null; then

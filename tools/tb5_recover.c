@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 	struct tktool_stdin_file in_file;
 	tk_tbrw_recover_report report;
 	char tmp_dir[4096] = "", tmp_path[4200];
-	int opt, quiet = 0, status = 1, dir_slot = -1, from_stdin;
+	int opt, quiet = 0, status = 1, dir_slot = -1, from_stdin, to_copy;
 	TBRW_U32 rc;
 	FILE *probe;
 
@@ -91,26 +91,29 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	fclose(probe);
-	out_open = out_path;
-	if (tktool_needs_copy(out_path)) {
-		/* standard output, a device or a FIFO: the file is written with seeks, and the
-		 * library would replace a device node: built in a directory only we can enter */
-		if (tktool_private_dir(tmp_dir, sizeof(tmp_dir)) != 0) {
-			tmp_dir[0] = '\0';
-			fprintf(stderr, TOOL ": cannot create a temporary directory: %s\n", strerror(errno));
-			goto done;
-		}
-		dir_slot = tktool_cleanup_add_dir(tmp_dir);
-		snprintf(tmp_path, sizeof(tmp_path), "%s/out.tb5", tmp_dir);
-		out_open = tmp_path;
+	/*
+	 * The salvage is built in a directory only we can enter, so that Ctrl-C leaves nothing:
+	 * beside OUTPUT.tb5 (one rename puts it there), or anywhere for standard output, a
+	 * device or a FIFO (the library writes with seeks, and would replace a device node).
+	 */
+	to_copy = tktool_needs_copy(out_path);
+	if ((to_copy ? tktool_private_dir(tmp_dir, sizeof(tmp_dir))
+		     : tktool_private_dir_beside(out_path, tmp_dir, sizeof(tmp_dir))) != 0) {
+		fprintf(stderr, TOOL ": %s: cannot create a temporary directory: %s\n", tktool_out_name(out_path),
+			strerror(errno));
+		tmp_dir[0] = '\0';
+		goto done;
 	}
+	dir_slot = tktool_cleanup_add_dir(tmp_dir);
+	snprintf(tmp_path, sizeof(tmp_path), "%s/out.tb5", tmp_dir);
+	out_open = tmp_path;
 	memset(&report, 0, sizeof(report));
 	rc = tk_tbrw_recover(in_open, out_open, &report);
 	if (rc != VT_SUCCESS) {
 		tbf_report(TOOL, in_name, NULL, "cannot salvage", rc);
 		goto done;
 	}
-	if (tmp_dir[0] != '\0' && tktool_copy_file(tmp_path, out_path) != 0) {
+	if (to_copy ? tktool_copy_file(tmp_path, out_path) != 0 : tktool_install(tmp_path, out_path) != 0) {
 		fprintf(stderr, TOOL ": error writing %s: %s\n", tktool_out_name(out_path), strerror(errno));
 		goto done;
 	}

@@ -386,6 +386,31 @@ int tktool_private_dir(char *dir, size_t size)
 	return mkdtemp(dir) != NULL ? 0 : -1;
 }
 
+int tktool_private_dir_beside(const char *path, char *dir, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	int n;
+
+	if (slash == NULL)
+		n = snprintf(dir, size, ".%s.XXXXXX", g_name);
+	else
+		n = snprintf(dir, size, "%.*s/.%s.XXXXXX", (int)(slash - path), path, g_name);
+	if (n < 0 || (size_t)n >= size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return mkdtemp(dir) != NULL ? 0 : -1;
+}
+
+int tktool_install(const char *built, const char *final)
+{
+	struct stat sb;
+
+	if (lstat(final, &sb) == 0 && S_ISREG(sb.st_mode) && chmod(built, sb.st_mode & 0777) != 0)
+		return -1;
+	return rename(built, final);
+}
+
 void tktool_private_dir_remove(const char *dir)
 {
 	DIR *d = opendir(dir);

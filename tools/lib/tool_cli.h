@@ -133,6 +133,17 @@ int tktool_needs_copy(const char *path);
  */
 int tktool_private_dir(char *dir, size_t size);
 void tktool_private_dir_remove(const char *dir);
+/*
+ * The same beside path ("<path's directory>/.tool.XXXXXX"), on path's file system, for an
+ * output a library writes by name: built there, it is moved to path by one rename.
+ */
+int tktool_private_dir_beside(const char *path, char *dir, size_t size);
+/*
+ * Moves a finished file from a private directory to its final name with one rename,
+ * after giving it the mode of the regular file it replaces (a symlink there is replaced,
+ * not followed). Returns 0, or -1 with errno set.
+ */
+int tktool_install(const char *built, const char *final);
 
 /* ---- standard input that must be a file ---- */
 
