@@ -128,6 +128,12 @@ tk_tb5_golden(tbrw_writer_missing STDERR tb5/tbrw_writer_missing.err STATUS 1 AB
 tk_tb5_golden(tbrw_writer_bad_args STDERR tb5/tbrw_writer_usage.err STATUS 2 COMMAND ${WR} a.dat)
 tk_tb5_golden(tbrw_writer_help STDOUT tb5/tbrw_writer_help.txt COMMAND ${WR} --help)
 
+# Issue 10 item 6: descriptors both at offset 0 (chapter 6) are reported where the records hold them.
+add_test(NAME tb5_chapter6_offsets
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tb5_chapter6_offsets.sh ${PT} ${RD} ${WR} ${TK_GOLDEN}/tb5
+                 ${TK_WORK}/ch6_offsets)
+set_tests_properties(tb5_chapter6_offsets PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 120)
+
 # ---- tb5_recover ----
 tk_tb5_golden(tb5_recover_truncated STDOUT tb5/print_recovered.txt STDERR tb5/tb5_recover_truncated.err
               ABSENT recovered.tb5.part

@@ -1044,7 +1044,9 @@ static void test_chapter6_style(void **state)
 	OK(TBRW_verify(h));
 	OK(TBRW_reading_stream(h, 0));
 	check_stream_info(h, 0);
-	check_descs(h, 0, d, 2); /* read back as written: both at offset 0 */
+	/* issue 10 item 6: reported where the records hold them (written both at 0) */
+	d[1].desc_offset = sizeof(TBRW_SampleRecordPC);
+	check_descs(h, 0, d, 2);
 	OK(TBRW_reading_stream_section(h, 0, TBRW_DATA_SECTION));
 	OK(TBRW_enumerate_data(h, 0, on_data, &c, 0));
 	assert_int_equal(c.n, n);
@@ -2518,6 +2520,111 @@ static void test_add_data_from_file(void **state)
 	OK(TBRW_close(h));
 }
 
+/* ---- issue 10 ---------------------------------------------------------------------------- */
+
+/* Item 7: binding leaves the records as written (mrIndex/mrIndexNone included, the guide
+ * writes them 0); the module of a sample is its DATA_BIND_STRUCT.module_index. */
+static void test_bind_keeps_mr_index(void **state)
+{
+	static struct bind_collect c;
+	TBRW_PTR h;
+	int none_seen = 0;
+
+	(void)state;
+	write_bind_file("bind_mr.tb5", 0);
+	h = open_read("bind_mr.tb5");
+	OK(TBRW_dobind(h, 0));
+	memset(&c, 0, sizeof c);
+	OK(TBRW_bind_enumerate_data(h, 0, on_bind, &c, 0));
+	assert_int_equal(c.n, N_SAMPLES);
+	for (size_t i = 0; i < N_SAMPLES; i++) {
+		assert_int_equal(c.b[i].module_index, g_samples[i].mod);
+		assert_int_equal(c.r[i].pc.mrIndex, 0);
+		assert_int_equal(c.r[i].pc.mrIndexNone, 0);
+		none_seen |= c.b[i].module_index == TBRW_BIND_NO_INDEX;
+	}
+	assert_true(none_seen);
+	OK(TBRW_close(h));
+}
+
+/* Item 8: the guide's usage, the string through soi_ptr: no buffer, no size pointer. */
+struct soi_thread {
+	TBRW_PTR h;
+	TBRW_STRING_OR_ID id;
+	const wchar_t *want;
+	int ok;
+};
+
+static void *soi_thread_run(void *p)
+{
+	struct soi_thread *t = p;
+
+	for (int i = 0; i < 200; i++) {
+		TBRW_STRING_OR_ID id = t->id;
+		if (TBRW_convert_uniqueid_to_string(t->h, 0, &id, NULL, NULL) != VT_SUCCESS || id.soi_ptr == NULL ||
+		    wcscmp(id.soi_ptr, t->want) != 0)
+			return NULL;
+	}
+	t->ok = 1;
+	return NULL;
+}
+
+static void test_convert_through_soi_ptr(void **state)
+{
+	TBRW_PTR h;
+	const TBRW_MODULE *m = NULL;
+	TBRW_STRING_OR_ID id, id2, none = {{0}};
+	TBRW_CHAR buf[32];
+	TBRW_U32 need = 0;
+	struct soi_thread t[2];
+	pthread_t th[2];
+
+	(void)state;
+	write_bind_file("soi.tb5", 1);
+	h = open_read("soi.tb5");
+	OK(TBRW_get_one_module(h, 1, &m));
+	id = m->module_name;
+	OK(TBRW_get_one_module(h, 0, &m));
+	id2 = m->module_name;
+	/* as chapter 9.1 writes it: convert, then use soi_ptr */
+	{
+		TBRW_STRING_OR_ID x = id, y = id2;
+		OK(TBRW_convert_uniqueid_to_string(h, 0, &x, NULL, NULL));
+		assert_non_null(x.soi_ptr);
+		assert_true(wcscmp(x.soi_ptr, L"lib1.so") == 0);
+		OK(TBRW_convert_uniqueid_to_string(h, 0, &y, NULL, NULL));
+		assert_true(wcscmp(y.soi_ptr, L"a.out") == 0);
+	}
+	/* with a buffer: the text is there and soi_ptr points to it */
+	{
+		TBRW_STRING_OR_ID x = id;
+		OK(TBRW_convert_uniqueid_to_string(h, 32, &x, buf, &need));
+		assert_ptr_equal(x.soi_ptr, buf);
+		assert_true(wcscmp(buf, L"lib1.so") == 0);
+		assert_int_equal(need, 8);
+	}
+	/* the size query and a short buffer leave the id as it was */
+	{
+		TBRW_STRING_OR_ID x = id;
+		RC(TBRW_convert_uniqueid_to_string(h, 0, &x, NULL, &need), TBRW_BUFFER_TOO_SMALL);
+		assert_int_equal(x.soi_uniqueid, id.soi_uniqueid);
+		RC(TBRW_convert_uniqueid_to_string(h, 3, &x, buf, &need), TBRW_BUFFER_TOO_SMALL);
+		assert_int_equal(x.soi_uniqueid, id.soi_uniqueid);
+	}
+	/* id 0 is no string (FAQ 7.6), without touching soi_ptr */
+	FAILS(TBRW_convert_uniqueid_to_string(h, 0, &none, NULL, NULL), TBRW_INVALID_STRING, "unique id 0");
+	assert_int_equal(none.soi_uniqueid, 0);
+	/* one buffer per thread: two threads converting different strings do not mix them */
+	t[0] = (struct soi_thread){.h = h, .id = id, .want = L"lib1.so"};
+	t[1] = (struct soi_thread){.h = h, .id = id2, .want = L"a.out"};
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, soi_thread_run, &t[i]), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	assert_true(t[0].ok && t[1].ok);
+	OK(TBRW_close(h));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2537,6 +2644,8 @@ int main(void)
 		cmocka_unit_test(test_bad_calls),
 		cmocka_unit_test(test_buffer_too_small),
 		cmocka_unit_test(test_add_data_from_file),
+		cmocka_unit_test(test_bind_keeps_mr_index),
+		cmocka_unit_test(test_convert_through_soi_ptr),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,10 +94,17 @@ TK_API TBRW_U32 TBRW_error_string(TBRW_U32 error_code, const TBRW_CHAR **error_s
 TK_API TBRW_U32 TBRW_verify(TBRW_PTR ptr);
 
 /*
- * Copies the string with unique id string_id->soi_uniqueid into buffer (size_of_buffer wide
- * characters, the terminating NUL included). *size_buffer_needed receives the number of wide
- * characters needed, NUL included. Id 0 is "no string": TBRW_INVALID_STRING (FAQ 7.6).
- * string_id is not modified. Safe to call from several threads.
+ * Translates the unique id string_id->soi_uniqueid to its text, and on success leaves
+ * string_id->soi_ptr pointing to it (the guide's 9.1 usage; the id is then gone from
+ * *string_id, so convert a copy if you need the id again):
+ *  - with a buffer (size_of_buffer wide characters, the terminating NUL included) the text is
+ *    copied there and soi_ptr points to buffer;
+ *  - with buffer NULL, size_of_buffer 0 and size_buffer_needed NULL the text is in a buffer of
+ *    the library, one per thread, valid until the same thread's next call (copy it to keep it).
+ * *size_buffer_needed (optional) receives the number of wide characters needed, NUL included;
+ * a buffer too small (or NULL with size_buffer_needed given) gives TBRW_BUFFER_TOO_SMALL and
+ * leaves *string_id as it was. Id 0 is "no string": TBRW_INVALID_STRING (FAQ 7.6).
+ * Safe to call from several threads.
  */
 TK_API TBRW_U32 TBRW_convert_uniqueid_to_string(TBRW_PTR ptr, TBRW_U32 size_of_buffer, TBRW_STRING_OR_ID *string_id,
 						TBRW_CHAR *buffer, TBRW_U32 *size_buffer_needed);

@@ -1749,6 +1749,27 @@ static int dec_desc(struct tb5_handle *h, struct dec *d, void *out)
 	return 1;
 }
 
+/*
+ * The offsets records are laid out with. Chapter 6 of the TBRW guide gives every entry offset
+ * 0 and adds each piece with its own TBRW_add_data call: such entries (more than one, all at
+ * 0) lie one after another, in the order they were added. Returns whether it rewrote them.
+ */
+static int desc_effective_offsets(TBRW_SAMPREC_DESC_ENTRY *x, size_t n)
+{
+	uint64_t at = 0;
+
+	if (n < 2)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (x[i].desc_offset != 0)
+			return 0;
+	for (size_t i = 0; i < n; i++) {
+		x[i].desc_offset = at > UINT32_MAX ? UINT32_MAX : (TBRW_U32)at;
+		at += x[i].desc_data_size;
+	}
+	return 1;
+}
+
 static TBRW_U32 call_desc(void *fn, void *data, TBRW_U32 size, TBRW_U32 n, void *user)
 {
 	return ((TBRW_DATA_DESC_CALLBACK *)fn)(data, size, n, user);
@@ -1771,6 +1792,8 @@ TBRW_U32 TBRW_enumerate_data_descriptor_entries(TBRW_PTR ptr, TBRW_U32 stream, T
 		rc = decode_all(h, o, IT_DESC, sizeof(TBRW_SAMPREC_DESC_ENTRY), dec_desc, &arr, &n);
 	if (rc != VT_SUCCESS)
 		return rc;
+	/* the offsets the records really have, as the data enumeration lays them out */
+	desc_effective_offsets(arr, n);
 	rc = enumerate_array(arr, sizeof(TBRW_SAMPREC_DESC_ENTRY), n, 0, call_desc, (void *)callback_func, user_ptr,
 			     "TBRW_enumerate_data_descriptor_entries");
 	free(arr);
@@ -1785,7 +1808,6 @@ TBRW_U32 tb5_stream_layout(struct tb5_handle *h, uint32_t stream)
 	TBRW_SAMPREC_DESC_ENTRY *x = NULL;
 	size_t n = 0;
 	uint64_t size = 0, sum = 0;
-	int all_zero = 1;
 	TBRW_U32 rc;
 
 	if (st == NULL)
@@ -1813,8 +1835,6 @@ TBRW_U32 tb5_stream_layout(struct tb5_handle *h, uint32_t stream)
 							   "offset %llu) is out of range",
 					h->path, stream, i, tb5_obj_offset(o));
 		}
-		if (x[i].desc_offset != 0)
-			all_zero = 0;
 		if (end > size)
 			size = end;
 		sum += x[i].desc_data_size;
@@ -1822,7 +1842,7 @@ TBRW_U32 tb5_stream_layout(struct tb5_handle *h, uint32_t stream)
 	free(st->piece_size);
 	st->piece_size = NULL;
 	st->pc_offset = st->ts_offset = UINT32_MAX;
-	if (all_zero && n > 1) {
+	if (desc_effective_offsets(x, n)) {
 		/* chapter 6 style: each entry is its own piece, laid out one after another */
 		if (sum > TB5_MAX_RECORD) {
 			free(x);
@@ -1835,12 +1855,9 @@ TBRW_U32 tb5_stream_layout(struct tb5_handle *h, uint32_t stream)
 			free(x);
 			return tb5_fail(TBRW_NO_MEMORY, "out of memory");
 		}
-		size = 0;
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n; i++)
 			st->piece_size[i] = x[i].desc_data_size;
-			x[i].desc_offset = (TBRW_U32)size;
-			size += x[i].desc_data_size;
-		}
+		size = sum;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (x[i].desc_type == ST_LEGACY_SAMPLE_RECORD && x[i].desc_data_size >= sizeof(TBRW_SampleRecordPC) &&

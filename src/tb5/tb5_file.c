@@ -645,12 +645,67 @@ static TBRW_U32 load_strings_chunk(struct tb5_handle *h, const struct tb5_chunk_
 	return VT_SUCCESS;
 }
 
+/*
+ * Where TBRW_convert_uniqueid_to_string() leaves a string asked for without a buffer: one
+ * buffer per thread, valid until that thread's next call (the guide's 9.1 prose: "valid only
+ * until the next TBRW_convert_uniqueid_to_string() is called"), freed when the thread ends.
+ */
+struct soi_buf {
+	size_t cap; /* wide characters */
+	TBRW_CHAR *text;
+};
+static pthread_key_t soi_key;
+static pthread_once_t soi_once = PTHREAD_ONCE_INIT;
+static int soi_key_ok;
+
+static void soi_buf_free(void *p)
+{
+	struct soi_buf *b = p;
+
+	if (b != NULL)
+		free(b->text);
+	free(b);
+}
+
+static void soi_key_make(void)
+{
+	soi_key_ok = pthread_key_create(&soi_key, soi_buf_free) == 0;
+}
+
+static TBRW_CHAR *soi_buf_get(size_t need)
+{
+	struct soi_buf *b;
+
+	pthread_once(&soi_once, soi_key_make);
+	if (!soi_key_ok)
+		return NULL;
+	b = pthread_getspecific(soi_key);
+	if (b == NULL) {
+		b = calloc(1, sizeof *b);
+		if (b == NULL || pthread_setspecific(soi_key, b) != 0) {
+			free(b);
+			return NULL;
+		}
+	}
+	if (b->cap < need) {
+		TBRW_CHAR *t = realloc(b->text, need * sizeof *t);
+		if (t == NULL)
+			return NULL;
+		b->text = t;
+		b->cap = need;
+	}
+	return b->text;
+}
+
 TBRW_U32 TBRW_convert_uniqueid_to_string(TBRW_PTR ptr, TBRW_U32 size_of_buffer, TBRW_STRING_OR_ID *string_id,
 					 TBRW_CHAR *buffer, TBRW_U32 *size_buffer_needed)
 {
 	struct tb5_handle *h = ptr;
 	uint64_t id;
 	size_t need;
+	TBRW_CHAR *dst = buffer;
+	/* the guide's usage: no buffer, no size wanted: the string comes back through soi_ptr */
+	int via_ptr = buffer == NULL && size_of_buffer == 0 && size_buffer_needed == NULL;
 	TBRW_U32 rc = VT_SUCCESS;
 
 	if (h == NULL || string_id == NULL || (buffer == NULL && size_of_buffer != 0))
@@ -663,7 +718,15 @@ TBRW_U32 TBRW_convert_uniqueid_to_string(TBRW_PTR ptr, TBRW_U32 size_of_buffer, 
 				(unsigned long long)id);
 	}
 	need = tb5_utf8_to_wcs_n(h->strings[id - 1], h->string_len[id - 1], NULL, 0);
-	if (need == 0) {
+	if (need != 0 && via_ptr) {
+		dst = soi_buf_get(need);
+		size_of_buffer = need;
+		if (dst == NULL)
+			rc = tb5_fail(TBRW_NO_MEMORY, "out of memory converting string %llu", (unsigned long long)id);
+	}
+	if (rc != VT_SUCCESS) {
+		/* reported above */
+	} else if (need == 0) {
 		rc = tb5_fail(TBRW_INVALID_STRING, "%s: string %llu is not valid UTF-8", h->path,
 			      (unsigned long long)id);
 	} else if (need > size_of_buffer) {
@@ -671,11 +734,13 @@ TBRW_U32 TBRW_convert_uniqueid_to_string(TBRW_PTR ptr, TBRW_U32 size_of_buffer, 
 						     "buffer holds %u",
 			      h->path, (unsigned long long)id, need, size_of_buffer);
 	} else {
-		tb5_utf8_to_wcs_n(h->strings[id - 1], h->string_len[id - 1], buffer, size_of_buffer);
+		tb5_utf8_to_wcs_n(h->strings[id - 1], h->string_len[id - 1], dst, size_of_buffer);
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (size_buffer_needed != NULL && need != 0)
 		*size_buffer_needed = (TBRW_U32)need;
+	if (rc == VT_SUCCESS)
+		string_id->soi_ptr = dst;
 	return rc;
 }
 
