@@ -134,6 +134,10 @@ add_test(NAME tb5_chapter6_offsets
                  ${TK_WORK}/ch6_offsets)
 set_tests_properties(tb5_chapter6_offsets PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 120)
 
+# Issue 10 item 32: a FIFO as input is refused at once, not waited on.
+add_test(NAME tb5_fifo_input COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tb5_fifo_input.sh ${PT} ${RD} ${RC} ${TK_WORK})
+set_tests_properties(tb5_fifo_input PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 120)
+
 # ---- tb5_recover ----
 tk_tb5_golden(tb5_recover_truncated STDOUT tb5/print_recovered.txt STDERR tb5/tb5_recover_truncated.err
               ABSENT recovered.tb5.part

@@ -24,6 +24,7 @@
 #include "tracekit/samprec_shared.h"
 #include "tracekit/tbrw.h"
 
+#include "common/tk_crc32c.h"
 #include "tb5/tb5_internal.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -2625,6 +2626,85 @@ static void test_convert_through_soi_ptr(void **state)
 	OK(TBRW_close(h));
 }
 
+/* Sets the flags of the chunk at off in its header and in the directory entry listing it,
+ * every checksum recomputed: damage that only a reader's own checks can catch. */
+static void set_chunk_flags(const char *name, uint64_t off, uint16_t flags)
+{
+	size_t len;
+	unsigned char *d = (unsigned char *)tkt_read_file(tkt_path(name), &len);
+	uint64_t dir_off, n;
+	unsigned char *dir;
+
+	assert_non_null(d);
+	tb5_put16(d + off + 6, flags);
+	tb5_put32(d + off + 36, tk__crc32c(0, d + off, 36));
+	dir_off = tb5_get64(d + len - TB5_TRAILER_SIZE + 8);
+	dir = d + dir_off + TB5_CHUNK_HEADER_SIZE;
+	n = tb5_get64(dir);
+	for (uint64_t i = 0; i < n; i++)
+		if (tb5_get64(dir + 8 + i * 40) == off)
+			tb5_put16(dir + 8 + i * 40 + 30, flags);
+	tb5_put32(d + dir_off + 32, tk__crc32c(0, dir, tb5_get32(d + dir_off + 12)));
+	tb5_put32(d + dir_off + 36, tk__crc32c(0, d + dir_off, 36));
+	tkt_write_file(tkt_path(name), d, len);
+	free(d);
+}
+
+/* Item 32: an end chunk flagged as compressed is damage named as such (it made the reader
+ * add 0 to a NULL buffer: UBSan), when opening and when salvaging. */
+static void test_zstd_flag_on_end_chunk(void **state)
+{
+	struct chunk_info ch[64];
+	size_t n, i;
+	TBRW_PTR h = NULL;
+	tk_tbrw_recover_report rep;
+
+	(void)state;
+	write_bind_file("zend.tb5", 1);
+	n = scan_chunks("zend.tb5", ch, 64);
+	for (i = 0; i < n && ch[i].kind != CK_END; i++)
+		;
+	assert_true(i < n);
+	set_chunk_flags("zend.tb5", ch[i].offset, CK_FLAG_ZSTD);
+	FAILS(TBRW_open(&h, wpath("zend.tb5"), TBRW_FILE_READ), TBRW_FILE_CORRUPT, "cannot be compressed");
+	assert_null(h);
+	/* salvage skips the damaged chunk: its section is left out, the rest is kept */
+	memset(&rep, 0, sizeof rep);
+	OK(tk_tbrw_recover(tkt_path("zend.tb5"), tkt_path("zend_rec.tb5"), &rep));
+	assert_int_equal(rep.was_complete, 0);
+	assert_true(rep.sections_dropped >= 1);
+	h = open_read("zend_rec.tb5");
+	OK(TBRW_verify(h));
+	OK(TBRW_close(h));
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	_exit(3);
+}
+
+/* Item 32: a FIFO without a writer is refused at once (it blocked in open). */
+static void test_fifo_refused(void **state)
+{
+	TBRW_PTR h = NULL;
+	tk_tbrw_recover_report rep;
+
+	(void)state;
+	unlink(tkt_path("fifo.tb5"));
+	assert_int_equal(mkfifo(tkt_path("fifo.tb5"), 0600), 0);
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+	FAILS(TBRW_open(&h, wpath("fifo.tb5"), TBRW_FILE_READ), TBRW_NOT_A_TB5_FILE, "not a regular file (a FIFO)");
+	FAILS(TBRW_open(&h, wpath("fifo.tb5"), TBRW_FILE_WRITE), TBRW_NOT_A_TB5_FILE, "not a regular file (a FIFO)");
+	FAILS(tk_tbrw_recover(tkt_path("fifo.tb5"), tkt_path("fifo_rec.tb5"), &rep), TBRW_NOT_A_TB5_FILE, "a FIFO");
+	alarm(0);
+	signal(SIGALRM, SIG_DFL);
+	assert_false(tkt_exists(tkt_path("fifo_rec.tb5")));
+	assert_false(tkt_exists(tkt_path("fifo_rec.tb5.part")));
+	unlink(tkt_path("fifo.tb5"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2646,6 +2726,8 @@ int main(void)
 		cmocka_unit_test(test_add_data_from_file),
 		cmocka_unit_test(test_bind_keeps_mr_index),
 		cmocka_unit_test(test_convert_through_soi_ptr),
+		cmocka_unit_test(test_zstd_flag_on_end_chunk),
+		cmocka_unit_test(test_fifo_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,12 +5,14 @@
  * valid file from them. A thin shell over the library's recovery function.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tbrw_fields.h"
 #include "tracekit/common.h"
@@ -57,7 +59,7 @@ int main(int argc, char **argv)
 	tk_tbrw_recover_report report;
 	int opt, quiet = 0;
 	TBRW_U32 rc;
-	FILE *probe;
+	int probe;
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
@@ -81,12 +83,12 @@ int main(int argc, char **argv)
 		return usage_error("expected a damaged .tb5 file and an output .tb5 file");
 	in_path = argv[optind];
 	out_path = argv[optind + 1];
-	probe = fopen(in_path, "rb");
-	if (probe == NULL) {
+	probe = open(in_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC); /* a FIFO must not block */
+	if (probe < 0) {
 		fprintf(stderr, TOOL ": %s: %s\n", in_path, strerror(errno));
 		return 1;
 	}
-	fclose(probe);
+	close(probe);
 	memset(&report, 0, sizeof(report));
 	rc = tk_tbrw_recover(in_path, out_path, &report);
 	if (rc != VT_SUCCESS) {

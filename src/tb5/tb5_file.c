@@ -284,6 +284,14 @@ static TBRW_U32 pread_all(struct tb5_handle *h, void *buf, size_t len, uint64_t 
 	return VT_SUCCESS;
 }
 
+/* Only data chunks with a payload are ever compressed (chunk_prepare): the zstd flag on any
+ * other chunk (an end mark, say) is damage, and would have the reader decompress nothing
+ * into no buffer. */
+static int zstd_flag_ok(const struct tb5_chunk_ref *c)
+{
+	return !(c->flags & CK_FLAG_ZSTD) || (c->kind == CK_DATA && c->stored_len > 0 && c->raw_len > 0);
+}
+
 /* Checks a chunk header at hd (from offset off) against what the directory says. */
 static TBRW_U32 check_header(struct tb5_handle *h, const unsigned char *hd, const struct tb5_chunk_ref *c)
 {
@@ -326,6 +334,11 @@ TBRW_U32 tb5_read_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, uns
 	rc = check_header(h, hd, c);
 	if (rc != VT_SUCCESS)
 		return rc;
+	if (!zstd_flag_ok(c))
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu: a %s chunk of %u bytes cannot be "
+						   "compressed",
+				h->path, (unsigned long long)c->offset, c->kind == CK_DATA ? "data" : "non-data",
+				c->raw_len);
 	if (need > *scratch_cap) {
 		unsigned char *ns = realloc(*scratch, need);
 		if (ns == NULL)
@@ -893,6 +906,10 @@ static TBRW_U32 parse_chunk_header(struct tb5_handle *h, const unsigned char *hd
 	    (!(c->flags & CK_FLAG_ZSTD) && c->stored_len != c->raw_len))
 		return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu has impossible sizes", h->path,
 				(unsigned long long)off);
+	if (!zstd_flag_ok(c))
+		return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu: a %s chunk of %u bytes cannot be "
+						   "compressed",
+				h->path, (unsigned long long)off, c->kind == CK_DATA ? "data" : "non-data", c->raw_len);
 	return VT_SUCCESS;
 }
 
@@ -1133,6 +1150,46 @@ static TBRW_U32 open_existing(struct tb5_handle *h, int fd)
 	return read_directory(h);
 }
 
+/*
+ * Opens an existing .tb5 for reading. O_NONBLOCK keeps a FIFO without a writer from blocking
+ * the open; anything but a regular file is refused (a .tb5 is read at offsets and mapped),
+ * naming what it is. Returns the descriptor, or -1 with the failure recorded.
+ */
+static int open_input(const char *path, TBRW_U32 *rc)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), fl;
+
+	if (fd < 0) {
+		*rc = tb5_fail(tb5_errno_code(errno), "%s: cannot open: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0) {
+		*rc = tb5_fail(TBRW_IO_ERROR, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		const char *what = S_ISFIFO(st.st_mode)  ? "a FIFO"
+				   : S_ISCHR(st.st_mode) ? "a character device"
+				   : S_ISBLK(st.st_mode) ? "a block device"
+				   : S_ISDIR(st.st_mode) ? "a directory"
+				   : S_ISSOCK(st.st_mode) ? "a socket"
+							  : "not a file";
+		*rc = tb5_fail(TBRW_NOT_A_TB5_FILE, "%s: not a regular file (%s): a .tb5 file is read at offsets", path,
+			       what);
+		close(fd);
+		return -1;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+		*rc = tb5_fail(TBRW_IO_ERROR, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static char *path_from_wide(const TBRW_CHAR *w)
 {
 	size_t len;
@@ -1185,9 +1242,8 @@ TBRW_U32 TBRW_open(TBRW_PTR *ptr, const TBRW_CHAR *filename, TBRW_U32 access_mod
 		h->fd = fd;
 		rc = write_header(h);
 	} else {
-		fd = open(h->path, O_RDONLY | O_CLOEXEC);
+		fd = open_input(h->path, &rc);
 		if (fd < 0) {
-			rc = tb5_fail(tb5_errno_code(errno), "%s: cannot open: %s", h->path, strerror(errno));
 			handle_free(h);
 			return rc;
 		}
@@ -1414,14 +1470,12 @@ TBRW_U32 tk_tbrw_recover(const char *src_path, const char *dst_path, tk_tbrw_rec
 	sprintf(dst->part_path, "%s.part", dst_path);
 	dst->writable = 1;
 
-	fd = open(src_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = tb5_fail(tb5_errno_code(errno), "%s: cannot open: %s", src_path, strerror(errno));
+	fd = open_input(src_path, &rc);
+	if (fd < 0)
 		goto out;
-	}
 	src->fd = fd;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rc = tb5_fail(TBRW_NOT_A_TB5_FILE, "%s: not a regular file", src_path);
+	if (fstat(fd, &st) != 0) {
+		rc = tb5_fail(TBRW_IO_ERROR, "%s: %s", src_path, strerror(errno));
 		goto out;
 	}
 	src->file_size = (uint64_t)st.st_size;
