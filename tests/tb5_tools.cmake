@@ -138,6 +138,11 @@ set_tests_properties(tb5_chapter6_offsets PROPERTIES FIXTURES_REQUIRED tb5_sampl
 add_test(NAME tb5_fifo_input COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tb5_fifo_input.sh ${PT} ${RD} ${RC} ${TK_WORK})
 set_tests_properties(tb5_fifo_input PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 120)
 
+# Issue 10 item 26: the input shrinks while print_tb5 reads it: an error, not SIGBUS.
+add_test(NAME tb5_shrink_while_read
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tb5_shrink_while_read.sh ${PT} ${TK_WORK}/many.tb5 ${TK_WORK})
+set_tests_properties(tb5_shrink_while_read PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 120)
+
 # ---- tb5_recover ----
 tk_tb5_golden(tb5_recover_truncated STDOUT tb5/print_recovered.txt STDERR tb5/tb5_recover_truncated.err
               ABSENT recovered.tb5.part

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -2705,6 +2706,81 @@ static void test_fifo_refused(void **state)
 	unlink(tkt_path("fifo.tb5"));
 }
 
+/* Item 26: the file shrinks while it is read through the mapping: the reader reports the
+ * truncation instead of dying of SIGBUS. */
+struct shrink_ctx {
+	const char *path;
+	uint64_t calls, records;
+	off_t to;
+};
+
+static TBRW_U32 on_data_shrink(void *d, TBRW_U32 size, TBRW_U32 n, void *u)
+{
+	struct shrink_ctx *c = u;
+	volatile const unsigned char *p = d;
+	unsigned sum = 0;
+
+	if (c->calls++ == 0)
+		assert_int_equal(truncate(c->path, c->to), 0);
+	for (TBRW_U32 i = 0; i < size; i += 64)
+		sum += p[i]; /* touches every page: past the new end they fault */
+	(void)sum;
+	c->records += n;
+	return TRUE;
+}
+
+static void test_file_shrinks_while_read(void **state)
+{
+	TBRW_PTR h;
+	const uint32_t n = 200000; /* 8 MB of 40-byte records: several chunks */
+	struct shrink_ctx c = {.path = NULL};
+
+	(void)state;
+	init_descs();
+	h = open_create("shrink.tb5", 0);
+	OK(TBRW_writing_stream(h, 0));
+	write_stream_header(h, 0, g_desc0, 2, 0);
+	OK(TBRW_writing_stream_section(h, 0, TBRW_DATA_SECTION));
+	for (uint32_t i = 0; i < n; i++) {
+		struct rec0 r = rec0_at(i);
+		OK(TBRW_add_data(h, 0, sizeof r, &r));
+	}
+	OK(TBRW_done_stream_section(h, 0, TBRW_DATA_SECTION));
+	OK(TBRW_done_stream(h, 0));
+	OK(TBRW_close(h));
+
+	h = open_read("shrink.tb5");
+	OK(TBRW_reading_stream(h, 0));
+	OK(TBRW_reading_stream_section(h, 0, TBRW_DATA_SECTION));
+	c.path = tkt_path("shrink.tb5");
+	c.to = 100000;
+	FAILS(TBRW_enumerate_data(h, 0, on_data_shrink, &c, 0), TBRW_FILE_TRUNCATED,
+	      "shrank to 100000 bytes while it was read");
+	assert_true(c.records < n);
+	/* and again: still an error, not data of zeros */
+	c.calls = 1;
+	FAILS(TBRW_enumerate_data(h, 0, on_data_shrink, &c, 0), TBRW_FILE_TRUNCATED, "shrank");
+	OK(TBRW_done_stream_section(h, 0, TBRW_DATA_SECTION));
+	OK(TBRW_done_stream(h, 0));
+	OK(TBRW_close(h));
+	/* a fault outside any mapping of the library still kills as SIGBUS does */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGBUS, SIG_DFL); /* the program's own disposition: the default */
+		TBRW_PTR h2 = open_read("bind_mr.tb5"); /* the library's handler is in place from here */
+		(void)h2;
+		int fd = open(tkt_path("shrink.tb5"), O_RDONLY);
+		volatile unsigned char *m = mmap(NULL, 1 << 20, PROT_READ, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
+			_exit(2);
+		_exit(m[(1 << 20) - 1]); /* past the end of the 100000-byte file */
+	}
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2728,6 +2804,7 @@ int main(void)
 		cmocka_unit_test(test_convert_through_soi_ptr),
 		cmocka_unit_test(test_zstd_flag_on_end_chunk),
 		cmocka_unit_test(test_fifo_refused),
+		cmocka_unit_test(test_file_shrinks_while_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2101,6 +2101,11 @@ TBRW_U32 tb5_enumerate_records(struct tb5_handle *h, struct tb5_obj *o, uint32_t
 			break;
 		skip = start > c->first ? start - c->first : 0;
 		rc = fn(ctx, (unsigned char *)p + skip * rec, c->first + skip, (uint32_t)(c->count - skip));
+		/* the file shrank while the callback read the records: they were partly zeros */
+		if (tk__tb5_map_check(h) != VT_SUCCESS) {
+			rc = TBRW_FILE_TRUNCATED;
+			break;
+		}
 		if (rc == FALSE) {
 			rc = VT_SUCCESS;
 			break;

@@ -23,7 +23,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -306,6 +305,14 @@ static TBRW_U32 check_header(struct tb5_handle *h, const unsigned char *hd, cons
 	return VT_SUCCESS;
 }
 
+/* Damage found in mapped bytes may be the file shrinking under the mapping: say so then. */
+static TBRW_U32 shrunk_or(struct tb5_handle *h, TBRW_U32 rc)
+{
+	TBRW_U32 t = tk__tb5_map_check(h);
+
+	return t != VT_SUCCESS ? t : rc;
+}
+
 TBRW_U32 tb5_read_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, unsigned char **scratch,
 			size_t *scratch_cap, const unsigned char **out)
 {
@@ -333,7 +340,7 @@ TBRW_U32 tb5_read_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, uns
 	}
 	rc = check_header(h, hd, c);
 	if (rc != VT_SUCCESS)
-		return rc;
+		return shrunk_or(h, rc);
 	if (!zstd_flag_ok(c))
 		return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu: a %s chunk of %u bytes cannot be "
 						   "compressed",
@@ -354,26 +361,30 @@ TBRW_U32 tb5_read_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, uns
 	}
 	crc = tk__crc32c(0, payload, c->stored_len);
 	if (crc != tb5_get32(hd + 32))
-		return tb5_fail(TBRW_FILE_CORRUPT,
+		return shrunk_or(h, tb5_fail(TBRW_FILE_CORRUPT,
 				"%s: chunk at byte offset %llu: checksum mismatch in its %u-byte payload (stored 0x%08x, "
 				"computed 0x%08x)",
-				h->path, (unsigned long long)c->offset, c->stored_len, tb5_get32(hd + 32), crc);
+				h->path, (unsigned long long)c->offset, c->stored_len, tb5_get32(hd + 32), crc));
 	pad_bytes = pad > 0 ? payload + c->stored_len : NULL;
 	for (size_t i = 0; i < pad; i++)
 		if (pad_bytes[i] != 0)
-			return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu: padding byte at byte offset %llu "
+			return shrunk_or(h, tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu: padding byte at byte offset %llu "
 							   "is not zero",
 					h->path, (unsigned long long)c->offset,
-					(unsigned long long)(c->offset + TB5_CHUNK_HEADER_SIZE + c->stored_len + i));
+					(unsigned long long)(c->offset + TB5_CHUNK_HEADER_SIZE + c->stored_len + i)));
 	if (c->flags & CK_FLAG_ZSTD) {
 		unsigned char *dst = *scratch + (payload == *scratch ? span : 0);
 		size_t z = ZSTD_decompress(dst, c->raw_len, payload, c->stored_len);
 		if (ZSTD_isError(z) || z != c->raw_len)
-			return tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu: compressed payload does not "
+			return shrunk_or(h, tb5_fail(TBRW_FILE_CORRUPT, "%s: chunk at byte offset %llu: compressed payload does not "
 							   "decompress to %u bytes",
-					h->path, (unsigned long long)c->offset, c->raw_len);
+					h->path, (unsigned long long)c->offset, c->raw_len));
 		payload = dst;
 	}
+	/* a payload read as zeros from a file that shrank must not pass for data */
+	rc = tk__tb5_map_check(h);
+	if (rc != VT_SUCCESS)
+		return rc;
 	*out = payload;
 	return VT_SUCCESS;
 }
@@ -482,6 +493,8 @@ TBRW_U32 tb5_obj_load(struct tb5_handle *h, struct tb5_obj *obj)
 		}
 	}
 	free(scratch);
+	if (rc == VT_SUCCESS)
+		rc = tk__tb5_map_check(h);
 	if (rc == VT_SUCCESS && at != obj->total)
 		rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: section %u (from byte offset %llu) holds %zu of its %llu bytes",
 			      h->path, obj->id, tb5_obj_offset(obj), at, (unsigned long long)obj->total);
@@ -1024,8 +1037,7 @@ static void handle_free(struct tb5_handle *h)
 
 	if (h == NULL)
 		return;
-	if (h->map != NULL)
-		munmap(h->map, h->map_len);
+	tk__tb5_map_close(h);
 	if (h->fd >= 0)
 		close(h->fd);
 	for (o = h->objs; o != NULL; o = next) {
@@ -1072,6 +1084,7 @@ static struct tb5_handle *handle_new(void)
 	}
 	pthread_mutex_init(&h->lock, NULL);
 	h->fd = -1;
+	h->map_slot = -1;
 	h->bound_stream = -1;
 	return h;
 }
@@ -1140,14 +1153,12 @@ static TBRW_U32 open_existing(struct tb5_handle *h, int fd)
 		return rc;
 	h->compress = h->compress || (tb5_get32(hd + 20) & 1u);
 	h->fd = fd;
-	if (!h->writable && h->file_size > 0) {
-		void *m = mmap(NULL, (size_t)h->file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-		if (m != MAP_FAILED) {
-			h->map = m;
-			h->map_len = (size_t)h->file_size;
-		}
-	}
-	return read_directory(h);
+	if (!h->writable)
+		tk__tb5_map_open(h, fd);
+	rc = read_directory(h);
+	if (rc == VT_SUCCESS)
+		rc = tk__tb5_map_check(h);
+	return rc;
 }
 
 /*

@@ -145,8 +145,9 @@ struct tb5_handle {
 	uint64_t end; /* append offset */
 	uint64_t file_size;
 	uint64_t dir_off; /* reading: offset of the directory chunk (chunks end there) */
-	unsigned char *map; /* read-only mapping of the original file, or NULL */
+	unsigned char *map; /* read-only mapping of the original file, or NULL (tb5_map.c) */
 	size_t map_len;
+	int map_slot; /* its entry in tb5_map.c's table of guarded mappings */
 	uint32_t write_error; /* sticky first write failure */
 	/* strings: id = index + 1 */
 	char **strings;
@@ -216,6 +217,14 @@ TBRW_U32 tb5_obj_drop(struct tb5_handle *h, struct tb5_obj *obj);
 TBRW_U32 tb5_string_id(struct tb5_handle *h, const TBRW_CHAR *s, uint64_t *id);
 TBRW_U32 tb5_flush_strings(struct tb5_handle *h);
 struct tb5_stream *tb5_stream_at(struct tb5_handle *h, uint32_t stream, int create);
+
+/* ---- the guarded mapping (tb5_map.c) ---- */
+/* Maps h->file_size bytes of fd read-only into h->map when it can (else leaves it NULL). */
+void tk__tb5_map_open(struct tb5_handle *h, int fd);
+void tk__tb5_map_close(struct tb5_handle *h);
+/* TBRW_FILE_TRUNCATED, with the detail, when the file shrank under the mapping since it was
+ * made (what was read from the lost part came back as zeros); VT_SUCCESS otherwise. */
+TBRW_U32 tk__tb5_map_check(struct tb5_handle *h);
 
 /* ---- items (tb5_api.c) ---- */
 TBRW_U32 tb5_load_modules(struct tb5_handle *h);
