@@ -155,6 +155,9 @@ tk_tb5_golden(tb5_recover_not_a_tb5 STDERR tb5/tb5_recover_not_a_tb5.err STATUS 
               COMMAND ${RC} not_a_tb5.tb5 out_nat.tb5)
 tk_tb5_golden(tb5_recover_missing STDERR tb5/tb5_recover_missing.err STATUS 1 COMMAND ${RC} no-such-file.tb5 x.tb5)
 tk_tb5_golden(tb5_recover_bad_args STDERR tb5/tb5_recover_usage.err STATUS 2 COMMAND ${RC} truncated.tb5)
+# Issue 10 item 18: past a damaged chunk, the stretch reported.
+add_test(NAME tb5_recover_damage COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tb5_recover_damage.sh ${RC} ${PT} ${TK_WORK})
+set_tests_properties(tb5_recover_damage PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 120)
 tk_tb5_golden(tb5_recover_help STDOUT tb5/tb5_recover_help.txt COMMAND ${RC} --help)
 
 # ---- the examples' own output ----

@@ -2781,6 +2781,175 @@ static void test_file_shrinks_while_read(void **state)
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS);
 }
 
+/* Item 18: salvage goes past damage. */
+struct lost_seen {
+	uint64_t from[16], to[16];
+	char what[16][200];
+	size_t n;
+};
+
+static void on_lost(TBRW_U64 from, TBRW_U64 to, const char *what, void *u)
+{
+	struct lost_seen *l = u;
+
+	if (l->n < 16) {
+		l->from[l->n] = from;
+		l->to[l->n] = to;
+		snprintf(l->what[l->n], sizeof l->what[0], "%s", what);
+	}
+	l->n++;
+}
+
+/* Stream 0 of the salvaged file holds the records of the original but those of lost_first ..
+ * lost_first + lost_n - 1, the others following on. */
+static void check_stream0_gap(const char *name, uint32_t n0, uint64_t lost_first, uint64_t lost_n)
+{
+	struct collect c = {.h = NULL};
+	TBRW_PTR h = open_read(name);
+
+	OK(TBRW_verify(h));
+	OK(TBRW_reading_stream(h, 0));
+	OK(TBRW_reading_stream_section(h, 0, TBRW_DATA_SECTION));
+	OK(TBRW_enumerate_data(h, 0, on_data, &c, 0));
+	assert_int_equal(c.n, n0 - lost_n);
+	for (uint64_t k = 0; k < c.n; k++) {
+		struct rec0 want = rec0_at(k < lost_first ? k : k + lost_n);
+		assert_memory_equal(c.buf + k * sizeof want, &want, sizeof want);
+	}
+	free(c.buf);
+	OK(TBRW_done_stream_section(h, 0, TBRW_DATA_SECTION));
+	OK(TBRW_done_stream(h, 0));
+	/* what came after the damage is there: stream 1 and its records */
+	{
+		struct collect c1 = {.h = NULL};
+		OK(TBRW_reading_stream(h, 1));
+		OK(TBRW_reading_stream_section(h, 1, TBRW_DATA_SECTION));
+		OK(TBRW_enumerate_data(h, 1, on_data, &c1, 0));
+		assert_int_equal(c1.n, 200);
+		free(c1.buf);
+		OK(TBRW_done_stream_section(h, 1, TBRW_DATA_SECTION));
+		OK(TBRW_done_stream(h, 1));
+	}
+	OK(TBRW_close(h));
+}
+
+static void test_recover_past_damage(void **state)
+{
+	struct full_opts o = {.n0 = 100000, .n1 = 200, .mode = 0, .write_pt = 1};
+	struct chunk_info ch[256];
+	const struct chunk_info *mid = NULL;
+	size_t n, seen = 0;
+	tk_tbrw_recover_report rep;
+	struct lost_seen l;
+	uint64_t lost_first;
+
+	(void)state;
+	write_full("dmgmid.tb5", &o);
+	n = scan_chunks("dmgmid.tb5", ch, 256);
+	/* the second data chunk of stream 0 */
+	for (size_t i = 0; i < n && mid == NULL; i++)
+		if (ch[i].kind == CK_DATA && ch[i].id == OBJ_STREAM_SEC(0, TBRW_DATA_SECTION) && seen++ == 1)
+			mid = &ch[i];
+	assert_non_null(mid);
+	lost_first = 0;
+	for (size_t i = 0; &ch[i] != mid; i++)
+		if (ch[i].kind == CK_DATA && ch[i].id == mid->id)
+			lost_first += ch[i].count;
+
+	/* 1. its payload is damaged: skipped by its own length */
+	copy_prefix("dmgmid.tb5", "dmg_pay.tb5", file_size("dmgmid.tb5"));
+	flip_bit("dmg_pay.tb5", mid->offset + TB5_CHUNK_HEADER_SIZE + 1000, 3);
+	memset(&l, 0, sizeof l);
+	memset(&rep, 0, sizeof rep);
+	OK(tk_tbrw_recover_ranges(tkt_path("dmg_pay.tb5"), tkt_path("dmg_pay_r.tb5"), &rep, on_lost, &l));
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.from[0], mid->offset);
+	assert_int_equal(l.to[0], mid->offset + mid->size);
+	assert_non_null(strstr(l.what[0], "a data chunk of stream 0"));
+	assert_non_null(strstr(l.what[0], "checksum mismatch"));
+	assert_int_equal(rep.ranges_lost, 1);
+	assert_int_equal(rep.first_bad_offset, mid->offset);
+	assert_int_equal(rep.bytes_dropped, mid->size);
+	assert_int_equal(rep.records_lost, mid->count);
+	assert_int_equal(rep.records_kept, o.n0 - mid->count + o.n1);
+	assert_int_equal(rep.was_complete, 0);
+	assert_int_equal(rep.chunks_kept, n - 2); /* all but the damaged one and the directory */
+	check_stream0_gap("dmg_pay_r.tb5", o.n0, lost_first, mid->count);
+
+	/* 2. its header is damaged: the scan finds the next chunk header */
+	copy_prefix("dmgmid.tb5", "dmg_head.tb5", file_size("dmgmid.tb5"));
+	flip_bit("dmg_head.tb5", mid->offset + 1, 0);
+	memset(&l, 0, sizeof l);
+	OK(tk_tbrw_recover_ranges(tkt_path("dmg_head.tb5"), tkt_path("dmg_head_r.tb5"), &rep, on_lost, &l));
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.from[0], mid->offset);
+	assert_int_equal(l.to[0], mid->offset + mid->size);
+	assert_non_null(strstr(l.what[0], "bytes that hold no chunk"));
+	assert_int_equal(rep.records_lost, mid->count);
+	check_stream0_gap("dmg_head_r.tb5", o.n0, lost_first, mid->count);
+
+	/* 3. two damaged stretches and a cut end: all reported, in file order */
+	copy_prefix("dmgmid.tb5", "dmg_two.tb5", file_size("dmgmid.tb5") - 100);
+	flip_bit("dmg_two.tb5", mid->offset + TB5_CHUNK_HEADER_SIZE + 5, 1);
+	flip_bit("dmg_two.tb5", ch[1].offset + 2, 1);
+	memset(&l, 0, sizeof l);
+	OK(tk_tbrw_recover_ranges(tkt_path("dmg_two.tb5"), tkt_path("dmg_two_r.tb5"), &rep, on_lost, &l));
+	assert_true(l.n >= 2);
+	assert_int_equal(l.from[0], ch[1].offset);
+	for (size_t k = 1; k < l.n && k < 16; k++)
+		assert_true(l.from[k] >= l.to[k - 1]);
+	assert_int_equal(rep.ranges_lost, l.n);
+	{
+		TBRW_PTR h = open_read("dmg_two_r.tb5");
+		OK(TBRW_verify(h));
+		OK(TBRW_close(h));
+	}
+}
+
+/* Item 32: a finished section whose items do not decode (checksums intact) is left out of
+ * the salvage and counted; what is written reads back. */
+static void test_recover_unreadable_section(void **state)
+{
+	struct full_opts o = {.n0 = 100, .n1 = 5, .mode = 0, .write_pt = 0};
+	struct chunk_info ch[128];
+	size_t n, i, len;
+	unsigned char *d;
+	tk_tbrw_recover_report rep;
+	struct lost_seen l;
+	TBRW_PTR h;
+	const TBRW_MODULE *m = NULL;
+
+	(void)state;
+	write_full("unread.tb5", &o);
+	n = scan_chunks("unread.tb5", ch, 128);
+	for (i = 0; i < n && !(ch[i].kind == CK_META && ch[i].id == OBJ_GLOBAL(TBRW_MODULE_SECTION)); i++)
+		;
+	assert_true(i < n);
+	/* the first module's path: a string id no string has, every checksum recomputed */
+	d = (unsigned char *)tkt_read_file(tkt_path("unread.tb5"), &len);
+	assert_non_null(d);
+	tb5_put64(d + ch[i].offset + TB5_CHUNK_HEADER_SIZE + 80, 0x7fffffffffffull);
+	tb5_put32(d + ch[i].offset + 32, tk__crc32c(0, d + ch[i].offset + TB5_CHUNK_HEADER_SIZE, ch[i].stored));
+	tb5_put32(d + ch[i].offset + 36, tk__crc32c(0, d + ch[i].offset, 36));
+	tkt_write_file(tkt_path("unread.tb5"), d, len);
+	free(d);
+	h = open_read("unread.tb5");
+	RC(TBRW_get_one_module(h, 0, &m), TBRW_FILE_CORRUPT);
+	OK(TBRW_close(h));
+
+	memset(&l, 0, sizeof l);
+	memset(&rep, 0, sizeof rep);
+	OK(tk_tbrw_recover_ranges(tkt_path("unread.tb5"), tkt_path("unread_r.tb5"), &rep, on_lost, &l));
+	assert_int_equal(rep.sections_unreadable, 1);
+	assert_int_equal(l.n, 1);
+	assert_non_null(strstr(l.what[0], "do not decode"));
+	h = open_read("unread_r.tb5");
+	OK(TBRW_verify(h));
+	RC(TBRW_get_one_module(h, 0, &m), TBRW_SECTION_NOT_FOUND);
+	check_software(h);
+	OK(TBRW_close(h));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2805,6 +2974,8 @@ int main(void)
 		cmocka_unit_test(test_zstd_flag_on_end_chunk),
 		cmocka_unit_test(test_fifo_refused),
 		cmocka_unit_test(test_file_shrinks_while_read),
+		cmocka_unit_test(test_recover_past_damage),
+		cmocka_unit_test(test_recover_unreadable_section),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

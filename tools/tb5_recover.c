@@ -47,6 +47,33 @@ static int usage_error(const char *fmt, ...)
 	return 2;
 }
 
+/* The stretches of the damaged file left out, as the library reports them. */
+struct lost_list {
+	struct lost_range {
+		uint64_t from, to;
+		char *what;
+	} *v;
+	size_t n, cap;
+};
+
+static void on_lost(TBRW_U64 from, TBRW_U64 to, const char *what, void *user)
+{
+	struct lost_list *l = user;
+
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 16;
+		struct lost_range *nv = realloc(l->v, ncap * sizeof(*nv));
+		if (nv == NULL)
+			return;
+		l->v = nv;
+		l->cap = ncap;
+	}
+	l->v[l->n].from = from;
+	l->v[l->n].to = to;
+	l->v[l->n].what = strdup(what);
+	l->n++;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -57,7 +84,8 @@ int main(int argc, char **argv)
 	};
 	const char *in_path, *out_path;
 	tk_tbrw_recover_report report;
-	int opt, quiet = 0;
+	struct lost_list lost = {NULL, 0, 0};
+	int opt, quiet = 0, status;
 	TBRW_U32 rc;
 	int probe;
 
@@ -90,13 +118,27 @@ int main(int argc, char **argv)
 	}
 	close(probe);
 	memset(&report, 0, sizeof(report));
-	rc = tk_tbrw_recover(in_path, out_path, &report);
+	rc = tk_tbrw_recover_ranges(in_path, out_path, &report, on_lost, &lost);
 	if (rc != VT_SUCCESS) {
 		tbf_report(TOOL, in_path, NULL, "cannot salvage", rc);
 		return 1;
 	}
+	/* sections that could not be read were left out: the output holds the rest, and the
+	 * status says that not everything finished could be salvaged */
+	status = report.sections_unreadable > 0 ? 3 : 0;
+	for (size_t i = 0; i < lost.n; i++) {
+		/* the end of a file cut short is the summary's "dropped ... from byte offset" */
+		if (!quiet && (lost.n > 1 || lost.v[i].to != report.bytes_scanned))
+			fprintf(stderr, TOOL ": %s: left out bytes %" PRIu64 "..%" PRIu64 ": %s\n", in_path,
+				lost.v[i].from, lost.v[i].to - 1, lost.v[i].what ? lost.v[i].what : "?");
+		free(lost.v[i].what);
+	}
+	free(lost.v);
+	if (status != 0)
+		fprintf(stderr, TOOL ": %s: %" PRIu32 " finished sections could not be read and were left out\n", in_path,
+			(uint32_t)report.sections_unreadable);
 	if (quiet)
-		return 0;
+		return status;
 	if (report.was_complete)
 		fprintf(stderr, TOOL ": %s: the file was complete: copied %" PRIu64 " chunks, %" PRIu32
 			" sections, %" PRIu64 " data records\n",
@@ -107,5 +149,5 @@ int main(int argc, char **argv)
 			" unfinished sections\n",
 			in_path, (uint64_t)report.chunks_kept, (uint32_t)report.sections_kept, (uint64_t)report.records_kept,
 			(uint64_t)report.bytes_dropped, (uint64_t)report.first_bad_offset, (uint32_t)report.sections_dropped);
-	return 0;
+	return status;
 }

@@ -915,6 +915,34 @@ static TBRW_U32 decode_all(struct tb5_handle *h, struct tb5_obj *o, uint16_t wan
 	return VT_SUCCESS;
 }
 
+static int dec_pid(struct tb5_handle *h, struct dec *d, void *out);
+static int dec_tid(struct tb5_handle *h, struct dec *d, void *out);
+static int dec_module(struct tb5_handle *h, struct dec *d, void *out);
+static int dec_desc(struct tb5_handle *h, struct dec *d, void *out);
+
+/* Whether a finished metadata section reads: framing, and the records the API decodes into
+ * arrays (processes, threads, modules, data descriptors) with their string ids. */
+TBRW_U32 tb5_check_section(struct tb5_handle *h, struct tb5_obj *o)
+{
+	static const struct {
+		uint16_t type;
+		size_t size;
+		decode_fn *fn;
+	} lists[] = {{IT_PID, sizeof(TBRW_PID), dec_pid},
+		     {IT_TID, sizeof(TBRW_TID), dec_tid},
+		     {IT_MODULE, sizeof(TBRW_MODULE), dec_module},
+		     {IT_DESC, sizeof(TBRW_SAMPREC_DESC_ENTRY), dec_desc}};
+	TBRW_U32 rc = tb5_check_items(h, o);
+
+	for (size_t i = 0; i < sizeof lists / sizeof lists[0] && rc == VT_SUCCESS; i++) {
+		void *arr = NULL;
+		size_t n = 0;
+		rc = decode_all(h, o, lists[i].type, lists[i].size, lists[i].fn, &arr, &n);
+		free(arr);
+	}
+	return rc;
+}
+
 static int dec_pid(struct tb5_handle *h, struct dec *d, void *out)
 {
 	TBRW_PID *p = out;

@@ -70,6 +70,7 @@ struct tb5_obj {
 	int readers; /* TBRW_reading_* opened and not done */
 	int from_file; /* existed when the file was opened */
 	int drop; /* salvage: leave this object out */
+	uint64_t lost_records; /* salvage: records of its lost chunks, before the chunks that follow */
 	/* chunks in file order */
 	struct tb5_chunk_ref *chunks;
 	size_t n_chunks, cap_chunks;
@@ -232,6 +233,9 @@ TBRW_U32 tb5_load_pt(struct tb5_handle *h);
 TBRW_U32 tb5_stream_layout(struct tb5_handle *h, uint32_t stream);
 /* Loads a metadata object and checks that its items are well framed. */
 TBRW_U32 tb5_check_items(struct tb5_handle *h, struct tb5_obj *o);
+/* tb5_check_items, and the records the API decodes into arrays decode (salvage keeps only
+ * sections that pass). */
+TBRW_U32 tb5_check_section(struct tb5_handle *h, struct tb5_obj *o);
 void tb5_pt_free(struct tb5_pt *pt);
 /* Serialises process and thread records into a process/thread section object. */
 TBRW_U32 tb5_put_pid(struct tb5_handle *h, struct tb5_obj *obj, const TBRW_PID *p);
