@@ -78,6 +78,16 @@ static void on_other_value(void *ud, const char *value)
 	((struct summary *)ud)->next++;
 }
 
+/*
+ * Every value moves the position on, whatever its type: without this callback a bool key
+ * would leave every later uint64 value under the name of the key before it.
+ */
+static void on_bool_value(void *ud, uint8_t value)
+{
+	(void)value;
+	((struct summary *)ud)->next++;
+}
+
 static void on_end(void *ud)
 {
 	struct summary *s = ud;
@@ -105,6 +115,7 @@ int main(int argc, char **argv)
 	callbacks.row_begin_cb = on_row;
 	callbacks.data_uint64_cb = on_uint64;
 	callbacks.data_string_cb = on_other_value;
+	callbacks.data_bool_cb = on_bool_value;
 	callbacks.table_end_basic_cb = on_end;
 	callbacks.table_end_keyval_cb = on_end;
 	bf_process_byfl_file(argv[1], &callbacks, &s, 0);

@@ -21,3 +21,5 @@ printf 'BYFLBIX\000' >"$out/bad_magic.byfl"
 head -c 1000 "$out/call_stack.byfl" >"$out/truncated.byfl"
 printf 'BYFLBIN\001\000\001T\001\000\001C\000\005' >"$out/bad_row_tag.byfl"
 printf 'BYFLBIN\004\000\001T\000\000\000' >"$out/bad_table_tag.byfl"
+# A "Program" key:value table with a bool key and a string key between its uint64 keys.
+printf 'BYFLBIN\002\000\007Program\003\000\007Flagged\001\001\000\005Loads\000\000\000\000\000\000\000\052\002\000\004Name\000\001x\001\000\006Stores\000\000\000\000\000\000\000\007\000\000' >"$out/program_bool.byfl"

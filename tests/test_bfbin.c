@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -942,6 +943,159 @@ static void test_stop(void **state)
 	free(bytes);
 }
 
+/* A stop flag set during a very wide table's column list ends it there, not at its first row. */
+static int g_columns_seen;
+static void stop_at_column(void *ud, const char *name)
+{
+	(void)ud;
+	(void)name;
+	if (++g_columns_seen == 5000)
+		g_stop = 1;
+}
+
+static void test_stop_in_columns(void **state)
+{
+	const char *path = tkt_path("wide_stop.byfl");
+	tk_bfbin_parse_options opts = TK_BFBIN_PARSE_OPTIONS_INIT;
+	bfbin_callback_t cbs = { 0 };
+	tk_bfbin_writer *w;
+	char name[32];
+	unsigned i, kv;
+
+	(void)state;
+	for (kv = 0; kv < 2; kv++) {
+		assert_int_equal(tk_bfbin_writer_open(&w, path, 0), TK_OK);
+		assert_int_equal(kv ? tk_bfbin_begin_keyval(w, "KV") : tk_bfbin_begin_basic(w, "Wide"), TK_OK);
+		for (i = 0; i < 200000; i++) {
+			snprintf(name, sizeof(name), "c%u", i);
+			assert_int_equal(kv ? tk_bfbin_kv_bool(w, name, 1) : tk_bfbin_add_column(w, TK_BFBIN_BOOL, name),
+					 TK_OK);
+		}
+		assert_int_equal(tk_bfbin_end_table(w), TK_OK);
+		assert_int_equal(tk_bfbin_writer_close(w), TK_OK);
+		g_stop = 0;
+		g_columns_seen = 0;
+		opts.stop = &g_stop;
+		cbs.column_bool_cb = stop_at_column;
+		assert_int_equal(tk_bfbin_parse(path, &cbs, NULL, &opts), TK_ECANCELED);
+		assert_true(g_columns_seen >= 5000 && g_columns_seen <= 5000 + 1024);
+	}
+	g_stop = 0;
+}
+
+/* ---- progress ------------------------------------------------------------------------ */
+
+struct progress_log {
+	uint64_t done[64], total[64];
+	unsigned n;
+	int bad_order;
+};
+
+static void on_progress(void *ud, uint64_t done, uint64_t total)
+{
+	struct progress_log *pl = ud;
+
+	if (pl->n > 0 && done < pl->done[pl->n - 1])
+		pl->bad_order = 1;
+	if (pl->n < 64) {
+		pl->done[pl->n] = done;
+		pl->total[pl->n] = total;
+	}
+	pl->n++;
+}
+
+/* A file of about 3.3 MB (100,000 rows of a uint64 and a 20-byte string) and trailing junk. */
+static const char *write_progress_file(size_t *size)
+{
+	const char *path = tkt_path("progress.byfl");
+	tk_bfbin_writer *w;
+	unsigned i;
+	int fd;
+	struct stat sb;
+
+	assert_int_equal(tk_bfbin_writer_open(&w, path, 0), TK_OK);
+	assert_int_equal(tk_bfbin_begin_basic(w, "T"), TK_OK);
+	assert_int_equal(tk_bfbin_add_column(w, TK_BFBIN_UINT64, "n"), TK_OK);
+	assert_int_equal(tk_bfbin_add_column(w, TK_BFBIN_STRING, "s"), TK_OK);
+	for (i = 0; i < 100000; i++) {
+		assert_int_equal(tk_bfbin_put_uint64(w, i), TK_OK);
+		assert_int_equal(tk_bfbin_put_string(w, "twenty bytes of text"), TK_OK);
+		assert_int_equal(tk_bfbin_end_row(w), TK_OK);
+	}
+	assert_int_equal(tk_bfbin_end_table(w), TK_OK);
+	assert_int_equal(tk_bfbin_writer_close(w), TK_OK);
+	fd = open(path, O_WRONLY | O_APPEND);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "junk", 4), 4); /* ignored after the end tag */
+	assert_int_equal(fstat(fd, &sb), 0);
+	close(fd);
+	*size = (size_t)sb.st_size;
+	return path;
+}
+
+static void test_progress(void **state)
+{
+	tk_bfbin_parse_options opts = TK_BFBIN_PARSE_OPTIONS_INIT;
+	bfbin_callback_t cbs = { 0 };
+	struct progress_log pl;
+	size_t size;
+	const char *path = write_progress_file(&size);
+	unsigned i;
+	int fd, pfd[2];
+	pid_t pid;
+
+	(void)state;
+	opts.progress_cb = on_progress;
+	/* A regular file: 0 first, then about once per MiB, the whole size last. */
+	memset(&pl, 0, sizeof(pl));
+	assert_int_equal(tk_bfbin_parse(path, &cbs, &pl, &opts), TK_OK);
+	assert_false(pl.bad_order);
+	assert_true(pl.n >= 4 && pl.n <= 12);
+	assert_int_equal(pl.done[0], 0);
+	for (i = 0; i < pl.n; i++)
+		assert_int_equal(pl.total[i], size);
+	assert_int_equal(pl.done[pl.n - 1], size);
+
+	/* The same through a descriptor. */
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	memset(&pl, 0, sizeof(pl));
+	assert_int_equal(tk_bfbin_parse_fd(fd, path, &cbs, &pl, &opts), TK_OK);
+	assert_int_equal(pl.done[pl.n - 1], size);
+	close(fd);
+
+	/* A pipe: the total is unknown (0), done still grows to what was parsed. */
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		size_t len;
+		char *bytes = tkt_read_file(path, &len);
+		close(pfd[0]);
+		_exit(write(pfd[1], bytes, len - 4) == (ssize_t)(len - 4) ? 0 : 1);
+	}
+	close(pfd[1]);
+	memset(&pl, 0, sizeof(pl));
+	assert_int_equal(tk_bfbin_parse_fd(pfd[0], "<pipe>", &cbs, &pl, &opts), TK_OK);
+	close(pfd[0]);
+	waitpid(pid, NULL, 0);
+	assert_false(pl.bad_order);
+	assert_true(pl.n >= 2);
+	assert_int_equal(pl.total[0], 0);
+	assert_int_equal(pl.done[pl.n - 1], size - 4);
+
+	/* Memory input: the size is the total. */
+	{
+		size_t len;
+		char *bytes = tkt_read_file(path, &len);
+		memset(&pl, 0, sizeof(pl));
+		/* tk_bfbin_parse_mem() takes no options: progress is for files and descriptors */
+		assert_int_equal(tk_bfbin_parse_mem(bytes, len, NULL, &cbs, &pl), TK_OK);
+		assert_int_equal(pl.n, 0);
+		free(bytes);
+	}
+}
+
 /* ---- random round trips -------------------------------------------------------------- */
 
 static uint64_t rng_state;
@@ -1094,6 +1248,8 @@ int main(void)
 		cmocka_unit_test(test_live_pipe),
 		cmocka_unit_test(test_live_growing_file),
 		cmocka_unit_test(test_stop),
+		cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_stop_in_columns),
 		cmocka_unit_test(test_round_trip_random),
 	};
 

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 
 #include "tbrw_dat.h"
 #include "tbrw_fields.h"
+#include "tool_cli.h"
 #include "tracekit/common.h"
 #include "tracekit/samprec_shared.h"
 
@@ -65,20 +65,6 @@ struct printer {
 	struct desc descs[MAX_DESCS];
 	size_t n_descs;
 };
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(TOOL ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry '" TOOL " --help' for more information.\n", stderr);
-	return 2;
-}
 
 /* ---- names of the constants ---- */
 
@@ -554,7 +540,7 @@ int main(int argc, char **argv)
 	struct printer p;
 	struct tbf_input input;
 	const char *output = NULL, *in_name, *call = "";
-	tk_outfile *of = NULL;
+	struct tktool_output out = { NULL, NULL, -1 };
 	TBRW_PTR ptr = NULL;
 	TBRW_U32 rc = VT_SUCCESS;
 	uint64_t x;
@@ -564,6 +550,7 @@ int main(int argc, char **argv)
 	p.max_records = UINT64_MAX;
 	p.only_stream = -1;
 	p.out = stdout;
+	tktool_init(TOOL);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":o:n:Dxs:bh", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -572,7 +559,7 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			if (parse_count(optarg, &p.max_records) != 0)
-				return usage_error("--max-records needs a number of records, not '%s'", optarg);
+				return tktool_usage_error("--max-records needs a number of records, not '%s'", optarg);
 			break;
 		case 'D':
 			p.max_records = 0;
@@ -585,36 +572,36 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			if (parse_count(optarg, &x) != 0 || x > UINT32_MAX)
-				return usage_error("--stream needs a stream number, not '%s'", optarg);
+				return tktool_usage_error("--stream needs a stream number, not '%s'", optarg);
 			p.only_stream = (long)x;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
 		case 'V':
-			printf(TOOL " (tracekit) %s\n", tk_version());
-			return 0;
+			return tktool_version(NULL);
 		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
+			return tktool_usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return tktool_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind == argc)
-		return usage_error("no .tb5 file given");
+		return tktool_usage_error("no .tb5 file given");
 	if (argc - optind > 1)
-		return usage_error("unexpected argument '%s'", argv[optind + 1]);
-	in_name = strcmp(argv[optind], "-") == 0 ? "standard input" : argv[optind];
+		return tktool_usage_error("unexpected argument '%s'", argv[optind + 1]);
+	in_name = tktool_in_name(argv[optind]);
+	if (output != NULL && tktool_refuse_same_file(argv[optind], output))
+		return 1;
+	/* Ctrl-C: the temporaries (the output's, a copy of standard input) go with the process. */
+	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
 
 	if (tbf_open_input(TOOL, argv[optind], &input, &ptr) != 0)
 		return 1;
 	if (output != NULL) {
-		r = tk_outfile_open(&of, output, 0);
-		if (r != TK_OK) {
-			fprintf(stderr, TOOL ": cannot create %s: %s\n", output, tk_strerror(r));
+		if (tktool_output_open(&out, output, 0) != 0)
 			goto done;
-		}
-		p.out = tk_outfile_stream(of);
+		p.out = tktool_output_stream(&out);
 	}
 	setvbuf(p.out, out_buffer, _IOFBF, sizeof(out_buffer));
 	r = tbf_walk(ptr, on_item, &p, &call, &rc);
@@ -642,20 +629,15 @@ int main(int argc, char **argv)
 		}
 	}
 	if (r != 0 || ferror(p.out)) {
-		fprintf(stderr, TOOL ": error writing %s: %s\n", output ? output : "standard output", strerror(errno));
+		fprintf(stderr, TOOL ": error writing %s: %s\n", output ? tktool_out_name(output) : "standard output",
+			strerror(errno));
 		goto done;
 	}
-	if (of != NULL) {
-		r = tk_outfile_commit(of);
-		of = NULL;
-		if (r != TK_OK) {
-			fprintf(stderr, TOOL ": cannot write %s: %s\n", output, tk_strerror(r));
-			goto done;
-		}
-	}
+	if (output != NULL && tktool_output_commit(&out) != 0)
+		goto done;
 	status = 0;
 done:
-	tk_outfile_abort(of);
+	tktool_output_abort(&out);
 	clear_descs(&p);
 	tbf_close_input(&input, ptr);
 	return status;

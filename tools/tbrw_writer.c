@@ -14,6 +14,7 @@
 
 #include "tbrw_dat.h"
 #include "tbrw_fields.h"
+#include "tool_cli.h"
 #include "tracekit/common.h"
 
 static const char usage_text[] =
@@ -88,20 +89,6 @@ struct writer {
 
 /* Bind entries fetched at once when checking a bind section. */
 #define BIND_BATCH 65536u
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(TOOL ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry '" TOOL " --help' for more information.\n", stderr);
-	return 2;
-}
 
 /* Grows *arr (of *cap elements of size elem) to hold n + 1. Returns 0 or -1. */
 static int grow(void *arr, size_t *cap, size_t n, size_t elem)
@@ -546,6 +533,10 @@ static int on_item(void *ud, const struct dat_item *it)
 	TBRW_U32 rc = VT_SUCCESS;
 	const char *call = "";
 
+	if (tktool_stop) {
+		fprintf(stderr, TOOL ": %s: interrupted at line %lu\n", w->in_name, it->line);
+		return 1;
+	}
 	if (it->type == DAT_RECORD && it->section == DAT_S_process_thread) {
 		if (w->pt_pending && it->kind == DAT_K_derived) {
 			w->pt_pending = 0;
@@ -630,29 +621,6 @@ static int on_item(void *ud, const struct dat_item *it)
 	return rc == VT_SUCCESS ? 0 : api_error(w, it->line, call, rc);
 }
 
-/* Copies the finished temporary file to standard output. */
-static int copy_to_stdout(const char *path)
-{
-	char buf[1 << 16];
-	FILE *f = fopen(path, "rb");
-	size_t n;
-	int rc = 0;
-
-	if (f == NULL)
-		return -1;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		if (fwrite(buf, 1, n, stdout) != n) {
-			rc = -1;
-			break;
-		}
-	if (ferror(f))
-		rc = -1;
-	fclose(f);
-	if (fflush(stdout) != 0)
-		rc = -1;
-	return rc;
-}
-
 static void free_writer(struct writer *w)
 {
 	tbf_strings_reset(&w->strings);
@@ -674,16 +642,16 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct writer w;
-	char tmp_path[80];
-	const char *tmp_dir = getenv("TMPDIR");
+	char tmp_dir[4096] = "", tmp_path[4200];
 	const char *in_path, *out_path, *tb5_path;
 	TBRW_CHAR *wide = NULL;
 	char err[512];
 	FILE *in = NULL;
 	TBRW_U32 rc;
-	int opt, status = 1, to_stdout, parsed;
+	int opt, status = 1, to_stdout, parsed, dir_slot = -1;
 
 	memset(&w, 0, sizeof(w));
+	tktool_init(TOOL);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -691,40 +659,43 @@ int main(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return 0;
 		case 'V':
-			printf(TOOL " (tracekit) %s\n", tk_version());
-			return 0;
+			return tktool_version(NULL);
 		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
+			return tktool_usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return tktool_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 2)
-		return usage_error("expected an input .dat file and an output .tb5 file");
+		return tktool_usage_error("expected an input .dat file and an output .tb5 file");
 	in_path = argv[optind];
 	out_path = argv[optind + 1];
-	w.in_name = strcmp(in_path, "-") == 0 ? "standard input" : in_path;
-	w.out_name = strcmp(out_path, "-") == 0 ? "standard output" : out_path;
+	w.in_name = tktool_in_name(in_path);
+	w.out_name = tktool_out_name(out_path);
+	if (tktool_refuse_same_file(in_path, out_path))
+		return 1;
 
 	in = strcmp(in_path, "-") == 0 ? stdin : fopen(in_path, "r");
 	if (in == NULL) {
 		fprintf(stderr, TOOL ": %s: %s\n", in_path, strerror(errno));
 		return 1;
 	}
+	/*
+	 * Ctrl-C stops at the next line, and the library removes its temporary (a second
+	 * Ctrl-C ends the process at once, removing the private directory of a standard output).
+	 */
+	tktool_catch_signals(TKTOOL_SIGNAL_STOP);
 	to_stdout = strcmp(out_path, "-") == 0;
 	tb5_path = out_path;
 	if (to_stdout) {
-		int fd;
-
-		snprintf(tmp_path, sizeof(tmp_path), "%s/tbrw_writer.XXXXXX",
-			 tmp_dir != NULL && *tmp_dir != '\0' && strlen(tmp_dir) < 48 ? tmp_dir : "/tmp");
-		fd = mkstemp(tmp_path);
-
-		if (fd < 0) {
-			fprintf(stderr, TOOL ": cannot create a temporary file: %s\n", strerror(errno));
+		/* A .tb5 file is written with seeks: built in a directory only we can enter, then copied. */
+		if (tktool_private_dir(tmp_dir, sizeof(tmp_dir)) != 0) {
+			tmp_dir[0] = '\0';
+			fprintf(stderr, TOOL ": cannot create a temporary directory: %s\n", strerror(errno));
 			goto done;
 		}
-		close(fd);
+		dir_slot = tktool_cleanup_add_dir(tmp_dir);
+		snprintf(tmp_path, sizeof(tmp_path), "%s/out.tb5", tmp_dir);
 		tb5_path = tmp_path;
 	}
 	wide = tbf_wide_path(tb5_path);
@@ -739,8 +710,16 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	parsed = dat_parse(in, on_item, &w, err, sizeof(err));
-	if (parsed == -1)
-		fprintf(stderr, TOOL ": %s: %s\n", w.in_name, err);
+	if (parsed == -1) {
+		if (tktool_stop)
+			fprintf(stderr, TOOL ": %s: interrupted\n", w.in_name);
+		else
+			fprintf(stderr, TOOL ": %s: %s\n", w.in_name, err);
+	}
+	if (parsed == 0 && tktool_stop) {
+		fprintf(stderr, TOOL ": %s: interrupted\n", w.in_name);
+		parsed = 1;
+	}
 	if (parsed == 0)
 		parsed = check_derived_pt(&w);
 	if (parsed != 0) {
@@ -754,14 +733,16 @@ int main(int argc, char **argv)
 		tbf_report(TOOL, w.out_name, NULL, "TBRW_close", rc);
 		goto done;
 	}
-	if (to_stdout && copy_to_stdout(tmp_path) != 0) {
+	if (to_stdout && tktool_copy_to_stdout(tmp_path) != 0) {
 		fprintf(stderr, TOOL ": error writing standard output: %s\n", strerror(errno));
 		goto done;
 	}
 	status = 0;
 done:
-	if (to_stdout)
-		unlink(tmp_path);
+	if (tmp_dir[0] != '\0') {
+		tktool_private_dir_remove(tmp_dir);
+		tktool_cleanup_forget(dir_slot);
+	}
 	if (in != NULL && in != stdin)
 		fclose(in);
 	free(wide);

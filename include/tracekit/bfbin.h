@@ -135,9 +135,19 @@ typedef struct tk_bfbin_parse_options {
 	 * flush their output or commit a transaction. May be NULL.
 	 */
 	void (*idle_cb)(void *user_data);
+	/*
+	 * Progress of the reading, for a progress display (may be NULL): called with user_data,
+	 * the bytes of input consumed so far (counted from where the parser started) and the
+	 * total to consume, 0 when it is unknown (a pipe, or live input, which may still grow).
+	 * It is called once before the first read (done 0), before each further read of the
+	 * input (so about once per MiB, never once per row) and once after the end-of-file
+	 * tag of an input parsed successfully. done never decreases; with a known total it
+	 * never exceeds it. Read only when struct_size covers it.
+	 */
+	void (*progress_cb)(void *user_data, uint64_t done, uint64_t total);
 } tk_bfbin_parse_options;
 
-#define TK_BFBIN_PARSE_OPTIONS_INIT { sizeof(tk_bfbin_parse_options), 0, 0, NULL, NULL }
+#define TK_BFBIN_PARSE_OPTIONS_INIT { sizeof(tk_bfbin_parse_options), 0, 0, NULL, NULL, NULL }
 
 /*
  * bf_process_byfl_file() with a result: 0 when the whole file was parsed, otherwise a

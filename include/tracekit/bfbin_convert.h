@@ -50,9 +50,18 @@ typedef struct tk_bfbin_convert {
 	char error[2048];
 	/* TK_BFBIN_REAL_OVERFLOW; 0 by default. Read only when struct_size covers it. */
 	unsigned flags;
+	/*
+	 * Progress of reading the input (may be NULL), called with user_data: bytes of input
+	 * consumed so far and the total, 0 when unknown (a pipe, live input). As
+	 * tk_bfbin_parse_options.progress_cb: about once per MiB read, done never decreases,
+	 * and a last call with done == total once the whole input was parsed (the HDF5 and
+	 * SQLite converters may still be closing their file after it). Read only when
+	 * struct_size covers it.
+	 */
+	void (*progress_cb)(void *user_data, uint64_t done, uint64_t total);
 } tk_bfbin_convert;
 
-#define TK_BFBIN_CONVERT_INIT { sizeof(tk_bfbin_convert), 0, 0, NULL, NULL, NULL, NULL, { 0 }, 0 }
+#define TK_BFBIN_CONVERT_INIT { sizeof(tk_bfbin_convert), 0, 0, NULL, NULL, NULL, NULL, { 0 }, 0, NULL }
 
 /*
  * SQLite: store an integer above INT64_MAX as a REAL (approximately), with one warning

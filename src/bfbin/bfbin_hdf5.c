@@ -50,6 +50,8 @@ struct h5_state {
 	char *table;
 	struct h5_col *cols;
 	size_t ncols, cols_cap;
+	struct tk__bf_nameset col_set; /* names of the current table's columns */
+	size_t type_bytes;             /* lower bound of its datatype message's size */
 	size_t row_size;
 	size_t batch_rows; /* rows per write: one chunk, fewer for very wide rows */
 	hid_t dtype, dset;
@@ -63,6 +65,18 @@ struct h5_state {
 };
 
 #define H5_WHY_MAX 200 /* longest HDF5 text quoted in a message */
+
+/*
+ * An HDF5 object header message holds at most 64 KiB, the datatype message of a
+ * dataset included. The most compact encoding of a compound member (version 3) takes
+ * its NUL-terminated name, at least one byte of offset and at least 12 bytes of member
+ * type (an integer's: 8 of header, 4 of properties); a table whose sum exceeds the limit
+ * cannot become a dataset, and is refused as its columns arrive, before HDF5 would spend
+ * time quadratic in the column count on H5Tinsert()'s duplicate and overlap checks.
+ */
+#define H5_MESSAGE_MAX ((size_t)65536)
+#define H5_DTYPE_HEADER 8u
+#define H5_MEMBER_MIN_BYTES 14u
 
 /*
  * The reason of the innermost HDF5 error (where it was detected), as one clean line for
@@ -142,6 +156,8 @@ static void h5_free_cols(struct h5_state *s)
 	for (i = 0; i < s->ncols; i++)
 		free(s->cols[i].name);
 	s->ncols = 0;
+	tk__bf_nameset_clear(&s->col_set);
+	s->type_bytes = H5_DTYPE_HEADER;
 }
 
 static void h5_table_begin(void *ud, const char *name)
@@ -164,7 +180,7 @@ static void h5_table_begin(void *ud, const char *name)
 
 static void h5_column(struct h5_state *s, const char *name, unsigned type, size_t size)
 {
-	size_t i;
+	int added;
 
 	if (s->base.rc != TK_OK)
 		return;
@@ -174,13 +190,24 @@ static void h5_column(struct h5_state *s, const char *name, unsigned type, size_
 				s->table);
 		return;
 	}
-	for (i = 0; i < s->ncols; i++) {
-		if (strcmp(s->cols[i].name, name) == 0) {
-			tk__bfconv_fail(&s->base, TK_EINVAL,
-					"Table \"%s\" has two columns named \"%s\", which an HDF5 compound type cannot hold",
-					s->table, name);
-			return;
-		}
+	s->type_bytes += strlen(name) + H5_MEMBER_MIN_BYTES;
+	if (s->type_bytes > H5_MESSAGE_MAX) {
+		tk__bfconv_fail(&s->base, TK_ETOOBIG,
+				"Table \"%s\" has too many columns for an HDF5 dataset (more than %zu): the description "
+				"of its compound type would exceed the 64 KiB of an HDF5 object header message",
+				s->table, s->ncols);
+		return;
+	}
+	added = tk__bf_nameset_add(&s->col_set, name);
+	if (added < 0) {
+		h5_nomem(s);
+		return;
+	}
+	if (added == 0) {
+		tk__bfconv_fail(&s->base, TK_EINVAL,
+				"Table \"%s\" has two columns named \"%s\", which an HDF5 compound type cannot hold",
+				s->table, name);
+		return;
 	}
 	if (s->ncols == s->cols_cap) {
 		size_t cap = s->cols_cap ? s->cols_cap * 2 : 32;
@@ -522,6 +549,7 @@ done:
 	H5Eclear2(H5E_DEFAULT);
 	H5Eset_auto2(H5E_DEFAULT, old_func, old_data);
 	h5_free_cols(&s);
+	tk__bf_nameset_free(&s.col_set);
 	free(s.cols);
 	free(s.table);
 	free(s.rows);

@@ -8,6 +8,7 @@
 #define TK_BFBIN_INTERNAL_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "tracekit/bfbin.h"
@@ -36,7 +37,13 @@ struct tk__bfconv {
 	int rc;                     /* first error, 0 if none */
 	volatile sig_atomic_t halt; /* stops the parser at the next row, table or wait */
 	unsigned flags;             /* cv->flags, 0 if the caller's struct predates them */
+	/* cv->progress_cb, NULL if the caller's struct predates it */
+	void (*progress_cb)(void *user_data, uint64_t done, uint64_t total);
 };
+
+/* Whether the caller's tk_bfbin_convert (of size cv->struct_size) has the field. */
+#define TK__BFCONV_HAS(cv, field) \
+	((cv)->struct_size >= offsetof(tk_bfbin_convert, field) + sizeof((cv)->field))
 
 /* Prepares c; returns TK_EINVAL (and a message) when the arguments are unusable. */
 int tk__bfconv_init(struct tk__bfconv *c, tk_bfbin_convert *cv, const char *in_path);
@@ -62,6 +69,22 @@ int tk__bfconv_run(struct tk__bfconv *c, const bfbin_callback_t *cbs, int live, 
 
 /* Flushes and checks a FILE * output; records TK_ENOSPC / TK_EIO naming cv->output_name. */
 int tk__bfconv_check_output(struct tk__bfconv *c, FILE *out);
+
+/*
+ * A set of names (a hash table of copies) to find duplicates in time linear in their
+ * number. With fold_ascii, names differing only in ASCII case are equal (SQLite's rule
+ * for identifiers). Zero-initialised it is empty; tk__bf_nameset_free() empties it.
+ */
+struct tk__bf_nameset {
+	char **slots;
+	size_t cap, n;
+	int fold_ascii;
+};
+
+/* Adds name: 1 if added, 0 if it was already there, TK_ENOMEM. */
+int tk__bf_nameset_add(struct tk__bf_nameset *set, const char *name);
+void tk__bf_nameset_clear(struct tk__bf_nameset *set); /* keeps the allocation */
+void tk__bf_nameset_free(struct tk__bf_nameset *set);
 
 /* Decimal digits of v into buf (at least 21 bytes); returns the length. */
 size_t tk__bf_u64_to_dec(char *buf, uint64_t v);

@@ -56,6 +56,10 @@ struct bf_parser {
 	const volatile sig_atomic_t *stop;
 	const volatile sig_atomic_t *stop2; /* a converter's own flag */
 	void (*idle_cb)(void *user_data);
+	void (*progress_cb)(void *user_data, uint64_t done, uint64_t total);
+	uint64_t start;       /* file offset where parsing began */
+	uint64_t total;       /* bytes to parse from there, 0 when unknown */
+	uint64_t last_done;   /* last value given to progress_cb */
 	int timed_out;
 	int read_errno;
 	int in_table;       /* messages name the table being read */
@@ -142,6 +146,19 @@ static ssize_t bf_read(struct bf_parser *p, unsigned char *dst, size_t room)
 	return read(p->fd, dst, room);
 }
 
+/* Reports the bytes consumed so far (never fewer than last time, never beyond total). */
+static void bf_progress(struct bf_parser *p, uint64_t done)
+{
+	if (p->progress_cb == NULL)
+		return;
+	if (p->total != 0 && done > p->total)
+		done = p->total; /* a regular file that grew after it was measured */
+	if (done < p->last_done)
+		done = p->last_done;
+	p->last_done = done;
+	p->progress_cb(p->ud, done, p->total);
+}
+
 /*
  * Makes at least `need` unread bytes available. Returns 0, or TK_ETRUNC (the input
  * ended, or the live timeout expired), TK_EIO (read_errno set), TK_ENOMEM, TK_ETOOBIG,
@@ -185,6 +202,8 @@ static int bf_fill(struct bf_parser *p, size_t need)
 				idle_done = 1;
 			}
 		}
+		if (p->progress_cb != NULL && !stall_start)
+			bf_progress(p, p->base + p->pos - p->start);
 		n = bf_read(p, p->buf + p->end, p->cap - p->end);
 		if (n > 0) {
 			p->end += (size_t)n;
@@ -370,6 +389,8 @@ static int bf_basic_table(struct bf_parser *p)
 			p->pos++;
 			break;
 		}
+		if ((ncols & 1023) == 1023 && bf_stopped(p)) /* a million columns take a while */
+			return TK_ECANCELED;
 		if (tag > TK_BFBIN_BOOL)
 			return bf_msg(p, TK_ECORRUPT, "%s is corrupt at byte offset %llu: unknown column tag 0x%02x in table \"%s\"",
 				      p->name, (unsigned long long)bf_offset(p, 0), tag, p->table);
@@ -510,6 +531,8 @@ static int bf_keyval_table(struct bf_parser *p)
 	for (rel = 0, i = 0; i < n; i++) {
 		unsigned tag = p->buf[p->pos + rel];
 		size_t len = bf_be16(p->buf + p->pos + rel + 1);
+		if ((i & 1023) == 1023 && bf_stopped(p))
+			return TK_ECANCELED;
 		bf_column_cb(p, tag, rel + 3, len);
 		rel += 3 + len;
 		rel += tag == TK_BFBIN_UINT64 ? 8 : tag == TK_BFBIN_BOOL ? 1 : 2 + (size_t)bf_be16(p->buf + p->pos + rel);
@@ -570,6 +593,8 @@ static int bf_run(struct bf_parser *p)
 		tag = p->buf[p->pos];
 		if (tag == TK_BFBIN_TAG_END) {
 			p->pos++;
+			/* What follows the end tag is ignored: the whole input counts as consumed. */
+			bf_progress(p, p->total != 0 ? p->total : p->base + p->pos - p->start);
 			return TK_OK;
 		}
 		if (tag != TK_BFBIN_TABLE_BASIC && tag != TK_BFBIN_TABLE_KEYVAL)
@@ -612,6 +637,7 @@ static void bf_options(struct bf_parser *p, const tk_bfbin_parse_options *opts)
 	p->timeout_ms = o.live_timeout_ms;
 	p->stop = o.stop;
 	p->idle_cb = o.idle_cb;
+	p->progress_cb = o.progress_cb;
 }
 
 /* Runs the parser on a prepared input and reports the outcome through error_cb. */
@@ -654,6 +680,9 @@ static int bf_parse_fd(int fd, const char *name, const bfbin_callback_t *callbac
 		p.is_reg = 1;
 		if (here > 0)
 			p.base = (uint64_t)here;
+		p.start = p.base;
+		if (!p.live && (uint64_t)sb.st_size > p.start)
+			p.total = (uint64_t)sb.st_size - p.start;
 		if (!p.live)
 			posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	}

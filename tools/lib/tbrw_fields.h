@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "tbrw_dat.h"
+#include "tool_cli.h"
 #include "tracekit/tbrw.h"
 
 /* A section, stream section or record that was never written. */
@@ -48,11 +49,16 @@ TBRW_CHAR *tbf_wide_path(const char *path);
  * TBRW call with code rc: the library's detailed message and offset when it has them.
  */
 void tbf_report(const char *tool, const char *file, TBRW_PTR ptr, const char *what, TBRW_U32 rc);
+/* Names open_path (a copy of standard input) as the file tbf_report's callers name. */
+void tbf_name_input(const char *open_path);
 
-/* An input file opened for reading; "-" (standard input) is copied to a temporary file. */
+/*
+ * An input file opened for reading; "-" (standard input) is read where it is when it is a
+ * file, else copied to a private temporary (bounded, see tktool_stdin_file).
+ */
 struct tbf_input {
-	char tmp_path[64];
-	int is_tmp;
+	struct tktool_stdin_file stdin_file;
+	int is_stdin;
 };
 
 /*

@@ -5,6 +5,7 @@
  * and the string and error helpers the TBRW tools share.
  */
 #include "tbrw_fields.h"
+#include "tool_cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -226,7 +227,12 @@ TBRW_U32 tbf_from_values(enum dat_kind kind, const struct dat_values *v, void *o
 /* ---- errors ---- */
 
 /* The temporary copy of standard input being read, if any (for messages). */
-static char tbf_input_tmp_path[64];
+static char tbf_input_tmp_path[4200];
+
+void tbf_name_input(const char *open_path)
+{
+	snprintf(tbf_input_tmp_path, sizeof(tbf_input_tmp_path), "%s", open_path);
+}
 
 void tbf_report(const char *tool, const char *file, TBRW_PTR ptr, const char *what, TBRW_U32 rc)
 {
@@ -818,35 +824,9 @@ int tbf_walk(TBRW_PTR ptr, dat_item_fn fn, void *ud, const char **failed_call, T
 
 /* ---- input files ---- */
 
-/* Copies standard input to a temporary file. Returns 0 or -1 (errno set). */
-static int copy_stdin(struct tbf_input *in)
-{
-	const char *dir = getenv("TMPDIR");
-	char buf[1 << 16];
-	size_t n;
-	int fd, saved;
-
-	snprintf(in->tmp_path, sizeof(in->tmp_path), "%s/tbrw_in.XXXXXX",
-		 dir != NULL && *dir != '\0' && strlen(dir) < 40 ? dir : "/tmp");
-	fd = mkstemp(in->tmp_path);
-	if (fd < 0)
-		return -1;
-	in->is_tmp = 1;
-	while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0) {
-		if (write(fd, buf, n) != (ssize_t)n) {
-			saved = errno;
-			close(fd);
-			errno = saved;
-			return -1;
-		}
-	}
-	if (ferror(stdin)) {
-		close(fd);
-		errno = EIO;
-		return -1;
-	}
-	return close(fd);
-}
+/* The signature a .tb5 file starts with (docs/tb5-format.md): a copy of standard input
+ * stops at once when it is not there. */
+static const unsigned char tb5_signature[8] = { 'T', 'K', 'T', 'B', '5', 0, '\r', '\n' };
 
 int tbf_open_input(const char *tool, const char *path, struct tbf_input *in, TBRW_PTR *ptr)
 {
@@ -856,16 +836,15 @@ int tbf_open_input(const char *tool, const char *path, struct tbf_input *in, TBR
 	int probe;
 
 	memset(in, 0, sizeof(*in));
+	in->stdin_file.cleanup_slot = -1;
 	*ptr = NULL;
 	if (strcmp(path, "-") == 0) {
 		name = "standard input";
-		if (copy_stdin(in) != 0) {
-			fprintf(stderr, "%s: cannot read standard input: %s\n", tool, strerror(errno));
-			tbf_close_input(in, NULL);
+		if (tktool_stdin_file(&in->stdin_file, tb5_signature, sizeof(tb5_signature)) != 0)
 			return -1;
-		}
-		open_path = in->tmp_path;
-		snprintf(tbf_input_tmp_path, sizeof(tbf_input_tmp_path), "%s", in->tmp_path);
+		in->is_stdin = 1;
+		open_path = in->stdin_file.path;
+		snprintf(tbf_input_tmp_path, sizeof(tbf_input_tmp_path), "%s", open_path);
 	}
 	/* The system's words for a file that cannot be opened at all (O_NONBLOCK: a FIFO
 	 * without a writer must not block here; the library refuses it). */
@@ -890,6 +869,9 @@ int tbf_open_input(const char *tool, const char *path, struct tbf_input *in, TBR
 		tbf_close_input(in, NULL);
 		return -1;
 	}
+	/* The library holds the file open: the copy needs no name any more. */
+	if (in->is_stdin)
+		tktool_stdin_file_unlink(&in->stdin_file);
 	return 0;
 }
 
@@ -897,7 +879,7 @@ void tbf_close_input(struct tbf_input *in, TBRW_PTR ptr)
 {
 	if (ptr != NULL)
 		TBRW_close(ptr);
-	if (in->is_tmp)
-		unlink(in->tmp_path);
-	in->is_tmp = 0;
+	if (in->is_stdin)
+		tktool_stdin_file_close(&in->stdin_file);
+	in->is_stdin = 0;
 }
