@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -2950,6 +2951,152 @@ static void test_recover_unreadable_section(void **state)
 	OK(TBRW_close(h));
 }
 
+/* Items 20, 21: outputs are created through tk_outfile: a symlink planted at the temporary's
+ * name or at the output is never followed (its target is untouched), a device node or a
+ * FIFO at the output is refused and stays what it was. */
+static void write_tiny(const char *name)
+{
+	TBRW_PTR h = open_create(name, 0);
+
+	OK(TBRW_writing_section(h, TBRW_VERSION_INFO_SECTION));
+	{
+		TBRW_VERSION_INFO v;
+		memset(&v, 0, sizeof v);
+		v.version_info_size = sizeof v;
+		v.sample_file_version = 16;
+		OK(TBRW_set_version_info(h, &v));
+	}
+	OK(TBRW_done_section(h, TBRW_VERSION_INFO_SECTION));
+	OK(TBRW_close(h));
+}
+
+static void same_content(const char *path, const char *want)
+{
+	size_t n;
+	char *d = tkt_read_file(path, &n);
+
+	assert_non_null(d);
+	assert_int_equal(n, strlen(want));
+	assert_memory_equal(d, want, n);
+	free(d);
+}
+
+static void no_temporaries(const char *prefix)
+{
+	char cmd[1200];
+
+	/* nothing named prefix*.part in the test directory */
+	snprintf(cmd, sizeof cmd, "ls '%s' | grep -q '^%s.*\\.part$'", tkt_dir(), prefix);
+	assert_int_not_equal(system(cmd), 0);
+}
+
+static void test_output_not_followed(void **state)
+{
+	char victim[600], part[600], link_target[600];
+	struct stat st;
+	TBRW_PTR h = NULL;
+	tk_tbrw_recover_report rep;
+	ssize_t n;
+
+	(void)state;
+	/* 1. a symlink at "<output>.part": left alone, its target untouched */
+	snprintf(victim, sizeof victim, "%s", tkt_path("victim1"));
+	tkt_write_file(victim, "keep me", 7);
+	snprintf(part, sizeof part, "%s.part", tkt_path("sym1.tb5"));
+	unlink(part);
+	assert_int_equal(symlink(victim, part), 0);
+	write_tiny("sym1.tb5");
+	same_content(victim, "keep me");
+	assert_int_equal(lstat(part, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	n = readlink(part, link_target, sizeof link_target - 1);
+	assert_true(n > 0);
+	link_target[n] = 0;
+	assert_string_equal(link_target, victim);
+	assert_int_equal(lstat(tkt_path("sym1.tb5"), &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	h = open_read("sym1.tb5");
+	OK(TBRW_close(h));
+
+	/* 2. a symlink at the output: replaced by the file, its target untouched */
+	snprintf(victim, sizeof victim, "%s", tkt_path("victim2"));
+	tkt_write_file(victim, "keep me too", 11);
+	unlink(tkt_path("sym2.tb5"));
+	assert_int_equal(symlink(victim, tkt_path("sym2.tb5")), 0);
+	write_tiny("sym2.tb5");
+	same_content(victim, "keep me too");
+	assert_int_equal(lstat(tkt_path("sym2.tb5"), &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+
+	/* 3. the salvage writer: a symlink at its temporary's name */
+	snprintf(victim, sizeof victim, "%s", tkt_path("victim3"));
+	tkt_write_file(victim, "salvage", 7);
+	snprintf(part, sizeof part, "%s.part", tkt_path("sym3.tb5"));
+	unlink(part);
+	assert_int_equal(symlink(victim, part), 0);
+	OK(tk_tbrw_recover(tkt_path("sym1.tb5"), tkt_path("sym3.tb5"), &rep));
+	same_content(victim, "salvage");
+	assert_int_equal(lstat(part, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	h = open_read("sym3.tb5");
+	OK(TBRW_close(h));
+
+	/* 4. an existing output keeps its mode */
+	assert_int_equal(chmod(tkt_path("sym1.tb5"), 0600), 0);
+	write_tiny("sym1.tb5");
+	assert_int_equal(stat(tkt_path("sym1.tb5"), &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+static void test_output_device_or_fifo(void **state)
+{
+	struct stat st;
+	TBRW_PTR h = NULL;
+	tk_tbrw_recover_report rep;
+
+	(void)state;
+	/* a FIFO (no reader: refused at once, not waited on) */
+	unlink(tkt_path("fifo_out.tb5"));
+	assert_int_equal(mkfifo(tkt_path("fifo_out.tb5"), 0600), 0);
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+	FAILS(TBRW_open(&h, wpath("fifo_out.tb5"), TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS), TBRW_ACCESS_DENIED,
+	      "a FIFO: a .tb5 file is written at offsets");
+	assert_null(h);
+	write_tiny("dev_src.tb5");
+	FAILS(tk_tbrw_recover(tkt_path("dev_src.tb5"), tkt_path("fifo_out.tb5"), &rep), TBRW_ACCESS_DENIED, "a FIFO");
+	alarm(0);
+	signal(SIGALRM, SIG_DFL);
+	assert_int_equal(lstat(tkt_path("fifo_out.tb5"), &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	no_temporaries("fifo_out.tb5");
+
+	/* a device node made here (as /dev/null is: char 1,3); root only */
+	unlink(tkt_path("dev_out.tb5"));
+	if (mknod(tkt_path("dev_out.tb5"), S_IFCHR | 0666, makedev(1, 3)) != 0) {
+		print_message("mknod: %s: device part skipped\n", strerror(errno));
+		return;
+	}
+	FAILS(TBRW_open(&h, wpath("dev_out.tb5"), TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS), TBRW_ACCESS_DENIED,
+	      "a character device");
+	FAILS(tk_tbrw_recover(tkt_path("dev_src.tb5"), tkt_path("dev_out.tb5"), &rep), TBRW_ACCESS_DENIED,
+	      "a character device");
+	/* a symlink to it: refused too, the link and the device stay */
+	unlink(tkt_path("dev_link.tb5"));
+	assert_int_equal(symlink(tkt_path("dev_out.tb5"), tkt_path("dev_link.tb5")), 0);
+	FAILS(TBRW_open(&h, wpath("dev_link.tb5"), TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS), TBRW_ACCESS_DENIED,
+	      "a character device");
+	assert_int_equal(lstat(tkt_path("dev_out.tb5"), &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	assert_int_equal(st.st_rdev, makedev(1, 3));
+	assert_int_equal(lstat(tkt_path("dev_link.tb5"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	no_temporaries("dev_");
+	/* and the machine's own /dev/null is what it was */
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2976,6 +3123,8 @@ int main(void)
 		cmocka_unit_test(test_file_shrinks_while_read),
 		cmocka_unit_test(test_recover_past_damage),
 		cmocka_unit_test(test_recover_unreadable_section),
+		cmocka_unit_test(test_output_not_followed),
+		cmocka_unit_test(test_output_device_or_fifo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

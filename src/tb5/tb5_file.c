@@ -31,6 +31,7 @@
 #include <zstd.h>
 
 #include "common/tk_crc32c.h"
+#include "tracekit/common.h"
 #include "tb5/tb5_internal.h"
 
 static const unsigned char header_magic[8] = {'T', 'K', 'T', 'B', '5', 0, '\r', '\n'};
@@ -1031,6 +1032,8 @@ out:
 	return rc;
 }
 
+static void out_abort(struct tb5_handle *h);
+
 /* ---- open / close ------------------------------------------------------------------------- */
 
 static void handle_free(struct tb5_handle *h)
@@ -1040,6 +1043,7 @@ static void handle_free(struct tb5_handle *h)
 	if (h == NULL)
 		return;
 	tk__tb5_map_close(h);
+	out_abort(h);
 	if (h->fd >= 0)
 		close(h->fd);
 	for (o = h->objs; o != NULL; o = next) {
@@ -1203,6 +1207,118 @@ static int open_input(const char *path, TBRW_U32 *rc)
 	return fd;
 }
 
+/* ---- the output file ------------------------------------------------------------------------- */
+
+static TBRW_U32 tk_error_code(int err)
+{
+	switch (err) {
+	case TK_ENOENT:
+		return TBRW_FILE_NOT_FOUND;
+	case TK_EACCES:
+	case TK_EROFS:
+		return TBRW_ACCESS_DENIED;
+	case TK_ENOSPC:
+		return TBRW_DISK_FULL;
+	case TK_ENOMEM:
+		return TBRW_NO_MEMORY;
+	default:
+		return TBRW_IO_ERROR;
+	}
+}
+
+static const char *file_kind(mode_t m)
+{
+	return S_ISFIFO(m)  ? "a FIFO"
+	       : S_ISCHR(m) ? "a character device"
+	       : S_ISBLK(m) ? "a block device"
+	       : S_ISDIR(m) ? "a directory"
+	       : S_ISSOCK(m) ? "a socket"
+			     : "not a regular file";
+}
+
+/*
+ * Creates the file a writable handle builds, through tk_outfile (include/tracekit/common.h):
+ * a temporary next to h->path made with O_EXCL|O_NOFOLLOW (a symlink planted at its name is
+ * never followed, a crashed run's ".part" is kept), renamed over h->path by out_commit() (a
+ * symlink there is replaced, not followed; the old file's mode is kept). A .tb5 file is
+ * written at offsets and read back, so an output that is not a regular file (a device, a
+ * FIFO, written in place by tk_outfile) is refused, untouched. h->fd gets a read-write
+ * descriptor of the temporary (tk_outfile's is write-only: it is reopened through
+ * /proc/self/fd and checked to be the same file), h->part_path its name.
+ */
+static TBRW_U32 out_create(struct tb5_handle *h)
+{
+	char self[64];
+	struct stat ws, rs;
+	const char *name = strcmp(h->path, "-") == 0 ? "./-" : h->path; /* a file named "-", not stdout */
+	int err, wfd, fd;
+
+	/* refused before tk_outfile_open, which would wait for a reader to open a FIFO */
+	if (stat(name, &ws) == 0 && !S_ISREG(ws.st_mode))
+		return tb5_fail(TBRW_ACCESS_DENIED, "%s: %s: a .tb5 file is written at offsets, only as a regular file", h->path,
+				file_kind(ws.st_mode));
+	err = tk_outfile_open(&h->out, name, 0);
+	if (err != TK_OK) {
+		h->out = NULL;
+		return tb5_fail(tk_error_code(err), "%s: cannot create: %s", h->path, tk_strerror(err));
+	}
+	free(h->part_path);
+	h->part_path = strdup(tk_outfile_temp_path(h->out));
+	wfd = fileno(tk_outfile_stream(h->out));
+	if (h->part_path == NULL || wfd < 0 || fstat(wfd, &ws) != 0) {
+		tk_outfile_abort(h->out);
+		h->out = NULL;
+		return tb5_fail(TBRW_NO_MEMORY, "%s: cannot create: out of memory", h->path);
+	}
+	if (!S_ISREG(ws.st_mode)) {
+		tk_outfile_abort(h->out); /* closes it: nothing was written, nothing is renamed */
+		h->out = NULL;
+		return tb5_fail(TBRW_ACCESS_DENIED, "%s: %s: a .tb5 file is written at offsets, only as a regular file",
+				h->path, file_kind(ws.st_mode));
+	}
+	snprintf(self, sizeof self, "/proc/self/fd/%d", wfd);
+	fd = open(self, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &rs) != 0 || rs.st_dev != ws.st_dev || rs.st_ino != ws.st_ino) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		tk_outfile_abort(h->out);
+		h->out = NULL;
+		return tb5_fail(TBRW_IO_ERROR, "%s: cannot reopen %s for reading and writing: %s", h->path, h->part_path,
+				fd < 0 ? strerror(e) : "another file");
+	}
+	h->fd = fd;
+	return VT_SUCCESS;
+}
+
+/* Gives the finished temporary its name (tk_outfile_commit: fsync, rename). */
+static TBRW_U32 out_commit(struct tb5_handle *h)
+{
+	int err;
+
+	if (h->fd >= 0)
+		close(h->fd);
+	h->fd = -1;
+	err = tk_outfile_commit(h->out);
+	h->out = NULL;
+	if (err != TK_OK)
+		return tb5_fail(tk_error_code(err), "%s: cannot complete %s: %s", h->part_path, h->path,
+				tk_strerror(err));
+	return VT_SUCCESS;
+}
+
+/* Removes the temporary (when there is one). */
+static void out_abort(struct tb5_handle *h)
+{
+	if (h->out == NULL)
+		return;
+	if (h->fd >= 0)
+		close(h->fd);
+	h->fd = -1;
+	tk_outfile_abort(h->out);
+	h->out = NULL;
+}
+
 static char *path_from_wide(const TBRW_CHAR *w)
 {
 	size_t len;
@@ -1234,25 +1350,12 @@ TBRW_U32 TBRW_open(TBRW_PTR *ptr, const TBRW_CHAR *filename, TBRW_U32 access_mod
 		handle_free(h);
 		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_open: the file name is not a valid string");
 	}
-	if (h->writable) {
-		size_t n = strlen(h->path);
-		h->part_path = malloc(n + 6);
-		if (h->part_path == NULL) {
-			handle_free(h);
-			return tb5_fail(TBRW_NO_MEMORY, "TBRW_open: out of memory");
-		}
-		memcpy(h->part_path, h->path, n);
-		memcpy(h->part_path + n, ".part", 6);
-	}
-
 	if (access_mode & TBRW_FILE_CREATE_ALWAYS) {
-		fd = open(h->part_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			rc = tb5_fail(tb5_errno_code(errno), "%s: cannot create: %s", h->part_path, strerror(errno));
+		rc = out_create(h);
+		if (rc != VT_SUCCESS) {
 			handle_free(h);
 			return rc;
 		}
-		h->fd = fd;
 		rc = write_header(h);
 	} else {
 		fd = open_input(h->path, &rc);
@@ -1269,12 +1372,8 @@ TBRW_U32 TBRW_open(TBRW_PTR *ptr, const TBRW_CHAR *filename, TBRW_U32 access_mod
 			rc = open_existing(h, src);
 			h->fd = -1;
 			if (rc == VT_SUCCESS) {
-				fd = open(h->part_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-				if (fd < 0) {
-					rc = tb5_fail(tb5_errno_code(errno), "%s: cannot create: %s", h->part_path,
-						      strerror(errno));
-				} else {
-					h->fd = fd;
+				rc = out_create(h);
+				if (rc == VT_SUCCESS) {
 					uint64_t keep = h->file_size;
 					/* the directory chunk starts where the trailer points */
 					unsigned char tr[TB5_TRAILER_SIZE];
@@ -1289,8 +1388,7 @@ TBRW_U32 TBRW_open(TBRW_PTR *ptr, const TBRW_CHAR *filename, TBRW_U32 access_mod
 		}
 	}
 	if (rc != VT_SUCCESS) {
-		if (h->part_path != NULL && h->fd >= 0)
-			unlink(h->part_path);
+		out_abort(h);
 		handle_free(h);
 		return rc;
 	}
@@ -1304,8 +1402,7 @@ TBRW_U32 TBRW_abort_cleanup_and_close(TBRW_PTR ptr)
 
 	if (h == NULL)
 		return VT_SUCCESS;
-	if (h->writable && h->part_path != NULL)
-		unlink(h->part_path);
+	out_abort(h);
 	handle_free(h);
 	return VT_SUCCESS;
 }
@@ -1339,11 +1436,9 @@ TBRW_U32 TBRW_close(TBRW_PTR ptr)
 			rc = tb5_fail(tb5_errno_code(errno), "%s: %s", h->part_path, strerror(errno));
 		if (rc == VT_SUCCESS && fsync(h->fd) != 0)
 			rc = tb5_fail(tb5_errno_code(errno), "%s: sync failed: %s", h->part_path, strerror(errno));
-		if (rc == VT_SUCCESS && rename(h->part_path, h->path) != 0)
-			rc = tb5_fail(tb5_errno_code(errno), "%s: cannot rename to %s: %s", h->part_path, h->path,
-				      strerror(errno));
-		if (rc != VT_SUCCESS)
-			unlink(h->part_path);
+		if (rc == VT_SUCCESS)
+			rc = out_commit(h);
+		out_abort(h);
 	}
 	handle_free(h);
 	return rc;
@@ -1639,12 +1734,10 @@ TBRW_U32 tk_tbrw_recover_ranges(const char *src_path, const char *dst_path, tk_t
 	}
 	src->path = strdup(src_path);
 	dst->path = strdup(dst_path);
-	dst->part_path = malloc(strlen(dst_path) + 6);
-	if (src->path == NULL || dst->path == NULL || dst->part_path == NULL) {
+	if (src->path == NULL || dst->path == NULL) {
 		rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
 		goto out;
 	}
-	sprintf(dst->part_path, "%s.part", dst_path);
 	dst->writable = 1;
 
 	fd = open_input(src_path, &rc);
@@ -1760,12 +1853,9 @@ TBRW_U32 tk_tbrw_recover_ranges(const char *src_path, const char *dst_path, tk_t
 	tb5_detail_clear();
 
 	/* Write the kept chunks into a new file with a directory. */
-	fd = open(dst->part_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = tb5_fail(tb5_errno_code(errno), "%s: cannot create: %s", dst->part_path, strerror(errno));
+	rc = out_create(dst);
+	if (rc != VT_SUCCESS)
 		goto out;
-	}
-	dst->fd = fd;
 	dst->compress = src->compress;
 	rc = write_header(dst);
 	for (size_t i = 0; i < src->n_chunks && rc == VT_SUCCESS; i++) {
@@ -1841,11 +1931,9 @@ TBRW_U32 tk_tbrw_recover_ranges(const char *src_path, const char *dst_path, tk_t
 	/* what was kept must read back, section by section, before it gets the final name */
 	if (rc == VT_SUCCESS)
 		rc = check_output(dst->part_path, dst->path);
-	if (rc == VT_SUCCESS && rename(dst->part_path, dst->path) != 0)
-		rc = tb5_fail(tb5_errno_code(errno), "%s: cannot rename to %s: %s", dst->part_path, dst->path,
-			      strerror(errno));
-	if (rc != VT_SUCCESS)
-		unlink(dst->part_path);
+	if (rc == VT_SUCCESS)
+		rc = out_commit(dst);
+	out_abort(dst);
 out:
 	free(scratch);
 	if (rc == VT_SUCCESS && report != NULL)

@@ -139,7 +139,8 @@ struct tb5_pt {
 struct tb5_handle {
 	pthread_mutex_t lock; /* see above */
 	char *path; /* final name (UTF-8) */
-	char *part_path; /* "<path>.part" while writing */
+	char *part_path; /* the temporary ("<path>.part", or a free name like it) while writing */
+	struct tk_outfile *out; /* creates part_path and gives it the final name (tb5_file.c) */
 	int fd; /* .part (writing) or the file (reading) */
 	int writable;
 	int compress;
