@@ -1620,7 +1620,7 @@ static void test_bind_big_chunk(void **state)
 	/* one chunk as another writer may make it, through the container directly */
 	hh = h;
 	st = hh->streams[0];
-	OK(tb5_write_chunk(hh, st->data_obj, CK_DATA, st->data_obj->id, 0, n, recs, (size_t)n * sizeof *recs));
+	OK(tk__tb5_write_chunk(hh, st->data_obj, CK_DATA, st->data_obj->id, 0, n, recs, (size_t)n * sizeof *recs));
 	st->data_obj->total = n;
 	OK(TBRW_done_stream_section(h, 0, TBRW_DATA_SECTION));
 	OK(TBRW_done_stream(h, 0));

@@ -144,7 +144,7 @@ TBRW_U32 tk__tb5_map_check(struct tb5_handle *h)
 		return VT_SUCCESS;
 	if (fstat(h->fd, &st) == 0)
 		now = (unsigned long long)st.st_size;
-	return tb5_fail(TBRW_FILE_TRUNCATED, "%s: the file shrank to %llu bytes while it was read (it had %llu): "
+	return tk__tb5_fail(TBRW_FILE_TRUNCATED, "%s: the file shrank to %llu bytes while it was read (it had %llu): "
 					     "what it held past that is gone",
 			h->path, now, (unsigned long long)h->file_size);
 }
