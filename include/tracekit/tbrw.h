@@ -18,6 +18,13 @@
  *  - A file opened with TBRW_FILE_CREATE_ALWAYS (or opened for writing) is built as
  *    "<name>.part" and appears under its name only when TBRW_close() succeeds;
  *    TBRW_abort_cleanup_and_close() removes it and leaves any existing file untouched.
+ *    The temporary is created through tk_outfile_open() (tracekit/common.h): nothing that
+ *    exists at its name is followed or reused (a busy "<name>.part" gives a free name beside
+ *    it), the old file's mode is kept and a symlink at <name> is replaced, not followed. An
+ *    output that is not a regular file (device, FIFO) is refused: TBRW_ACCESS_DENIED.
+ *  - Only regular files are read (a FIFO is refused at once). A file that shrinks while it is
+ *    read gives TBRW_FILE_TRUNCATED, not SIGBUS (docs/tb5-format.md, "Reading and writing
+ *    safely").
  */
 #ifndef TRACEKIT_TBRW_H
 #define TRACEKIT_TBRW_H
