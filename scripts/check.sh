@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # `make check`: every test, in four builds.
-#   1. gcc, -Werror, RelWithDebInfo: unit, golden and fuzz-corpus tests
+#   1. gcc, -Werror, RelWithDebInfo: unit, golden and fuzz-corpus tests (with the public
+#      headers as C++ under g++ and clang++, the manual pages, the install test)
 #   2. clang, -Werror, AddressSanitizer + UndefinedBehaviorSanitizer: the same tests
 #   3. clang, ThreadSanitizer: the multi-threaded tests (label "threads")
 #   4. clang, libFuzzer: a short run of every fuzz target from its seed corpus
@@ -50,7 +51,7 @@ for s in $STEPS; do
 	4)
 		step "4/4 libFuzzer smoke runs (${FUZZ_SECONDS}s each)"
 		CC=clang configure_build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTK_FUZZ=ON \
-			-DTK_BUILD_TOOLS=OFF -DTK_BUILD_EXAMPLES=OFF
+			-DTK_BUILD_TOOLS=OFF -DTK_BUILD_EXAMPLES=OFF -DTK_BUILD_MAN=OFF
 		for f in build-fuzz/tests/fuzz/fuzz_*; do
 			[ -x "$f" ] || continue
 			name=$(basename "$f")

@@ -23,7 +23,8 @@ if(TK_CXX)
   else()
     add_test(NAME tbrw_headers_cxx
              COMMAND sh -c "\"$0\" \"$@\" && ${cxx_out}" ${TK_CXX} ${cxx_flags} ${cxx_src} -o ${cxx_out}
-                     $<TARGET_FILE:tracekit> -Wl,-rpath,$<TARGET_FILE_DIR:tracekit>)
+                     $<TARGET_FILE:tracekit_formats> $<TARGET_FILE:tracekit_core>
+                     -Wl,-rpath,$<TARGET_FILE_DIR:tracekit_formats>)
   endif()
   set_tests_properties(tbrw_headers_cxx PROPERTIES LABELS "unit" TIMEOUT 120)
 endif()

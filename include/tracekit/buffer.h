@@ -14,9 +14,18 @@
 #ifndef TRACEKIT_BUFFER_H
 #define TRACEKIT_BUFFER_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __cplusplus
+/* C++ (Pin tools) has no _Atomic: the same objects as std::atomic, as C++23's <stdatomic.h>. */
+#include <atomic>
+#define TK__ATOMIC(type) std::atomic<type>
+using std::memory_order_relaxed;
+using std::memory_order_release;
+#else
+#include <stdatomic.h>
+#define TK__ATOMIC(type) _Atomic(type)
+#endif
 
 #include "tracekit/common.h"
 
@@ -45,9 +54,9 @@ typedef struct tk_pool tk_pool;
 enum { TK_POOL_FREE = 0, TK_POOL_WRITING = 1, TK_POOL_QUEUED = 2, TK_POOL_DRAINING = 3 };
 
 typedef struct tk_pool_desc {
-	_Atomic uint32_t committed; /* bytes of finished records (release-stored after each one) */
-	_Atomic uint32_t state;     /* TK_POOL_FREE ... TK_POOL_DRAINING */
-	_Atomic uint32_t records;   /* records in the buffer when it was queued */
+	TK__ATOMIC(uint32_t) committed; /* bytes of finished records (release-stored after each one) */
+	TK__ATOMIC(uint32_t) state;     /* TK_POOL_FREE ... TK_POOL_DRAINING */
+	TK__ATOMIC(uint32_t) records;   /* records in the buffer when it was queued */
 	uint32_t flushed;           /* records already written out by a flush */
 	uint32_t seq;               /* sequence number given when the buffer was taken */
 	uint32_t resume_cpu;        /* CPU and time MSB in effect at `flushed` (for .kev) */
@@ -175,7 +184,7 @@ typedef struct tk_buffer_config {
 	 * pool, so that another process can read a partial buffer. NULL (or no hook): a word
 	 * of the thread's own.
 	 */
-	_Atomic uint32_t *(*position)(tk_buffer_id id, void *buf, void *user);
+	TK__ATOMIC(uint32_t) *(*position)(tk_buffer_id id, void *buf, void *user);
 	/*
 	 * Optional: counts one dropped record somewhere of the caller's (a shared pool);
 	 * the record is then not counted per thread (tk_buffer_pending_dropped(), `start`).
@@ -235,11 +244,11 @@ TK_API void tk_buffer_flush_all_threads(void);
  * a buffer (limit 0, pos back to &own), never set pos to NULL once it was set.
  */
 struct tk__buffer_thread {
-	_Atomic(_Atomic uint32_t *) pos; /* committed bytes from base; NULL before the first buffer */
-	_Atomic(char *) base;            /* the current buffer, NULL if none */
-	_Atomic uint32_t limit;          /* bytes of whole records in it; 0 forces the slow path */
+	TK__ATOMIC(TK__ATOMIC(uint32_t) *) pos; /* committed bytes from base; NULL before the first buffer */
+	TK__ATOMIC(char *) base;                /* the current buffer, NULL if none */
+	TK__ATOMIC(uint32_t) limit;             /* bytes of whole records in it; 0 forces the slow path */
 	uint32_t record_size;
-	_Atomic uint32_t own;            /* the position when the definition publishes none */
+	TK__ATOMIC(uint32_t) own;               /* the position when the definition publishes none */
 	uint32_t pad;
 };
 
@@ -256,7 +265,7 @@ TK_API void *tk__buffer_reserve_slow(tk_buffer_id id);
 static inline void *tk_buffer_reserve(tk_buffer_id id)
 {
 	struct tk__buffer_thread *t = &tk__buffer_tls[id];
-	_Atomic uint32_t *pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
+	TK__ATOMIC(uint32_t) *pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
 
 	if (__builtin_expect(pos != NULL, 1)) {
 		uint32_t off = atomic_load_explicit(pos, memory_order_relaxed); /* only this thread stores it */

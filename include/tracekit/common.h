@@ -21,6 +21,13 @@ extern "C" {
 #define TK_API
 #endif
 
+/* A compile-time check in a public header, valid in C11 and in C++11 (static_assert). */
+#ifdef __cplusplus
+#define TK_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define TK_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
 #define TK_VERSION_MAJOR 0
 #define TK_VERSION_MINOR 1
 #define TK_VERSION_PATCH 0

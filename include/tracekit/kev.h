@@ -37,7 +37,7 @@ typedef struct traceevent {
 	__traceentry data[3]; /* data[0]: timestamp LSB; data[1..2]: payload */
 } traceevent_t;
 
-_Static_assert(sizeof(traceevent_t) == 16, "a .kev event slot is 16 bytes");
+TK_STATIC_ASSERT(sizeof(traceevent_t) == 16, "a .kev event slot is 16 bytes");
 
 /*
  * Header word: bits 31-30 struct flag (S, CB, CC, CE), 29-24 CPU, 14-10 internal class,
@@ -371,7 +371,7 @@ enum {
 	__KER_NET_SPARE2,
 	__KER_BAD
 };
-_Static_assert(__KER_MSG_RECEIVEV == 14 && __KER_SYNC_CONDVAR_SIGNAL == 83 && __KER_BAD == 100,
+TK_STATIC_ASSERT(__KER_MSG_RECEIVEV == 14 && __KER_SYNC_CONDVAR_SIGNAL == 83 && __KER_BAD == 100,
 	       "kernel call numbers of QNX 6.4");
 
 /* Header keywords, in the order of their info_modes_t index. */

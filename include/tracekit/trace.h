@@ -18,7 +18,6 @@
 #define TRACEKIT_TRACE_H
 
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -231,7 +230,7 @@ TK_API const char *tk_logger_errmsg(void);
 
 /* Per-class emission mode; public only for the inline emitter. */
 enum { TK__TRACE_OFF = 0, TK__TRACE_FAST = 1, TK__TRACE_FILTERED = 2 };
-TK_API extern _Atomic unsigned char tk__trace_mode[32];
+TK_API extern TK__ATOMIC(unsigned char) tk__trace_mode[32];
 TK_API extern tk_buffer_id tk__trace_buffer_id;
 
 struct tk__trace_thread {
@@ -281,7 +280,7 @@ static inline int tk_trace_emit(unsigned cls, unsigned code, uint32_t d0, uint32
 {
 	unsigned mode = atomic_load_explicit(&tk__trace_mode[cls & 31u], memory_order_relaxed);
 	struct tk__buffer_thread *b;
-	_Atomic uint32_t *pos;
+	TK__ATOMIC(uint32_t) *pos;
 	uint32_t off;
 	uint64_t t;
 	unsigned cpu;

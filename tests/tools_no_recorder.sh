@@ -1,0 +1,31 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The tools link the readers, never the recorder: with TRACEKIT_LOG set, no tool starts a
+# logger (no trace file, no .part appears), and none of them needs libtracekit.so.
+# usage: tools_no_recorder.sh TOOL...
+set -eu
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+log=$tmp/log
+mkdir "$log"
+status=0
+for tool in "$@"; do
+	name=$(basename "$tool")
+	if readelf -d "$tool" | grep -q '(NEEDED).*\[libtracekit\.so'; then
+		echo "tools_no_recorder: $name links the recorder library libtracekit.so" >&2
+		status=1
+	fi
+	# --help, and a run on a missing input: the constructor would have run in either.
+	for args in --help "$tmp/no-such-input"; do
+		TRACEKIT_LOG="$log/$name.kev" "$tool" $args >/dev/null 2>&1 </dev/null || true
+	done
+	TRACEKIT_LOG="$log/$name-%p.kev" "$tool" --help >/dev/null 2>&1 </dev/null || true
+	left=$(ls "$log")
+	if [ -n "$left" ]; then
+		echo "tools_no_recorder: $name with TRACEKIT_LOG set wrote: $left" >&2
+		rm -f "$log"/*
+		status=1
+	fi
+done
+[ $status = 0 ] && echo "$# tools: no recorder, no trace written under TRACEKIT_LOG"
+exit $status
