@@ -112,6 +112,10 @@ static int salvage_take(struct salvage *sv, struct tb5_chunk_ref *c, const unsig
 	if (c->kind == CK_STRINGS) {
 		if (c->first < src->n_strings)
 			return 0; /* strings already known: not from this file's sequence */
+		/* lost strings took 4 bytes each at least: a gap the lost bytes cannot hold is a
+		 * chunk out of place (and no placeholders by the billion) */
+		if (c->first - src->n_strings > sv->rep.bytes_dropped / 4)
+			return 0;
 		/* strings of a lost chunk become empty placeholders, so later ids keep their text */
 		while (src->n_strings < c->first) {
 			char *e = calloc(1, 1);
@@ -129,7 +133,9 @@ static int salvage_take(struct salvage *sv, struct tb5_chunk_ref *c, const unsig
 	/* Data sections keep the records after a lost chunk: renumbered to follow on. */
 	if (o != NULL && o->state != OBJ_DONE && OBJ_IS_STREAM(c->id) &&
 	    OBJ_CODE(c->id) == 16u + TBRW_DATA_SECTION && (c->kind == CK_DATA || c->kind == CK_END) &&
-	    c->first >= o->lost_records && c->first - o->lost_records > o->total && !o->drop) {
+	    c->first >= o->lost_records && c->first - o->lost_records > o->total && !o->drop &&
+	    c->first - o->lost_records - o->total <= sv->rep.bytes_dropped) {
+		/* (records of at least a byte each: a gap the lost bytes cannot hold is not taken) */
 		uint64_t gap = c->first - o->lost_records - o->total;
 		o->lost_records += gap;
 		sv->rep.records_lost += gap;
