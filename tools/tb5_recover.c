@@ -5,11 +5,13 @@
  * valid file from them. A thin shell over the library's recovery function.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tbrw_fields.h"
 #include "tool_cli.h"
@@ -34,6 +36,33 @@ static const char usage_text[] =
 /* The signature a .tb5 file starts with (docs/tb5-format.md). */
 static const unsigned char tb5_signature[8] = { 'T', 'K', 'T', 'B', '5', 0, '\r', '\n' };
 
+/* The stretches of the damaged file left out, as the library reports them. */
+struct lost_list {
+	struct lost_range {
+		uint64_t from, to;
+		char *what;
+	} *v;
+	size_t n, cap;
+};
+
+static void on_lost(TBRW_U64 from, TBRW_U64 to, const char *what, void *user)
+{
+	struct lost_list *l = user;
+
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 16;
+		struct lost_range *nv = realloc(l->v, ncap * sizeof(*nv));
+		if (nv == NULL)
+			return;
+		l->v = nv;
+		l->cap = ncap;
+	}
+	l->v[l->n].from = from;
+	l->v[l->n].to = to;
+	l->v[l->n].what = strdup(what);
+	l->n++;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -48,7 +77,8 @@ int main(int argc, char **argv)
 	char tmp_dir[4096] = "", tmp_path[4200];
 	int opt, quiet = 0, status = 1, dir_slot = -1, from_stdin, to_copy;
 	TBRW_U32 rc;
-	FILE *probe;
+	int probe;
+	struct lost_list lost = {NULL, 0, 0};
 
 	tktool_init(TOOL);
 	opterr = 0;
@@ -85,12 +115,12 @@ int main(int argc, char **argv)
 		in_open = in_file.path;
 		tbf_name_input(in_open);
 	}
-	probe = fopen(in_open, "rb");
-	if (probe == NULL) {
+	probe = open(in_open, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC); /* a FIFO must not block */
+	if (probe < 0) {
 		fprintf(stderr, TOOL ": %s: %s\n", in_name, strerror(errno));
 		goto done;
 	}
-	fclose(probe);
+	close(probe);
 	/*
 	 * The salvage is built in a directory only we can enter, so that Ctrl-C leaves nothing:
 	 * beside OUTPUT.tb5 (one rename puts it there), or anywhere for standard output, a
@@ -108,7 +138,7 @@ int main(int argc, char **argv)
 	snprintf(tmp_path, sizeof(tmp_path), "%s/out.tb5", tmp_dir);
 	out_open = tmp_path;
 	memset(&report, 0, sizeof(report));
-	rc = tk_tbrw_recover(in_open, out_open, &report);
+	rc = tk_tbrw_recover_ranges(in_open, out_open, &report, on_lost, &lost);
 	if (rc != VT_SUCCESS) {
 		tbf_report(TOOL, in_name, NULL, "cannot salvage", rc);
 		goto done;
@@ -117,7 +147,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, TOOL ": error writing %s: %s\n", tktool_out_name(out_path), strerror(errno));
 		goto done;
 	}
-	status = 0;
+	/* sections that could not be read were left out: the output holds the rest, and the
+	 * status says that not everything finished could be salvaged */
+	status = report.sections_unreadable > 0 ? 3 : 0;
+	for (size_t i = 0; i < lost.n && !quiet; i++)
+		/* the end of a file cut short is the summary's "dropped ... from byte offset" */
+		if (lost.n > 1 || lost.v[i].to != report.bytes_scanned)
+			fprintf(stderr, TOOL ": %s: left out bytes %" PRIu64 "..%" PRIu64 ": %s\n", in_name, lost.v[i].from,
+				lost.v[i].to - 1, lost.v[i].what ? lost.v[i].what : "?");
+	if (status != 0)
+		fprintf(stderr, TOOL ": %s: %" PRIu32 " finished sections could not be read and were left out\n", in_name,
+			(uint32_t)report.sections_unreadable);
 	if (quiet)
 		goto done;
 	if (report.was_complete)
@@ -131,6 +171,9 @@ int main(int argc, char **argv)
 			in_name, (uint64_t)report.chunks_kept, (uint32_t)report.sections_kept, (uint64_t)report.records_kept,
 			(uint64_t)report.bytes_dropped, (uint64_t)report.first_bad_offset, (uint32_t)report.sections_dropped);
 done:
+	for (size_t i = 0; i < lost.n; i++)
+		free(lost.v[i].what);
+	free(lost.v);
 	if (tmp_dir[0] != '\0') {
 		tktool_private_dir_remove(tmp_dir);
 		tktool_cleanup_forget(dir_slot);

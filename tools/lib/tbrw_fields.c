@@ -8,6 +8,7 @@
 #include "tool_cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -846,7 +847,7 @@ int tbf_open_input(const char *tool, const char *path, struct tbf_input *in, TBR
 	const char *name = path, *open_path = path;
 	TBRW_CHAR *wide;
 	TBRW_U32 rc;
-	FILE *probe;
+	int probe;
 
 	memset(in, 0, sizeof(*in));
 	in->stdin_file.cleanup_slot = -1;
@@ -859,14 +860,15 @@ int tbf_open_input(const char *tool, const char *path, struct tbf_input *in, TBR
 		open_path = in->stdin_file.path;
 		snprintf(tbf_input_tmp_path, sizeof(tbf_input_tmp_path), "%s", open_path);
 	}
-	/* The system's words for a file that cannot be opened at all. */
-	probe = fopen(open_path, "rb");
-	if (probe == NULL) {
+	/* The system's words for a file that cannot be opened at all (O_NONBLOCK: a FIFO
+	 * without a writer must not block here; the library refuses it). */
+	probe = open(open_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (probe < 0) {
 		fprintf(stderr, "%s: %s: %s\n", tool, name, strerror(errno));
 		tbf_close_input(in, NULL);
 		return -1;
 	}
-	fclose(probe);
+	close(probe);
 	wide = tbf_wide_path(open_path);
 	if (wide == NULL) {
 		fprintf(stderr, "%s: %s: the name is not valid UTF-8\n", tool, name);
