@@ -84,7 +84,6 @@ struct ctx {
 	int need_clk;
 	int swap;
 	int write_failed;
-	struct traceparser_state *st;
 	struct tktool_progress progress;
 };
 
