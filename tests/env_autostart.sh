@@ -3,9 +3,12 @@
 # TRACEKIT_LOG records an unmodified program (libtracekit preloaded into gzip), names a
 # file per process with %p, and a trace that cannot be created costs the program nothing
 # but one line on standard error.
-# usage: env_autostart.sh LIBTRACEKIT_SO TRACEPRINTER
+# Also (issue 10): bash's children do not re-record into the parent's file; the seed's
+# usr_event_simple runs unchanged beside TRACEKIT_LOG; bad values of the variables each
+# give their own message.
+# usage: env_autostart.sh LIBTRACEKIT_SO TRACEPRINTER [USR_EVENT_SIMPLE]
 set -eu
-lib=$1 tp=$2
+lib=$1 tp=$2 ues=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "env_autostart.sh: $*" >&2; exit 1; }
@@ -38,4 +41,65 @@ TRACEKIT_LOG="$tmp/no/such/dir/x.kev" LD_PRELOAD="$lib" gzip -c "$tmp/in" >/dev/
 [ "$(wc -l <"$tmp/err")" = 1 ] || fail "expected one line on stderr, got: $(cat "$tmp/err")"
 grep -q "^tracekit: TRACEKIT_LOG=$tmp/no/such/dir/x.kev: cannot create .*no such file or directory" "$tmp/err" ||
 	fail "unexpected message: $(cat "$tmp/err")"
+
+# item 23: without %p only the first process records, also when it is bash (which brings its
+# own getenv/unsetenv): its children run with the library loaded but record nothing, and
+# the file is bash's own trace, complete.
+TRACEKIT_LOG="$tmp/bash.kev" LD_PRELOAD="$lib" bash -c \
+	'gzip -c "$1" >/dev/null; /bin/true; (gzip -c "$1" | gzip -dc >/dev/null); sh -c "true"; exit 0' \
+	bash "$tmp/in" 2>"$tmp/err" || fail "bash failed"
+[ -s "$tmp/err" ] && fail "unexpected standard error from bash: $(cat "$tmp/err")"
+[ -e "$tmp/bash.kev.part" ] && fail "bash's trace was left as .part"
+"$tp" -f "$tmp/bash.kev" >"$tmp/out" || fail "traceprinter cannot read bash's trace"
+grep -q 'name:.*bash' "$tmp/out" || fail "bash.kev is not bash's trace"
+grep -q 'name:.*gzip' "$tmp/out" && fail "a child of bash recorded into bash's file"
+# ... and with %p each process has its own file
+TRACEKIT_LOG="$tmp/each-%p.kev" LD_PRELOAD="$lib" bash -c 'gzip -c "$1" >/dev/null; /bin/true; exit 0' \
+	bash "$tmp/in" 2>"$tmp/err" || fail "bash failed"
+set -- "$tmp"/each-*.kev
+[ $# = 3 ] || fail "expected 3 files with %p (bash, gzip, true), got: $*"
+
+# item 32: every %p is replaced
+TRACEKIT_LOG="$tmp/two-%p-%p.kev" LD_PRELOAD="$lib" gzip -c "$tmp/in" >/dev/null || fail "gzip failed"
+set -- "$tmp"/two-*.kev
+[ $# = 1 ] || fail "no two-<pid>-<pid>.kev: $(ls "$tmp")"
+case "$1" in *two-[0-9]*-[0-9]*.kev) ;; *) fail "%p left in $1" ;; esac
+case "$1" in *%*) fail "%p left in $1" ;; esac
+
+# item 32: each bad value has its own message; the program runs and exits 0
+bad() { # VAR=VALUE... -- expected text
+	want=$1
+	shift
+	env "$@" LD_PRELOAD="$lib" gzip -c "$tmp/in" >/dev/null 2>"$tmp/err" || fail "gzip failed with $*"
+	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "$*: expected one line on stderr, got: $(cat "$tmp/err")"
+	grep -q "$want" "$tmp/err" || fail "$*: unexpected message: $(cat "$tmp/err")"
+	grep -qi "input/output error" "$tmp/err" && fail "$*: generic message: $(cat "$tmp/err")"
+	return 0
+}
+mkdir "$tmp/adir"
+bad "Is a directory" TRACEKIT_LOG="$tmp/adir"
+long=$(printf '%0300d' 0)
+bad "File name too long" TRACEKIT_LOG="$tmp/$long.kev"
+bad "File name too long" TRACEKIT_LOG="$tmp/$(printf '%04100d' 0)"
+for v in 4294967297 0 -1 12x "" 1048577; do
+	bad "TRACEKIT_LOG_BUFFERS=$v: not a number of buffers" TRACEKIT_LOG="$tmp/bufs.kev" TRACEKIT_LOG_BUFFERS="$v"
+	[ -e "$tmp/bufs.kev" ] || [ -e "$tmp/bufs.kev.part" ] && fail "TRACEKIT_LOG_BUFFERS=$v recorded anyway"
+done
+bad "TRACEKIT_LOG_RING=yes: 1 (ring mode) or 0" TRACEKIT_LOG="$tmp/ring.kev" TRACEKIT_LOG_RING=yes
+TRACEKIT_LOG="$tmp/b16.kev" TRACEKIT_LOG_BUFFERS=16 LD_PRELOAD="$lib" gzip -c "$tmp/in" >/dev/null 2>"$tmp/err" ||
+	fail "gzip failed"
+[ -s "$tmp/err" ] && fail "TRACEKIT_LOG_BUFFERS=16: $(cat "$tmp/err")"
+[ -s "$tmp/b16.kev" ] || fail "TRACEKIT_LOG_BUFFERS=16 recorded nothing"
+
+# item 12: the seed's example starts a logger of its own; under TRACEKIT_LOG it runs
+# unchanged (the environment's logger hands over), both files are complete
+if [ -n "$ues" ]; then
+	TRACEKIT_LOG="$tmp/env-ues.kev" LD_PRELOAD="$lib" "$ues" "$tmp/ues.kev" >"$tmp/out" 2>"$tmp/err" ||
+		fail "usr_event_simple failed under TRACEKIT_LOG: $(cat "$tmp/err")"
+	[ -s "$tmp/err" ] && fail "unexpected standard error from usr_event_simple: $(cat "$tmp/err")"
+	"$tp" -f "$tmp/ues.kev" >"$tmp/out" || fail "traceprinter cannot read usr_event_simple's own trace"
+	[ "$(grep -c 'USREVENT' "$tmp/out")" = 5 ] || fail "usr_event_simple's trace lacks its 5 user events"
+	"$tp" -f "$tmp/env-ues.kev" >/dev/null || fail "the TRACEKIT_LOG file is unreadable"
+	[ -e "$tmp/env-ues.kev.part" ] && fail "the TRACEKIT_LOG file was left as .part"
+fi
 exit 0

@@ -38,7 +38,7 @@ fi
 # code addresses (ASLR); CONTROL events (buffer and time bookkeeping depend on CPU
 # migrations); THREADY at START (whether the logger thread is runnable at that instant).
 sed -E \
-	-e 's/^( *TRACE_(FILE_NAME|DATE|BOOT_DATE|CYCLES_PER_SEC|CPU_NUM|NODENAME|SYS_RELEASE|SYS_VERSION|MACHINE|SYSPAGE_LEN|TRACEKIT_PROGRAM)::).*/\1 */' \
+	-e 's/^( *TRACE_(FILE_NAME|DATE|BOOT_DATE|CYCLES_PER_SEC|CPU_NUM|NODENAME|SYS_RELEASE|SYS_VERSION|MACHINE|SYSPAGE_LEN|TRACEKIT_PROGRAM|TRACEKIT_CLOCK_CYCLES|TRACEKIT_CLOCK_RAW_NS)::).*/\1 */' \
 	-e '/CONTROL/d' -e '/THREADY/d' \
 	-e 's/t:0x[0-9a-f]{8}/t:0x........./' -e 's/CPU:[0-9]+/CPU:../' \
 	-e 's/(ppid|pid|tid):[0-9]+/\1:N/g' \

@@ -3,9 +3,12 @@
  * Unit tests of the event formatter (kev_format.c): one exact line per class and event
  * shape, fast and wide, both byte orders, the -n layout, time columns and strict mode.
  */
+#include <dirent.h>
+
 #include "kev/kev_names.h"
 #include "tk_test.h"
 #include "tracekit/kev.h"
+#include "tracekit/traceparser.h"
 
 #define H(flag, cpu, cls, code) (_TRACE_MAKE_CODE((cpu), (flag), (cls), (code)))
 #define TKT_HOST_BE (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)
@@ -903,8 +906,323 @@ static void test_printer_object(void **state)
 	assert_int_equal(strlen(text), 9);
 }
 
-int main(void)
+/* ---- the decoder (issue 9 item 4) ------------------------------------------------------- */
+
+static void decode_ex(tk_kev_decoded *d, unsigned h, const uint32_t *w, unsigned len, int swap, uint32_t *data)
 {
+	tk_kev_event ev;
+	unsigned i;
+
+	for (i = 0; i < len; i++)
+		data[i] = swap ? __builtin_bswap32(w[i]) : w[i];
+	ev.header = h;
+	ev.time = 7;
+	ev.data = data;
+	ev.len = len;
+	ev.swap = swap;
+	ev.clk = 0x100000007ull;
+	ev.ns = 42;
+	assert_int_equal(tk_kev_decode(&ev, 0, d), TK_OK);
+}
+
+/* Issue 10 item 10: wide THCREATE printed the priority as "policy" and dropped the policy. */
+static void test_thcreate_wide(void **state)
+{
+	uint32_t w[4] = { 28686, 3, 10, 2 }, data[4];
+	tk_kev_decoded d;
+
+	(void)state;
+	assert_string_equal(fmt(H(_TRACE_STRUCT_CB, 0, _TRACE_PR_TH_C, _TRACE_THREAD_CREATE), 5, w, 4),
+			    "t:0x00000005 CPU:00 THREAD  :THCREATE     \n"
+			    "                       pid:28686\n"
+			    "                       tid:3\n"
+			    "                  priority:10\n"
+			    "                    policy:2\n");
+	decode_ex(&d, H(_TRACE_STRUCT_CB, 0, _TRACE_PR_TH_C, _TRACE_THREAD_CREATE), w, 4, 0, data);
+	assert_string_equal(d.event_name, "THCREATE");
+	assert_int_equal(d.n_fields, 4);
+	assert_string_equal(d.fields[2].name, "priority");
+	assert_int_equal(d.fields[2].v.i, 10);
+	assert_string_equal(d.fields[3].name, "policy");
+	assert_int_equal(d.fields[3].v.i, 2);
+}
+
+static void test_decode_fields(void **state)
+{
+	uint32_t w[8], data[8];
+	tk_kev_decoded d;
+	const tk_kev_field *f;
+	int swap;
+
+	(void)state;
+	for (swap = 0; swap < 2; swap++) {
+		/* MSG_SENDV wide: coid, rcvid, pid, msg (S + s + s: one 12-byte field), sparts, rparts */
+		w[0] = 0x40000001u, w[1] = 5, w[2] = 77, w[6] = 2, w[7] = (uint32_t)-1;
+		memcpy(&w[3], "hello world\0", 12);
+		if (swap) /* message bytes are memory, in the same order in both byte orders */
+			w[3] = __builtin_bswap32(w[3]), w[4] = __builtin_bswap32(w[4]), w[5] = __builtin_bswap32(w[5]);
+		decode_ex(&d, H(_TRACE_STRUCT_CB, 3, _TRACE_KER_CALL_C, __KER_MSG_SENDV), w, 8, swap, data);
+		assert_int_equal(d.cls, 2);
+		assert_int_equal(d.cpu, 3);
+		assert_string_equal(d.cls_desc->name, "KERCALLENTER");
+		assert_string_equal(d.event_name, "MSG_SENDV");
+		assert_int_equal(d.number, __KER_MSG_SENDV);
+		assert_true(d.flags & TK_KEV_DEC_WIDE);
+		assert_int_equal(d.cycles, 0x100000007ull);
+		assert_int_equal(d.time_ns, 42);
+		assert_int_equal(d.n_fields, 6);
+		f = tk_kev_field_find(&d, "coid");
+		assert_non_null(f);
+		assert_int_equal(f->type, TK_KEV_FIELD_HEX);
+		assert_int_equal(f->v.u, 0x40000001u);
+		f = tk_kev_field_find(&d, "rparts");
+		assert_int_equal(f->type, TK_KEV_FIELD_INT);
+		assert_int_equal(f->v.i, -1);
+		f = tk_kev_field_find(&d, "msg");
+		assert_int_equal(f->type, TK_KEV_FIELD_BYTES);
+		assert_int_equal(f->len, 12);
+		assert_memory_equal(f->str, "hello world", 11);
+		assert_true(f->utf8);
+	}
+	/* fast: only the fast arguments */
+	decode_ex(&d, H(0, 0, _TRACE_KER_CALL_C, __KER_MSG_SENDV), w, 2, 0, data);
+	assert_false(d.flags & TK_KEV_DEC_WIDE);
+	assert_int_equal(d.n_fields, 2);
+	/* a failed call */
+	w[0] = 0xffffffffu, w[1] = 3;
+	decode_ex(&d, H(0, 0, _TRACE_KER_CALL_C, _TRACE_MAX_KER_CALL_NUM + __KER_MSG_SENDV), w, 2, 0, data);
+	assert_true(d.flags & TK_KEV_DEC_FAILED);
+	assert_string_equal(d.cls_desc->name, "KERCALLEXIT");
+	assert_int_equal(tk_kev_field_find(&d, "errno")->v.i, 3);
+	/* a process name (N) */
+	w[0] = 1, w[1] = 2;
+	memcpy(&w[2], "/bin/sh\0", 8);
+	decode_ex(&d, H(_TRACE_STRUCT_CB, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P_NAME), w, 4, 0, data);
+	assert_string_equal(d.event_name, "PROCCREATE_NAME");
+	assert_string_equal(d.cls_desc->name, "PROCESS");
+	f = tk_kev_field_find(&d, "name");
+	assert_int_equal(f->type, TK_KEV_FIELD_STR);
+	assert_int_equal(f->len, 7);
+	assert_memory_equal(f->str, "/bin/sh", 7);
+	/* a user string, user words, an unknown event */
+	memcpy(w, "Hello world\0\0\0\0\0", 16);
+	decode_ex(&d, H(_TRACE_STRUCT_CB, 0, _TRACE_USER_C, 555), w, 4, 0, data);
+	assert_int_equal(d.number, 555);
+	assert_int_equal(d.fields[0].type, TK_KEV_FIELD_STR);
+	assert_int_equal(d.fields[0].len, 11);
+	w[0] = 1, w[1] = 2, w[2] = 0xffff, w[3] = 4;
+	decode_ex(&d, H(_TRACE_STRUCT_CB, 0, _TRACE_USER_C, 5), w, 4, 1, data);
+	assert_int_equal(d.fields[0].type, TK_KEV_FIELD_WORDS);
+	assert_int_equal(tk_kev_field_word(&d, &d.fields[0], 2), 0xffff);
+	assert_int_equal(tk_kev_field_word(&d, &d.fields[0], 4), 0);
+	decode_ex(&d, H(0, 0, 20u << 10, 5), w, 2, 0, data);
+	assert_true(d.flags & TK_KEV_DEC_UNKNOWN);
+	assert_null(d.cls_desc);
+	assert_int_equal(tk_kev_field_word(&d, &d.fields[0], 1), 2);
+	/* interrupts with their sigevent */
+	w[0] = 0x21, w[1] = 4, w[2] = 7, w[3] = 0x99, w[4] = 0x000a0005;
+	decode_ex(&d, H(_TRACE_STRUCT_CB, 0, _TRACE_INT_C, _TRACE_INT_HANDLER_EXIT), w, 6, 0, data);
+	assert_string_equal(d.cls_desc->name, "INT_HANDLER_EXIT");
+	assert_int_equal(tk_kev_field_find(&d, "sigev_notify")->v.i, 4);
+	assert_int_equal(tk_kev_field_find(&d, "sigev_code")->v.i, TKT_HOST_BE ? 10 : 5);
+	assert_int_equal(tk_kev_decode(NULL, 0, &d), TK_EINVAL);
+}
+
+/* Every argument list fits in TK_KEV_MAX_FIELDS: no decoded event is cut short. */
+static void test_decode_field_capacity(void **state)
+{
+	uint32_t w[256] = { 0 }, data[256];
+	tk_kev_decoded d;
+	unsigned n, code;
+
+	(void)state;
+	for (n = 0; n < tk__n_kercalls; n++) {
+		for (code = n; code < 2 * _TRACE_MAX_KER_CALL_NUM; code += _TRACE_MAX_KER_CALL_NUM) {
+			decode_ex(&d, H(_TRACE_STRUCT_CB, 0, _TRACE_KER_CALL_C, code), w, 200, 0, data);
+			assert_false(d.flags & TK_KEV_DEC_TRUNCATED);
+		}
+	}
+	for (code = 0; code < tk__n_system_events; code++) {
+		decode_ex(&d, H(_TRACE_STRUCT_CB, 0, _TRACE_SYSTEM_C, code), w, 200, 0, data);
+		assert_false(d.flags & TK_KEV_DEC_TRUNCATED);
+	}
+	for (code = 0; code < tk__n_comm_events; code++) {
+		decode_ex(&d, H(_TRACE_STRUCT_CB, 0, _TRACE_COMM_C, code), w, 200, 0, data);
+		assert_false(d.flags & TK_KEV_DEC_TRUNCATED);
+	}
+}
+
+static void test_class_table(void **state)
+{
+	size_t n, i;
+	const tk_kev_class_desc *t = tk_kev_class_table(&n), *c;
+
+	(void)state;
+	assert_true(n >= 20);
+	for (i = 0; i < n; i++) {
+		assert_ptr_equal(tk_kev_class_find(t[i].name), &t[i]);
+		assert_ptr_equal(tk_kev_class_by_number(t[i].ext_class), &t[i]);
+	}
+	c = tk_kev_class_find("_NTO_TRACE_kercallexit");
+	assert_non_null(c);
+	assert_int_equal(c->ext_class, _NTO_TRACE_KERCALLEXIT);
+	assert_int_equal(c->cls, 2);
+	assert_int_equal(c->first, 128);
+	assert_null(tk_kev_class_find("NOPE"));
+	assert_null(tk_kev_class_find(NULL));
+	assert_null(tk_kev_class_by_number(99));
+	assert_string_equal(tk_kev_class_of(H(0, 0, _TRACE_PR_TH_C, STATE_RUNNING))->name, "THREAD");
+	assert_string_equal(tk_kev_class_of(H(0, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_VT))->name, "VTHREAD");
+	assert_string_equal(tk_kev_class_of(H(0, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T))->name, "PROCESS");
+	assert_string_equal(tk_kev_class_of(H(0, 0, _TRACE_KER_CALL_C, 300))->name, "KERCALLINT");
+	assert_string_equal(tk_kev_class_of(H(0, 0, _TRACE_INT_C, 9))->name, "INT");
+	assert_null(tk_kev_class_of(H(0, 0, 12u << 10, 0)));
+	/* the direct lookup agrees with the table: the first entry that covers the event */
+	for (unsigned cls = 0; cls < 32; cls++) {
+		for (unsigned code = 0; code < 1024; code++) {
+			const tk_kev_class_desc *want = NULL;
+			for (i = 0; i < n && want == NULL; i++) {
+				if (t[i].cls == cls && code >= t[i].first && code <= t[i].last)
+					want = &t[i];
+			}
+			assert_ptr_equal(tk_kev_class_of(H(0, 0, cls << 10, code)), want);
+		}
+	}
+}
+
+/*
+ * The decoder against every golden .kev (tests/gen_samples.sh writes them): each field of
+ * each decoded event shows in the line traceprinter prints for it, with its value in the
+ * field's print format (and its name where the line names arguments).
+ */
+static const char *g_golden_dir;
+static uint64_t g_gold_events, g_gold_fields;
+
+static void expect_in_line(const char *line, const char *want, const char *file, uint64_t ev)
+{
+	if (strstr(line, want) == NULL)
+		fail_msg("%s, event %llu: \"%s\" not in \"%s\"", file, (unsigned long long)ev, want, line);
+}
+
+static int golden_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	const char *file = ud;
+	tk_kev_decoded d;
+	tk_kev_event ev;
+	char line[16384], want[1024];
+	unsigned i;
+	int named;
+
+	assert_int_equal(tk_traceparser_decode(st, h, t, buf, len, 0, &d), TK_OK);
+	ev.header = h, ev.time = t, ev.data = buf, ev.len = len;
+	ev.swap = (int)*(const unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_ENDIAN_CONV, NULL);
+	ev.clk = d.cycles, ev.ns = d.time_ns;
+	tk_kev_format_event(line, sizeof(line), TK_KEV_PRINT_NO_NEWLINES, &ev);
+	g_gold_events++;
+	/* lines that name each argument "name:value" (the others have their own layout) */
+	named = !(d.flags & (TK_KEV_DEC_UNKNOWN | TK_KEV_DEC_FAILED)) && d.cls != 3 && d.cls != 6 &&
+		!(d.cls == 1 && d.code != _TRACE_CONTROL_TIME) && !(d.cls == 4 && d.code < tk__n_thread_states);
+	for (i = 0; i < d.n_fields; i++) {
+		const tk_kev_field *f = &d.fields[i];
+		char val[512];
+		size_t k;
+		if (strncmp(f->name, "sigev_", 6) == 0)
+			continue; /* printed as one decoded sigevent */
+		switch (f->type) {
+		case TK_KEV_FIELD_WORDS:
+			for (k = 0; k < f->len; k++) {
+				snprintf(want, sizeof(want), "d%zu:0x%08x", k, tk_kev_field_word(&d, f, (unsigned)k));
+				expect_in_line(line, want, file, g_gold_events);
+			}
+			g_gold_fields++;
+			continue;
+		case TK_KEV_FIELD_STR:
+			snprintf(val, sizeof(val), "%.*s", (int)(f->len < 400 ? f->len : 400), f->str);
+			break;
+		case TK_KEV_FIELD_BYTES:
+			snprintf(val, sizeof(val), "0x%02x%02x%02x%02x", (unsigned char)f->str[3],
+				 (unsigned char)f->str[2], (unsigned char)f->str[1], (unsigned char)f->str[0]);
+			break;
+		case TK_KEV_FIELD_NONE:
+			val[0] = '\0';
+			break;
+		default:
+			switch (f->fmt) {
+			case 'H':
+				snprintf(val, sizeof(val), "0x%08x", (unsigned)f->v.u);
+				break;
+			case 'P':
+				snprintf(val, sizeof(val), "%llx", (unsigned long long)f->v.u);
+				break;
+			case 'X':
+				snprintf(val, sizeof(val), "0x%llx", (unsigned long long)f->v.u);
+				break;
+			case 'E':
+				snprintf(val, sizeof(val), f->type == TK_KEV_FIELD_INT ? "%lld" : "%llu",
+					 (long long)f->v.i);
+				break;
+			default:
+				snprintf(val, sizeof(val), f->type == TK_KEV_FIELD_INT ? "%d" : "%u", (int)f->v.i);
+				break;
+			}
+		}
+		if (named && f->type == TK_KEV_FIELD_BYTES)
+			snprintf(want, sizeof(want), "%s:\"", f->name);
+		else if (named && f->fmt != 's')
+			snprintf(want, sizeof(want), "%s:%s", f->name, val);
+		else
+			snprintf(want, sizeof(want), "%s", val);
+		expect_in_line(line, want, file, g_gold_events);
+		if (f->type == TK_KEV_FIELD_BYTES)
+			expect_in_line(line, val, file, g_gold_events);
+		g_gold_fields++;
+	}
+	return 0;
+}
+
+static void test_decode_goldens(void **state)
+{
+	DIR *dir;
+	struct dirent *de;
+	unsigned files = 0;
+
+	(void)state;
+	if (g_golden_dir == NULL)
+		skip();
+	dir = opendir(g_golden_dir);
+	assert_non_null(dir);
+	while ((de = readdir(dir)) != NULL) {
+		size_t n = strlen(de->d_name);
+		char path[4096];
+		struct traceparser_state *st;
+		if (n < 5 || strcmp(de->d_name + n - 4, ".kev") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", g_golden_dir, de->d_name);
+		st = traceparser_init(NULL);
+		assert_non_null(st);
+		assert_int_equal(tk_traceparser_cs_internal(st, de->d_name, golden_cb, 0, 1, 1023), 0);
+		for (unsigned c = 1; c < 32; c++)
+			assert_int_equal(tk_traceparser_cs_internal(st, de->d_name, golden_cb, c, 0, 1023), 0);
+		traceparser(st, NULL, path); /* the damaged samples fail after their good events */
+		traceparser_destroy(&st);
+		files++;
+	}
+	closedir(dir);
+	assert_true(files >= 9);
+	assert_true(g_gold_events > 100);
+	assert_true(g_gold_fields > g_gold_events);
+	print_message("decoded %llu events, %llu fields of %u files\n", (unsigned long long)g_gold_events,
+		      (unsigned long long)g_gold_fields, files);
+}
+
+int main(int argc, char **argv)
+{
+	/* with "--goldens DIR" (ctest kev_decode_goldens): the decoder against the goldens */
+	if (argc == 3 && strcmp(argv[1], "--goldens") == 0) {
+		const struct CMUnitTest golden[] = { cmocka_unit_test(test_decode_goldens) };
+		g_golden_dir = argv[2];
+		return cmocka_run_group_tests(golden, NULL, NULL);
+	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_thread),          cmocka_unit_test(test_process),
 		cmocka_unit_test(test_kercalls),        cmocka_unit_test(test_wide_string_then_args),
@@ -914,6 +1232,8 @@ int main(void)
 		cmocka_unit_test(test_kercall_args_match_appendix),
 		cmocka_unit_test(test_fast_only_args),
 		cmocka_unit_test(test_swap_and_time_columns), cmocka_unit_test(test_printer_object),
+		cmocka_unit_test(test_thcreate_wide),   cmocka_unit_test(test_decode_fields),
+		cmocka_unit_test(test_decode_field_capacity), cmocka_unit_test(test_class_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

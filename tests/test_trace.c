@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -1660,12 +1661,392 @@ static void test_drops_many_threads(void **state)
 	free(l.v);
 }
 
+/* ---- the environment logger against hostile or unusual programs (issue 10) ----------------- */
+
+/* Runs this binary with `mode`, TRACEKIT_LOG=log (and extra NAME=VALUE, or NULL), stdout to
+ * out_path (or inherited), stderr to err_path. Returns the exit status. */
+static int run_env_child(const char *mode, const char *log, const char *extra, const char *out_path,
+			 const char *err_path)
+{
+	pid_t pid = fork();
+	int status;
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || dup2(fd, STDERR_FILENO) < 0)
+			_exit(126);
+		close(fd);
+		if (out_path != NULL) {
+			fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+				_exit(126);
+			close(fd);
+		}
+		setenv("TRACEKIT_LOG", log, 1);
+		setenv("TK_TEST_KEEP", "1", 1); /* the scratch directory is the parent's */
+		if (extra != NULL)
+			putenv((char *)extra);
+		execl("/proc/self/exe", "test_trace", mode, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* Item 22: a daemon closes every descriptor above stderr, then opens a file of its own,
+ * which gets the trace's old number. */
+static int child_close_fds(void)
+{
+	const char *user = getenv("TK_TEST_USER_FILE");
+	unsigned i;
+	int fd;
+
+	for (i = 0; i < 3000; i++)
+		tk_trace_user(82, i, 0);
+	if (TraceEvent(_NTO_TRACE_FLUSHBUFFER) != 0)
+		return 3;
+	for (fd = 3; fd < 65536; fd++)
+		close(fd);
+	fd = open(user, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, "mine\n", 5) != 5)
+		return 4;
+	for (i = 0; i < 200000; i++) /* many buffers for the logger to write */
+		tk_trace_user(83, i, 0);
+	TraceEvent(_NTO_TRACE_FLUSHBUFFER); /* fails: the trace's descriptor is gone */
+	return close(fd) == 0 ? 0 : 5;
+}
+
+static void test_env_program_closes_fds(void **state)
+{
+	const char *path = tkt_path("closefds.kev"), *user = tkt_path("closefds.user");
+	const char *errpath = tkt_path("closefds.err");
+	static char extra[4200];
+	char part[4096], *data, *err;
+	size_t len;
+	struct evlist l;
+
+	(void)state;
+	snprintf(extra, sizeof(extra), "TK_TEST_USER_FILE=%s", user);
+	assert_int_equal(run_env_child("--autostart-closefds", path, extra, NULL, errpath), 0);
+	data = tkt_read_file(user, &len);
+	assert_non_null(data);
+	assert_int_equal(len, 5); /* the program's own file got nothing of the trace */
+	assert_memory_equal(data, "mine\n", 5);
+	free(data);
+	err = tkt_read_file(errpath, &len);
+	assert_non_null(err);
+	assert_true(len > 0 && strchr(err, '\n') == err + len - 1); /* one line */
+	if (strstr(err, "closed or replaced by the program") == NULL)
+		fail_msg("unexpected message: %s", err);
+	free(err);
+	snprintf(part, sizeof(part), "%s.part", path);
+	assert_false(tkt_exists(path));
+	read_trace(part, &l); /* what was written before stays readable */
+	assert_int_equal(count(&l, USER, 82), 3000);
+	free(l.v);
+}
+
+/* Item 13: TRACEKIT_LOG=- and a program that closes stdout before it exits. */
+static int child_close_stdout(void)
+{
+	unsigned i;
+
+	for (i = 0; i < 100; i++)
+		tk_trace_user(84, i, 0);
+	fclose(stdout);
+	for (i = 0; i < 5000; i++)
+		tk_trace_user(85, i, 0);
+	return 0;
+}
+
+static void test_env_stdout_closed(void **state)
+{
+	const char *out = tkt_path("stdout.kev"), *errpath = tkt_path("stdout.err");
+	struct evlist l;
+	size_t len;
+	char *err;
+
+	(void)state;
+	assert_int_equal(run_env_child("--autostart-close-stdout", "-", NULL, out, errpath), 0);
+	err = tkt_read_file(errpath, &len);
+	assert_non_null(err);
+	if (len != 0)
+		fail_msg("unexpected message: %s", err);
+	free(err);
+	read_trace(out, &l);
+	assert_int_equal(count(&l, USER, 84), 100);
+	assert_int_equal(count(&l, USER, 85), 5000);
+	free(l.v);
+}
+
+/* Item 19: a setuid program (owned by another user, run by a third) never records through
+ * TRACEKIT_LOG: nothing is created at the path, although the owner could write there. */
+static void test_env_setuid_refused(void **state)
+{
+	char dir[] = "/tmp/tk_setuid_XXXXXX", bin[256], logdir[256], log[300], part[320], cmd[600];
+	struct stat sb;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	if (geteuid() != 0) {
+		print_message("not root: the setuid test is skipped\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(bin, sizeof(bin), "%s/test_trace", dir);
+	snprintf(logdir, sizeof(logdir), "%s/logs", dir);
+	snprintf(log, sizeof(log), "%s/owned.kev", logdir);
+	snprintf(part, sizeof(part), "%s.part", log);
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe %s", (int)getpid(), bin);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(mkdir(logdir, 0777), 0);
+	assert_int_equal(chmod(logdir, 0777), 0);
+	assert_int_equal(chown(bin, 65534, 65534), 0);
+	assert_int_equal(chmod(bin, 04755), 0);
+	assert_int_equal(stat(bin, &sb), 0);
+	assert_true(sb.st_mode & S_ISUID);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0)
+			dup2(fd, STDERR_FILENO);
+		setenv("TRACEKIT_LOG", log, 1);
+		setenv("TK_TEST_KEEP", "1", 1);
+		if (setgroups(0, NULL) != 0 || setresgid(1000, 1000, 1000) != 0 || setresuid(1000, 1000, 1000) != 0)
+			_exit(126);
+		execl(bin, "test_trace", "--autostart-child", (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+#if !defined(__SANITIZE_ADDRESS__) /* (LeakSanitizer cannot run in a setuid process: exit 1) */
+	assert_int_equal(WEXITSTATUS(status), 0); /* the program ran */
+#endif
+	assert_false(tkt_exists(log));
+	assert_false(tkt_exists(part));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Item 30: ring mode with more threads than buffers. Threads without a buffer drop; a
+ * buffer carrying a DROPPED event may be reused before it is written: every drop the
+ * statistics count is still in the file. */
+static void test_ring_drops_in_file(void **state)
+{
+	const char *path = tkt_path("ring_drops.kev");
+	tk_logger_stats st;
+	struct evlist l;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 3; round++) {
+		start_logging(path, 2, 1);
+		TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+		TraceEvent(_NTO_TRACE_STARTNOSTATE);
+		run_workers(N_THREADS, 50000, 0);
+		assert_int_equal(tk_logger_stop(), TK_OK);
+		assert_int_equal(tk_logger_get_stats(&st), TK_OK);
+		read_trace(path, &l);
+		print_message("stats: %llu dropped; file: %llu\n", (unsigned long long)st.events_dropped,
+			      (unsigned long long)l.dropped);
+		assert_true(st.events_dropped > 0);
+		assert_int_equal(st.events_dropped, l.dropped);
+		free(l.v);
+	}
+}
+
+/* ---- one time line (issue 9 item 2) ------------------------------------------------------ */
+
+static uint64_t header_u64(const char *path, const char *key)
+{
+	struct traceparser_state *st = traceparser_init(NULL);
+	const char *v;
+	uint64_t x = 0;
+
+	assert_non_null(st);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	v = tk_traceparser_header_value(st, key, NULL);
+	if (v == NULL)
+		fail_msg("%s: no header key %s", path, key);
+	while (*v == ' ')
+		v++;
+	x = strtoull(v, NULL, 10);
+	traceparser_destroy(&st);
+	return x;
+}
+
+static uint64_t raw_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Event times convert to CLOCK_MONOTONIC_RAW nanoseconds with the header's pair and rate
+ * (contracts: time_ns = RAW_NS + (cycles - CLOCK_CYCLES) * 1e9 / CYCLES_PER_SEC), within
+ * a tolerance of clock_gettime() readings taken around each event. */
+static void test_time_line(void **state)
+{
+	const char *path = tkt_path("timeline.kev");
+	enum { N = 6 };
+	uint64_t before[N], after[N], c0, ns0, cps;
+	const int64_t tol = 50000; /* 50 us */
+	struct evlist l;
+	size_t k;
+	unsigned i, seen = 0;
+
+	(void)state;
+	start_logging(path, 64, 0);
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	for (i = 0; i < N; i++) {
+		usleep(15000);
+		before[i] = raw_ns();
+		tk_trace_user(90, i, 0);
+		after[i] = raw_ns();
+	}
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	c0 = header_u64(path, "TRACEKIT_CLOCK_CYCLES");
+	ns0 = header_u64(path, "TRACEKIT_CLOCK_RAW_NS");
+	cps = header_u64(path, "CYCLES_PER_SEC");
+	assert_true(cps > 0);
+	read_trace(path, &l);
+	for (k = 0; k < l.n; k++) {
+		const struct ev *e = &l.v[k];
+		int64_t ns;
+		if (e->cls != USER || e->code != 90)
+			continue;
+		i = e->w[0];
+		assert_true(i < N);
+		ns = (int64_t)ns0 + (int64_t)((long double)(int64_t)(e->clk - c0) * 1e9L / (long double)cps);
+		if (ns < (int64_t)before[i] - tol || ns > (int64_t)after[i] + tol)
+			fail_msg("event %u: %lld ns, taken between %llu and %llu", i, (long long)ns,
+				 (unsigned long long)before[i], (unsigned long long)after[i]);
+		seen++;
+	}
+	assert_int_equal(seen, N);
+	free(l.v);
+}
+
+/* No calibration sleep: finding the rate in a fresh process takes well under the 20 ms
+ * the old nanosleep() cost. */
+static int child_rate_time(void)
+{
+	uint64_t t0 = raw_ns(), rate = tk_clock_cycles_per_sec(), t1 = raw_ns();
+
+	printf("%llu %llu\n", (unsigned long long)rate, (unsigned long long)(t1 - t0));
+	return rate > 0 ? 0 : 1;
+}
+
+static void test_rate_without_sleep(void **state)
+{
+	const char *out = tkt_path("rate.txt"), *errpath = tkt_path("rate.err");
+	unsigned long long rate = 0, ns = 0, best = ~0ull;
+	size_t len;
+	char *text;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 7; i++) { /* the fastest of a few fresh processes (a busy machine preempts) */
+		assert_int_equal(run_env_child("--rate-time", "", NULL, out, errpath), 0);
+		text = tkt_read_file(out, &len);
+		assert_non_null(text);
+		assert_int_equal(sscanf(text, "%llu %llu", &rate, &ns), 2);
+		free(text);
+		assert_true(rate > 0);
+		if (ns < best)
+			best = ns;
+	}
+	print_message("rate %llu Hz found in %llu ns\n", rate, best);
+	assert_true(best < 5000000u);
+}
+
+/* ---- owner of every event (issue 9 item 3) ------------------------------------------------ */
+
+/*
+ * Every CONTROL BUFFER in the file (also the rest of a buffer written after a flush took
+ * its head) is followed, after an optional DROPPED, by a THRUNNING naming this process and
+ * the thread whose events follow: each worker's events always carry the same tid, no two
+ * workers share one, and the header says TRACEKIT_OWNER=buffer.
+ */
+static void test_owner_of_every_buffer(void **state)
+{
+	const char *path = tkt_path("owner.kev");
+	uint32_t tid_of[N_THREADS] = { 0 }, cur_tid = 0;
+	int want_owner = 0;
+	struct evlist l;
+	size_t k, buffers = 0, checked = 0;
+	unsigned i, j;
+	struct traceparser_state *st;
+	const char *v;
+
+	(void)state;
+	start_logging(path, 1024, 0);
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	run_workers(N_THREADS, 100000, 1); /* flushes meanwhile: continued pieces */
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	st = traceparser_init(NULL);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	v = tk_traceparser_header_value(st, "TRACEKIT_OWNER", NULL);
+	assert_non_null(v);
+	assert_string_equal(v, "buffer");
+	traceparser_destroy(&st);
+
+	read_trace(path, &l);
+	for (k = 0; k < l.n; k++) {
+		const struct ev *e = &l.v[k];
+		if (e->cls == 1 && e->code == _TRACE_CONTROL_BUFFER) {
+			want_owner = 1;
+			buffers++;
+			continue;
+		}
+		if (want_owner) {
+			if (e->cls == 1 && (e->code == _TRACE_CONTROL_DROPPED || e->code == _TRACE_CONTROL_TIME))
+				continue;
+			if (e->cls != PR_TH || e->code != STATE_RUNNING)
+				fail_msg("event %zu: a BUFFER not followed by its owner's THRUNNING", k);
+			assert_int_equal(e->w[0], (uint32_t)getpid());
+			assert_true(e->w[1] != 0);
+			cur_tid = e->w[1];
+			want_owner = 0;
+			continue;
+		}
+		if (e->cls == USER && e->code >= 40 && e->code < 40 + N_THREADS) {
+			i = e->code - 40;
+			if (tid_of[i] == 0)
+				tid_of[i] = cur_tid;
+			if (tid_of[i] != cur_tid)
+				fail_msg("worker %u: event after the owner %u, earlier %u", i, cur_tid, tid_of[i]);
+			checked++;
+		}
+	}
+	print_message("%zu buffers, %zu events checked\n", buffers, checked);
+	assert_true(buffers > 100);
+	assert_int_equal(checked + l.dropped, (size_t)N_THREADS * 100000);
+	for (i = 0; i < N_THREADS; i++)
+		for (j = i + 1; j < N_THREADS; j++)
+			assert_true(tid_of[i] != tid_of[j]);
+	free(l.v);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--autostart-child") == 0)
 		return child_autostart();
 	if (argc > 1 && strcmp(argv[1], "--autostart-big") == 0)
 		return child_autostart_big();
+	if (argc > 1 && strcmp(argv[1], "--rate-time") == 0)
+		return child_rate_time();
+	if (argc > 1 && strcmp(argv[1], "--autostart-closefds") == 0)
+		return child_close_fds();
+	if (argc > 1 && strcmp(argv[1], "--autostart-close-stdout") == 0)
+		return child_close_stdout();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_inserts_and_log_calls),
@@ -1693,6 +2074,13 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_overwritebuffer),
 		cmocka_unit_test(test_ring_written_on_stop_and_exit),
 		cmocka_unit_test(test_drops_many_threads),
+		cmocka_unit_test(test_env_program_closes_fds),
+		cmocka_unit_test(test_env_stdout_closed),
+		cmocka_unit_test(test_env_setuid_refused),
+		cmocka_unit_test(test_ring_drops_in_file),
+		cmocka_unit_test(test_time_line),
+		cmocka_unit_test(test_rate_without_sleep),
+		cmocka_unit_test(test_owner_of_every_buffer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

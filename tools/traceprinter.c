@@ -34,7 +34,7 @@ static const char usage_text[] =
 	"                         INT_HANDLER_ENTER, INT_HANDLER_EXIT), PROCESS, THREAD,\n"
 	"                         VTHREAD, USER, SYSTEM, COMM, QUIP, SEC, QVM, PMU\n"
 	"  -s, --sort             print events in time order across CPUs, using 64-bit\n"
-	"                         timestamps (holds the whole trace in memory)\n"
+	"                         timestamps (large traces are sorted through TMPDIR)\n"
 	"  -t, --time=FORMAT      timestamp column: lsb (default, 32-bit LSB as QNX prints it),\n"
 	"                         cycles (64-bit cycle count), ns (the count in seconds.nanoseconds)\n"
 	"      --strict           print only what QNX traceprinter 1.02 prints (no lines for\n"
@@ -47,38 +47,11 @@ static const char usage_text[] =
 	"before the problem is still printed), 2 on a usage error.\n"
 	"The output format is described in traceprinter(1) (docs/traceprinter.md).\n";
 
-struct class_sel {
-	const char *name;
-	unsigned cls, first, last;
-};
-
-/* Every external class name and the internal ranges it covers. */
-static const struct class_sel classes[] = {
-	{ "CONTROL", 1, 0, 1023 },
-	{ "KERCALLENTER", 2, 0, 127 },
-	{ "KERCALLEXIT", 2, 128, 255 },
-	{ "KERCALLINT", 2, 256, 383 },
-	{ "KERCALL", 2, 0, 1023 },
-	{ "INTENTER", 3, 1, 1 },
-	{ "INTEXIT", 3, 2, 2 },
-	{ "INT_HANDLER_ENTER", 3, 3, 3 },
-	{ "INT_HANDLER_EXIT", 3, 4, 4 },
-	{ "INT", 3, 0, 1023 },
-	{ "THREAD", 4, 0, _TRACE_MAX_TH_STATE_NUM - 1 },
-	{ "VTHREAD", 4, _TRACE_MAX_TH_STATE_NUM, 2 * _TRACE_MAX_TH_STATE_NUM - 1 },
-	{ "PROCESS", 4, 64, 1023 },
-	{ "SYSTEM", 5, 0, 1023 },
-	{ "USER", 6, 0, 1023 },
-	{ "COMM", 7, 0, 1023 },
-	{ "QUIP", 8, 0, 1023 },
-	{ "SEC", 9, 0, 1023 },
-	{ "QVM", 10, 0, 1023 },
-	{ "PMU", 11, 0, 1023 },
-};
-#define N_CLASSES (sizeof(classes) / sizeof(classes[0]))
 
 struct ctx {
 	tk_kev_printer *printer;
+	struct traceparser_state *st;
+	const char *input; /* as messages name it */
 	FILE *out;
 	int verbose;
 	int need_clk;
@@ -100,19 +73,41 @@ static void show_progress(struct ctx *c, struct traceparser_state *st)
 }
 
 /*
- * The parser's debug output (header, errors, -v dumps) goes to the same stream as the
- * event lines, which the printer collects in blocks: this stream flushes the printer's
- * block before each debug write, so the two stay in file order.
+ * The parser's debug output (header, -v dumps) goes to the same stream as the event
+ * lines, which the printer collects in blocks: this stream flushes the printer's block
+ * before each debug write, so the two stay in file order. The parser's messages
+ * ("TRACEPARSER: ...", one write each) are errors and warnings: they go to standard error
+ * only, in the tools' style; the error that ends the parse is reported once, by main().
  */
 static ssize_t debug_write(void *cookie, const char *buf, size_t size)
 {
 	struct ctx *c = cookie;
+	static const char prefix[] = "TRACEPARSER: ";
 
+	if (size > sizeof(prefix) - 1 && memcmp(buf, prefix, sizeof(prefix) - 1) == 0) {
+		const char *msg = buf + sizeof(prefix) - 1, *err;
+		size_t len = size - (sizeof(prefix) - 1);
+		if (len > 0 && msg[len - 1] == '\n')
+			len--;
+		err = traceparser_get_info(c->st, _TRACEPARSER_INFO_ERROR_STR, NULL);
+		if (err == NULL || strlen(err) != len || memcmp(err, msg, len) != 0)
+			fprintf(stderr, "traceprinter: %s: %.*s\n", c->input, (int)len, msg);
+		return (ssize_t)size;
+	}
 	if (tk_kev_printer_flush(c->printer) != TK_OK || fwrite(buf, 1, size, c->out) != size) {
 		c->write_failed = 1;
 		return -1;
 	}
 	return (ssize_t)size;
+}
+
+/* The input (a pipe) has nothing more for now: what is printed so far goes out. */
+static void flush_output(void *ud)
+{
+	struct ctx *c = ud;
+
+	if (tk_kev_printer_flush(c->printer) != TK_OK || fflush(c->out) != 0)
+		c->write_failed = 1;
 }
 
 static int null_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
@@ -167,19 +162,11 @@ static int mark_classes(const char *opt, const char *list, unsigned char (*sel)[
 	if (copy == NULL)
 		return -1;
 	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
-		size_t i;
-		int found = 0;
-		const char *name = tok;
-		if (strncmp(name, "_NTO_TRACE_", 11) == 0)
-			name += 11;
-		for (i = 0; i < N_CLASSES; i++) {
-			if (strcasecmp(name, classes[i].name) == 0) {
-				memset(&sel[classes[i].cls][classes[i].first], value,
-				       classes[i].last - classes[i].first + 1);
-				found = 1;
-			}
-		}
-		if (!found) {
+		/* the library's class table (tracekit/kev.h) */
+		const tk_kev_class_desc *c = tk_kev_class_find(tok);
+		if (c != NULL) {
+			memset(&sel[c->cls][c->first], value, c->last - c->first + 1);
+		} else {
 			fprintf(stderr, "traceprinter: unknown class '%s' (see --help)\n", tok);
 			rc = -1;
 		}
@@ -292,6 +279,8 @@ int main(int argc, char **argv)
 	setvbuf(c.out, out_buffer, _IOFBF, sizeof(out_buffer));
 
 	st = traceparser_init(NULL);
+	c.st = st;
+	c.input = strcmp(input, "-") == 0 ? "standard input" : input;
 	if (st == NULL || tk_kev_printer_new(&c.printer, c.out, flags) != TK_OK) {
 		fprintf(stderr, "traceprinter: out of memory\n");
 		tktool_output_abort(&outfile);
@@ -324,17 +313,16 @@ int main(int argc, char **argv)
 		}
 	}
 	traceparser_cs(st, &c, null_cb, _NTO_TRACE_EMPTY, _NTO_TRACE_EMPTYEVENT);
+	tk_traceparser_on_wait(st, flush_output, &c);
 
 	tktool_progress_begin(&c.progress, "reading", tktool_file_size(input));
 	rc = traceparser(st, &c, input);
 	tktool_progress_end(&c.progress);
 	if (rc != 0) {
 		const char *msg = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL);
-		const traceparser_error_t *lvl = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR, NULL);
 		fflush(c.out);
-		fprintf(stderr, "traceprinter: %s: %s (traceparser error level %d)\n",
-			strcmp(input, "-") == 0 ? "standard input" : input, msg && *msg ? msg : strerror(errno),
-			lvl ? (int)*lvl : -1);
+		/* "traceprinter: FILE: byte offset N: what" (the parser's message says where) */
+		fprintf(stderr, "traceprinter: %s: %s\n", c.input, msg && *msg ? msg : strerror(errno));
 		status = 1;
 	}
 	traceparser_destroy(&st);

@@ -62,7 +62,8 @@ typedef struct tk_pool_desc {
 	uint32_t resume_cpu;        /* CPU and time MSB in effect at `flushed` (for .kev) */
 	uint32_t resume_msb;
 	uint32_t owner_tid;         /* thread that fills it */
-	uint32_t spare[8];
+	uint32_t owner_pid;         /* and its process */
+	uint32_t spare[7];
 } tk_pool_desc;
 
 /* Counters kept in the pool (all atomic, in the region). */
@@ -119,6 +120,11 @@ TK_API int tk_pool_dequeue(tk_pool *pool, uint32_t *idx);
  */
 TK_API void tk_pool_count_dropped(tk_pool *pool, uint64_t records);
 TK_API uint64_t tk_pool_take_dropped(tk_pool *pool);
+/*
+ * Makes records taken with tk_pool_take_dropped() pending again: their report was lost
+ * (the buffer holding it was reused unread, in ring mode), so the next taker reports them.
+ */
+TK_API void tk_pool_unreport_dropped(tk_pool *pool, uint64_t records);
 /* Counts queued buffers reused unread. */
 TK_API void tk_pool_count_overwritten(tk_pool *pool, uint64_t buffers);
 /*

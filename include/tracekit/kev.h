@@ -551,6 +551,125 @@ TK_API size_t tk_kev_syspage_size(unsigned cpu_num);
 TK_API size_t tk_kev_syspage_build(void *buf, size_t cap, unsigned cpu_num, uint64_t cycles_per_sec,
 				   uint32_t boot_time, int big_endian);
 
+/* ---- The class table ------------------------------------------------------------------ */
+
+/*
+ * Every event class by name: the external (API) classes of <sys/trace.h>, each with the
+ * internal class and the event codes it covers in event headers. One table serves the
+ * library, traceprinter's -c/-x and any other tool. Entries are static and immutable
+ * (thread-safe). A class that QNX 6.4's API has no number for has ext_class -1.
+ */
+typedef struct tk_kev_class_desc {
+	const char *name;     /* "KERCALLENTER": the _NTO_TRACE_ name without its prefix */
+	int ext_class;        /* _NTO_TRACE_KERCALLENTER, ... (QUIP 17, SEC 18, QVM 19, PMU 20) */
+	unsigned cls;         /* internal class 0..31 */
+	unsigned first, last; /* event codes first..last of that class */
+} tk_kev_class_desc;
+
+/* The whole table (*n entries), most specific classes first (KERCALLENTER before KERCALL). */
+TK_API const tk_kev_class_desc *tk_kev_class_table(size_t *n);
+/* By name, case-insensitive, with or without "_NTO_TRACE_"; NULL when unknown. */
+TK_API const tk_kev_class_desc *tk_kev_class_find(const char *name);
+/* By external class number (_NTO_TRACE_*); NULL when unknown. */
+TK_API const tk_kev_class_desc *tk_kev_class_by_number(int ext_class);
+/* The most specific class an event header belongs to (THREAD, not PROCESS, for code 1
+ * of internal class 4); NULL for internal classes 12-31 and unnamed codes. */
+TK_API const tk_kev_class_desc *tk_kev_class_of(unsigned header);
+
+/* ---- Decoded events --------------------------------------------------------------------- */
+
+/*
+ * What an event means, independently of any output format: class, event, time, CPU,
+ * owner and the named, typed argument fields. traceprinter prints from it and exporters
+ * build on it.
+ *
+ * Fields follow the QNX 6.4 argument lists (the SAT "Kernel call arguments" appendix): a
+ * simple event (2 payload words) has the fast-mode fields, a combine event the wide-mode
+ * ones, exactly those traceprinter prints, in its order and under its names
+ * ("coid", "info->pid", ...). Numbers are converted to host order; 32-bit values are
+ * sign-extended in v.i (INT) or zero-extended in v.u (the others).
+ *
+ * Ownership: a decoded event points into the payload it was decoded from (field str,
+ * data) and into static tables (names): it is valid as long as that payload is, which
+ * for a traceparser callback is the duration of the call. Copy what you keep. The
+ * structure itself belongs to the caller (a stack variable is fine, no allocation).
+ * Thread-safety: tk_kev_decode() is reentrant; it reads only its arguments and the
+ * static tables.
+ */
+typedef enum tk_kev_field_type {
+	TK_KEV_FIELD_INT,   /* signed integer (traceprinter "%d"/"%lld") */
+	TK_KEV_FIELD_UINT,  /* unsigned integer shown in decimal */
+	TK_KEV_FIELD_HEX,   /* unsigned integer shown in hex (flags, addresses, ids) */
+	TK_KEV_FIELD_PTR,   /* a pointer of the traced program (v.u) */
+	TK_KEV_FIELD_STR,   /* NUL-terminated text: str/len, len without the NUL */
+	TK_KEV_FIELD_BYTES, /* message or string bytes in 4-byte pieces: str/len */
+	TK_KEV_FIELD_WORDS, /* len raw payload words (events without a known layout):
+			     * tk_kev_field_word() reads them */
+	TK_KEV_FIELD_NONE   /* named argument the payload ends before (no value) */
+} tk_kev_field_type;
+
+typedef struct tk_kev_field {
+	const char *name;  /* static; "" for a string piece that has no name of its own */
+	uint8_t type;      /* tk_kev_field_type */
+	uint8_t bits;      /* 32 or 64 for numbers */
+	char fmt;          /* traceprinter's argument type: D H P E X S s N, 0 for others */
+	uint8_t utf8;      /* STR/BYTES: 1 if the bytes are valid UTF-8 */
+	uint32_t offset;   /* byte offset of the value in the payload */
+	uint32_t len;      /* STR/BYTES: bytes (STR: NUL excluded); WORDS: words */
+	union {
+		uint64_t u;
+		int64_t i;
+	} v;
+	const char *str;   /* STR/BYTES/WORDS: the bytes in the payload (not NUL-terminated) */
+} tk_kev_field;
+
+#define TK_KEV_MAX_FIELDS 32
+
+/* tk_kev_decoded.flags */
+#define TK_KEV_DEC_OWNER_KNOWN 0x01 /* pid/tid name the event's thread */
+#define TK_KEV_DEC_WIDE        0x02 /* a combine event (wide-mode fields) */
+#define TK_KEV_DEC_UNKNOWN     0x04 /* no known layout: one WORDS field "d" */
+#define TK_KEV_DEC_TRUNCATED   0x08 /* the payload ended before the argument list */
+#define TK_KEV_DEC_FAILED      0x10 /* a kernel call exit with ret_val -1: fields ret_val, errno */
+#define TK_KEV_DEC_TK_FORM     0x20 /* a tracekit 64-bit form (SYSTEM FUNC_ENTER/EXIT, ADDRESS) */
+
+typedef struct tk_kev_decoded {
+	unsigned header;        /* header word, host order */
+	unsigned cls;           /* internal class 0..31 */
+	unsigned code;          /* event code 0..1023 */
+	unsigned cpu;           /* 0..63 */
+	const tk_kev_class_desc *cls_desc; /* tk_kev_class_of(header), or NULL */
+	char event_name[32];    /* "MSG_SENDV", "THRUNNING", "PROCCREATE_NAME", "TIME", "" */
+	int number;             /* kernel call number, thread state, user event code, ...; -1 */
+	uint32_t time;          /* the slot's 32-bit timestamp */
+	uint64_t cycles;        /* 64-bit cycle count (tk_kev_event.clk) */
+	uint64_t time_ns;       /* tk_kev_event.ns: nanoseconds on the file's time line */
+	int32_t pid, tid;       /* owner; 0 when unknown (see flags) */
+	unsigned flags;         /* TK_KEV_DEC_* */
+	const unsigned *data;   /* payload words in file byte order, as given */
+	unsigned len;           /* number of payload words */
+	int swap;               /* 1 when payload words need swapping */
+	unsigned n_fields;
+	tk_kev_field fields[TK_KEV_MAX_FIELDS];
+} tk_kev_decoded;
+
+struct tk_kev_event;
+
+/* tk_kev_decode() flags */
+#define TK_KEV_DECODE_QNX_STRICT 0x1 /* QNX 6.4 layouts only (no tracekit 64-bit forms) */
+
+/*
+ * Decodes ev into *out (every field set; pid/tid 0 and OWNER_KNOWN clear: the parser's
+ * tk_traceparser_decode() fills them). Returns 0, or TK_EINVAL for NULL arguments or a
+ * payload pointer missing.
+ */
+TK_API int tk_kev_decode(const struct tk_kev_event *ev, unsigned flags, tk_kev_decoded *out);
+
+/* Field by name (first match), or NULL. */
+TK_API const tk_kev_field *tk_kev_field_find(const tk_kev_decoded *d, const char *name);
+/* Word i (host order) of a WORDS field; 0 past its end. */
+TK_API uint32_t tk_kev_field_word(const tk_kev_decoded *d, const tk_kev_field *f, unsigned i);
+
 /* ---- Events as text (the traceprinter format) ----------------------------------------- */
 
 /*
@@ -564,7 +683,8 @@ typedef struct tk_kev_event {
 	unsigned len;           /* number of payload words (2 for a simple event) */
 	int swap;               /* 1 when payload words must be byte-swapped */
 	uint64_t clk;           /* full 64-bit cycle count (for TK_KEV_PRINT_TIME_CYCLES) */
-	uint64_t ns;            /* nanoseconds since boot (for TK_KEV_PRINT_TIME_NS) */
+	uint64_t ns;            /* nanoseconds on the file's time line (TK_KEV_PRINT_TIME_NS):
+				 * tk_traceparser_ns() */
 } tk_kev_event;
 
 /* Printer flags. */

@@ -75,7 +75,7 @@ typedef enum {
 	_TRACEPARSER_INFO_DEBUG = -8,               /* unsigned: debug flags */
 	_TRACEPARSER_INFO_ERROR = -9,               /* traceparser_error_t */
 	/* QNX 7 additions */
-	_TRACEPARSER_INFO_ERROR_STR = -10,  /* const char*: last error, with byte offset */
+	_TRACEPARSER_INFO_ERROR_STR = -10,  /* const char*: last error, "byte offset N: what" */
 	_TRACEPARSER_INFO_STATS = -11,      /* struct tk_traceparser_stats */
 	_TRACEPARSER_INFO_EVENT_ID = -12,   /* uint64_t: index of the event's first slot */
 	_TRACEPARSER_INFO_CLK_MSB = -13,    /* unsigned: upper 32 bits of CLK */
@@ -85,7 +85,7 @@ typedef enum {
 	_TRACEPARSER_INFO_TIME_DELTA = -17, /* uint64_t: CLK_DELTA in nanoseconds */
 	/* tracekit additions */
 	TK_TRACEPARSER_INFO_OFFSET = -100,  /* uint64_t: byte offset of the event's first slot */
-	TK_TRACEPARSER_INFO_NS = -101       /* uint64_t: CLK in nanoseconds (since boot) */
+	TK_TRACEPARSER_INFO_NS = -101       /* uint64_t: tk_traceparser_ns() */
 } info_modes_t;
 
 #define _TRACEPARSER_INFO_CLK_INITIAL _TRACEPARSER_INFO_CLK_INTIAL
@@ -212,10 +212,26 @@ TK_API int traceparser_one_event(struct traceparser_state *stateptr, traceevent_
 
 /*
  * _TRACEPARSER_SORT: traceparser() delivers events in order of their 64-bit timestamps
- * across all CPUs (stable: ties keep file order) instead of file order. It then holds
- * every event of the file in memory (about 48 bytes per event plus payload).
+ * across all CPUs (stable: ties keep file order) instead of file order. Memory stays
+ * bounded: events are kept in memory up to a budget (64 MiB by default, about 60 bytes
+ * per event plus payload), then sorted in runs written to an unlinked temporary file in
+ * TMPDIR (/tmp by default) and merged at the end, which needs about the file's size of
+ * temporary space.
  */
 TK_API int traceparser_sort(struct traceparser_state *stateptr, unsigned mode);
+
+/*
+ * tracekit extension: fn(ud) is called when traceparser() reads a pipe (or any input that
+ * is not a regular file) that has no bytes ready, just before it waits for more: every
+ * complete event has then been delivered, and a program that buffers its output flushes
+ * it there, so that a live trace shows as it comes. NULL removes it; traceparser_init()
+ * clears it. Returns 0, or -1 with errno EINVAL.
+ */
+TK_API int tk_traceparser_on_wait(struct traceparser_state *stateptr, void (*fn)(void *ud), void *ud);
+
+/* tracekit extension: the memory budget of sort mode in bytes (at least 64 KiB).
+ * Returns 0, or -1 with errno EINVAL. traceparser_init() resets it to the default. */
+TK_API int tk_traceparser_sort_memory(struct traceparser_state *stateptr, size_t bytes);
 
 /*
  * Returns a pointer to the requested information (see info_modes_t), its size in *len
@@ -243,9 +259,35 @@ TK_API int tk_traceparser_header_entry(const struct traceparser_state *stateptr,
 TK_API const char *tk_traceparser_header_value(const struct traceparser_state *stateptr,
 					       const char *key, unsigned *value_len);
 
-/* 64-bit cycle count / nanoseconds since boot of the event being delivered. */
+/*
+ * 64-bit cycle count of the event being delivered, and its time in nanoseconds on the
+ * file's time line (docs/kev-format.md, "One time line"): CLOCK_MONOTONIC_RAW when the
+ * header carries TRACEKIT_CLOCK_CYCLES and TRACEKIT_CLOCK_RAW_NS (files of tracekit's
+ * recorder), otherwise the cycle count converted at CYCLES_PER_SEC (since boot on QNX).
+ */
 TK_API uint64_t tk_traceparser_clk(const struct traceparser_state *stateptr);
 TK_API uint64_t tk_traceparser_ns(const struct traceparser_state *stateptr);
+
+/*
+ * Owner of the event being delivered (docs/kev-format.md, "Owner of every event"): in a
+ * file with TRACEKIT_OWNER=buffer, the pid/tid of the THRUNNING that follows the last
+ * CONTROL BUFFER before the event (in file order, whatever traceparser_sort() says); in
+ * other files (QNX), the last THRUNNING seen on the event's CPU. Combine events have the
+ * owner of their first slot. Returns 1 when known; 0 with *pid = *tid = 0 when not (no
+ * THRUNNING yet, a buffer without one). pid and tid may be NULL. Call it from a callback.
+ */
+TK_API int tk_traceparser_owner(const struct traceparser_state *stateptr, int32_t *pid, int32_t *tid);
+
+/*
+ * Decodes the event a callback received (its header, time, buffer and buffer_len as
+ * given) with tk_kev_decode(), filling in what the parser knows: the byte order, the
+ * 64-bit time, the time in ns (tk_traceparser_ns()) and the owner (pid, tid and
+ * TK_KEV_DEC_OWNER_KNOWN). flags: TK_KEV_DECODE_*. Call it from the callback; *out points
+ * into buffer (see tk_kev_decoded). Returns 0 or TK_EINVAL.
+ */
+TK_API int tk_traceparser_decode(struct traceparser_state *stateptr, unsigned header, unsigned time,
+				 const unsigned *buffer, unsigned buffer_len, unsigned flags,
+				 tk_kev_decoded *out);
 
 /* Counters of what the parser has seen (_TRACEPARSER_INFO_STATS). */
 struct tk_traceparser_stats {

@@ -126,11 +126,35 @@ void *tk_buffer_allocate(tk_buffer_id id)
 	return malloc(d->cfg.buffer_size);
 }
 
+/* 1 if buf is the current buffer of a thread (for definition id). */
+static int in_use(tk_buffer_id id, const void *buf)
+{
+	const struct tk__buffer_thread *me = &tk__buffer_tls[id];
+	struct thread_state *ts;
+	int used;
+
+	if (atomic_load_explicit(&me->limit, memory_order_relaxed) != 0 &&
+	    atomic_load_explicit(&me->base, memory_order_relaxed) == buf)
+		return 1;
+	pthread_mutex_lock(&g_registry_lock);
+	for (used = 0, ts = g_threads; ts != NULL && !used; ts = ts->next) {
+		pthread_mutex_lock(&ts->lock);
+		used = atomic_load_explicit(&ts->bufs[id].limit, memory_order_relaxed) != 0 &&
+		       atomic_load_explicit(&ts->bufs[id].base, memory_order_relaxed) == buf;
+		pthread_mutex_unlock(&ts->lock);
+	}
+	pthread_mutex_unlock(&g_registry_lock);
+	return used;
+}
+
 void tk_buffer_deallocate(tk_buffer_id id, void *buf)
 {
 	struct buffer_def *d = def_of(id);
 
 	if (d == NULL || buf == NULL)
+		return;
+	/* Pin: a buffer a thread is using is not deallocated (the thread goes on writing it). */
+	if (in_use(id, buf))
 		return;
 	if (d->cfg.release != NULL)
 		d->cfg.release(id, buf, d->cfg.user);
@@ -299,13 +323,15 @@ int tk_buffer_flush(tk_buffer_id id)
 	pthread_mutex_unlock(&ts->lock);
 	next = d->cfg.full(id, ts->tid, buf, n, d->cfg.user);
 	pthread_mutex_lock(&ts->lock);
-	if (next != NULL && !atomic_load_explicit(&g_exiting, memory_order_relaxed))
+	if (next != NULL && !atomic_load_explicit(&g_exiting, memory_order_relaxed)) {
 		install(d, id, ts, next);
-	else if (next != NULL)
-		tk_buffer_deallocate(id, next);
-	else
+		next = NULL;
+	} else if (next == NULL) {
 		ts->refused[id] = 1;
+	}
 	pthread_mutex_unlock(&ts->lock);
+	if (next != NULL) /* (not under the lock: deallocating looks at every thread) */
+		tk_buffer_deallocate(id, next);
 	return TK_OK;
 }
 
@@ -352,6 +378,32 @@ struct pending_delivery {
 	uint64_t n;
 };
 
+/*
+ * Buffers delivered at process exit are never given back: the thread that owned one may
+ * still be running and write a record into it (it read its buffer's address before the
+ * buffer was taken away), so the memory must stay valid until the process is gone. They
+ * are kept here (reachable, so leak checkers stay quiet).
+ */
+static void **g_kept;
+static size_t g_n_kept, g_cap_kept;
+static pthread_mutex_t g_kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void keep_until_exit(void *buf)
+{
+	pthread_mutex_lock(&g_kept_lock);
+	if (g_n_kept == g_cap_kept) {
+		size_t cap = g_cap_kept ? g_cap_kept * 2 : 64;
+		void **k = realloc(g_kept, cap * sizeof(*k));
+		if (k != NULL) {
+			g_kept = k;
+			g_cap_kept = cap;
+		}
+	}
+	if (g_n_kept < g_cap_kept)
+		g_kept[g_n_kept++] = buf;
+	pthread_mutex_unlock(&g_kept_lock);
+}
+
 static void deliver(const struct pending_delivery *p)
 {
 	struct buffer_def *d = def_of(p->id);
@@ -360,7 +412,11 @@ static void deliver(const struct pending_delivery *p)
 	if (d == NULL)
 		return;
 	ret = d->cfg.full(p->id, p->tid, p->buf, p->n, d->cfg.user);
-	if (ret != NULL)
+	if (ret == NULL)
+		return;
+	if (atomic_load_explicit(&g_exiting, memory_order_relaxed))
+		keep_until_exit(ret);
+	else
 		tk_buffer_deallocate(p->id, ret);
 }
 

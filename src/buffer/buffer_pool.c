@@ -55,7 +55,8 @@ struct pool_hdr {
 _Static_assert(sizeof(tk_pool_desc) == 64, "a descriptor is one cache line");
 _Static_assert(offsetof(tk_pool_desc, committed) == 0 && offsetof(tk_pool_desc, state) == 4 &&
 		       offsetof(tk_pool_desc, records) == 8 && offsetof(tk_pool_desc, flushed) == 12 &&
-		       offsetof(tk_pool_desc, seq) == 16 && offsetof(tk_pool_desc, owner_tid) == 28,
+		       offsetof(tk_pool_desc, seq) == 16 && offsetof(tk_pool_desc, owner_tid) == 28 &&
+		       offsetof(tk_pool_desc, owner_pid) == 32,
 	       "descriptor layout");
 _Static_assert(offsetof(struct pool_hdr, n_bufs) == 8 && offsetof(struct pool_hdr, region_size) == 16 &&
 		       offsetof(struct pool_hdr, desc_off) == 24 && offsetof(struct pool_hdr, data_off) == 48 &&
@@ -345,6 +346,11 @@ int tk_pool_dequeue(tk_pool *p, uint32_t *idx)
 void tk_pool_count_dropped(tk_pool *p, uint64_t records)
 {
 	atomic_fetch_add_explicit(&hdr_of(p)->dropped, records, memory_order_relaxed);
+	atomic_fetch_add_explicit(&hdr_of(p)->dropped_pending, records, memory_order_relaxed);
+}
+
+void tk_pool_unreport_dropped(tk_pool *p, uint64_t records)
+{
 	atomic_fetch_add_explicit(&hdr_of(p)->dropped_pending, records, memory_order_relaxed);
 }
 

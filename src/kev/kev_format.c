@@ -25,8 +25,12 @@
 #include <string.h>
 
 #include "common/tk_bytes.h"
+#include "kev/kev_decode_impl.h"
 #include "kev/kev_names.h"
 #include "tracekit/kev.h"
+
+/* What the printer lays out comes from the decoder (kev_decode.c): the values and which
+ * arguments exist; the labels, padding and line shapes are traceprinter's. */
 
 struct obuf {
 	char *p;
@@ -202,18 +206,6 @@ static inline uint32_t word(const tk_kev_event *ev, unsigned i)
 	return word_at(ev, (size_t)i * 4);
 }
 
-/* 4 message or string bytes as the word QNX shows for them (see the head comment). */
-static inline uint32_t mem_word_at(const tk_kev_event *ev, size_t byte_off)
-{
-	return tk__le32((const unsigned char *)ev->data + byte_off);
-}
-
-static inline uint64_t dword_at(const tk_kev_event *ev, size_t byte_off)
-{
-	const unsigned char *p = (const unsigned char *)ev->data + byte_off;
-	return tk__cs64(ev->swap, tk__load64(p));
-}
-
 static int is_printable(unsigned char c)
 {
 	return c >= 0x20 && c < 0x7f;
@@ -284,191 +276,135 @@ static void put_arg_name(struct obuf *o, unsigned flags, const char *name)
 	}
 }
 
-/*
- * Prints one value of type t at byte offset c. Returns the bytes consumed, 0 if the
- * value does not fit in the payload (the caller stops), or -1 for 'N' (line finished).
- */
-static int put_value(struct obuf *o, const tk_kev_event *ev, char t, size_t c, size_t nbytes)
+/* Prints a number field the way traceprinter prints its argument type. */
+static inline void put_number(struct obuf *o, const tk_kev_field *f)
 {
-	const unsigned char *p = (const unsigned char *)ev->data;
-
-	switch (t) {
-	case 'N': {
-		size_t n = checked_text(p + c, nbytes - c);
-		put_mem(o, (const char *)p + c, n);
-		put_chr(o, '\n');
-		return -1;
-	}
+	switch (f->fmt) {
 	case 'D':
-		if (c + 4 > nbytes)
-			return 0;
-		put_d32(o, word_at(ev, c));
-		return 4;
+		put_d32(o, (uint32_t)f->v.u);
+		break;
 	case 'H':
-		if (c + 4 > nbytes)
-			return 0;
 		put_mem(o, "0x", 2);
-		put_hex8(o, word_at(ev, c));
-		return 4;
+		put_hex8(o, (uint32_t)f->v.u);
+		break;
 	case 'P':
-		if (c + 4 > nbytes)
-			return 0;
-		put_hex(o, word_at(ev, c));
-		return 4;
+		put_hex(o, f->v.u);
+		break;
 	case 'E':
-		if (c + 8 > nbytes)
-			return 0;
-		put_d64(o, dword_at(ev, c));
-		return 8;
+		put_d64(o, f->v.u);
+		break;
 	case 'X':
-		if (c + 8 > nbytes)
-			return 0;
 		put_mem(o, "0x", 2);
-		put_hex(o, dword_at(ev, c));
-		return 8;
+		put_hex(o, f->v.u);
+		break;
 	default:
-		return 0;
+		break;
 	}
 }
 
-/* Payload bytes an argument type needs (N needs at least its NUL). */
-static size_t arg_size(char t)
+/* 4 message or string bytes as the word QNX shows for them (see the head comment). */
+static inline uint32_t mem_word(const char *p)
 {
-	return t == 'E' || t == 'X' ? 8 : t == 'N' ? 1 : 4;
+	return tk__le32((const unsigned char *)p);
 }
 
-/* The generic argument printer: traceprinter's trace_print(). */
-static void print_args(struct obuf *o, unsigned flags, const tk_kev_event *ev, const char *cls_label,
-		       const char *ev_label, const char *const *args, int force_wide)
+/*
+ * A string of 4-byte pieces, wide mode: "text" (0x<piece> 0x<piece>...). The text stops at
+ * the first piece shorter than 4 printable bytes; both parts are bounded as in 1.02.
+ */
+static void put_pieces(struct obuf *o, const tk_kev_field *f)
 {
-	const unsigned char *p = (const unsigned char *)ev->data;
-	size_t nbytes = (size_t)ev->len * 4;
-	size_t c = 0;
-	const char *const *a;
+	char text[256], hex[512];
+	size_t text_len = 0, hex_len = 0, off;
+	int text_ended = 0;
+
+	for (off = 0; off + 4 <= f->len; off += 4) {
+		const unsigned char *piece = (const unsigned char *)f->str + off;
+		size_t n;
+		if (off > 0 && hex_len + 11 <= sizeof(hex)) {
+			memcpy(hex + hex_len, " 0x", 3);
+			hex_len += 3;
+		}
+		if (hex_len + 8 <= sizeof(hex)) {
+			tk__store64(hex + hex_len, hex8_chars(mem_word((const char *)piece)));
+			hex_len += 8;
+		}
+		n = checked_text(piece, 4);
+		if (!text_ended && text_len + n <= sizeof(text)) {
+			memcpy(text + text_len, piece, n);
+			text_len += n;
+		}
+		if (n < 4)
+			text_ended = 1;
+	}
+	put_chr(o, '"');
+	put_mem(o, text, text_len);
+	put_mem(o, "\" (0x", 5);
+	put_mem(o, hex, hex_len);
+	put_chr(o, ')');
+}
+
+/* The generic argument printer (traceprinter's trace_print()), from the decoded fields. */
+static void print_args(struct obuf *o, unsigned flags, const tk_kev_decoded *d, const char *cls_label,
+		       const char *ev_label)
+{
+	unsigned i;
 
 	put_str(o, cls_label);
 	put_chr(o, ':');
 	put_str(o, ev_label);
 
-	if (ev->len == 2 && !force_wide) {
-		for (a = args; *a != NULL && c < nbytes; a++) {
-			const char *spec = *a;
-			int used;
-			if (spec[0] != 'f' && spec[0] != 'F')
-				continue; /* wide mode only */
-			if (c + arg_size(spec[1]) > nbytes)
-				break; /* QNX read past the payload here; we stop */
+	if (!(d->flags & TK_KEV_DEC_WIDE)) {
+		for (i = 0; i < d->n_fields; i++) {
+			const tk_kev_field *f = &d->fields[i];
 			put_chr(o, ' ');
-			put_str(o, spec + 2);
+			put_str(o, f->name);
 			put_chr(o, ':');
-			if (spec[1] == 'S' || spec[1] == 's') {
-				size_t n;
-				if (c + 4 > nbytes)
-					break;
-				n = checked_text(p + c, 4);
+			if (f->type == TK_KEV_FIELD_BYTES) {
 				put_chr(o, '"');
-				put_mem(o, (const char *)p + c, n);
+				put_mem(o, f->str, checked_text((const unsigned char *)f->str, 4));
 				put_mem(o, "\" (0x", 5);
-				put_hex8(o, mem_word_at(ev, c));
+				put_hex8(o, mem_word(f->str));
 				put_chr(o, ')');
-				c += 4;
-				continue;
-			}
-			used = put_value(o, ev, spec[1], c, nbytes);
-			if (used < 0)
-				return;
-			if (used == 0)
+			} else if (f->type == TK_KEV_FIELD_STR) {
+				put_mem(o, f->str, checked_text((const unsigned char *)f->str, f->len));
 				break;
-			c += (size_t)used;
+			} else {
+				put_number(o, f);
+			}
 		}
 		put_chr(o, '\n');
 		return;
 	}
 
-	/* Wide: every argument; string pieces accumulate until the next non-'s' argument. */
-	{
-		char text[256];
-		size_t text_len = 0;   /* length of the string so far */
-		int text_open = 0;     /* a string is being accumulated */
-		int text_ended = 0;    /* a short piece ended the string */
-		char hex[512];
-		size_t hex_len = 0;
-
-		for (a = args; *a != NULL && c < nbytes; a++) {
-			const char *spec = *a;
-			char t;
-			int used;
-
-			if (spec[0] == 'F')
-				continue; /* fast mode only */
-			if (spec[0] == 'f')
-				spec++;
-			t = spec[0];
-			if (t != 's') {
-				if (text_open) {
-					put_chr(o, '"');
-					put_mem(o, text, text_len);
-					put_mem(o, "\" (0x", 5);
-					put_mem(o, hex, hex_len);
-					put_chr(o, ')');
-					text_open = 0;
-				}
-				put_arg_name(o, flags, spec + 1);
-			}
-			if (t == 'S' || t == 's') {
-				size_t n;
-				if (c + 4 > nbytes)
-					break;
-				if (t == 'S' || !text_open) {
-					text_len = 0;
-					hex_len = 0;
-					text_ended = 0;
-					text_open = 1;
-				} else if (hex_len + 11 <= sizeof(hex)) {
-					memcpy(hex + hex_len, " 0x", 3);
-					hex_len += 3;
-				}
-				if (hex_len + 8 <= sizeof(hex)) {
-					tk__store64(hex + hex_len, hex8_chars(mem_word_at(ev, c)));
-					hex_len += 8;
-				}
-				n = checked_text(p + c, 4);
-				if (!text_ended && text_len + n <= sizeof(text)) {
-					memcpy(text + text_len, p + c, n);
-					text_len += n;
-				}
-				if (n < 4)
-					text_ended = 1;
-				c += 4;
-				continue;
-			}
-			used = put_value(o, ev, t, c, nbytes);
-			if (used < 0)
-				return;
-			if (used == 0)
-				break;
-			c += (size_t)used;
-		}
-		if (text_open) {
-			put_chr(o, '"');
-			put_mem(o, text, text_len);
-			put_mem(o, "\" (0x", 5);
-			put_mem(o, hex, hex_len);
-			put_mem(o, ")\n", 2);
-		} else {
-			put_chr(o, '\n');
+	/* Wide: one argument per line; a string's pieces were merged into one field. */
+	for (i = 0; i < d->n_fields; i++) {
+		const tk_kev_field *f = &d->fields[i];
+		if (f->fmt != 's')
+			put_arg_name(o, flags, f->name);
+		switch (f->type) {
+		case TK_KEV_FIELD_BYTES:
+			put_pieces(o, f);
+			break;
+		case TK_KEV_FIELD_STR:
+			put_mem(o, f->str, checked_text((const unsigned char *)f->str, f->len));
+			break;
+		case TK_KEV_FIELD_NONE:
+			break;
+		default:
+			put_number(o, f);
+			break;
 		}
 	}
+	put_chr(o, '\n');
 }
 
 /* A line for events without a known format: every payload word. */
-static void print_generic(struct obuf *o, const tk_kev_event *ev, const char *label)
+static void print_generic(struct obuf *o, const tk_kev_event *ev)
 {
 	unsigned cls = TK_KEV_CLASS(ev->header), i;
 
-	if (label != NULL) {
-		put_str(o, label);
-	} else if (cls < 12) {
+	if (cls < 12) {
 		put_str(o, tk__class_label(cls));
 	} else {
 		char tmp[16];
@@ -486,134 +422,132 @@ static void print_generic(struct obuf *o, const tk_kev_event *ev, const char *la
 	put_chr(o, '\n');
 }
 
-static int print_kercall(struct obuf *o, unsigned flags, const tk_kev_event *ev)
+/* Value of field i, or 0 when the payload did not have it. */
+static inline uint64_t fval(const tk_kev_decoded *d, unsigned i)
 {
-	unsigned code = TK_KEV_CODE(ev->header);
-	char label[64];
-	const struct tk__kercall_desc *k;
+	return i < d->n_fields ? d->fields[i].v.u : 0;
+}
 
-	if (code >= 2 * _TRACE_MAX_KER_CALL_NUM && code < 3 * _TRACE_MAX_KER_CALL_NUM) {
-		unsigned n = code - 2 * _TRACE_MAX_KER_CALL_NUM;
-		if (n >= tk__n_kercalls)
-			return -1;
+static void print_kercall(struct obuf *o, unsigned flags, const tk_kev_decoded *d)
+{
+	unsigned code = d->code, n = (unsigned)d->number;
+	const struct tk__kercall_desc *k = &tk__kercalls[n];
+	const char *name;
+	char label[64];
+	size_t len;
+
+	if (code >= 2 * _TRACE_MAX_KER_CALL_NUM) {
 		put_mem(o, "INT_CALL:KER_", 13);
-		put_str(o, tk__kercalls[n].name);
+		put_str(o, k->name);
 		put_chr(o, '/');
 		put_u64(o, n);
 		put_chr(o, '\n');
-		return 0;
+		return;
 	}
-	if (code >= 2 * _TRACE_MAX_KER_CALL_NUM)
-		return -1;
-	if (code >= _TRACE_MAX_KER_CALL_NUM) {
-		unsigned n = code - _TRACE_MAX_KER_CALL_NUM;
-		if (n >= tk__n_kercalls)
-			return -1;
-		k = &tk__kercalls[n];
-		snprintf(label, sizeof(label), "%s/%02u", k->exit_name ? k->exit_name : k->name, n);
-		if (ev->len >= 2 && word(ev, 0) == 0xffffffffu) {
-			put_mem(o, "KER_EXIT:", 9);
-			put_str(o, label);
-			put_mem(o, " ret_val:-1, errno:", 19);
-			put_d32(o, word(ev, 1));
-			put_chr(o, '\n');
-			return 0;
-		}
-		print_args(o, flags, ev, "KER_EXIT", label, k->exit_args, 0);
-		return 0;
+	/* "<name>/%02u" */
+	name = code >= _TRACE_MAX_KER_CALL_NUM && k->exit_name ? k->exit_name : k->name;
+	len = strlen(name);
+	if (len > sizeof(label) - 8)
+		len = sizeof(label) - 8;
+	memcpy(label, name, len);
+	label[len++] = '/';
+	if (n >= 100)
+		label[len++] = (char)('0' + n / 100);
+	label[len++] = (char)('0' + (n / 10) % 10);
+	label[len++] = (char)('0' + n % 10);
+	label[len] = '\0';
+	if (code < _TRACE_MAX_KER_CALL_NUM) {
+		print_args(o, flags, d, "KER_CALL", label);
+		return;
 	}
-	if (code >= tk__n_kercalls)
-		return -1;
-	k = &tk__kercalls[code];
-	snprintf(label, sizeof(label), "%s/%02u", k->name, code);
-	print_args(o, flags, ev, "KER_CALL", label, k->enter_args, 0);
-	return 0;
+	if (d->flags & TK_KEV_DEC_FAILED) {
+		put_mem(o, "KER_EXIT:", 9);
+		put_mem(o, label, len);
+		put_mem(o, " ret_val:-1, errno:", 19);
+		put_d32(o, (uint32_t)fval(d, 1));
+		put_chr(o, '\n');
+		return;
+	}
+	print_args(o, flags, d, "KER_EXIT", label);
 }
 
-static const char *const args_pid_tid[] = { "fDpid", "fDtid", NULL };
-
-static int print_pr_th(struct obuf *o, unsigned flags, const tk_kev_event *ev)
+static int print_pr_th(struct obuf *o, unsigned flags, const tk_kev_decoded *d)
 {
-	static const char *const create_args[] = { "fDpid", "fDtid", "Dpolicy", NULL };
-	static const char *const ppid_pid[] = { "fDppid", "fDpid", NULL };
-	static const char *const ppid_pid_name[] = { "fDppid", "fDpid", "Nname", NULL };
-	static const char *const pid_tid_name[] = { "fDpid", "fDtid", "Nname", NULL };
-	unsigned code = TK_KEV_CODE(ev->header);
+	unsigned code = d->code;
+	const char *cls = "PROCESS ", *label;
 
 	if (code < tk__n_thread_states) {
 		put_mem(o, "THREAD  :", 9);
 		put_str(o, tk__thread_states[code]);
 		put_mem(o, " pid:", 5);
-		put_d32(o, word(ev, 0));
+		put_d32(o, (uint32_t)fval(d, 0));
 		put_mem(o, " tid:", 5);
-		put_d32(o, word(ev, 1));
+		put_d32(o, (uint32_t)fval(d, 1));
 		put_chr(o, ' ');
-		if (ev->len > 2) {
+		if (d->n_fields > 2) {
 			put_mem(o, "priority:", 9);
-			put_d32(o, word(ev, 2));
+			put_d32(o, (uint32_t)fval(d, 2));
 			put_mem(o, " policy:", 8);
-			put_d32(o, word(ev, 3));
-			if (ev->len > 4) {
+			put_d32(o, (uint32_t)fval(d, 3));
+			if (d->n_fields > 4) {
 				put_mem(o, " partition:", 11);
-				put_d32(o, word(ev, 4));
+				put_d32(o, (uint32_t)fval(d, 4));
 			}
-			if (ev->len > 5) {
+			if (d->n_fields > 5) {
 				put_mem(o, " sched_flags:0x", 15);
-				put_hex8(o, word(ev, 5));
+				put_hex8(o, (uint32_t)fval(d, 5));
 			}
 		}
 		put_chr(o, '\n');
 		return 0;
 	}
 	if (code >= _TRACE_MAX_TH_STATE_NUM && code - _TRACE_MAX_TH_STATE_NUM < tk__n_thread_states) {
-		print_args(o, flags, ev, "VTHREAD ", tk__thread_states[code - _TRACE_MAX_TH_STATE_NUM],
-			   args_pid_tid, 0);
+		print_args(o, flags, d, "VTHREAD ", tk__thread_states[code - _TRACE_MAX_TH_STATE_NUM]);
 		return 0;
 	}
 	switch (code) {
 	case _TRACE_PR_TH_CREATE_T:
-		print_args(o, flags, ev, "THREAD  ", "THCREATE     ", create_args, 0);
-		return 0;
+		cls = "THREAD  ", label = "THCREATE     ";
+		break;
 	case _TRACE_PR_TH_DESTROY_T:
-		print_args(o, flags, ev, "THREAD  ", "THDESTROY    ", args_pid_tid, 0);
-		return 0;
+		cls = "THREAD  ", label = "THDESTROY    ";
+		break;
 	case _TRACE_PR_TH_CREATE_VT:
-		print_args(o, flags, ev, "VTHREAD ", "VTHCREATE    ", args_pid_tid, 0);
-		return 0;
+		cls = "VTHREAD ", label = "VTHCREATE    ";
+		break;
 	case _TRACE_PR_TH_DESTROY_VT:
-		print_args(o, flags, ev, "VTHREAD ", "VTHDESTROY   ", args_pid_tid, 0);
-		return 0;
+		cls = "VTHREAD ", label = "VTHDESTROY   ";
+		break;
 	case _TRACE_PR_TH_CREATE_P:
-		print_args(o, flags, ev, "PROCESS ", "PROCCREATE   ", ppid_pid, 0);
-		return 0;
+		label = "PROCCREATE   ";
+		break;
 	case _TRACE_PR_TH_DESTROY_P:
-		print_args(o, flags, ev, "PROCESS ", "PROCDESTROY  ", ppid_pid, 0);
-		return 0;
+		label = "PROCDESTROY  ";
+		break;
 	case _TRACE_PR_TH_CREATE_P_NAME:
-		print_args(o, flags, ev, "PROCESS ", "PROCCREATE_NAME", ppid_pid_name, 0);
-		return 0;
+		label = "PROCCREATE_NAME";
+		break;
 	case _TRACE_PR_TH_DESTROY_P_NAME:
-		print_args(o, flags, ev, "PROCESS ", "PROCDESTROY_NAME", ppid_pid_name, 0);
-		return 0;
+		label = "PROCDESTROY_NAME";
+		break;
 	case _TRACE_PR_TH_NAME_T:
-		print_args(o, flags, ev, "PROCESS ", "PROCTHREAD_NAME", pid_tid_name, 0);
-		return 0;
+		label = "PROCTHREAD_NAME";
+		break;
 	default:
 		return -1;
 	}
+	print_args(o, flags, d, cls, label);
+	return 0;
 }
 
-/* QNX's struct sigevent (32-bit): notify, signo/coid, value, code and priority. */
-static void put_sigevent(struct obuf *o, const tk_kev_event *ev)
+/* QNX's struct sigevent, decoded: notify, signo/coid, value, code and priority. */
+static void put_sigevent(struct obuf *o, const tk_kev_decoded *d)
 {
-	uint32_t notify = ev->len > 1 ? word(ev, 1) : 0;
-	uint32_t signo = ev->len > 2 ? word(ev, 2) : 0;
-	uint32_t value = ev->len > 3 ? word(ev, 3) : 0;
-	uint32_t cp = ev->len > 4 ? word(ev, 4) : 0;
-	/* short sigev_code, short sigev_priority share one word in the target's order */
-	int big = ev->swap != TK__HOST_BIG_ENDIAN;
-	uint32_t code = (uint32_t)(int32_t)(int16_t)(big ? cp >> 16 : cp & 0xffff);
-	int32_t prio = (int16_t)(big ? cp & 0xffff : cp >> 16);
+	uint32_t notify = (uint32_t)fval(d, 1);
+	uint32_t signo = (uint32_t)fval(d, 2);
+	uint32_t value = (uint32_t)fval(d, 3);
+	uint32_t code = (uint32_t)fval(d, 4);
+	uint32_t prio = (uint32_t)fval(d, 5);
 
 	switch (notify) {
 	case 0:
@@ -636,7 +570,7 @@ static void put_sigevent(struct obuf *o, const tk_kev_event *ev)
 		put_str(o, "PULSE ");
 		put_althex(o, signo);
 		put_chr(o, ':');
-		put_d32(o, (uint32_t)prio);
+		put_d32(o, prio);
 		put_chr(o, ' ');
 		put_althex(o, code);
 		put_chr(o, ':');
@@ -662,49 +596,47 @@ static void put_sigevent(struct obuf *o, const tk_kev_event *ev)
 	}
 }
 
-static int print_int(struct obuf *o, const tk_kev_event *ev)
+static int print_int(struct obuf *o, const tk_kev_decoded *d)
 {
-	switch (TK_KEV_CODE(ev->header)) {
+	switch (d->code) {
 	case _TRACE_INT_ENTRY:
 		put_mem(o, "INT_ENTR:0x", 11);
-		put_hex8(o, word(ev, 0));
+		put_hex8(o, (uint32_t)fval(d, 0));
 		put_mem(o, " (", 2);
-		put_d32(o, word(ev, 0));
+		put_d32(o, (uint32_t)fval(d, 0));
 		put_mem(o, ")       IP:0x", 13);
-		put_hex8(o, word(ev, 1));
+		put_hex8(o, (uint32_t)fval(d, 1));
 		put_chr(o, '\n');
 		return 0;
 	case _TRACE_INT_EXIT:
 		put_mem(o, "INT_EXIT:0x", 11);
-		put_hex8(o, word(ev, 0));
+		put_hex8(o, (uint32_t)fval(d, 0));
 		put_mem(o, " (", 2);
-		put_d32(o, word(ev, 0));
+		put_d32(o, (uint32_t)fval(d, 0));
 		put_mem(o, ") inkernel:0x", 13);
-		put_hex8(o, word(ev, 1));
+		put_hex8(o, (uint32_t)fval(d, 1));
 		put_chr(o, '\n');
 		return 0;
 	case _TRACE_INT_HANDLER_ENTRY:
-		if (ev->len < 4)
-			return -1;
 		put_mem(o, "INT_HANDLER_ENTR:0x", 19);
-		put_hex8(o, word(ev, 1));
+		put_hex8(o, (uint32_t)fval(d, 1));
 		put_mem(o, " (", 2);
-		put_d32(o, word(ev, 1));
+		put_d32(o, (uint32_t)fval(d, 1));
 		put_mem(o, ")       PID:", 12);
-		put_d32(o, word(ev, 0));
+		put_d32(o, (uint32_t)fval(d, 0));
 		put_mem(o, " IP:0x", 6);
-		put_hex8(o, word(ev, 2));
+		put_hex8(o, (uint32_t)fval(d, 2));
 		put_mem(o, " AREA:0x", 8);
-		put_hex8(o, word(ev, 3));
+		put_hex8(o, (uint32_t)fval(d, 3));
 		put_chr(o, '\n');
 		return 0;
 	case _TRACE_INT_HANDLER_EXIT:
 		put_mem(o, "INT_HANDLER_EXIT:0x", 19);
-		put_hex8(o, word(ev, 0));
+		put_hex8(o, (uint32_t)fval(d, 0));
 		put_mem(o, " (", 2);
-		put_d32(o, word(ev, 0));
+		put_d32(o, (uint32_t)fval(d, 0));
 		put_mem(o, ") SIGEVENT:", 11);
-		put_sigevent(o, ev);
+		put_sigevent(o, d);
 		put_chr(o, '\n');
 		return 0;
 	default:
@@ -712,57 +644,26 @@ static int print_int(struct obuf *o, const tk_kev_event *ev)
 	}
 }
 
-/*
- * A user combine event is a string when it is printable text, NUL, and zero padding. QNX
- * and tracekit's writer put a string of 8 bytes or less in one simple slot, which prints
- * as d0/d1 (it cannot be told from two words); older tracekit files and the in-process
- * recorder pad such a string to a CB + all-zero CE, accepted here as a string.
- */
-static size_t user_string_len(const tk_kev_event *ev)
+static void print_user(struct obuf *o, const tk_kev_event *ev, const tk_kev_decoded *d)
 {
-	const unsigned char *p = (const unsigned char *)ev->data;
-	size_t nbytes = (size_t)ev->len * 4, n, i;
-
-	for (n = 0; n < nbytes && p[n] != '\0'; n++) {
-		if (p[n] != '\n' && !is_printable(p[n]))
-			return (size_t)-1;
-	}
-	/* no NUL, or a whole slot of padding (except in the two-slot minimum of a combine) */
-	if (n == nbytes || (n + 1 + 8 <= nbytes && nbytes > 16))
-		return (size_t)-1;
-	for (i = n; i < nbytes; i++) {
-		if (p[i] != '\0')
-			return (size_t)-1;
-	}
-	return n;
-}
-
-static int print_user(struct obuf *o, unsigned flags, const tk_kev_event *ev)
-{
-	unsigned code = TK_KEV_CODE(ev->header);
-	size_t n;
+	const tk_kev_field *f = &d->fields[0];
 	unsigned i;
 
 	put_mem(o, "USREVENT:EVENT:", 15);
-	put_u64(o, code);
-	if (ev->len <= 2) {
+	put_u64(o, d->code);
+	if (!(d->flags & TK_KEV_DEC_WIDE)) { /* fields d0 and d1, always */
 		put_mem(o, ", d0:0x", 7);
-		put_hex8(o, ev->len > 0 ? word(ev, 0) : 0);
+		put_hex8(o, (uint32_t)d->fields[0].v.u);
 		put_mem(o, " d1:0x", 6);
-		put_hex8(o, ev->len > 1 ? word(ev, 1) : 0);
+		put_hex8(o, (uint32_t)d->fields[1].v.u);
 		put_chr(o, '\n');
-		return 0;
+		return;
 	}
-	n = user_string_len(ev);
-	if (n == (size_t)-1 && (flags & TK_KEV_PRINT_QNX_STRICT)) {
-		/* 1.02: the payload as a string, last byte forced to NUL, "" if unprintable */
-		n = checked_text((const unsigned char *)ev->data, (size_t)ev->len * 4 - 1);
-	}
-	if (n != (size_t)-1) {
+	if (f->type == TK_KEV_FIELD_STR) {
 		put_mem(o, " STR:\"", 6);
-		put_mem(o, (const char *)ev->data, n);
+		put_mem(o, f->str, checked_text((const unsigned char *)f->str, f->len));
 		put_mem(o, "\"\n", 2);
-		return 0;
+		return;
 	}
 	for (i = 0; i < ev->len; i++) {
 		put_mem(o, i == 0 ? ", d" : " d", i == 0 ? 3 : 2);
@@ -771,22 +672,19 @@ static int print_user(struct obuf *o, unsigned flags, const tk_kev_event *ev)
 		put_hex8(o, word(ev, i));
 	}
 	put_chr(o, '\n');
-	return 0;
 }
 
-static int print_control(struct obuf *o, unsigned flags, const tk_kev_event *ev)
+static int print_control(struct obuf *o, unsigned flags, const tk_kev_decoded *d)
 {
-	static const char *const time_args[] = { "fHmsb", "fHlsb(offset)", NULL };
-
-	switch (TK_KEV_CODE(ev->header)) {
+	switch (d->code) {
 	case _TRACE_CONTROL_TIME:
-		print_args(o, flags, ev, "CONTROL ", "TIME", time_args, 0);
+		print_args(o, flags, d, "CONTROL ", "TIME");
 		return 0;
 	case _TRACE_CONTROL_BUFFER:
 		put_mem(o, "CONTROL: BUFFER sequence = ", 27);
-		put_d32(o, word(ev, 0) & 0x7ff);
+		put_d32(o, (uint32_t)fval(d, 0));
 		put_mem(o, ", num_events = ", 15);
-		put_d32(o, word(ev, 1));
+		put_d32(o, (uint32_t)fval(d, 1));
 		put_chr(o, '\n');
 		return 0;
 	case _TRACE_CONTROL_BUFFER_END:
@@ -798,7 +696,7 @@ static int print_control(struct obuf *o, unsigned flags, const tk_kev_event *ev)
 		if (flags & TK_KEV_PRINT_QNX_STRICT)
 			return -1;
 		put_str(o, "CONTROL :DROPPED events:");
-		put_u64(o, (uint64_t)word(ev, 0) | (ev->len > 1 ? (uint64_t)word(ev, 1) << 32 : 0));
+		put_u64(o, fval(d, 0));
 		put_chr(o, '\n');
 		return 0;
 	default:
@@ -806,74 +704,44 @@ static int print_control(struct obuf *o, unsigned flags, const tk_kev_event *ev)
 	}
 }
 
-static int print_system(struct obuf *o, unsigned flags, const tk_kev_event *ev)
-{
-	unsigned code = TK_KEV_CODE(ev->header);
-	const struct tk__event_desc *d;
-
-	if (code >= tk__n_system_events || tk__system_events[code].label == NULL)
-		return -1;
-	d = &tk__system_events[code];
-	if (!(flags & TK_KEV_PRINT_QNX_STRICT)) {
-		/* tracekit's 64-bit forms: wide function hooks carry two 64-bit addresses, and
-		 * an ADDRESS above 4 GiB has its upper half in the second word */
-		static const char *const wide_fn[] = { "Xthisfn", "Xcall_site", NULL };
-		static const char *const addr64[] = { "fXaddr", NULL };
-		if ((code == _NTO_TRACE_SYS_FUNC_ENTER || code == _NTO_TRACE_SYS_FUNC_EXIT) && ev->len >= 4) {
-			print_args(o, flags, ev, "SYSTEM  ", d->label, wide_fn, 0);
-			return 0;
-		}
-		if (code == _NTO_TRACE_SYS_ADDRESS && ev->len == 2 && word(ev, 1) != 0) {
-			print_args(o, flags, ev, "SYSTEM  ", d->label, addr64, 0);
-			return 0;
-		}
-	}
-	print_args(o, flags, ev, "SYSTEM  ", d->label, d->args, code == _NTO_TRACE_SYS_APS_NAME);
-	return 0;
-}
-
-static int print_comm(struct obuf *o, unsigned flags, const tk_kev_event *ev)
-{
-	unsigned code = TK_KEV_CODE(ev->header);
-
-	if (code >= tk__n_comm_events)
-		return -1;
-	print_args(o, flags, ev, "COMM    ", tk__comm_events[code].label, tk__comm_events[code].args, 0);
-	return 0;
-}
-
 /* Formats ev into o. Returns 0, or 1 when nothing is printed (strict mode, unknown). */
 static int format_event(struct obuf *o, unsigned flags, const tk_kev_event *ev)
 {
 	size_t start = o->len;
-	int rc;
+	tk_kev_decoded d;
+	int rc = 0;
 
+	kev_decode_core(ev, (flags & TK_KEV_PRINT_QNX_STRICT) ? TK_KEV_DECODE_QNX_STRICT : 0, &d);
 	put_prefix(o, flags, ev);
-	switch (TK_KEV_CLASS(ev->header)) {
-	case 1:
-		rc = print_control(o, flags, ev);
-		break;
-	case 2:
-		rc = print_kercall(o, flags, ev);
-		break;
-	case 3:
-		rc = print_int(o, ev);
-		break;
-	case 4:
-		rc = print_pr_th(o, flags, ev);
-		break;
-	case 5:
-		rc = print_system(o, flags, ev);
-		break;
-	case 6:
-		rc = print_user(o, flags, ev);
-		break;
-	case 7:
-		rc = print_comm(o, flags, ev);
-		break;
-	default:
+	if (d.flags & TK_KEV_DEC_UNKNOWN) {
 		rc = -1;
-		break;
+	} else {
+		switch (d.cls) {
+		case 1:
+			rc = print_control(o, flags, &d);
+			break;
+		case 2:
+			print_kercall(o, flags, &d);
+			break;
+		case 3:
+			rc = print_int(o, &d);
+			break;
+		case 4:
+			rc = print_pr_th(o, flags, &d);
+			break;
+		case 5:
+			print_args(o, flags, &d, "SYSTEM  ", tk__system_events[d.code].label);
+			break;
+		case 6:
+			print_user(o, ev, &d);
+			break;
+		case 7:
+			print_args(o, flags, &d, "COMM    ", tk__comm_events[d.code].label);
+			break;
+		default:
+			rc = -1;
+			break;
+		}
 	}
 	if (rc != 0) {
 		/* Discard any partial text and print the event generically. */
@@ -881,7 +749,7 @@ static int format_event(struct obuf *o, unsigned flags, const tk_kev_event *ev)
 		if (flags & TK_KEV_PRINT_QNX_STRICT)
 			return 1;
 		put_prefix(o, flags, ev);
-		print_generic(o, ev, NULL);
+		print_generic(o, ev);
 	}
 	return 0;
 }

@@ -42,4 +42,44 @@ extern const unsigned tk__n_comm_events;
 /* Printable name of an internal class (0..31), 8 characters wide. */
 const char *tk__class_label(unsigned cls);
 
+/*
+ * tk_kev_class_of() without a search: indexes of the class table (kev_classes.c, the
+ * table's order) and the direct mapping of a header to its most specific class.
+ */
+#include "tracekit/kev.h"
+
+enum {
+	TK__CT_EMPTY, TK__CT_CONTROL, TK__CT_KERENTER, TK__CT_KEREXIT, TK__CT_KERINT, TK__CT_KERCALL,
+	TK__CT_INTENTER, TK__CT_INTEXIT, TK__CT_HENTER, TK__CT_HEXIT, TK__CT_INT, TK__CT_THREAD,
+	TK__CT_VTHREAD, TK__CT_PROCESS, TK__CT_SYSTEM, TK__CT_USER, TK__CT_COMM, TK__CT_QUIP, TK__CT_SEC,
+	TK__CT_QVM, TK__CT_PMU
+};
+extern const tk_kev_class_desc tk__kev_class_table[];
+
+static inline const tk_kev_class_desc *tk__kev_class_of(unsigned header)
+{
+	unsigned cls = TK_KEV_CLASS(header), code = TK_KEV_CODE(header);
+
+	switch (cls) {
+	case 0:
+		return &tk__kev_class_table[TK__CT_EMPTY];
+	case 1:
+		return &tk__kev_class_table[TK__CT_CONTROL];
+	case 2:
+		return &tk__kev_class_table[code < 3 * _TRACE_MAX_KER_CALL_NUM
+						    ? TK__CT_KERENTER + code / _TRACE_MAX_KER_CALL_NUM
+						    : TK__CT_KERCALL];
+	case 3:
+		return &tk__kev_class_table[code >= 1 && code <= 4 ? TK__CT_INTENTER + code - 1 : TK__CT_INT];
+	case 4:
+		if (code < _TRACE_MAX_TH_STATE_NUM)
+			return &tk__kev_class_table[TK__CT_THREAD];
+		if (code < 2 * _TRACE_MAX_TH_STATE_NUM)
+			return &tk__kev_class_table[TK__CT_VTHREAD];
+		return code >= 64 ? &tk__kev_class_table[TK__CT_PROCESS] : NULL;
+	default:
+		return cls <= 11 ? &tk__kev_class_table[TK__CT_SYSTEM + cls - 5] : NULL;
+	}
+}
+
 #endif /* KEV_NAMES_H */

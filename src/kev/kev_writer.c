@@ -32,12 +32,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/tk_bytes.h"
+#include "common/tk_cycles.h"
 #include "tracekit/kev.h"
 
 #define KEV_BUF_SLOTS 16384 /* 256 KiB of events between writes */
@@ -45,8 +47,11 @@
 #define KEV_WB_WINDOW (8u << 20)
 
 struct tk_kev_writer {
-	int fd;
+	int fd;              /* where events go: a high duplicate of the output file's descriptor */
 	tk_outfile *outfile; /* NULL when writing to a caller's fd */
+	int stream_fd;       /* the outfile's own descriptor (a low number the program may reuse) */
+	dev_t dev;           /* identity of the output: checked before every write */
+	ino_t ino;
 	int swap;            /* file byte order differs from the host's */
 	unsigned flags;
 	int err;             /* first error, sticky */
@@ -56,6 +61,18 @@ struct tk_kev_writer {
 	off_t wb_off;        /* writeback started up to here */
 	off_t wb_prev_off, wb_prev_len; /* the window started before: waited for next time */
 	uint64_t slots;
+	/* The rate: with the machine's (cycles_per_sec 0 in the header), a (cycles, raw ns)
+	 * pair is read at the start and at the end, and the measured rate replaces the estimate
+	 * in place when the file is completed (a regular file written from its start). */
+	int clock_pair;       /* the header names the start pair (TRACEKIT_CLOCK_*) */
+	int rate_exact;       /* the kernel's own rate: nothing to correct */
+	uint64_t c0, ns0;     /* the start pair */
+	off_t hdr_off;        /* file offset of the header; -1 if it cannot be rewritten */
+	size_t cps_pos;       /* offset of the CYCLES_PER_SEC value in the header */
+	size_t syspage_pos, syspage_len; /* our own syspage (0 length: the caller's) */
+	unsigned cpu_num;
+	uint32_t boot;
+	int big_endian;
 	size_t n_buf;
 	uint32_t msb[64];
 	uint64_t msb_valid; /* bit per CPU */
@@ -116,10 +133,36 @@ static void write_behind_init(tk_kev_writer *w)
 	w->wb_off = here;
 }
 
+/* 1 if fd still refers to the file the writer opened. */
+static int fd_is_ours(const tk_kev_writer *w, int fd)
+{
+	struct stat sb;
+
+	return fd >= 0 && fstat(fd, &sb) == 0 && sb.st_dev == w->dev && sb.st_ino == w->ino;
+}
+
+/*
+ * Before every write to a file the writer opened itself: the program may have closed the
+ * descriptor (daemons close every descriptor) and opened a file that got its number.
+ * Nothing is written then, and the writer stops for good with an error that says so.
+ */
+static int check_fd(tk_kev_writer *w)
+{
+	if (w->outfile == NULL || fd_is_ours(w, w->fd))
+		return TK_OK;
+	return set_err(w, TK_EIO,
+		       "descriptor %d of the trace file was closed or replaced by the program at byte offset "
+		       "%llu: nothing more is written to it",
+		       w->fd, (unsigned long long)w->bytes_written);
+}
+
 static int write_all(tk_kev_writer *w, const void *data, size_t len)
 {
 	const char *p = data;
+	int err = check_fd(w);
 
+	if (err != TK_OK)
+		return err;
 	while (len > 0) {
 		ssize_t n = write(w->fd, p, len);
 		if (n < 0) {
@@ -290,8 +333,21 @@ static int reserved_key(const char *key)
 /*
  * Builds the header text. syspage_len is the SYSPAGE_LEN value to declare.
  */
+/* Width of a CYCLES_PER_SEC value that may be rewritten in place: any uint64_t, padded with
+ * trailing spaces (readers skip white space around numbers). */
+#define KEV_CPS_WIDTH 20
+
+static void cps_text(char *out, size_t cap, uint64_t cps, int padded)
+{
+	if (padded)
+		snprintf(out, cap, "%-*llu", KEV_CPS_WIDTH, (unsigned long long)cps);
+	else
+		snprintf(out, cap, "%llu", (unsigned long long)cps);
+}
+
 static int build_header(struct hdr_buf *hb, const tk_kev_header *hdr, const char *default_name,
-			const struct utsname *uts, uint64_t cps, unsigned cpu_num, size_t syspage_len)
+			const struct utsname *uts, uint64_t cps, int cps_padded, unsigned cpu_num,
+			size_t syspage_len)
 {
 	char val[128];
 	size_t i;
@@ -307,7 +363,7 @@ static int build_header(struct hdr_buf *hb, const tk_kev_header *hdr, const char
 	hb_key(hb, "ENCODING", "16 byte events");
 	ctime_value(val, sizeof(val), hdr->boot_date ? hdr->boot_date : system_boot_time());
 	hb_key(hb, "BOOT_DATE", val);
-	snprintf(val, sizeof(val), "%llu", (unsigned long long)cps);
+	cps_text(val, sizeof(val), cps, cps_padded);
 	hb_key(hb, "CYCLES_PER_SEC", val);
 	snprintf(val, sizeof(val), "%u", cpu_num);
 	hb_key(hb, "CPU_NUM", val);
@@ -368,6 +424,16 @@ static unsigned online_cpus(void)
 	return n > 0 && n <= 64 ? (unsigned)n : (n > 64 ? 64u : 1u);
 }
 
+static int has_attr(const tk_kev_header *hdr, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < hdr->n_attrs; i++)
+		if (hdr->attrs != NULL && hdr->attrs[i].key != NULL && strcmp(hdr->attrs[i].key, key) == 0)
+			return 1;
+	return 0;
+}
+
 static int writer_start(tk_kev_writer *w, const tk_kev_header *hdr_in, const char *default_name)
 {
 	static const tk_kev_header empty;
@@ -378,7 +444,10 @@ static int writer_start(tk_kev_writer *w, const tk_kev_header *hdr_in, const cha
 	unsigned cpu_num = hdr->cpu_num ? hdr->cpu_num : online_cpus();
 	unsigned char *syspage = NULL;
 	size_t syspage_len, pad = 0;
-	int err;
+	int err, padded = 0;
+	tk_kev_header with_clock;
+	tk_kev_attr *attrs = NULL;
+	char c0_text[24], ns0_text[24];
 
 	w->swap = (hdr->big_endian != 0) != TK__HOST_BIG_ENDIAN;
 	if (uname(&uts) != 0)
@@ -388,14 +457,40 @@ static int writer_start(tk_kev_writer *w, const tk_kev_header *hdr_in, const cha
 		w->err = err;
 		return err;
 	}
+	w->hdr_off = -1;
+	if (hdr->cycles_per_sec == 0 && !has_attr(hdr, "TRACEKIT_CLOCK_CYCLES") &&
+	    !has_attr(hdr, "TRACEKIT_CLOCK_RAW_NS")) {
+		/* The machine's clock: name the start pair (docs/kev-format.md, "Time"). */
+		attrs = malloc((hdr->n_attrs + 2) * sizeof(*attrs));
+		if (attrs == NULL)
+			return set_err(w, TK_ENOMEM, "cannot build the header: %s", tk_strerror(TK_ENOMEM));
+		if (hdr->n_attrs > 0)
+			memcpy(attrs, hdr->attrs, hdr->n_attrs * sizeof(*attrs));
+		tk__clock_pair(&w->c0, &w->ns0);
+		snprintf(c0_text, sizeof(c0_text), "%llu", (unsigned long long)w->c0);
+		snprintf(ns0_text, sizeof(ns0_text), "%llu", (unsigned long long)w->ns0);
+		attrs[hdr->n_attrs] = (tk_kev_attr){ "TRACEKIT_CLOCK_CYCLES", c0_text };
+		attrs[hdr->n_attrs + 1] = (tk_kev_attr){ "TRACEKIT_CLOCK_RAW_NS", ns0_text };
+		with_clock = *hdr;
+		with_clock.attrs = attrs;
+		with_clock.n_attrs = hdr->n_attrs + 2;
+		hdr = &with_clock;
+		w->clock_pair = 1;
+		w->rate_exact = tk__clock_rate_exact();
+		padded = !w->rate_exact;
+		if (padded) {
+			int fl = fcntl(w->fd, F_GETFL);
+			w->hdr_off = fl >= 0 && !(fl & O_APPEND) ? lseek(w->fd, 0, SEEK_CUR) : -1;
+		}
+	}
 	if (hdr->syspage != NULL) {
 		syspage_len = hdr->syspage_len;
-		err = build_header(&hb, hdr, default_name, &uts, cps, cpu_num, syspage_len);
+		err = build_header(&hb, hdr, default_name, &uts, cps, padded, cpu_num, syspage_len);
 	} else {
 		size_t base = tk_kev_syspage_size(cpu_num);
 		/* Pad the syspage so the first event starts at a 16-byte file offset. */
 		for (pad = 0; pad < 16; pad++) {
-			err = build_header(&hb, hdr, default_name, &uts, cps, cpu_num, base + pad);
+			err = build_header(&hb, hdr, default_name, &uts, cps, padded, cpu_num, base + pad);
 			if (err != TK_OK || (hb.len + base + pad) % 16 == 0)
 				break;
 		}
@@ -410,16 +505,96 @@ static int writer_start(tk_kev_writer *w, const tk_kev_header *hdr_in, const cha
 						     hdr->big_endian != 0);
 		}
 	}
+	free(attrs);
 	if (err != TK_OK) {
 		free(hb.p);
 		free(syspage);
 		return set_err(w, err, "cannot build the header: %s", tk_strerror(err));
+	}
+	if (w->hdr_off >= 0) {
+		const char *v = strstr(hb.p, "TRACE_CYCLES_PER_SEC::");
+		w->cps_pos = v != NULL ? (size_t)(v - hb.p) + strlen("TRACE_CYCLES_PER_SEC::") : 0;
+		if (v == NULL)
+			w->hdr_off = -1;
+		w->syspage_pos = hb.len;
+		w->syspage_len = syspage != NULL ? syspage_len : 0;
+		w->cpu_num = cpu_num;
+		w->boot = (uint32_t)(hdr->boot_date ? hdr->boot_date : system_boot_time());
+		w->big_endian = hdr->big_endian != 0;
 	}
 	err = write_all(w, hb.p, hb.len);
 	if (err == TK_OK)
 		err = write_all(w, syspage ? syspage : hdr->syspage, syspage_len);
 	free(hb.p);
 	free(syspage);
+	return err;
+}
+
+/*
+ * The output's descriptor is duplicated to a high number (close-on-exec) and events are
+ * written there: a program that closes its low descriptors, or stdout ("-"), before it
+ * exits still has its trace delivered, and the identity of the file (device and inode) is
+ * checked before each write in case the program closes that one too.
+ */
+static int hold_high(tk_kev_writer *w)
+{
+	struct rlimit rl;
+	struct stat sb;
+	long floor = 1000;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (long)rl.rlim_cur <= floor + 24)
+		floor = (long)rl.rlim_cur * 3 / 4; /* a small limit: still above the usual numbers */
+	if (fstat(w->stream_fd, &sb) != 0)
+		return set_err(w, tk_error_from_errno(errno), "cannot use the output: %s", strerror(errno));
+	w->dev = sb.st_dev;
+	w->ino = sb.st_ino;
+	w->fd = fcntl(w->stream_fd, F_DUPFD_CLOEXEC, floor > 3 ? floor : 3);
+	if (w->fd < 0)
+		w->fd = fcntl(w->stream_fd, F_DUPFD_CLOEXEC, 3);
+	if (w->fd < 0)
+		return set_err(w, tk_error_from_errno(errno), "cannot duplicate the output's descriptor: %s",
+			       strerror(errno));
+	return TK_OK;
+}
+
+/*
+ * Commits (or aborts) the outfile, whose stream still holds the low descriptor. If the
+ * program closed or reused that number, the writer's own duplicate is put there for the
+ * time of the commit and the program's descriptor restored after it, so the commit never
+ * syncs, closes or renames anything of the program's. Returns the commit's result.
+ */
+static tk_outfile *abandoned[8]; /* outfiles whose descriptors the program took */
+static unsigned n_abandoned;
+
+static int finish_outfile(tk_kev_writer *w, int commit)
+{
+	int saved = -1, saved_flags = 0, err = TK_OK, swapped = 0;
+
+	if (strcmp(tk_outfile_temp_path(w->outfile), "-") != 0 && !fd_is_ours(w, w->stream_fd)) {
+		if (!fd_is_ours(w, w->fd)) {
+			/* Neither descriptor is ours any more: leave the stream alone (never close
+			 * a descriptor of the program's); the handle is kept, not freed. */
+			if (n_abandoned < sizeof(abandoned) / sizeof(abandoned[0]))
+				abandoned[n_abandoned++] = w->outfile;
+			return commit ? set_err(w, TK_EIO, "the trace file's descriptors were closed by the program") : TK_OK;
+		}
+		saved_flags = fcntl(w->stream_fd, F_GETFD);
+		if (saved_flags >= 0)
+			saved = fcntl(w->stream_fd, F_DUPFD_CLOEXEC, w->fd + 1);
+		if (saved_flags >= 0 && saved < 0)
+			return set_err(w, tk_error_from_errno(errno), "cannot keep the program's descriptor %d: %s",
+				       w->stream_fd, strerror(errno));
+		dup2(w->fd, w->stream_fd);
+		swapped = 1;
+	}
+	if (commit)
+		err = tk_outfile_commit(w->outfile);
+	else
+		tk_outfile_abort(w->outfile);
+	if (swapped && saved >= 0) {
+		dup3(saved, w->stream_fd, (saved_flags & FD_CLOEXEC) ? O_CLOEXEC : 0);
+		close(saved);
+	}
 	return err;
 }
 
@@ -441,13 +616,18 @@ int tk_kev_writer_open(tk_kev_writer **out, const char *path, const tk_kev_heade
 		return err;
 	}
 	/* Events go out with write(2); nothing is ever buffered in the stdio stream. */
-	w->fd = fileno(tk_outfile_stream(w->outfile));
-	write_behind_init(w);
-	err = writer_start(w, hdr, path);
+	w->stream_fd = fileno(tk_outfile_stream(w->outfile));
+	err = hold_high(w);
+	if (err == TK_OK) {
+		write_behind_init(w);
+		err = writer_start(w, hdr, path);
+	}
 	if (err != TK_OK) {
 		const char *part = tk_outfile_temp_path(w->outfile);
 		if (strcmp(part, "-") != 0)
 			unlink(part);
+		if (w->fd >= 0 && w->fd != w->stream_fd)
+			close(w->fd);
 		tk_outfile_abort(w->outfile);
 		free(w);
 		return err;
@@ -468,6 +648,7 @@ int tk_kev_writer_open_fd(tk_kev_writer **out, int fd, const tk_kev_header *hdr,
 	if (w == NULL)
 		return TK_ENOMEM;
 	w->fd = fd;
+	w->stream_fd = -1;
 	w->flags = flags;
 	write_behind_init(w);
 	err = writer_start(w, hdr, "-");
@@ -618,6 +799,8 @@ int tk_kev_write_raw_file_order_v(tk_kev_writer *w, const struct iovec *iov_in, 
 		total += iov_in[i].iov_len;
 	}
 	err = tk_kev_writer_flush(w);
+	if (err == TK_OK)
+		err = check_fd(w);
 	if (err != TK_OK)
 		return err;
 	while (n_iov > 0) {
@@ -660,6 +843,48 @@ const char *tk_kev_writer_errmsg(const tk_kev_writer *w)
 	return w ? w->errmsg : "";
 }
 
+/*
+ * Completing a file written with the machine's estimated rate: the rate measured between
+ * the start pair and now replaces it in the header and in our syspage, in place (same
+ * width). A file never completed keeps the estimate, with the start pair.
+ */
+static int correct_rate(tk_kev_writer *w)
+{
+	uint64_t c1, ns1, rate;
+	char text[KEV_CPS_WIDTH + 1];
+	unsigned char *sp;
+	int err;
+
+	if (!w->clock_pair || w->rate_exact || w->hdr_off < 0)
+		return TK_OK;
+	tk__clock_pair(&c1, &ns1);
+	if (ns1 <= w->ns0 + 1000000u || c1 <= w->c0)
+		return TK_OK; /* under a millisecond: the estimate is as good */
+	rate = (uint64_t)((long double)(c1 - w->c0) * 1e9L / (long double)(ns1 - w->ns0) + 0.5L);
+	if (rate == 0)
+		return TK_OK;
+	err = check_fd(w);
+	if (err != TK_OK)
+		return err;
+	cps_text(text, sizeof(text), rate, 1);
+	if (pwrite(w->fd, text, KEV_CPS_WIDTH, w->hdr_off + (off_t)w->cps_pos) != KEV_CPS_WIDTH)
+		return set_err(w, tk_error_from_errno(errno ? errno : EIO),
+			       "rewriting TRACE_CYCLES_PER_SEC at byte offset %llu failed: %s",
+			       (unsigned long long)w->cps_pos, strerror(errno ? errno : EIO));
+	if (w->syspage_len == 0)
+		return TK_OK;
+	sp = calloc(1, w->syspage_len);
+	if (sp == NULL)
+		return set_err(w, TK_ENOMEM, "out of memory");
+	tk_kev_syspage_build(sp, w->syspage_len, w->cpu_num, rate, w->boot, w->big_endian);
+	if (pwrite(w->fd, sp, w->syspage_len, w->hdr_off + (off_t)w->syspage_pos) != (ssize_t)w->syspage_len)
+		err = set_err(w, tk_error_from_errno(errno ? errno : EIO),
+			      "rewriting the syspage at byte offset %llu failed: %s",
+			      (unsigned long long)w->syspage_pos, strerror(errno ? errno : EIO));
+	free(sp);
+	return err;
+}
+
 int tk_kev_writer_close(tk_kev_writer *w)
 {
 	int err;
@@ -667,13 +892,15 @@ int tk_kev_writer_close(tk_kev_writer *w)
 	if (w == NULL)
 		return TK_OK;
 	err = tk_kev_writer_flush(w);
+	if (err == TK_OK)
+		err = correct_rate(w);
 	if (w->outfile != NULL) {
-		if (err == TK_OK) {
-			err = tk_outfile_commit(w->outfile);
-		} else {
-			/* Keep what was written in "<path>.part"; nothing under the final name. */
-			tk_outfile_abort(w->outfile);
-		}
+		/* Keep what was written in "<path>.part" on error; nothing under the final name. */
+		int rc = finish_outfile(w, err == TK_OK);
+		if (err == TK_OK)
+			err = rc;
+		if (w->fd != w->stream_fd && fd_is_ours(w, w->fd))
+			close(w->fd);
 	}
 	free(w);
 	return err;
@@ -687,7 +914,9 @@ void tk_kev_writer_abort(tk_kev_writer *w)
 		const char *part = tk_outfile_temp_path(w->outfile);
 		if (part != NULL && strcmp(part, "-") != 0)
 			unlink(part);
-		tk_outfile_abort(w->outfile);
+		finish_outfile(w, 0);
+		if (w->fd != w->stream_fd && fd_is_ours(w, w->fd))
+			close(w->fd);
 	}
 	free(w);
 }

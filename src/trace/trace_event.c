@@ -21,7 +21,7 @@ struct trace_state tk__trace = {
 	.handler_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
-TK_API _Atomic unsigned char tk__trace_mode[32];
+TK_API _Atomic unsigned char tk__trace_mode[TRACE_N_CLASSES];
 TK_API tk_buffer_id tk__trace_buffer_id = TK_BUFFER_ID_INVALID;
 TK_API __thread struct tk__trace_thread tk__trace_tls __attribute__((tls_model("initial-exec")));
 
@@ -72,13 +72,13 @@ void tk__trace_recompute_modes(void)
 	int on = s->started && atomic_load(&s->pool) != NULL && tk__trace_buffer_id != TK_BUFFER_ID_INVALID;
 	unsigned cls, w;
 
-	for (cls = 0; cls < 32; cls++) {
+	for (cls = 0; cls < TRACE_N_CLASSES; cls++) {
 		unsigned n_enabled = 0, mode;
-		for (w = 0; w < 16; w++)
+		for (w = 0; w < TRACE_BITMAP_WORDS; w++)
 			n_enabled += (unsigned)__builtin_popcountll(atomic_load(&s->enabled[cls][w]));
 		if (!on || n_enabled == 0)
 			mode = TK__TRACE_OFF;
-		else if (n_enabled == 1024 && s->n_special[cls] == 0)
+		else if (n_enabled == TRACE_N_CODES && s->n_special[cls] == 0)
 			mode = TK__TRACE_FAST;
 		else
 			mode = TK__TRACE_FILTERED;
@@ -88,7 +88,7 @@ void tk__trace_recompute_modes(void)
 
 /* ---- configuration helpers (lock held) ----------------------------------------------- */
 
-static void set_bits(_Atomic uint64_t bits[32][16], const tk_kev_range *r, int n, int on)
+static void set_bits(_Atomic uint64_t bits[TRACE_N_CLASSES][TRACE_BITMAP_WORDS], const tk_kev_range *r, int n, int on)
 {
 	int i;
 	unsigned code;
@@ -104,12 +104,12 @@ static void set_bits(_Atomic uint64_t bits[32][16], const tk_kev_range *r, int n
 	}
 }
 
-static void set_all_bits(_Atomic uint64_t bits[32][16], int on)
+static void set_all_bits(_Atomic uint64_t bits[TRACE_N_CLASSES][TRACE_BITMAP_WORDS], int on)
 {
 	unsigned cls, w;
 
-	for (cls = 0; cls < 32; cls++)
-		for (w = 0; w < 16; w++)
+	for (cls = 0; cls < TRACE_N_CLASSES; cls++)
+		for (w = 0; w < TRACE_BITMAP_WORDS; w++)
 			atomic_store(&bits[cls][w], on ? ~0ull : 0ull);
 }
 
@@ -118,7 +118,7 @@ static struct trace_code *codes(void)
 	struct trace_code *c = atomic_load(&tk__trace.codes);
 
 	if (c == NULL) {
-		c = calloc(32u * 1024u, sizeof(*c));
+		c = calloc(TRACE_N_CLASSES * TRACE_N_CODES, sizeof(*c));
 		if (c != NULL)
 			atomic_store(&tk__trace.codes, c); /* published once, never freed */
 	}
@@ -192,7 +192,7 @@ static int apply_filter(const tk_kev_range *r, int n, int event_level, enum filt
 		return tk__trace_set_error(ENOMEM, "out of memory for filters");
 	for (i = 0; i < n; i++) {
 		for (code = r[i].first; code <= r[i].last; code++) {
-			struct trace_code *c = &all[r[i].cls * 1024u + code];
+			struct trace_code *c = &all[r[i].cls * TRACE_N_CODES + code];
 			struct trace_filter *f = event_level ? &c->event_filter : &c->class_filter;
 			switch (op) {
 			case SET_PID:
@@ -230,7 +230,7 @@ static int set_handler(const tk_kev_range *r, int n, int event_level, int (*fn)(
 		return tk__trace_set_error(ENOMEM, "out of memory for handlers");
 	for (i = 0; i < n; i++) {
 		for (code = r[i].first; code <= r[i].last; code++) {
-			struct trace_code *c = &all[r[i].cls * 1024u + code];
+			struct trace_code *c = &all[r[i].cls * TRACE_N_CODES + code];
 			struct trace_handler *h = event_level ? &c->event_handler : &c->class_handler;
 			if (h->fn != NULL)
 				found = 1;
@@ -240,7 +240,7 @@ static int set_handler(const tk_kev_range *r, int n, int event_level, int (*fn)(
 	}
 	for (i = 0; i < n; i++)
 		for (code = r[i].first; code <= r[i].last; code++)
-			update_special(&all[r[i].cls * 1024u + code], r[i].cls);
+			update_special(&all[r[i].cls * TRACE_N_CODES + code], r[i].cls);
 	if (fn == NULL && !found)
 		return tk__trace_set_error(EFAULT, "no %s handler to delete (already deleted?)",
 					   event_level ? "event" : "class");
@@ -254,7 +254,7 @@ static const char *buffers_busy(void)
 {
 	if (tk__trace.started)
 		return "while tracing runs: STOP first";
-	if (atomic_load(&tk__trace.logger_attached))
+	if (tk__trace_drainer() != NULL)
 		return "while a logger uses the buffers: stop it first";
 	return NULL;
 }
@@ -313,6 +313,7 @@ int tk_trace_pool_init(void *region, size_t region_size, unsigned n_buffers)
 
 	if (region == NULL || tk_trace_pool_size(n_buffers) == 0 || region_size < tk_trace_pool_size(n_buffers))
 		return TK_EINVAL;
+	tk__trace_drainer_yield();
 	pthread_mutex_lock(&s->lock);
 	if (buffers_busy() != NULL) {
 		pthread_mutex_unlock(&s->lock);
@@ -380,9 +381,9 @@ static int query_events(void)
 
 static int check_class_code(int cls, int code)
 {
-	if (cls < 0 || cls > 31)
+	if (cls < 0 || cls >= (int)TRACE_N_CLASSES)
 		return tk__trace_set_error(EINVAL, "internal class %d out of range (0-31)", cls);
-	if (code < 0 || code > 1023)
+	if (code < 0 || code >= (int)TRACE_N_CODES)
 		return tk__trace_set_error(EINVAL, "event code %d out of range (0-1023)", code);
 	return 0;
 }
@@ -520,7 +521,7 @@ static int config(int mode, va_list ap)
 	case _NTO_TRACE_SETRINGMODE:
 	case _NTO_TRACE_SETLINEARMODE:
 		atomic_store(&s->ring, mode == _NTO_TRACE_SETRINGMODE);
-		tk__logger_wake();
+		tk__trace_drainer_wake();
 		return 0;
 	case _NTO_TRACE_SKIPBUFFER:
 	case _NTO_TRACE_OVERWRITEBUFFER:
@@ -547,14 +548,14 @@ static void trace_kercall(int mode, va_list ap)
 		w[1] = (uint32_t)va_arg(cp, int);
 		va_end(cp);
 	}
-	tk__trace_write(_TRACE_KER_CALL_C >> 10, __KER_TRACE_EVENT, w, 2, NULL, 0, 1);
+	tk__trace_write(TRACE_CLS(_TRACE_KER_CALL_C), __KER_TRACE_EVENT, w, 2, NULL, 0, 1);
 }
 
 static void trace_kerexit(int rc, int err)
 {
 	uint32_t w[2] = { (uint32_t)rc, rc == -1 ? (uint32_t)err : 0 };
 
-	tk__trace_write(_TRACE_KER_CALL_C >> 10, _TRACE_MAX_KER_CALL_NUM + __KER_TRACE_EVENT, w, 2, NULL, 0, 1);
+	tk__trace_write(TRACE_CLS(_TRACE_KER_CALL_C), _TRACE_MAX_KER_CALL_NUM + __KER_TRACE_EVENT, w, 2, NULL, 0, 1);
 	errno = err;
 }
 
@@ -566,12 +567,12 @@ int TraceEvent(int mode, ...)
 	int rc;
 
 	va_start(ap, mode);
-	if (__builtin_expect(atomic_load_explicit(&tk__trace_mode[_TRACE_KER_CALL_C >> 10], memory_order_relaxed) !=
+	if (__builtin_expect(atomic_load_explicit(&tk__trace_mode[TRACE_CLS(_TRACE_KER_CALL_C)], memory_order_relaxed) !=
 				     TK__TRACE_OFF,
 			     0))
 		trace_kercall(mode, ap);
 	rc = trace_event(mode, ap);
-	if (__builtin_expect(atomic_load_explicit(&tk__trace_mode[_TRACE_KER_CALL_C >> 10], memory_order_relaxed) !=
+	if (__builtin_expect(atomic_load_explicit(&tk__trace_mode[TRACE_CLS(_TRACE_KER_CALL_C)], memory_order_relaxed) !=
 				     TK__TRACE_OFF,
 			     0))
 		trace_kerexit(rc, errno);
@@ -591,7 +592,7 @@ static int trace_event(int mode, va_list ap)
 		a = va_arg(ap, int);
 		w[0] = va_arg(ap, unsigned);
 		w[1] = va_arg(ap, unsigned);
-		rc = insert_words(_TRACE_USER_C >> 10, a, w, 2);
+		rc = insert_words(TRACE_CLS(_TRACE_USER_C), a, w, 2);
 		break;
 	}
 	case _NTO_TRACE_INSERTCUSEREVENT: {
@@ -600,14 +601,14 @@ static int trace_event(int mode, va_list ap)
 		a = va_arg(ap, int);
 		buf = va_arg(ap, const unsigned *);
 		len = va_arg(ap, unsigned);
-		rc = insert_words(_TRACE_USER_C >> 10, a, buf, len);
+		rc = insert_words(TRACE_CLS(_TRACE_USER_C), a, buf, len);
 		break;
 	}
 	case _NTO_TRACE_INSERTUSRSTREVENT: {
 		const char *str;
 		a = va_arg(ap, int);
 		str = va_arg(ap, const char *);
-		if (check_class_code(_TRACE_USER_C >> 10, a) != 0) {
+		if (check_class_code(TRACE_CLS(_TRACE_USER_C), a) != 0) {
 			rc = -1;
 		} else if (str == NULL) {
 			rc = tk__trace_set_error(EFAULT, "INSERTUSRSTREVENT: NULL string");
@@ -615,7 +616,7 @@ static int trace_event(int mode, va_list ap)
 			size_t len = strlen(str);
 			rc = len >= TK_KEV_MAX_PAYLOAD
 				     ? tk__trace_set_error(EINVAL, "string of %zu bytes is longer than an event holds", len)
-				     : tk__trace_write(_TRACE_USER_C >> 10, (unsigned)a, NULL, 0, str, len, 1);
+				     : tk__trace_write(TRACE_CLS(_TRACE_USER_C), (unsigned)a, NULL, 0, str, len, 1);
 		}
 		break;
 	}
@@ -654,14 +655,16 @@ static int trace_event(int mode, va_list ap)
 	case _NTO_TRACE_QUERYSUPPORT:
 		rc = _NTO_TRACE_SUPPINSTR;
 		break;
-	case _NTO_TRACE_FLUSHBUFFER:
+	case _NTO_TRACE_FLUSHBUFFER: {
+		const struct tk__trace_drainer *dr = tk__trace_drainer();
 		if (atomic_load(&s->pool) == NULL)
 			rc = tk__trace_set_error(EFAULT, "FLUSHBUFFER: no buffers allocated");
-		else if (!atomic_load(&s->logger_attached))
+		else if (dr == NULL)
 			rc = tk__trace_set_error(EFAULT, "FLUSHBUFFER: no logger to flush to (tk_logger_start)");
 		else
-			rc = tk__logger_flush_sync() == TK_OK ? 0 : tk__trace_set_error(EIO, "%s", tk_logger_errmsg());
+			rc = dr->flush(dr->ctx) == TK_OK ? 0 : tk__trace_set_error(EIO, "%s", dr->errmsg(dr->ctx));
 		break;
+	}
 	case _NTO_TRACE_START:
 	case _NTO_TRACE_STARTNOSTATE:
 		pthread_mutex_lock(&s->lock);
@@ -684,8 +687,11 @@ static int trace_event(int mode, va_list ap)
 		tk__trace_recompute_modes();
 		pthread_mutex_unlock(&s->lock);
 		rc = 0;
-		if (atomic_load(&s->logger_attached))
-			tk__logger_note_stop();
+		{
+			const struct tk__trace_drainer *dr = tk__trace_drainer();
+			if (dr != NULL && dr->stopped != NULL)
+				dr->stopped(dr->ctx);
+		}
 		break;
 	default: {
 		/* Handler changes wait until no handler runs (see the lock order in
@@ -693,6 +699,8 @@ static int trace_event(int mode, va_list ap)
 		int handlers = (mode == _NTO_TRACE_ADDEVENTHANDLER || mode == _NTO_TRACE_DELEVENTHANDLER ||
 				mode == _NTO_TRACE_ADDCLASSEVHANDLER || mode == _NTO_TRACE_DELCLASSEVHANDLER) &&
 			       !tk__trace_tls.in_handler;
+		if (mode == _NTO_TRACE_ALLOCBUFFER || mode == _NTO_TRACE_DEALLOCBUFFER)
+			tk__trace_drainer_yield(); /* the program's own buffers replace TRACEKIT_LOG's */
 		if (handlers)
 			pthread_mutex_lock(&s->handler_lock);
 		pthread_mutex_lock(&s->lock);

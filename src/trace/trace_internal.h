@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private: the state of the user-space TraceEvent() implementation, shared by
- * trace_event.c (the control call and filters), trace_emit.c (writing events into the
- * per-thread buffers) and trace_logger.c (draining them into a .kev file).
+ * trace_event.c (the control call and filters), trace_emit.c (emission: the record path
+ * into the calling thread's buffer), trace_pool.c (the buffers' hooks into the pool, and
+ * the drainer registered to empty it), trace_state.c (START's /proc snapshot) and
+ * trace_logger.c (the in-process logger: one drainer, writing a .kev file).
  */
 #ifndef TRACE_INTERNAL_H
 #define TRACE_INTERNAL_H
@@ -13,6 +15,14 @@
 
 #include "tracekit/trace.h"
 
+#define TRACE_N_CLASSES 32u  /* internal classes: 5 bits of the header */
+#define TRACE_N_CODES 1024u  /* event codes of a class: 10 bits */
+#define TRACE_CLASS_SHIFT 10 /* where the class sits in a header (_TRACE_USER_C, ...) */
+/* The internal class number of a header class constant, and back. */
+#define TRACE_CLS(hdr_class) ((unsigned)(hdr_class) >> TRACE_CLASS_SHIFT)
+#define TRACE_CLASS_BITS(cls) ((unsigned)(cls) << TRACE_CLASS_SHIFT)
+#define TRACE_BITMAP_WORDS (TRACE_N_CODES / 64u) /* one bit per code */
+#define TRACE_DEFAULT_BUFFERS 1024u /* tk_logger_start() and TRACEKIT_LOG: 16 MiB */
 #define TRACE_BUFFER_SLOTS 1024u /* 16 KiB buffers of 16-byte slots, as QNX */
 #define TRACE_BUFFER_BYTES (TRACE_BUFFER_SLOTS * 16u)
 #define TRACE_MAX_BUFFERS (1u << 20)
@@ -22,6 +32,17 @@
 /* Every buffer starts with CONTROL TIME (slot 0, so that the next slot, CONTROL BUFFER, and
  * every later one have their 64-bit time from the buffer alone) and CONTROL BUFFER. */
 #define TRACE_SLOT_BUFFER 1u
+/* ... then CONTROL DROPPED, if records were lost since the last one was written, then the
+ * owner's THREAD THRUNNING (at TRACE_SLOT_OWNER, or one later after a DROPPED). */
+#define TRACE_SLOT_DROPPED 2u
+#define TRACE_SLOT_OWNER 2u
+/* CONTROL BUFFER's first word: the buffer's index in the pool and its sequence number. */
+#define TRACE_BUFFER_IDX_SHIFT 13u
+#define TRACE_BUFFER_SEQ_MASK 0x7ffu
+/* The class and code bits of a header (what identifies an event, without CPU and
+ * structure flags). */
+#define TRACE_HDR_EVENT_MASK 0xc0007fffu
+#define TRACE_IS_CONTROL(header, code) (((header) & TRACE_HDR_EVENT_MASK) == (_TRACE_CONTROL_C | (code)))
 
 /* Filters read by emitting threads without the lock: relaxed atomics. */
 struct trace_filter {
@@ -63,11 +84,10 @@ struct trace_state {
 	_Atomic int started;
 	_Atomic int ring;          /* ring (flight recorder) mode */
 	_Atomic int overwrite;     /* OVERWRITEBUFFER: reuse the oldest full buffer when none is free */
-	_Atomic int logger_attached;
-	_Atomic uint64_t enabled[32][16]; /* static rules filter: one bit per (class, code) */
-	_Atomic uint64_t wide[32][16];    /* fast/wide mask: 1 = wide */
-	_Atomic(struct trace_code *) codes; /* [32 * 1024], allocated on first filter/handler */
-	unsigned n_special[32];            /* codes of a class with a filter or handler */
+	_Atomic uint64_t enabled[TRACE_N_CLASSES][TRACE_BITMAP_WORDS]; /* static rules filter: one bit per (class, code) */
+	_Atomic uint64_t wide[TRACE_N_CLASSES][TRACE_BITMAP_WORDS];    /* fast/wide mask: 1 = wide */
+	_Atomic(struct trace_code *) codes; /* [TRACE_N_CLASSES * TRACE_N_CODES], allocated on first filter/handler */
+	unsigned n_special[TRACE_N_CLASSES]; /* codes of a class with a filter or handler */
 	/* Threads that existed when tracing started (announced by START, if at all): an
 	 * open-addressing table of (session << 32 | tid); entries of older sessions are free. */
 	_Atomic uint32_t session;
@@ -81,12 +101,18 @@ static inline int trace_bit(_Atomic uint64_t *bits, unsigned code)
 	return (int)((atomic_load_explicit(&bits[code >> 6], memory_order_relaxed) >> (code & 63)) & 1);
 }
 
+/* What a thread's last TIME event covers: the upper 32 bits of the time and the CPU. */
+static inline uint64_t tk__trace_time_key(uint64_t t, unsigned cpu)
+{
+	return ((t >> 32) << 32) | cpu;
+}
+
 /* trace_event.c */
 void tk__trace_recompute_modes(void); /* lock held */
 int tk__trace_set_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int tk__trace_ensure_buffer_id(void);
 
-/* trace_emit.c */
+/* trace_emit.c: emission */
 /* Writes an event (payload words, then an optional NUL-terminated string) through the
  * filters. Returns 0, or -1 with errno on a bad argument. */
 int tk__trace_write(unsigned cls, unsigned code, const uint32_t *words, size_t n_words, const char *str,
@@ -99,14 +125,48 @@ void tk__trace_emit_state(void);
  * created later announce themselves (THCREATE, PROCTHREAD_NAME) with their first buffer. */
 void tk__trace_new_session(void);
 int tk__trace_passes_filters(unsigned cls, unsigned code, const uint32_t *words, size_t n_words);
+int tk__trace_filter_passes(const struct trace_filter *f, uint32_t tid); /* pid/tid rule only */
 uint32_t tk__trace_tid(void);
 
-/* trace_logger.c */
-int tk__logger_flush_sync(void);
-void tk__logger_wake(void);
-void tk__logger_note_stop(void);
+/* trace_state.c: START's snapshot and its helpers */
+int tk__trace_read_small(const char *path, char *buf, size_t cap); /* 0, or -1 */
+void tk__trace_thread_words(uint32_t pid, uint32_t tid, uint32_t w[4]); /* pid, tid, prio, policy */
 
-/* buffer hooks (trace_emit.c), used when defining the trace buffer */
+/*
+ * trace_pool.c: sinks. A drainer empties the pool's queue of full buffers (and, on flush,
+ * the threads' partial buffers) somewhere: the in-process logger into a .kev file; later a
+ * shared-memory session. One is attached at a time. Its struct and ctx stay valid for the
+ * life of the process (writers may still call wake after it detached). Callbacks:
+ *   wake     buffers wait (called by writers, on their own thread: must never block)
+ *   flush    FLUSHBUFFER: everything committed so far written before it returns; TK_OK or
+ *            TK_E*, errmsg(ctx) then says why
+ *   stopped  tracing was stopped (STOP); called with no trace lock held
+ *   yield    optional: the program takes the buffers for itself (ALLOCBUFFER,
+ *            DEALLOCBUFFER, tk_trace_pool_init, tk_logger_start); a drainer the program
+ *            did not ask for (TRACEKIT_LOG) lets go, detached when it returns 1
+ * Sources (the emitters, and later a kernel collector) write through trace_emit.c's record
+ * path into the calling thread's buffer; trace_pool.c's hooks give and take the buffers.
+ */
+struct tk__trace_drainer {
+	const char *name;
+	void *ctx;
+	void (*wake)(void *ctx);
+	int (*flush)(void *ctx);
+	const char *(*errmsg)(void *ctx);
+	void (*stopped)(void *ctx);
+	int (*yield)(void *ctx);
+};
+int tk__trace_drainer_attach(const struct tk__trace_drainer *d); /* TK_OK, TK_EBUSY */
+void tk__trace_drainer_detach(const struct tk__trace_drainer *d);
+const struct tk__trace_drainer *tk__trace_drainer(void);        /* NULL if none */
+void tk__trace_drainer_wake(void);
+int tk__trace_drainer_yield(void);
+
+/* trace_pool.c: TIME, BUFFER, THRUNNING of a buffer's head; returns the slots (3) */
+size_t tk__trace_buffer_head(traceevent_t *s, unsigned cpu, uint64_t t, uint32_t idx, uint32_t seq, uint32_t pid,
+			     uint32_t tid);
+
+/* buffer hooks (trace_pool.c), used when defining the trace buffer */
 void *tk__trace_buffer_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n, void *user);
 void *tk__trace_buffer_acquire(tk_buffer_id id, void *user);
 void tk__trace_buffer_release(tk_buffer_id id, void *buf, void *user);

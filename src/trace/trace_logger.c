@@ -20,10 +20,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -38,8 +40,21 @@ struct piece {
 	uint32_t cpu, msb; /* time state in effect before the piece; valid when continued */
 	int continued;     /* 1 if the piece starts inside a buffer */
 	uint32_t buf_idx;  /* the buffer it was copied from */
+	uint32_t seq, owner_pid, owner_tid; /* that buffer's, when the piece was copied */
 	int written;
 };
+
+/* Who a continued piece belongs to (its buffer's head was written before). */
+struct owner {
+	uint32_t idx, seq, pid, tid;
+};
+
+static struct owner owner_of(tk_pool *pool, uint32_t idx)
+{
+	tk_pool_desc *d = tk_pool_desc_of(pool, idx);
+
+	return (struct owner){ idx, d->seq, d->owner_pid, d->owner_tid };
+}
 
 static struct logger {
 	pthread_mutex_t mu;
@@ -55,7 +70,8 @@ static struct logger {
 	char errmsg[4096 * 2 + 256];
 	char path[4096];
 	int atexit_registered;
-	int from_env;          /* started by TRACEKIT_LOG: a failure at exit is said on stderr */
+	int from_env;          /* started by TRACEKIT_LOG: a failure is said on stderr, once */
+	int reported;          /* the failure was said */
 	/* written by the logger thread, read under mu */
 	uint64_t events_written, buffers_written, bytes_written, buffers_lost, events_lost;
 	/* logger thread only: where the events start in the file, and slots known to be there */
@@ -72,8 +88,9 @@ static struct logger {
 	.done_cv = PTHREAD_COND_INITIALIZER,
 };
 
-void tk__logger_wake(void)
+static void logger_wake(void *ctx)
 {
+	(void)ctx;
 	atomic_fetch_add_explicit(&g_log.wake_seq, 1, memory_order_release);
 	if (atomic_load_explicit(&g_log.sleeping, memory_order_acquire))
 		syscall(SYS_futex, (uint32_t *)&g_log.wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -105,6 +122,11 @@ static void note_write_error(void)
 			snprintf(g_log.errmsg, sizeof(g_log.errmsg),
 				 "%s.part: %s (what was written before stays in %s.part)", g_log.path,
 				 tk_kev_writer_errmsg(g_log.w), g_log.path);
+		/* Recording through the environment: said now, once (a daemon may never exit). */
+		if (g_log.from_env && !g_log.reported) {
+			g_log.reported = 1;
+			fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", g_log.path, g_log.errmsg);
+		}
 	}
 	pthread_mutex_unlock(&g_log.mu);
 }
@@ -170,13 +192,24 @@ static void account_lost(size_t slots, int buffers)
 	pthread_mutex_unlock(&g_log.mu);
 }
 
-/*
- * Writes slots [0, n) of a buffer piece; a continued piece gets a TIME event first. The
- * writer is flushed, so the piece is in the file when this returns without error.
- */
-static void write_piece(const traceevent_t *slots, size_t n, int continued, uint32_t cpu, uint32_t msb)
+/* The head of a continued piece: TIME (the time state in effect where it resumes), BUFFER
+ * and the owner's THRUNNING, as at the start of the buffer. Returns the slots (3). */
+static size_t continued_head(traceevent_t head[TRACE_SLOT_OWNER + 1], const traceevent_t *first, uint32_t cpu,
+			     uint32_t msb, const struct owner *o)
 {
-	size_t total = n + (continued ? 1 : 0);
+	return tk__trace_buffer_head(head, cpu, (uint64_t)msb << 32 | first->data[0], o->idx, o->seq, o->pid, o->tid);
+}
+
+/*
+ * Writes slots [0, n) of a buffer piece; a continued piece gets its buffer's head first
+ * (continued_head). The writer is flushed, so the piece is in the file when this returns
+ * without error.
+ */
+static void write_piece(const traceevent_t *slots, size_t n, int continued, uint32_t cpu, uint32_t msb,
+			const struct owner *o)
+{
+	traceevent_t head[TRACE_SLOT_OWNER + 1];
+	size_t n_head = continued ? continued_head(head, slots, cpu, msb, o) : 0, total = n + n_head;
 	int rc = TK_OK;
 
 	if (n == 0)
@@ -185,11 +218,8 @@ static void write_piece(const traceevent_t *slots, size_t n, int continued, uint
 		account_lost(total, 1);
 		return;
 	}
-	if (continued) {
-		traceevent_t t = { _TRACE_MAKE_CODE(cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
-				   { slots[0].data[0], msb, slots[0].data[0] } };
-		rc = tk_kev_write_raw(g_log.w, &t, 1);
-	}
+	if (n_head > 0)
+		rc = g_log.swap ? tk_kev_write_raw(g_log.w, head, n_head) : tk_kev_write_raw_file_order(g_log.w, head, n_head);
 	if (rc == TK_OK)
 		rc = g_log.swap ? tk_kev_write_raw(g_log.w, slots, n) : tk_kev_write_raw_file_order(g_log.w, slots, n);
 	if (rc == TK_OK)
@@ -205,7 +235,7 @@ static void scan_time(const traceevent_t *slots, size_t n, uint32_t *cpu, uint32
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if ((slots[i].header & 0xc0007fffu) == (_TRACE_CONTROL_C | _TRACE_CONTROL_TIME)) {
+		if (TRACE_IS_CONTROL(slots[i].header, _TRACE_CONTROL_TIME)) {
 			*cpu = _NTO_TRACE_GETCPU(slots[i].header);
 			*msb = slots[i].data[1];
 		}
@@ -223,8 +253,10 @@ static void write_queued(tk_pool *pool, uint32_t idx)
 	/* A flush copied this buffer's head and has not written it yet: it goes first. */
 	if (g_log.n_pieces > 0)
 		write_staged_piece_of(idx);
-	if (to > from)
-		write_piece(slots + from, to - from, from > 0, d->resume_cpu, d->resume_msb);
+	if (to > from) {
+		struct owner o = owner_of(pool, idx);
+		write_piece(slots + from, to - from, from > 0, d->resume_cpu, d->resume_msb, &o);
+	}
 	tk_pool_count_stored(pool, -((int64_t)to - (int64_t)from));
 	d->flushed = 0;
 	tk_pool_give(pool, idx);
@@ -240,7 +272,7 @@ enum { DRAIN_BATCH = 64 };
 static void write_batch(tk_pool *pool, const uint32_t *ids, size_t n)
 {
 	struct iovec iov[2 * DRAIN_BATCH];
-	traceevent_t times[DRAIN_BATCH];
+	traceevent_t heads[DRAIN_BATCH][TRACE_SLOT_OWNER + 1];
 	uint32_t from[DRAIN_BATCH], to[DRAIN_BATCH];
 	size_t counts[DRAIN_BATCH] = { 0 }; /* gcc -O2 cannot see that only counts[0..pieces) is read */
 	size_t i, n_iov = 0, n_times = 0, pieces = 0;
@@ -254,11 +286,11 @@ static void write_batch(tk_pool *pool, const uint32_t *ids, size_t n)
 		if (to[i] <= from[i])
 			continue;
 		counts[pieces] = 0;
-		if (from[i] > 0) { /* the rest of a flushed buffer: its time state first */
-			times[n_times] = (traceevent_t){ _TRACE_MAKE_CODE(d->resume_cpu, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME),
-							 { buf[from[i]].data[0], d->resume_msb, buf[from[i]].data[0] } };
-			iov[n_iov++] = (struct iovec){ &times[n_times++], sizeof(traceevent_t) };
-			counts[pieces]++;
+		if (from[i] > 0) { /* the rest of a flushed buffer: its head first */
+			struct owner o = owner_of(pool, ids[i]);
+			size_t nh = continued_head(heads[n_times], &buf[from[i]], d->resume_cpu, d->resume_msb, &o);
+			iov[n_iov++] = (struct iovec){ heads[n_times++], nh * sizeof(traceevent_t) };
+			counts[pieces] += nh;
 		}
 		iov[n_iov++] = (struct iovec){ (void *)(buf + from[i]), (size_t)(to[i] - from[i]) * sizeof(traceevent_t) };
 		counts[pieces] += to[i] - from[i];
@@ -333,12 +365,14 @@ static void collect_one(void *buf, uint64_t n, void *ctx)
 	}
 	memcpy(g_log.stage + g_log.stage_len, (const traceevent_t *)buf + d->flushed, count * sizeof(traceevent_t));
 	if (d->flushed <= TRACE_SLOT_BUFFER && d->flushed + count > TRACE_SLOT_BUFFER &&
-	    (g_log.stage[g_log.stage_len + TRACE_SLOT_BUFFER - d->flushed].header & 0xc0007fffu) ==
-		    (_TRACE_CONTROL_C | _TRACE_CONTROL_BUFFER))
+	    TRACE_IS_CONTROL(g_log.stage[g_log.stage_len + TRACE_SLOT_BUFFER - d->flushed].header, _TRACE_CONTROL_BUFFER))
 		g_log.stage[g_log.stage_len + TRACE_SLOT_BUFFER - d->flushed].data[2] =
 			(uint32_t)n; /* events in the buffer so far, TIME included */
 	p = &g_log.pieces[g_log.n_pieces++];
 	p->buf_idx = (uint32_t)idx;
+	p->seq = d->seq;
+	p->owner_pid = d->owner_pid;
+	p->owner_tid = d->owner_tid;
 	p->written = 0;
 	p->stage_off = g_log.stage_len;
 	p->count = count;
@@ -382,8 +416,9 @@ static void write_pending_drops(tk_pool *pool)
 static void write_staged(struct piece *p)
 {
 	if (!p->written) {
+		struct owner o = { p->buf_idx, p->seq, p->owner_pid, p->owner_tid };
 		p->written = 1;
-		write_piece(g_log.stage + p->stage_off, p->count, p->continued, p->cpu, p->msb);
+		write_piece(g_log.stage + p->stage_off, p->count, p->continued, p->cpu, p->msb, &o);
 	}
 }
 
@@ -452,7 +487,7 @@ static void *logger_main(void *arg)
 
 /* ---- control ---------------------------------------------------------------------------- */
 
-int tk__logger_flush_sync(void)
+static int logger_flush_sync(void)
 {
 	uint64_t mine;
 	int err;
@@ -464,7 +499,7 @@ int tk__logger_flush_sync(void)
 	}
 	mine = ++g_log.flush_req;
 	pthread_mutex_unlock(&g_log.mu);
-	tk__logger_wake();
+	logger_wake(NULL);
 	pthread_mutex_lock(&g_log.mu);
 	while (g_log.flush_done < mine && g_log.running)
 		pthread_cond_wait(&g_log.done_cv, &g_log.mu);
@@ -475,19 +510,46 @@ int tk__logger_flush_sync(void)
 
 int tk_logger_flush(void)
 {
-	return tk__logger_flush_sync();
+	return logger_flush_sync();
 }
 
-void tk__logger_note_stop(void)
+/* STOP: what was recorded goes to the file now (unless the logger itself is stopping). */
+static void logger_stopped(void *ctx)
 {
 	int stopping;
 
+	(void)ctx;
 	pthread_mutex_lock(&g_log.mu);
 	stopping = g_log.stopping;
 	pthread_mutex_unlock(&g_log.mu);
 	if (!stopping)
-		tk__logger_flush_sync();
+		logger_flush_sync();
 }
+
+static int logger_flush(void *ctx)
+{
+	(void)ctx;
+	return logger_flush_sync();
+}
+
+static const char *logger_errmsg(void *ctx)
+{
+	(void)ctx;
+	return g_log.errmsg;
+}
+
+static int logger_yield(void *ctx);
+
+/* The in-process logger as the pool's drainer (trace_internal.h). */
+static const struct tk__trace_drainer logger_drainer = {
+	.name = "logger",
+	.ctx = NULL,
+	.wake = logger_wake,
+	.flush = logger_flush,
+	.errmsg = logger_errmsg,
+	.stopped = logger_stopped,
+	.yield = logger_yield,
+};
 
 static void logger_atexit(void)
 {
@@ -504,7 +566,7 @@ static void logger_atexit(void)
 	rc = tk_logger_stop();
 	/* The user asked for the trace through the environment and nobody else will hear of
 	 * the failure: one line, as when the file cannot be created. */
-	if (rc != TK_OK && from_env)
+	if (rc != TK_OK && from_env && !g_log.reported)
 		fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", path,
 			g_log.errmsg[0] ? g_log.errmsg : tk_strerror(rc));
 }
@@ -515,10 +577,10 @@ static void child_after_fork(void)
 
 	/* The logger thread does not exist in the child and its file belongs to the parent:
 	 * the child records nothing (its writer is abandoned, not flushed twice). */
-	for (i = 0; i < 32; i++)
+	for (i = 0; i < TRACE_N_CLASSES; i++)
 		atomic_store(&tk__trace_mode[i], TK__TRACE_OFF);
 	atomic_store(&tk__trace.started, 0);
-	atomic_store(&tk__trace.logger_attached, 0);
+	tk__trace_drainer_detach(&logger_drainer);
 	pthread_mutex_init(&g_log.mu, NULL);
 	pthread_cond_init(&g_log.done_cv, NULL);
 	pthread_mutex_init(&tk__trace.lock, NULL);
@@ -527,13 +589,38 @@ static void child_after_fork(void)
 	g_log.w = NULL;
 }
 
+/*
+ * Paths that cannot become a trace file, each with its own message (the generic error of
+ * creating the file would read "input/output error"): a directory, a name too long for
+ * "<path>.part". mu held.
+ */
+static int check_path(const char *path)
+{
+	struct stat st;
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	if (strcmp(path, "-") == 0)
+		return TK_OK;
+	if (path[0] == '\0' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) || base[0] == '\0') {
+		snprintf(g_log.errmsg, sizeof(g_log.errmsg), "cannot create %s: %s", path,
+			 path[0] == '\0' ? "empty file name" : strerror(EISDIR));
+		return TK_EINVAL;
+	}
+	if (strlen(path) + sizeof(".part") > sizeof(g_log.path) || strlen(base) + sizeof(".part") - 1 > NAME_MAX) {
+		snprintf(g_log.errmsg, sizeof(g_log.errmsg), "cannot create %.200s...: %s", path, strerror(ENAMETOOLONG));
+		return TK_EINVAL;
+	}
+	return TK_OK;
+}
+
 int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 {
-	static const tk_logger_options defaults = { .n_buffers = 1024 };
+	static const tk_logger_options defaults = { .n_buffers = TRACE_DEFAULT_BUFFERS };
 	const tk_logger_options *opts = opts_in ? opts_in : &defaults;
-	tk_kev_attr attrs[17];
+	tk_kev_attr attrs[18];
 	tk_kev_header hdr = { 0 };
-	char exe[1024];
+	char exe[PATH_MAX];
 	ssize_t n;
 	size_t i, n_attrs = 0;
 	tk_pool *pool;
@@ -541,12 +628,16 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 
 	if (path == NULL || (opts->n_attrs > 0 && opts->attrs == NULL) || opts->n_attrs > 16)
 		return TK_EINVAL;
+	tk__trace_drainer_yield(); /* the program's own logger replaces TRACEKIT_LOG's */
 	pthread_mutex_lock(&g_log.mu);
 	if (g_log.running) {
 		pthread_mutex_unlock(&g_log.mu);
 		return TK_EBUSY;
 	}
+	rc = check_path(path);
 	pthread_mutex_unlock(&g_log.mu);
+	if (rc != TK_OK)
+		return rc;
 
 	if (atomic_load(&tk__trace.pool) == NULL &&
 	    TraceEvent(_NTO_TRACE_ALLOCBUFFER, opts->n_buffers ? opts->n_buffers : defaults.n_buffers, NULL) != 0)
@@ -560,6 +651,9 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 		attrs[n_attrs].key = "TRACEKIT_PROGRAM";
 		attrs[n_attrs++].value = exe;
 	}
+	/* every buffer names its owner (docs/kev-format.md, "Owner of every event") */
+	attrs[n_attrs].key = "TRACEKIT_OWNER";
+	attrs[n_attrs++].value = "buffer";
 	for (i = 0; i < opts->n_attrs; i++)
 		attrs[n_attrs++] = opts->attrs[i];
 	hdr.big_endian = opts->big_endian;
@@ -583,14 +677,20 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 	g_log.events_written = g_log.buffers_written = g_log.bytes_written = g_log.buffers_lost = 0;
 	g_log.events_lost = 0;
 	g_log.from_env = 0;
+	g_log.reported = 0;
 	g_log.file_slots = 0;
 	g_log.data_start = file_size(); /* the header is written: events start here */
 	if (g_log.data_start < 0)
 		g_log.data_start = 0;
 	pool = atomic_load(&tk__trace.pool);
-	atomic_store(&tk__trace.logger_attached, 1);
+	if (tk__trace_drainer_attach(&logger_drainer) != TK_OK) { /* another drainer has the pool */
+		tk_kev_writer_abort(g_log.w);
+		g_log.w = NULL;
+		pthread_mutex_unlock(&g_log.mu);
+		return TK_EBUSY;
+	}
 	if (pthread_create(&g_log.thread, NULL, logger_main, pool) != 0) {
-		atomic_store(&tk__trace.logger_attached, 0);
+		tk__trace_drainer_detach(&logger_drainer);
 		tk_kev_writer_abort(g_log.w);
 		g_log.w = NULL;
 		pthread_mutex_unlock(&g_log.mu);
@@ -623,7 +723,7 @@ int tk_logger_stop(void)
 	pthread_mutex_lock(&g_log.mu);
 	g_log.stop_req = 1;
 	pthread_mutex_unlock(&g_log.mu);
-	tk__logger_wake();
+	logger_wake(NULL);
 	pthread_join(g_log.thread, NULL);
 
 	pthread_mutex_lock(&g_log.mu);
@@ -635,7 +735,7 @@ int tk_logger_stop(void)
 		snprintf(g_log.errmsg, sizeof(g_log.errmsg), "closing the trace file failed: %s", tk_strerror(rc));
 	g_log.running = 0;
 	g_log.stopping = 0;
-	atomic_store(&tk__trace.logger_attached, 0);
+	tk__trace_drainer_detach(&logger_drainer);
 	pthread_cond_broadcast(&g_log.done_cv);
 	pthread_mutex_unlock(&g_log.mu);
 	return rc;
@@ -673,51 +773,136 @@ const char *tk_logger_errmsg(void)
 
 /* ---- TRACEKIT_LOG: recording an unmodified program ---------------------------------------- */
 
-static int is_tracekit_tool(const char *exe)
+/*
+ * A program that starts a logger of its own, or replaces the buffers, while TRACEKIT_LOG
+ * records it: the environment's logger hands over. Its file is completed with what was
+ * recorded until then and the program's calls then work as they do without TRACEKIT_LOG
+ * (the seed's examples call tk_logger_start() / ALLOCBUFFER themselves). The drainer's
+ * yield: returns 1 if the logger was stopped (and detached). Called with none of
+ * trace_internal.h's locks held.
+ */
+static int logger_yield(void *ctx)
 {
-	static const char *const tools[] = { "traceprinter", "tracelogger", "print_tb5", "tbrw_reader",
-					     "tbrw_writer", "tb5_recover", "bfbin2csv", "bfbin2sqlite3",
-					     "bfbin2hdf5", "bfbin2cgrind", "bfbin2xmlss" };
-	const char *base = strrchr(exe, '/');
-	size_t i;
+	int from_env, rc;
 
-	base = base ? base + 1 : exe;
-	for (i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
-		if (strcmp(base, tools[i]) == 0)
-			return 1;
+	(void)ctx;
+	char path[sizeof(g_log.path)];
+
+	pthread_mutex_lock(&g_log.mu);
+	from_env = g_log.running && !g_log.stopping && g_log.from_env;
+	snprintf(path, sizeof(path), "%s", g_log.path);
+	pthread_mutex_unlock(&g_log.mu);
+	if (!from_env)
+		return 0;
+	rc = tk_logger_stop();
+	if (rc != TK_OK && rc != TK_ESTATE && !g_log.reported)
+		fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", path, g_log.errmsg[0] ? g_log.errmsg : tk_strerror(rc));
+	return rc != TK_ESTATE;
+}
+
+/* Removes every NAME=... entry from env, in place. */
+static void env_drop(char **env, const char *name)
+{
+	size_t len = strlen(name), i, j;
+
+	if (env == NULL)
+		return;
+	for (i = j = 0; env[i] != NULL; i++)
+		if (!(strncmp(env[i], name, len) == 0 && env[i][len] == '='))
+			env[j++] = env[i];
+	env[j] = NULL;
+}
+
+/* A decimal number from 1 to max, nothing else; 0 when s is not one. */
+static unsigned parse_count(const char *s, unsigned max)
+{
+	unsigned long long v = 0;
+
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return 0;
+		v = v * 10 + (unsigned)(*s - '0');
+		if (v > max)
+			return 0;
+	}
+	return (unsigned)v;
+}
+
+/* spec with every "%p" replaced by the process ID; -1 if it does not fit in cap. */
+static int expand_path(const char *spec, char *out, size_t cap)
+{
+	size_t n = 0;
+	char pid[24];
+	int pid_len = snprintf(pid, sizeof(pid), "%d", (int)getpid());
+
+	for (; *spec != '\0'; spec++) {
+		if (spec[0] == '%' && spec[1] == 'p') {
+			if (n + (size_t)pid_len >= cap)
+				return -1;
+			memcpy(out + n, pid, (size_t)pid_len);
+			n += (size_t)pid_len;
+			spec++;
+			continue;
+		}
+		if (n + 1 >= cap)
+			return -1;
+		out[n++] = *spec;
+	}
+	out[n] = '\0';
 	return 0;
 }
 
-__attribute__((constructor)) static void trace_autostart(void)
+/*
+ * Before main(). The variables are read with secure_getenv(), and a privileged process
+ * (setuid, setgid, capabilities: AT_SECURE) never records: TRACEKIT_LOG would otherwise let
+ * any user make it create or replace a file of the owner's.
+ *
+ * Without "%p" only this process records: TRACEKIT_LOG is taken out of the environment
+ * (the array itself, also the one main() gets, not through unsetenv(): bash brings its own
+ * getenv/unsetenv, and its children would otherwise record into the same file).
+ */
+__attribute__((constructor)) static void trace_autostart(int argc, char **argv, char **envp)
 {
-	const char *spec = getenv("TRACEKIT_LOG"), *env;
-	tk_logger_options opts = { .n_buffers = 1024 };
-	char path[4096], exe[1024];
-	ssize_t n;
+	extern char **environ;
+	const char *spec = secure_getenv("TRACEKIT_LOG"), *env;
+	tk_logger_options opts = { .n_buffers = TRACE_DEFAULT_BUFFERS };
+	char path[4096];
 	int rc;
 
+	(void)argc;
+	(void)argv;
+	if (getauxval(AT_SECURE) != 0) {
+		if (getenv("TRACEKIT_LOG") != NULL)
+			fprintf(stderr, "tracekit: TRACEKIT_LOG ignored: a privileged (setuid, setgid) process never "
+					"records through the environment\n");
+		return;
+	}
 	if (spec == NULL || spec[0] == '\0')
 		return;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	if (is_tracekit_tool(exe))
-		return;
-	/* "%p" becomes the process ID, so children write their own files; without it only
-	 * this process records (children do not inherit the variable). */
-	{
-		const char *pp = strstr(spec, "%p");
-		if (pp != NULL)
-			snprintf(path, sizeof(path), "%.*s%d%s", (int)(pp - spec), spec, (int)getpid(), pp + 2);
-		else
-			snprintf(path, sizeof(path), "%s", spec);
-		if (pp == NULL)
-			unsetenv("TRACEKIT_LOG");
+	if (strstr(spec, "%p") == NULL) {
+		/* the string stays valid: only the pointer arrays change */
+		env_drop(environ, "TRACEKIT_LOG");
+		if (envp != environ)
+			env_drop(envp, "TRACEKIT_LOG");
 	}
-	env = getenv("TRACEKIT_LOG_BUFFERS");
-	if (env != NULL && atoi(env) > 0)
-		opts.n_buffers = (unsigned)atoi(env);
-	env = getenv("TRACEKIT_LOG_RING");
-	opts.ring = env != NULL && atoi(env) != 0;
+	if (expand_path(spec, path, sizeof(path)) != 0) {
+		fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", spec, strerror(ENAMETOOLONG));
+		return;
+	}
+	env = secure_getenv("TRACEKIT_LOG_BUFFERS");
+	if (env != NULL && (opts.n_buffers = parse_count(env, TRACE_MAX_BUFFERS)) == 0) {
+		fprintf(stderr, "tracekit: TRACEKIT_LOG_BUFFERS=%s: not a number of buffers from 1 to %u; not recording\n",
+			env, TRACE_MAX_BUFFERS);
+		return;
+	}
+	env = secure_getenv("TRACEKIT_LOG_RING");
+	if (env != NULL && strcmp(env, "0") != 0 && strcmp(env, "1") != 0 && env[0] != '\0') {
+		fprintf(stderr, "tracekit: TRACEKIT_LOG_RING=%s: 1 (ring mode) or 0 (linear); not recording\n", env);
+		return;
+	}
+	opts.ring = env != NULL && strcmp(env, "1") == 0;
 	rc = tk_logger_start(path, &opts);
 	if (rc != TK_OK) {
 		/* The user asked for a trace through the environment: this is the only place

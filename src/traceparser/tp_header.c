@@ -27,12 +27,12 @@ static const char *const known_keys[] = {
 	"HEADER_END",
 };
 
-const char *tp_known_key(unsigned index)
+const char *tk__tp_known_key(unsigned index)
 {
 	return index < sizeof(known_keys) / sizeof(known_keys[0]) ? known_keys[index] : NULL;
 }
 
-void tp_free_header(struct traceparser_state *st)
+void tk__tp_free_header(struct traceparser_state *st)
 {
 	unsigned i;
 
@@ -48,7 +48,7 @@ void tp_free_header(struct traceparser_state *st)
 	st->syspage_len = 0;
 }
 
-const struct tp_attr *tp_find_attr(const struct traceparser_state *st, const char *key)
+const struct tp_attr *tk__tp_find_attr(const struct traceparser_state *st, const char *key)
 {
 	unsigned i = st->n_attrs;
 
@@ -116,18 +116,17 @@ static int parse_header(struct traceparser_state *st, const unsigned char *buf, 
 {
 	const unsigned char *p, *lim = buf + len, *begin;
 
-	tp_free_header(st);
+	tk__tp_free_header(st);
 	begin = find_bytes(buf, len < BEGIN_SEARCH ? len : BEGIN_SEARCH, BEGIN_KEY);
 	if (begin == NULL) {
 		if (!at_end && len < BEGIN_SEARCH)
 			return PARSE_MORE;
 		if (len == 0)
-			tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-				"the file is empty: no header at byte offset %" PRIu64, base);
+			tk__tp_fail_at(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, base, "the file is empty: no header");
 		else
-			tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-				"not a .kev trace file: no TRACE_HEADER_BEGIN:: in its first %zu bytes",
-				len < BEGIN_SEARCH ? len : (size_t)BEGIN_SEARCH);
+			tk__tp_fail_at(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, base,
+				       "not a .kev trace file: no TRACE_HEADER_BEGIN:: in its first %zu bytes",
+				       len < BEGIN_SEARCH ? len : (size_t)BEGIN_SEARCH);
 		return PARSE_ERROR;
 	}
 	p = find_bytes(begin + strlen(BEGIN_KEY), (size_t)(lim - begin) - strlen(BEGIN_KEY), "TRACE_");
@@ -146,8 +145,8 @@ static int parse_header(struct traceparser_state *st, const unsigned char *buf, 
 		if (colon == NULL)
 			goto need_more;
 		if (colon == key || memchr(key, '\0', (size_t)(colon - key)) != NULL || colon - key > 256) {
-			tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-				"malformed header key at byte offset %" PRIu64, base + (uint64_t)(p - buf));
+			tk__tp_fail_at(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, base + (uint64_t)(p - buf),
+				       "malformed header key");
 			return PARSE_ERROR;
 		}
 		value = colon + 2;
@@ -155,16 +154,14 @@ static int parse_header(struct traceparser_state *st, const unsigned char *buf, 
 		if (next == NULL)
 			goto need_more;
 		if (st->n_attrs >= TP_MAX_HEADER_KEYS) {
-			tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-				"more than %u header keys (at byte offset %" PRIu64 ")", TP_MAX_HEADER_KEYS,
-				base + (uint64_t)(p - buf));
+			tk__tp_fail_at(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, base + (uint64_t)(p - buf),
+				       "more than %u header keys", TP_MAX_HEADER_KEYS);
 			return PARSE_ERROR;
 		}
 		if (add_attr(st, key, (size_t)(colon - key), value, (size_t)(next - value),
 			     base + (uint64_t)(p - buf)) != 0) {
-			tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
-				"no more memory (header entry at byte offset %" PRIu64 ")",
-				base + (uint64_t)(p - buf));
+			tk__tp_fail_at(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, base + (uint64_t)(p - buf),
+				       "no more memory for a header entry");
 			return PARSE_ERROR;
 		}
 		p = next;
@@ -174,14 +171,11 @@ need_more:
 	if (!at_end && len < TP_MAX_HEADER_BYTES)
 		return PARSE_MORE;
 	if (len >= TP_MAX_HEADER_BYTES)
-		tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-			"no TRACE_HEADER_END:: in the first %u bytes of the header (byte offsets %" PRIu64
-			" to %" PRIu64 ")",
-			TP_MAX_HEADER_BYTES, base, base + len);
+		tk__tp_fail_at(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, base,
+			       "no TRACE_HEADER_END:: in the first %u bytes of the header", TP_MAX_HEADER_BYTES);
 	else
-		tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
-			"truncated header: the file ends at byte offset %" PRIu64 " before TRACE_HEADER_END::",
-			base + len);
+		tk__tp_fail_at(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL, base + len,
+			       "truncated header: the file ends before TRACE_HEADER_END::");
 	return PARSE_ERROR;
 }
 
@@ -202,6 +196,27 @@ static uint64_t value_number(const struct tp_attr *a, int *ok)
 	if (ok)
 		*ok = digits > 0 && (*s == '\0' || *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r');
 	return v;
+}
+
+/*
+ * tracekit's user attributes (docs/kev-format.md): TRACEKIT_OWNER=buffer (every buffer
+ * names its owner with a THRUNNING after its CONTROL BUFFER) and the clock reference
+ * TRACEKIT_CLOCK_CYCLES / TRACEKIT_CLOCK_RAW_NS (both needed, both decimal numbers; a
+ * value that is not one is ignored and times stay cycles since boot).
+ */
+static void read_tracekit_attrs(struct traceparser_state *st)
+{
+	const struct tp_attr *owner = tk__tp_find_attr(st, "TRACEKIT_OWNER");
+	const struct tp_attr *cyc = tk__tp_find_attr(st, "TRACEKIT_CLOCK_CYCLES");
+	const struct tp_attr *raw = tk__tp_find_attr(st, "TRACEKIT_CLOCK_RAW_NS");
+	int ok1 = 0, ok2 = 0;
+
+	st->owner_buffer_mode = owner != NULL && owner->value_len == 6 && memcmp(owner->value, "buffer", 6) == 0;
+	if (cyc != NULL && raw != NULL) {
+		st->clock_cycles = value_number(cyc, &ok1);
+		st->clock_raw_ns = value_number(raw, &ok2);
+		st->have_clock_ref = ok1 && ok2;
+	}
 }
 
 static void print_header(struct traceparser_state *st)
@@ -228,31 +243,35 @@ static void print_header(struct traceparser_state *st)
 	}
 }
 
-int tp_read_header(struct traceparser_state *st, struct tp_input *in)
+int tk__tp_read_header(struct traceparser_state *st, struct tp_input *in)
 {
-	size_t want = BEGIN_SEARCH, avail, end = 0;
+	size_t want = 1, avail, end = 0;
 	const unsigned char *p;
 	const struct tp_attr *le, *be, *me, *vmaj, *vmin, *splen, *cps;
 	uint64_t major, minor, sp_len = 0, remaining, base = in->offset, hdr_end;
 	int host_be = TK__HOST_BIG_ENDIAN, ok, rc;
 
 	for (;;) {
-		p = tp_input_peek(in, want, &avail);
+		p = tk__tp_input_peek(in, want, &avail);
 		if (in->err != 0) {
-			return tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EIO,
-				       "cannot read %s at byte offset %" PRIu64 ": %s", in->name, base + avail,
-				       strerror(in->err));
+			return tk__tp_fail_at(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EIO, base + avail, "cannot read: %s",
+					      strerror(in->err));
 		}
 		rc = parse_header(st, p, avail, avail < want, base, &end);
 		if (rc == PARSE_OK)
 			break;
 		if (rc == PARSE_ERROR)
 			return -1;
-		want = avail < want ? want : want * 2;
+		/* One byte more than we have: a pipe delivers what it has, and the header is
+		 * parsed as soon as it is complete, not when 4 KiB have arrived (a live trace
+		 * shows its first events at once); a file gives a whole read buffer anyway. */
+		/* (Beyond 4 KiB the amount doubles, so that a header dribbled byte by byte is
+		 * not parsed again for every byte.) */
+		want = avail < want ? want : avail < BEGIN_SEARCH ? avail + 1 : avail * 2;
 		if (want > TP_MAX_HEADER_BYTES)
 			want = TP_MAX_HEADER_BYTES;
 	}
-	tp_input_skip(in, end);
+	tk__tp_input_skip(in, end);
 	st->stats.bytes += end;
 
 	if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_HEADER))
@@ -260,87 +279,83 @@ int tp_read_header(struct traceparser_state *st, struct tp_input *in)
 
 	/* Errors name the offending entry's offset, or the header's end for a missing key. */
 	hdr_end = st->header_end_offset;
-	le = tp_find_attr(st, "LITTLE_ENDIAN");
-	be = tp_find_attr(st, "BIG_ENDIAN");
-	me = tp_find_attr(st, "MIDDLE_ENDIAN");
+	le = tk__tp_find_attr(st, "LITTLE_ENDIAN");
+	be = tk__tp_find_attr(st, "BIG_ENDIAN");
+	me = tk__tp_find_attr(st, "MIDDLE_ENDIAN");
 	if (me != NULL) {
-		return tp_fail(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL,
-			       "Wrong input trace file endian type: TRACE_MIDDLE_ENDIAN at byte offset %" PRIu64
-			       " is not supported",
-			       me->offset);
+		return tk__tp_fail_at(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL, me->offset,
+				      "Wrong input trace file endian type: TRACE_MIDDLE_ENDIAN is not supported");
 	}
 	if (le != NULL && be != NULL) {
-		return tp_fail(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL,
-			       "Wrong input trace file endian type: both TRACE_LITTLE_ENDIAN (byte offset %" PRIu64
-			       ") and TRACE_BIG_ENDIAN (byte offset %" PRIu64 ") are present",
-			       le->offset, be->offset);
+		return tk__tp_fail_at(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL,
+				      le->offset < be->offset ? be->offset : le->offset,
+				      "Wrong input trace file endian type: both TRACE_LITTLE_ENDIAN (byte offset %" PRIu64
+				      ") and TRACE_BIG_ENDIAN (byte offset %" PRIu64 ") are present",
+				      le->offset, be->offset);
 	}
 	if (le == NULL && be == NULL) {
-		return tp_fail(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL,
-			       "Wrong input trace file endian type: neither TRACE_LITTLE_ENDIAN nor "
-			       "TRACE_BIG_ENDIAN is in the header, which ends at byte offset %" PRIu64,
-			       hdr_end);
+		return tk__tp_fail_at(st, _TRACEPARSER_WRONG_ENDIAN_TYPE, EINVAL, hdr_end,
+				      "Wrong input trace file endian type: neither TRACE_LITTLE_ENDIAN nor "
+				      "TRACE_BIG_ENDIAN is in the header, which ends here");
 	}
 	st->endian_conv = (be != NULL) != host_be;
 
-	vmaj = tp_find_attr(st, "VER_MAJOR");
-	vmin = tp_find_attr(st, "VER_MINOR");
+	vmaj = tk__tp_find_attr(st, "VER_MAJOR");
+	vmin = tk__tp_find_attr(st, "VER_MINOR");
 	if (vmaj == NULL || vmin == NULL) {
-		return tp_fail(st, _TRACEPARSER_MISSING_FIELD, EINVAL,
-			       "the header has no TRACE_%s (the header ends at byte offset %" PRIu64 ")",
-			       vmaj == NULL ? "VER_MAJOR" : "VER_MINOR", hdr_end);
+		return tk__tp_fail_at(st, _TRACEPARSER_MISSING_FIELD, EINVAL, hdr_end,
+				      "the header has no TRACE_%s (it ends here)", vmaj == NULL ? "VER_MAJOR" : "VER_MINOR");
 	}
 	major = value_number(vmaj, NULL);
 	minor = value_number(vmin, NULL);
 	if (major < 1 || (major == 1 && minor < 1)) {
-		return tp_fail(st, _TRACEPARSER_WRONG_FILE_VERSION, EINVAL,
-			       "trace file version %s.%s (TRACE_VER_MAJOR at byte offset %" PRIu64
-			       ") is older than 1.01, the oldest this parser reads",
-			       vmaj->value, vmin->value, vmaj->offset);
+		return tk__tp_fail_at(st, _TRACEPARSER_WRONG_FILE_VERSION, EINVAL, vmaj->offset,
+				      "trace file version %s.%s (TRACE_VER_MAJOR) is older than 1.01, the oldest this "
+				      "parser reads",
+				      vmaj->value, vmin->value);
 	}
 
-	cps = tp_find_attr(st, "CYCLES_PER_SEC");
+	cps = tk__tp_find_attr(st, "CYCLES_PER_SEC");
 	st->cycles_per_sec = cps ? value_number(cps, NULL) : 0;
+	read_tracekit_attrs(st);
 
-	splen = tp_find_attr(st, "SYSPAGE_LEN");
+	splen = tk__tp_find_attr(st, "SYSPAGE_LEN");
 	if (splen != NULL) {
 		sp_len = value_number(splen, &ok);
 		if (!ok) {
-			return tp_fail(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL,
-				       "TRACE_SYSPAGE_LEN value \"%s\" at byte offset %" PRIu64 " is not a number",
-				       splen->value, splen->offset);
+			return tk__tp_fail_at(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, splen->offset,
+					      "TRACE_SYSPAGE_LEN value \"%s\" is not a number", splen->value);
 		}
 		if (sp_len > TP_MAX_SYSPAGE_BYTES) {
-			return tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
-				       "TRACE_SYSPAGE_LEN %" PRIu64 " at byte offset %" PRIu64
-				       " exceeds the %u-byte limit",
-				       sp_len, splen->offset, TP_MAX_SYSPAGE_BYTES);
+			return tk__tp_fail_at(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL, splen->offset,
+					      "TRACE_SYSPAGE_LEN %" PRIu64 " exceeds the %u-byte limit", sp_len,
+					      TP_MAX_SYSPAGE_BYTES);
 		}
-		remaining = tp_input_remaining(in);
+		remaining = tk__tp_input_remaining(in);
 		if (remaining != UINT64_MAX && sp_len > remaining) {
-			return tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
-				       "couldn't read syspage entry from input trace file: TRACE_SYSPAGE_LEN is "
-				       "%" PRIu64 " but only %" PRIu64 " bytes follow the header at byte offset %" PRIu64,
-				       sp_len, remaining, in->offset);
+			return tk__tp_fail_at(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL, in->offset,
+					      "couldn't read syspage entry from input trace file: TRACE_SYSPAGE_LEN is "
+					      "%" PRIu64 " but only %" PRIu64 " bytes follow the header",
+					      sp_len, remaining);
 		}
-		p = tp_input_peek(in, (size_t)sp_len, &avail);
+		p = tk__tp_input_peek(in, (size_t)sp_len, &avail);
 		if (avail < sp_len) {
-			return tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL,
-				       "couldn't read syspage entry from input trace file: it ends at byte "
-				       "offset %" PRIu64 ", inside the %" PRIu64 "-byte syspage",
-				       in->offset + avail, sp_len);
+			return tk__tp_fail_at(st, _TRACEPARSER_CANNOT_READ_IN_FILE, EINVAL, in->offset + avail,
+					      "couldn't read syspage entry from input trace file: the file ends inside the "
+					      "%" PRIu64 "-byte syspage",
+					      sp_len);
 		}
 		st->syspage = malloc(sp_len ? (size_t)sp_len : 1);
 		if (st->syspage == NULL)
-			return tp_fail(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM,
-				       "no more memory for the syspage at byte offset %" PRIu64, in->offset);
+			return tk__tp_fail_at(st, _TRACEPARSER_NO_MORE_MEMORY, ENOMEM, in->offset,
+					      "no more memory for the syspage");
 		memcpy(st->syspage, p, (size_t)sp_len);
 		st->syspage_len = (unsigned)sp_len;
-		tp_input_skip(in, (size_t)sp_len);
+		tk__tp_input_skip(in, (size_t)sp_len);
 		st->stats.bytes += sp_len;
 		if (st->debug_stream != NULL && (st->debug_flags & _TRACEPARSER_DEBUG_SYSPAGE)) {
 			fprintf(st->debug_stream, " -- SYSPAGE INFORMATION -- \n");
-			tp_print_syspage(st->debug_stream, st->syspage, st->syspage_len, (int)st->endian_conv);
+			tk__tp_print_syspage(st->debug_stream, st->syspage, st->syspage_len, (int)st->endian_conv);
 		}
 	}
 	st->events_offset = in->offset;
@@ -391,7 +406,7 @@ static void print_section_info(FILE *out, const struct sp_view *v, unsigned idx)
 		sp16(v, 8 + 4 * (size_t)idx + 2));
 }
 
-void tp_print_syspage(FILE *out, const unsigned char *sp, size_t len, int swap)
+void tk__tp_print_syspage(FILE *out, const unsigned char *sp, size_t len, int swap)
 {
 	static const char *const cpu_names[] = { "X86", "PPC", "MIPS", "unknown(3)", "ARM", "SH" };
 	struct sp_view v = { sp, len, swap };

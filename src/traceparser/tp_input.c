@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ struct tp_async {
 	size_t cur_pos;
 };
 
-int tp_input_open(struct tp_input *in, const char *filename)
+int tk__tp_input_open(struct tp_input *in, const char *filename)
 {
 	memset(in, 0, sizeof(*in));
 	in->name = filename;
@@ -57,10 +58,14 @@ int tp_input_open(struct tp_input *in, const char *filename)
 			return -1;
 		in->own_fd = 1;
 	}
+	{
+		struct stat sb;
+		in->may_wait = fstat(in->fd, &sb) != 0 || !S_ISREG(sb.st_mode);
+	}
 	in->cap = TP_READ_CHUNK * 2;
 	in->buf = malloc(in->cap);
 	if (in->buf == NULL) {
-		tp_input_close(in);
+		tk__tp_input_close(in);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -83,7 +88,7 @@ static void async_stop(struct tp_async *a)
 	free(a);
 }
 
-void tp_input_close(struct tp_input *in)
+void tk__tp_input_close(struct tp_input *in)
 {
 	if (in->async != NULL)
 		async_stop(in->async);
@@ -173,7 +178,7 @@ static void *async_reader(void *arg)
 	}
 }
 
-int tp_input_start_async(struct tp_input *in)
+int tk__tp_input_start_async(struct tp_input *in)
 {
 	struct tp_async *a;
 	struct stat sb;
@@ -190,7 +195,7 @@ int tp_input_start_async(struct tp_input *in)
 		size_t missing = 16 - (in->end - in->pos) % 16;
 		ssize_t n;
 		if (in->cap - in->end < missing)
-			return 0; /* cannot happen after tp_input_align(); stay synchronous */
+			return 0; /* cannot happen after tk__tp_input_align(); stay synchronous */
 		n = read_full(in->fd, in->buf + in->end, missing);
 		if (n > 0)
 			in->end += (size_t)n;
@@ -272,7 +277,7 @@ static unsigned char *async_peek(struct tp_input *in, size_t *avail)
 	return a->bufs[a->cur % TP_ASYNC_BUFS];
 }
 
-unsigned char *tp_input_peek(struct tp_input *in, size_t want, size_t *avail)
+unsigned char *tk__tp_input_peek(struct tp_input *in, size_t want, size_t *avail)
 {
 	if (in->async != NULL)
 		return async_peek(in, avail);
@@ -280,7 +285,7 @@ unsigned char *tp_input_peek(struct tp_input *in, size_t want, size_t *avail)
 		ssize_t n;
 		if (in->pos > 0 && in->end - in->pos + TP_READ_CHUNK > in->cap - in->pos) {
 			/* Move what is left to the front (keeps slots 16-byte aligned, see
-			 * tp_input_align()). */
+			 * tk__tp_input_align()). */
 			memmove(in->buf, in->buf + in->pos, in->end - in->pos);
 			in->end -= in->pos;
 			in->pos = 0;
@@ -297,6 +302,13 @@ unsigned char *tp_input_peek(struct tp_input *in, size_t want, size_t *avail)
 			}
 			in->buf = nb;
 			in->cap = cap;
+		}
+		if (in->may_wait && in->on_wait != NULL) {
+			/* nothing ready on a pipe: the caller may act before we wait (a printer
+			 * flushes, so that a live trace shows up as it comes) */
+			struct pollfd pfd = { .fd = in->fd, .events = POLLIN };
+			if (poll(&pfd, 1, 0) == 0)
+				in->on_wait(in->on_wait_ud);
 		}
 		n = read(in->fd, in->buf + in->end, in->cap - in->end);
 		if (n < 0) {
@@ -315,7 +327,7 @@ unsigned char *tp_input_peek(struct tp_input *in, size_t want, size_t *avail)
 	return in->buf + in->pos;
 }
 
-void tp_input_align(struct tp_input *in)
+void tk__tp_input_align(struct tp_input *in)
 {
 	if (in->pos != 0) {
 		memmove(in->buf, in->buf + in->pos, in->end - in->pos);
@@ -324,7 +336,7 @@ void tp_input_align(struct tp_input *in)
 	}
 }
 
-void tp_input_skip(struct tp_input *in, size_t n)
+void tk__tp_input_skip(struct tp_input *in, size_t n)
 {
 	if (in->async != NULL && in->end == in->pos)
 		in->async->cur_pos += n;
@@ -333,7 +345,7 @@ void tp_input_skip(struct tp_input *in, size_t n)
 	in->offset += n;
 }
 
-uint64_t tp_input_remaining(const struct tp_input *in)
+uint64_t tk__tp_input_remaining(const struct tp_input *in)
 {
 	struct stat sb;
 

@@ -20,6 +20,13 @@
 #define TP_MAX_SYSPAGE_BYTES (64u << 20)
 #define TP_MAX_PENDING 4096u               /* combine events waiting for their end */
 #define TP_MAX_COMBINE_WORDS (1u << 18)    /* 1 MiB of payload per combine event */
+/* Sort mode: memory for events before they go to runs in a temporary file (default and
+ * smallest accepted by tk_traceparser_sort_memory()), runs merged at once, and the read
+ * buffer of each run in a merge. */
+#define TP_SORT_BUDGET (64u << 20)
+#define TP_SORT_MIN_BUDGET (64u << 10)
+#define TP_SORT_FANIN 64u
+#define TP_SORT_READ_BUF (64u << 10)
 
 /* ---- input ---------------------------------------------------------------------------- */
 
@@ -36,30 +43,33 @@ struct tp_input {
 	int err;         /* errno of a failed read */
 	struct tp_async *async; /* reader thread, for the events of large regular files */
 	uint64_t offset; /* file offset of the byte at the cursor */
+	int may_wait;    /* not a regular file: a read can wait for a writer (a pipe) */
+	void (*on_wait)(void *ud); /* called before such a wait (tk_traceparser_on_wait()) */
+	void *on_wait_ud;
 };
 
-int tp_input_open(struct tp_input *in, const char *filename);
-void tp_input_close(struct tp_input *in);
+int tk__tp_input_open(struct tp_input *in, const char *filename);
+void tk__tp_input_close(struct tp_input *in);
 /*
  * Makes at least `want` bytes available at the cursor if the file has them. Returns a
  * pointer to the cursor and the number of bytes available in *avail (less than want only
  * at end of file or on a read error, see in->err).
  */
-unsigned char *tp_input_peek(struct tp_input *in, size_t want, size_t *avail);
-void tp_input_skip(struct tp_input *in, size_t n);
+unsigned char *tk__tp_input_peek(struct tp_input *in, size_t want, size_t *avail);
+void tk__tp_input_skip(struct tp_input *in, size_t n);
 /*
  * Moves the unread bytes to the start of the (malloc-aligned) buffer. Done once after the
  * header: from then on whole 16-byte slots are consumed and a partial slot is moved to the
  * front on refill, so every slot handed out is 16-byte aligned.
  */
-void tp_input_align(struct tp_input *in);
+void tk__tp_input_align(struct tp_input *in);
 /*
- * After tp_input_align(): if the input is a large regular file, start a reader thread
+ * After tk__tp_input_align(): if the input is a large regular file, start a reader thread
  * that fills chunks while the caller parses. Falls back to synchronous reading silently.
  */
-int tp_input_start_async(struct tp_input *in);
+int tk__tp_input_start_async(struct tp_input *in);
 /* Bytes left in the file after the cursor, or UINT64_MAX when unknown (a pipe). */
-uint64_t tp_input_remaining(const struct tp_input *in);
+uint64_t tk__tp_input_remaining(const struct tp_input *in);
 
 /* ---- state ---------------------------------------------------------------------------- */
 
@@ -78,9 +88,19 @@ struct tp_attr {
 	uint64_t offset; /* file offset of the entry's "TRACE_", for error messages */
 };
 
+/*
+ * A combine event waiting for its CE. Pending events are on three doubly linked lists:
+ * all of them oldest first (next/prev: eviction at the cap, reports), and two hash chains
+ * in the same order, one per (timestamp, CPU/class/code) and one per timestamp, so that a
+ * CC or CE slot finds its CB in O(1) however many events never finish.
+ */
 struct tp_pending {
-	struct tp_pending *next;
+	struct tp_pending *next, *prev;
+	struct tp_pending *knext, *kprev; /* chain of the (time, key) bucket */
+	struct tp_pending *tnext, *tprev; /* chain of the time bucket */
 	uint32_t header, time, msb;
+	int32_t pid, tid; /* owner when the CB was read */
+	int owner_known;
 	uint64_t slot; /* index of the CB slot */
 	uint32_t *words;
 	size_t n_words, cap_words;
@@ -88,16 +108,37 @@ struct tp_pending {
 	uint32_t inline_words[14];
 };
 
+struct tp_run {
+	uint64_t off, n; /* byte offset in the spool, number of events */
+};
+
 struct tp_sorted {
 	uint64_t clk;
 	uint64_t slot;
 	uint32_t header, time, n_words;
 	uint32_t provisional; /* 1: clk's upper bits await the CPU's first TIME event */
+	int32_t pid, tid;
+	uint32_t owner_known;
 	uint64_t words_off; /* index into the word arena */
 };
 
+#define TP_HASH_SIZE 4096u /* buckets of each pending-event hash (a power of 2) */
+#define TP_MAX_HELD 8u     /* buffer-owner mode: events held until the owner is known */
+
+struct tp_chain {
+	struct tp_pending *head, *tail;
+};
+
+/* An event held back until the THRUNNING after a CONTROL BUFFER names its owner. */
+struct tp_held {
+	uint32_t header, time, w[2];
+	uint64_t slot, clk;
+};
+
 struct traceparser_state {
+	/* cb[THRUNNING] is the owner hook, which calls thrun_cb (traceparser.c) */
 	struct tp_cb cb[TP_TABLE_SIZE];
+	struct tp_cb thrun_cb;
 	/* bit i: cb[i] was attached with NULL user data, so it gets single_user_data */
 	uint64_t cb_default_ud[TP_TABLE_SIZE / 64];
 
@@ -116,6 +157,10 @@ struct traceparser_state {
 	uint64_t cur_clk;
 	uint32_t prev_header;
 	int prev_return;
+	/* the owner hook ran for a THRUNNING without a callback: the previous callback's */
+	int hook_prev_valid;
+	uint32_t hook_header, hook_prev_header;
+	int hook_prev_return;
 
 	/* header and syspage */
 	struct tp_attr *attrs;
@@ -142,16 +187,47 @@ struct traceparser_state {
 	/* combine events waiting for their CE */
 	struct tp_pending *pending, *pending_tail, *free_pending;
 	unsigned n_pending;
+	struct tp_chain *kbuckets, *tbuckets; /* TP_HASH_SIZE each, allocated with the first CB */
 	uint32_t *combine_buf;
 	size_t combine_cap;
 
+	void (*on_wait)(void *ud); /* tk_traceparser_on_wait() */
+	void *on_wait_ud;
+
 	/* sort mode */
+	size_t sort_budget;  /* 0: TP_SORT_BUDGET */
+	FILE *spool;         /* runs written when the budget is exceeded */
+	uint64_t spool_end;
+	struct tp_run *runs;
+	size_t n_runs, cap_runs;
 	struct tp_sorted *sorted;
 	size_t n_sorted, cap_sorted;
 	uint32_t *arena;
 	size_t n_arena, cap_arena;
 
 	struct tk_traceparser_stats stats;
+
+	/*
+	 * Owner of each event (docs/kev-format.md, "Owner of every event"). QNX files: the
+	 * last THRUNNING of the event's CPU. tracekit files (TRACEKIT_OWNER=buffer): the
+	 * THRUNNING that follows the last CONTROL BUFFER; the events from that BUFFER up to
+	 * the THRUNNING (control events) are held until it arrives.
+	 */
+	int owner_buffer_mode;
+	int32_t cpu_pid[64], cpu_tid[64];
+	uint64_t cpu_owner_known;
+	int32_t buf_pid, buf_tid;
+	int buf_owner_known;
+	int cur_owner_explicit; /* the event being delivered carries its own owner */
+	int32_t cur_pid, cur_tid;
+	int cur_owner_known;
+	int holding;
+	unsigned n_held;
+	struct tp_held held[TP_MAX_HELD];
+
+	/* One time line: TRACEKIT_CLOCK_CYCLES and TRACEKIT_CLOCK_RAW_NS of the header */
+	int have_clock_ref;
+	uint64_t clock_cycles, clock_raw_ns;
 
 	/*
 	 * Storage for the values traceparser_get_info() computes: one field per mode, so a
@@ -164,16 +240,22 @@ struct traceparser_state {
 	} info;
 };
 
-/* Records an error: level, errno, message (also printed with _TRACEPARSER_DEBUG_ERRORS). */
-int tp_fail(struct traceparser_state *st, traceparser_error_t level, int err_no, const char *fmt, ...)
+/*
+ * Records an error: level, errno, message (also printed with _TRACEPARSER_DEBUG_ERRORS).
+ * tk__tp_fail_at() says where: the message becomes "byte offset N: <what>", so that tools
+ * print "tool: file: byte offset N: what".
+ */
+int tk__tp_fail(struct traceparser_state *st, traceparser_error_t level, int err_no, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+int tk__tp_fail_at(struct traceparser_state *st, traceparser_error_t level, int err_no, uint64_t offset,
+		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* Reads and checks the header and syspage; prints them per the debug flags. */
-int tp_read_header(struct traceparser_state *st, struct tp_input *in);
-void tp_free_header(struct traceparser_state *st);
-const struct tp_attr *tp_find_attr(const struct traceparser_state *st, const char *key);
+int tk__tp_read_header(struct traceparser_state *st, struct tp_input *in);
+void tk__tp_free_header(struct traceparser_state *st);
+const struct tp_attr *tk__tp_find_attr(const struct traceparser_state *st, const char *key);
 /* Name of header keyword `index` (info_modes_t 0..18), or NULL. */
-const char *tp_known_key(unsigned index);
-void tp_print_syspage(FILE *out, const unsigned char *sp, size_t len, int swap);
+const char *tk__tp_known_key(unsigned index);
+void tk__tp_print_syspage(FILE *out, const unsigned char *sp, size_t len, int swap);
 
 #endif /* TP_INTERNAL_H */

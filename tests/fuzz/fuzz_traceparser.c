@@ -2,8 +2,10 @@
 /*
  * libFuzzer target: libtraceparser and the event formatter on arbitrary bytes.
  * The input is handed to traceparser() as a file (a memfd); every event of every class is
- * formatted, and the 64-bit clock is queried, so out-of-bounds reads anywhere show up.
- * The first byte selects sort mode and the debug output (to /dev/null).
+ * decoded (every field read) and formatted, and the 64-bit clock and the owner are
+ * queried, so out-of-bounds reads anywhere show up. The first byte selects sort mode (bit
+ * 0; bit 2: with the smallest memory budget, so that runs are spilled and merged) and
+ * the debug output (bit 1, to /dev/null).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +33,23 @@ static int every_event(struct traceparser_state *st, void *ud, unsigned h, unsig
 	*sum += g_line[0];
 	traceparser_get_info(st, _TRACEPARSER_INFO_TIME_DELTA, NULL);
 	traceparser_get_info(st, TK_TRACEPARSER_INFO_OFFSET, NULL);
+	{
+		tk_kev_decoded d;
+		unsigned i, k;
+		if (tk_traceparser_decode(st, h, t, buf, len, (h >> 25) & 1 ? TK_KEV_DECODE_QNX_STRICT : 0, &d) == TK_OK) {
+			for (i = 0; i < d.n_fields; i++) {
+				const tk_kev_field *f = &d.fields[i];
+				*sum += (unsigned)f->v.u + (unsigned char)f->name[0];
+				if (f->type == TK_KEV_FIELD_STR || f->type == TK_KEV_FIELD_BYTES)
+					for (k = 0; k < f->len; k++)
+						*sum += (unsigned char)f->str[k];
+				if (f->type == TK_KEV_FIELD_WORDS)
+					for (k = 0; k < f->len; k++)
+						*sum += tk_kev_field_word(&d, f, k);
+			}
+			*sum += (unsigned)d.pid + (unsigned)d.event_name[0];
+		}
+	}
 	return 0;
 }
 
@@ -61,6 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	traceparser_sort(st, size > 0 && (data[0] & 1) ? _TRACEPARSER_SORT : _TRACEPARSER_NOSORT);
+	tk_traceparser_sort_memory(st, size > 0 && (data[0] & 4) ? 64u << 10 : 64u << 20);
 	traceparser_debug(st, devnull, size > 0 && (data[0] & 2) ? _TRACEPARSER_DEBUG_ALL : 0);
 	traceparser(st, &sum, path);
 	for (i = 0; i <= 18; i++)
