@@ -81,21 +81,6 @@ static int expand_escapes(const char *in, char *out)
 	return 0;
 }
 
-static int parse_seconds(const char *arg, unsigned *ms)
-{
-	char *end;
-	double secs;
-
-	errno = 0;
-	secs = strtod(arg, &end);
-	if (errno != 0 || end == arg || *end != '\0' || !(secs > 0) || secs > 4000000.0)
-		return -1;
-	*ms = (unsigned)(secs * 1000.0 + 0.5);
-	if (*ms == 0)
-		*ms = 1;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -172,7 +157,7 @@ int main(int argc, char **argv)
 			cv.live_input = 1;
 			break;
 		case 't':
-			if (parse_seconds(optarg, &cv.live_timeout_ms) != 0) {
+			if (tktool_parse_seconds(optarg, &cv.live_timeout_ms) != 0) {
 				status = tktool_usage_error("--live-timeout needs a positive number of seconds, not '%s'", optarg);
 				goto done;
 			}

@@ -47,21 +47,6 @@ static void on_warning(void *ud, const char *msg)
 	fprintf(stderr, "bfbin2sqlite3: %s\n", msg);
 }
 
-static int parse_seconds(const char *arg, unsigned *ms)
-{
-	char *end;
-	double secs;
-
-	errno = 0;
-	secs = strtod(arg, &end);
-	if (errno != 0 || end == arg || *end != '\0' || !(secs > 0) || secs > 4000000.0)
-		return -1;
-	*ms = (unsigned)(secs * 1000.0 + 0.5);
-	if (*ms == 0)
-		*ms = 1;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -94,7 +79,7 @@ int main(int argc, char **argv)
 			cv.live_input = 1;
 			break;
 		case 't':
-			if (parse_seconds(optarg, &cv.live_timeout_ms) != 0)
+			if (tktool_parse_seconds(optarg, &cv.live_timeout_ms) != 0)
 				return tktool_usage_error("--live-timeout needs a positive number of seconds, not '%s'", optarg);
 			break;
 		case 'R':

@@ -60,6 +60,21 @@ void tktool_error(const char *file, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+int tktool_parse_seconds(const char *arg, unsigned *ms)
+{
+	char *end;
+	double secs;
+
+	errno = 0;
+	secs = strtod(arg, &end);
+	if (errno != 0 || end == arg || *end != '\0' || !(secs > 0) || secs > 4000000.0)
+		return -1;
+	*ms = (unsigned)(secs * 1000.0 + 0.5);
+	if (*ms == 0)
+		*ms = 1;
+	return 0;
+}
+
 const char *tktool_in_name(const char *path)
 {
 	return strcmp(path, "-") == 0 ? "standard input" : path;

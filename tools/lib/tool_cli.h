@@ -38,6 +38,12 @@ int tktool_version(const char *extra);
  */
 void tktool_error(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * A positive number of seconds (a --live-timeout value, "0.5" say, at most 4000000) as
+ * milliseconds, at least 1. Returns 0, or -1 for anything else.
+ */
+int tktool_parse_seconds(const char *arg, unsigned *ms);
+
 /* How a path reads in messages: "-" is "standard input" / "standard output". */
 const char *tktool_in_name(const char *path);
 const char *tktool_out_name(const char *path);
