@@ -140,6 +140,10 @@ grep -q "nul.dat: line 2: NUL byte" err || bad "tbrw_writer: no line number for 
 [ -e nul.tb5 ] && bad "tbrw_writer left nul.tb5"
 timeout 20 "$bin/tbrw_writer" /dev/zero zero.tb5 2>/dev/null
 [ $? -eq 1 ] || bad "tbrw_writer on /dev/zero did not fail at once"
+# a line without end: the parse stops at the cap (32 MiB) with the line's number
+(printf 'tbrw-dat 1\n'; head -c 40000000 /dev/zero | tr '\000' a) | timeout 60 "$bin/tbrw_writer" - long.tb5 2>err
+[ $? -eq 1 ] || bad "tbrw_writer accepted an endless line"
+grep -q "standard input: line 2: line longer than" err || bad "tbrw_writer on an endless line: $(cat err)"
 
 # ---- item 28: no temporaries after an interruption, and no unbounded copy of stdin ----
 for s in INT TERM; do
