@@ -241,6 +241,16 @@ static void test_outfile_mode(void **state)
 	assert_int_equal(write_through(out, 0), TK_OK);
 	assert_int_equal(stat(out, &sb), 0);
 	assert_int_equal(sb.st_mode & 07777, 0664);
+	/* root replacing another user's file keeps its owner too (as cp would) */
+	if (geteuid() == 0) {
+		assert_int_equal(chown(out, 65534, 65534), 0);
+		assert_int_equal(chmod(out, 0640), 0);
+		assert_int_equal(write_through(out, 0), TK_OK);
+		assert_int_equal(stat(out, &sb), 0);
+		assert_int_equal(sb.st_uid, 65534);
+		assert_int_equal(sb.st_gid, 65534);
+		assert_int_equal(sb.st_mode & 07777, 0640);
+	}
 	unlink(out);
 	assert_int_equal(write_through(out, 0), TK_OK); /* a new file: 0644 minus the umask */
 	assert_int_equal(stat(out, &sb), 0);

@@ -10,7 +10,8 @@
  *   under that name (a planted symlink, a crashed run's .part that is the only copy of its
  *   data) is ever followed, truncated or reused. A taken name gets a unique random one.
  * - The temporary gets the final file's mode: an existing output keeps its permission bits
- *   (a 0600 file stays 0600), a new one gets 0644 minus the umask.
+ *   (a 0600 file stays 0600) and, when root replaces it, its owner; a new one gets 0644
+ *   minus the umask.
  * - A symlink at the final name is replaced by the new file, never followed, unless it
  *   points to a device or FIFO and belongs to us or to root (/dev/stdout, /proc/self/fd/N):
  *   then the device is written through it, as a shell redirection would.
@@ -68,7 +69,7 @@ static void random_suffix(char out[7])
  * "<path>.XXXXXX.part". Never follows or reuses an existing name. Sets *temp_out
  * (malloc'd) and returns the descriptor, or a negative TK_E* code.
  */
-static int create_temp(const char *path, mode_t mode, int keep_mode, char **temp_out)
+static int create_temp(const char *path, const struct stat *old, char **temp_out)
 {
 	size_t len = strlen(path);
 	char *temp = malloc(len + sizeof(".XXXXXX.part"));
@@ -80,7 +81,7 @@ static int create_temp(const char *path, mode_t mode, int keep_mode, char **temp
 	memcpy(temp + len, ".part", sizeof(".part"));
 	for (tries = 0; tries < OUTFILE_NAME_TRIES; tries++) {
 		fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-			  keep_mode ? (mode & 0600) : OUTFILE_NEW_MODE);
+			  old != NULL ? (old->st_mode & 0600) : OUTFILE_NEW_MODE);
 		if (fd >= 0 || errno != EEXIST)
 			break;
 		{
@@ -96,8 +97,15 @@ static int create_temp(const char *path, mode_t mode, int keep_mode, char **temp
 		free(temp);
 		return err;
 	}
-	/* The mode of the file it replaces, exactly (open() applied the umask). */
-	if (keep_mode && fchmod(fd, mode & 0777) != 0) {
+	/*
+	 * The owner (root replacing another user's file: best effort, as cp would keep it) and
+	 * the mode of the file it replaces, exactly (open() applied the umask).
+	 */
+	if (old != NULL && geteuid() == 0 && (old->st_uid != 0 || old->st_gid != 0) &&
+	    fchown(fd, old->st_uid, old->st_gid) != 0) {
+		/* the file stays root's: its mode below still keeps others out as before */
+	}
+	if (old != NULL && fchmod(fd, old->st_mode & 0777) != 0) {
 		int err = tk_error_from_errno(errno);
 
 		close(fd);
@@ -165,7 +173,6 @@ int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags)
 	tk_outfile *of;
 	struct stat lst, st;
 	int fd, keep_mode = 0;
-	mode_t mode = 0;
 
 	if (out == NULL || path == NULL || path[0] == '\0')
 		return TK_EINVAL;
@@ -222,7 +229,6 @@ int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags)
 			st = lst;
 		} else {
 			keep_mode = 1;
-			mode = lst.st_mode;
 		}
 		if (in_place) {
 			fd = open_in_place(path, follow, &st);
@@ -249,7 +255,7 @@ int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags)
 	of->final_path = strdup(path);
 	if (of->final_path == NULL)
 		goto fail_alloc;
-	fd = create_temp(path, mode, keep_mode, &of->temp_path);
+	fd = create_temp(path, keep_mode ? &lst : NULL, &of->temp_path);
 	if (fd < 0) {
 		free(of->final_path);
 		free(of);
