@@ -74,6 +74,43 @@ static void progress_small(void)
 	tktool_progress_end(&p);
 }
 
+/* tb5_recover's kind: a thread follows the files growing in a directory. */
+static char watch_dir[600];
+
+static void watch_large(void)
+{
+	char path[700];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/out.part", watch_dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)200 << 20), 0); /* sparse: the size is what counts */
+	close(fd);
+	tktool_progress_watch_dir(watch_dir, "salvaging", (uint64_t)400 << 20);
+	usleep(700 * 1000);
+	tktool_progress_watch_end();
+	unlink(path);
+}
+
+static void test_progress_watch(void **state)
+{
+	size_t len;
+	char *got;
+
+	(void)state;
+	tktool_init("test_tools_lib");
+	snprintf(watch_dir, sizeof(watch_dir), "%s", tkt_path("watch"));
+	assert_int_equal(mkdir(watch_dir, 0700), 0);
+	got = stderr_on_pty(watch_large, &len);
+	assert_non_null(strstr(got, "test_tools_lib: salvaging: 200 of 400 MB (50%)"));
+	tktool_quiet = 1;
+	got = stderr_on_pty(watch_large, &len);
+	assert_int_equal(len, 0);
+	tktool_quiet = 0;
+	rmdir(watch_dir);
+}
+
 static void test_progress(void **state)
 {
 	size_t len;
@@ -186,6 +223,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_progress),
+		cmocka_unit_test(test_progress_watch),
 		cmocka_unit_test(test_stdin_file),
 		cmocka_unit_test(test_same_file_message),
 	};

@@ -25,7 +25,7 @@ static const char usage_text[] =
 	"FILE.tb5.part) or that was cut short: every complete chunk whose checksum holds is\n"
 	"kept, and OUTPUT.tb5 is written as a valid file holding them.\n"
 	"\n"
-	"  -q, --quiet     do not report what was kept and dropped\n"
+	"  -q, --quiet     do not report what was kept and dropped, nor show progress\n"
 	"  -h, --help      show this help and exit\n"
 	"      --version   show the version and exit\n"
 	"\n"
@@ -86,6 +86,7 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 'q':
 			quiet = 1;
+			tktool_quiet = 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -138,7 +139,9 @@ int main(int argc, char **argv)
 	snprintf(tmp_path, sizeof(tmp_path), "%s/out.tb5", tmp_dir);
 	out_open = tmp_path;
 	memset(&report, 0, sizeof(report));
+	tktool_progress_watch_dir(tmp_dir, "salvaging", tktool_file_size(in_open));
 	rc = tk_tbrw_recover_ranges(in_open, out_open, &report, on_lost, &lost);
+	tktool_progress_watch_end();
 	if (rc != VT_SUCCESS) {
 		tbf_report(TOOL, in_name, NULL, "cannot salvage", rc);
 		goto done;

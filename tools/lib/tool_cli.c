@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -635,6 +636,78 @@ int tktool_stdout_deliver(FILE *buffer)
 	}
 	errno = err;
 	return rc;
+}
+
+static struct {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int running, stop;
+	char dir[4096];
+	struct tktool_progress progress;
+} g_watch = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+/* Bytes of the regular files in a directory (one level). */
+static uint64_t dir_bytes(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	uint64_t sum = 0;
+	struct stat sb;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode))
+			sum += (uint64_t)sb.st_size;
+	closedir(d);
+	return sum;
+}
+
+static void *watch_main(void *arg)
+{
+	struct timespec until;
+
+	(void)arg;
+	pthread_mutex_lock(&g_watch.mu);
+	while (!g_watch.stop) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 250000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&g_watch.cv, &g_watch.mu, &until);
+		if (!g_watch.stop)
+			tktool_progress_update(&g_watch.progress, dir_bytes(g_watch.dir));
+	}
+	pthread_mutex_unlock(&g_watch.mu);
+	return NULL;
+}
+
+void tktool_progress_watch_dir(const char *dir, const char *what, uint64_t total)
+{
+	tktool_progress_begin(&g_watch.progress, what, total);
+	if (!g_watch.progress.active || g_watch.running || strlen(dir) >= sizeof(g_watch.dir))
+		return;
+	memcpy(g_watch.dir, dir, strlen(dir) + 1);
+	g_watch.stop = 0;
+	g_watch.progress.next_ns = 0;
+	if (pthread_create(&g_watch.thread, NULL, watch_main, NULL) == 0)
+		g_watch.running = 1;
+}
+
+void tktool_progress_watch_end(void)
+{
+	if (g_watch.running) {
+		pthread_mutex_lock(&g_watch.mu);
+		g_watch.stop = 1;
+		pthread_cond_signal(&g_watch.cv);
+		pthread_mutex_unlock(&g_watch.mu);
+		pthread_join(g_watch.thread, NULL);
+		g_watch.running = 0;
+	}
+	tktool_progress_end(&g_watch.progress);
 }
 
 uint64_t tktool_file_size(const char *path)

@@ -213,6 +213,14 @@ void tktool_progress_bytes(void *user_data, uint64_t done, uint64_t total);
 FILE *tktool_stdout_buffer(void);
 /* Copies the buffer to standard output and closes it. Returns 0, or -1 with errno set. */
 int tktool_stdout_deliver(FILE *buffer);
+/*
+ * For work done inside a library call that reports nothing (tb5_recover's salvage): a
+ * thread shows the progress line from the bytes of the files in dir (a private directory
+ * the output grows in), 4 times a second, against total. Nothing starts when the line
+ * would not be shown. tktool_progress_watch_end stops it and erases the line.
+ */
+void tktool_progress_watch_dir(const char *dir, const char *what, uint64_t total);
+void tktool_progress_watch_end(void);
 /* Size of a path's regular file, 0 for "-", a pipe or an error (for the progress total). */
 uint64_t tktool_file_size(const char *path);
 
