@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 	if (to_stdout) {
 		if (tktool_private_dir(tmp_dir, sizeof(tmp_dir)) != 0) {
 			tmp_dir[0] = '\0';
-			fprintf(stderr, TOOL ": cannot create a temporary directory: %s\n", strerror(errno));
+			fprintf(stderr, TOOL ": %s: cannot create a temporary directory: %s\n", out_name, strerror(errno));
 			goto done;
 		}
 		dir_slot = tktool_cleanup_add_dir(tmp_dir);
