@@ -238,6 +238,23 @@ cat "$B" | "$bin/bfbin2sqlite3" -o - - >b.db || bad "bfbin2sqlite3 -o - - failed
 [ $? -eq 2 ] || bad "bfbin2hdf5 - without an output name: $(cat err)"
 tmp_empty "standard input and output"
 
+# a named pipe as the .tb5 input: read like standard input; without a writer: no hang (item 32)
+rm -f in.fifo
+mkfifo in.fifo
+"$bin/print_tb5" "$T" >a.txt
+cat "$T" >in.fifo &
+timeout 20 "$bin/print_tb5" in.fifo >b.txt || bad "print_tb5 on a named pipe failed"
+wait
+cmp -s a.txt b.txt || bad "print_tb5 on a named pipe differs"
+for tool in print_tb5 tbrw_reader; do
+	case $tool in
+	print_tb5) timeout 20 "$bin/print_tb5" in.fifo >/dev/null 2>&1 ;;
+	tbrw_reader) timeout 20 "$bin/tbrw_reader" in.fifo fifo.dat 2>/dev/null ;;
+	esac
+	[ $? -eq 1 ] || bad "$tool on a named pipe without a writer did not fail at once"
+done
+tmp_empty "named pipes"
+
 # ---- item 15: a failed conversion shows no half document ----
 for tool in bfbin2xmlss bfbin2cgrind; do
 	"$bin/$tool" "$byfl/truncated.byfl" >half.out 2>err

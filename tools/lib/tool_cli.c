@@ -443,7 +443,7 @@ void tktool_private_dir_remove(const char *dir)
 
 /* ---- standard input that must be a file ---- */
 
-int tktool_stdin_file(struct tktool_stdin_file *f, const void *magic, size_t magic_len)
+int tktool_fd_file(struct tktool_stdin_file *f, int fd_in, const char *name, const void *magic, size_t magic_len)
 {
 	char buf[1 << 16];
 	uint64_t total = 0;
@@ -453,15 +453,15 @@ int tktool_stdin_file(struct tktool_stdin_file *f, const void *magic, size_t mag
 
 	memset(f, 0, sizeof(*f));
 	f->cleanup_slot = -1;
-	if (fstat(STDIN_FILENO, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		/* a redirected file: read it where it is, no copy */
-		snprintf(f->path, sizeof(f->path), "/dev/stdin");
+	if (fstat(fd_in, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		/* a file: read it where it is, no copy */
+		snprintf(f->path, sizeof(f->path), "/dev/fd/%d", fd_in);
 		return 0;
 	}
 	if (tktool_private_dir(f->dir, sizeof(f->dir)) != 0) {
 		err = errno;
 		f->dir[0] = '\0';
-		tktool_error("-", "cannot create a temporary directory: %s", strerror(err));
+		tktool_error(name, "cannot create a temporary directory: %s", strerror(err));
 		return 1;
 	}
 	snprintf(f->path, sizeof(f->path), "%s/stdin", f->dir);
@@ -470,10 +470,10 @@ int tktool_stdin_file(struct tktool_stdin_file *f, const void *magic, size_t mag
 	if (fd < 0) {
 		err = errno;
 		tktool_stdin_file_close(f);
-		tktool_error("-", "cannot create a temporary file: %s", strerror(err));
+		tktool_error(name, "cannot create a temporary file: %s", strerror(err));
 		return 1;
 	}
-	while (!tktool_stop && (n = read(STDIN_FILENO, buf, sizeof(buf))) != 0) {
+	while (!tktool_stop && (n = read(fd_in, buf, sizeof(buf))) != 0) {
 		size_t checked;
 
 		if (n < 0) {
@@ -491,7 +491,7 @@ int tktool_stdin_file(struct tktool_stdin_file *f, const void *magic, size_t mag
 		if (total + (uint64_t)n > TKTOOL_SPOOL_MAX) {
 			close(fd);
 			tktool_stdin_file_close(f);
-			tktool_error("-", "more than %llu bytes: give the file by name instead",
+			tktool_error(name, "more than %llu bytes: give the file by name instead",
 				     (unsigned long long)TKTOOL_SPOOL_MAX);
 			return 1;
 		}
@@ -499,7 +499,7 @@ int tktool_stdin_file(struct tktool_stdin_file *f, const void *magic, size_t mag
 			err = errno != 0 ? errno : EIO;
 			close(fd);
 			tktool_stdin_file_close(f);
-			tktool_error("-", "cannot copy to a temporary file: %s", strerror(err));
+			tktool_error(name, "cannot copy to a temporary file: %s", strerror(err));
 			return 1;
 		}
 		total += (uint64_t)n;
@@ -513,7 +513,7 @@ int tktool_stdin_file(struct tktool_stdin_file *f, const void *magic, size_t mag
 	if (close(fd) != 0) {
 		err = errno;
 		tktool_stdin_file_close(f);
-		tktool_error("-", "cannot copy to a temporary file: %s", strerror(err));
+		tktool_error(name, "cannot copy to a temporary file: %s", strerror(err));
 		return 1;
 	}
 	return 0;
@@ -521,8 +521,17 @@ int tktool_stdin_file(struct tktool_stdin_file *f, const void *magic, size_t mag
 fail_read:
 	close(fd);
 	tktool_stdin_file_close(f);
-	tktool_error("-", "%s", err == EINTR ? "interrupted" : strerror(err));
+	tktool_error(name, "%s", err == EINTR ? "interrupted" : strerror(err));
 	return 1;
+}
+
+int tktool_stdin_file(struct tktool_stdin_file *f, const void *magic, size_t magic_len)
+{
+	int rc = tktool_fd_file(f, STDIN_FILENO, "-", magic, magic_len);
+
+	if (rc == 0 && f->dir[0] == '\0')
+		snprintf(f->path, sizeof(f->path), "/dev/stdin");
+	return rc;
 }
 
 void tktool_stdin_file_unlink(struct tktool_stdin_file *f)
