@@ -863,23 +863,34 @@ int tbf_open_input(const char *tool, const char *path, struct tbf_input *in, TBR
 	} else {
 		struct stat sb;
 
-		/* A named pipe ("print_tb5 <(zcat x.tb5.gz)"): read like standard input. Opened
-		 * without blocking: a FIFO without a writer reads as empty, never hangs. */
+		/*
+		 * A named pipe with its writer ("print_tb5 <(zcat x.tb5.gz)"): read like standard
+		 * input. Opened without blocking, and one byte read without blocking: 0 means no
+		 * writer, and the library refuses the FIFO at once (it used to hang in open).
+		 */
 		if (stat(path, &sb) == 0 && S_ISFIFO(sb.st_mode)) {
 			int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), r;
+			unsigned char first;
+			ssize_t got;
 
 			if (fd < 0) {
 				fprintf(stderr, "%s: %s: %s\n", tool, name, strerror(errno));
 				return -1;
 			}
-			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-			r = tktool_fd_file(&in->stdin_file, fd, path, tb5_signature, sizeof(tb5_signature));
-			close(fd);
-			if (r != 0)
-				return -1;
-			in->is_stdin = 1;
-			open_path = in->stdin_file.path;
-			snprintf(tbf_input_tmp_path, sizeof(tbf_input_tmp_path), "%s", open_path);
+			got = read(fd, &first, 1);
+			if (got == 1 || (got < 0 && errno == EAGAIN)) {
+				fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+				r = tktool_fd_file(&in->stdin_file, fd, path, tb5_signature, sizeof(tb5_signature), &first,
+						   got == 1 ? 1 : 0);
+				close(fd);
+				if (r != 0)
+					return -1;
+				in->is_stdin = 1;
+				open_path = in->stdin_file.path;
+				snprintf(tbf_input_tmp_path, sizeof(tbf_input_tmp_path), "%s", open_path);
+			} else {
+				close(fd);
+			}
 		}
 	}
 	/* The system's words for a file that cannot be opened at all (O_NONBLOCK: a FIFO

@@ -443,9 +443,11 @@ void tktool_private_dir_remove(const char *dir)
 
 /* ---- standard input that must be a file ---- */
 
-int tktool_fd_file(struct tktool_stdin_file *f, int fd_in, const char *name, const void *magic, size_t magic_len)
+int tktool_fd_file(struct tktool_stdin_file *f, int fd_in, const char *name, const void *magic, size_t magic_len,
+		   const void *head, size_t head_len)
 {
 	char buf[1 << 16];
+	size_t pending = head_len < sizeof(buf) ? head_len : 0;
 	uint64_t total = 0;
 	struct stat sb;
 	ssize_t n;
@@ -473,9 +475,19 @@ int tktool_fd_file(struct tktool_stdin_file *f, int fd_in, const char *name, con
 		tktool_error(name, "cannot create a temporary file: %s", strerror(err));
 		return 1;
 	}
-	while (!tktool_stop && (n = read(fd_in, buf, sizeof(buf))) != 0) {
+	if (pending > 0)
+		memcpy(buf, head, pending);
+	for (;;) {
 		size_t checked;
 
+		if (tktool_stop)
+			break;
+		if (pending > 0) {
+			n = (ssize_t)pending;
+			pending = 0;
+		} else if ((n = read(fd_in, buf, sizeof(buf))) == 0) {
+			break;
+		}
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -527,7 +539,7 @@ fail_read:
 
 int tktool_stdin_file(struct tktool_stdin_file *f, const void *magic, size_t magic_len)
 {
-	int rc = tktool_fd_file(f, STDIN_FILENO, "-", magic, magic_len);
+	int rc = tktool_fd_file(f, STDIN_FILENO, "-", magic, magic_len, NULL, 0);
 
 	if (rc == 0 && f->dir[0] == '\0')
 		snprintf(f->path, sizeof(f->path), "/dev/stdin");

@@ -173,9 +173,11 @@ struct tktool_stdin_file {
 int tktool_stdin_file(struct tktool_stdin_file *f, const void *magic, size_t magic_len);
 /*
  * The same for any descriptor open for reading (a named pipe given by name, "<(cmd)"):
- * messages name it name. The caller keeps and closes fd_in.
+ * messages name it name; head_len bytes at head (already read from it) come first. The
+ * caller keeps and closes fd_in.
  */
-int tktool_fd_file(struct tktool_stdin_file *f, int fd_in, const char *name, const void *magic, size_t magic_len);
+int tktool_fd_file(struct tktool_stdin_file *f, int fd_in, const char *name, const void *magic, size_t magic_len,
+		   const void *head, size_t head_len);
 /* Removes the copy now (an open file stays readable). */
 void tktool_stdin_file_unlink(struct tktool_stdin_file *f);
 void tktool_stdin_file_close(struct tktool_stdin_file *f);
