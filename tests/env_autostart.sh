@@ -91,6 +91,18 @@ TRACEKIT_LOG="$tmp/b16.kev" TRACEKIT_LOG_BUFFERS=16 LD_PRELOAD="$lib" gzip -c "$
 [ -s "$tmp/err" ] && fail "TRACEKIT_LOG_BUFFERS=16: $(cat "$tmp/err")"
 [ -s "$tmp/b16.kev" ] || fail "TRACEKIT_LOG_BUFFERS=16 recorded nothing"
 
+# a device as TRACEKIT_LOG is written in place and never removed, also when the header
+# cannot be written (a full device: made with mknod in the scratch directory, as root)
+if [ "$(id -u)" = 0 ] && mknod "$tmp/full" c 1 7 2>/dev/null; then
+	TRACEKIT_LOG="$tmp/full" LD_PRELOAD="$lib" gzip -c "$tmp/in" >/dev/null 2>"$tmp/err" || fail "gzip failed"
+	[ -c "$tmp/full" ] || fail "the device given as TRACEKIT_LOG was removed or replaced"
+	grep -q "no space left on device" "$tmp/err" || fail "unexpected message: $(cat "$tmp/err")"
+	mknod "$tmp/null" c 1 3
+	TRACEKIT_LOG="$tmp/null" LD_PRELOAD="$lib" gzip -c "$tmp/in" >/dev/null 2>"$tmp/err" || fail "gzip failed"
+	[ -s "$tmp/err" ] && fail "unexpected standard error: $(cat "$tmp/err")"
+	[ -c "$tmp/null" ] || fail "the null device given as TRACEKIT_LOG was removed or replaced"
+fi
+
 # item 12: the seed's example starts a logger of its own; under TRACEKIT_LOG it runs
 # unchanged (the environment's logger hands over), both files are complete
 if [ -n "$ues" ]; then

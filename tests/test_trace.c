@@ -2035,12 +2035,128 @@ static void test_owner_of_every_buffer(void **state)
 	free(l.v);
 }
 
+/* Ring mode: a thread's exit queues its last buffer and takes no other, so it does not
+ * reuse (and lose) a queued buffer of another thread for nothing. */
+static void *one_event_thread(void *arg)
+{
+	(void)arg;
+	tk_trace_user(92, 0, 0);
+	return NULL;
+}
+
+static void test_ring_thread_exit_takes_no_buffer(void **state)
+{
+	const char *path = tkt_path("ring_exit.kev");
+	tk_logger_stats st0, st1;
+	pthread_t th;
+
+	(void)state;
+	start_logging(path, 4, 1);
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	emit_numbered(93, 8 * 1024); /* the ring is full of this thread's buffers */
+	assert_int_equal(tk_logger_get_stats(&st0), TK_OK);
+	assert_int_equal(pthread_create(&th, NULL, one_event_thread, NULL), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(tk_logger_get_stats(&st1), TK_OK);
+	/* its first buffer reused the oldest queued one; its exit reused none */
+	assert_int_equal(st1.buffers_overwritten - st0.buffers_overwritten, 1);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+}
+
+/* A fork()ed child that records names itself, not its parent, as the owner of its buffers. */
+static void test_owner_after_fork(void **state)
+{
+	const char *path = tkt_path("owner_fork.kev");
+	struct evlist l;
+	size_t k, owners = 0;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	start_logging(path, 8, 0); /* the parent records first: its pid is known */
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+	TraceEvent(_NTO_TRACE_STARTNOSTATE);
+	tk_trace_user(91, 1, 0);
+	assert_int_equal(tk_logger_stop(), TK_OK);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		tk_logger_options o = { .n_buffers = 8 };
+		reset_trace();
+		if (TraceEvent(_NTO_TRACE_ALLOCBUFFER, 8u, NULL) != 0 || tk_logger_start(path, &o) != TK_OK)
+			_exit(2);
+		TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER);
+		TraceEvent(_NTO_TRACE_STARTNOSTATE);
+		tk_trace_user(91, 2, 0);
+		setenv("TK_TEST_KEEP", "1", 1);
+		_exit(tk_logger_stop() == TK_OK ? 0 : 3);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	read_trace(path, &l);
+	for (k = 0; k < l.n; k++) {
+		if (l.v[k].cls == PR_TH && l.v[k].code == STATE_RUNNING) {
+			assert_int_equal(l.v[k].w[0], (uint32_t)pid);
+			owners++;
+		}
+	}
+	assert_true(owners > 0);
+	assert_int_equal(count(&l, USER, 91), 1);
+	free(l.v);
+}
+
+/* Item 12: under TRACEKIT_LOG, a program that allocates its own buffers and starts its own
+ * logger (the SAT guide's pattern) runs as without the variable: the environment's logger
+ * hands over, both files are complete. */
+static int child_own_logger(void)
+{
+	const char *own = getenv("TK_TEST_OWN_FILE");
+
+	if (TraceEvent(_NTO_TRACE_ALLOCBUFFER, 8u, NULL) != 0)
+		return 3;
+	if (tk_logger_start(own, NULL) != TK_OK)
+		return 4;
+	if (TraceEvent(_NTO_TRACE_DELALLCLASSES) != 0 || TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER) != 0 ||
+	    TraceEvent(_NTO_TRACE_STARTNOSTATE) != 0)
+		return 5;
+	if (TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, 111, 1, 11) != 0)
+		return 6;
+	return tk_logger_stop() == TK_OK ? 0 : 7;
+}
+
+static void test_env_program_own_logger(void **state)
+{
+	const char *path = tkt_path("env-own.kev"), *own = tkt_path("own.kev"), *errpath = tkt_path("own.err");
+	static char extra[4200];
+	struct evlist l;
+	size_t len;
+	char *err;
+
+	(void)state;
+	snprintf(extra, sizeof(extra), "TK_TEST_OWN_FILE=%s", own);
+	assert_int_equal(run_env_child("--own-logger", path, extra, NULL, errpath), 0);
+	err = tkt_read_file(errpath, &len);
+	assert_non_null(err);
+	if (len != 0)
+		fail_msg("unexpected message: %s", err);
+	free(err);
+	read_trace(own, &l);
+	assert_int_equal(count(&l, USER, 111), 1);
+	free(l.v);
+	read_trace(path, &l); /* completed, readable */
+	free(l.v);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--autostart-child") == 0)
 		return child_autostart();
 	if (argc > 1 && strcmp(argv[1], "--autostart-big") == 0)
 		return child_autostart_big();
+	if (argc > 1 && strcmp(argv[1], "--own-logger") == 0)
+		return child_own_logger();
 	if (argc > 1 && strcmp(argv[1], "--rate-time") == 0)
 		return child_rate_time();
 	if (argc > 1 && strcmp(argv[1], "--autostart-closefds") == 0)
@@ -2081,6 +2197,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_time_line),
 		cmocka_unit_test(test_rate_without_sleep),
 		cmocka_unit_test(test_owner_of_every_buffer),
+		cmocka_unit_test(test_owner_after_fork),
+		cmocka_unit_test(test_ring_thread_exit_takes_no_buffer),
+		cmocka_unit_test(test_env_program_own_logger),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

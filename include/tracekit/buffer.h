@@ -241,6 +241,13 @@ TK_API uint64_t tk_buffer_pending_dropped(tk_buffer_id id, int take);
 /* Delivers the partial buffers of every thread and definition (done at process exit). */
 TK_API void tk_buffer_flush_all_threads(void);
 
+/*
+ * 1 inside a callback called for a thread's last buffer (thread exit, process exit): the
+ * buffer the callback returns is only given back, so a pool-backed callback need not take
+ * one (in ring mode that would reuse, and lose, a queued buffer for nothing).
+ */
+TK_API int tk_buffer_delivering_at_exit(void);
+
 /* ---- the inline fast path -------------------------------------------------------------- */
 
 /*

@@ -526,6 +526,11 @@ TK_API int tk_kev_write_raw_file_order_v(tk_kev_writer *w, const struct iovec *i
 
 /* Number of 16-byte slots written so far (TIME events included). */
 TK_API uint64_t tk_kev_writer_slots(const tk_kev_writer *w);
+/* Bytes the file has received so far, header included (buffered slots not yet). */
+TK_API uint64_t tk_kev_writer_bytes(const tk_kev_writer *w);
+/* Where the data goes until close: the temporary file's path ("<path>.part", or a unique
+ * name if that was taken), "-" for standard output; "" for a writer on a caller's fd. */
+TK_API const char *tk_kev_writer_temp_path(const tk_kev_writer *w);
 
 /* Flushes buffered slots to the file (they survive a crash after this returns 0). */
 TK_API int tk_kev_writer_flush(tk_kev_writer *w);

@@ -208,7 +208,11 @@ typedef struct tk_logger_stats {
  * called. Does not start tracing: call TraceEvent(_NTO_TRACE_START). With TRACEKIT_LOG=path
  * in the environment, an unmodified program linked with libtracekit starts the logger, adds
  * all classes and starts tracing before main() (TRACEKIT_LOG_BUFFERS=n, TRACEKIT_LOG_RING=1
- * tune it). Returns 0, TK_EBUSY if a logger runs, or the error of creating the file.
+ * tune it; docs/recording.md). A logger started by TRACEKIT_LOG hands over to this call:
+ * its file is completed with what was recorded until then (so do ALLOCBUFFER,
+ * DEALLOCBUFFER and tk_trace_pool_init()). Returns 0, TK_EBUSY if a logger started by the
+ * program runs, TK_EINVAL with tk_logger_errmsg() saying why for a directory or a name
+ * too long, or the error of creating the file.
  */
 TK_API int tk_logger_start(const char *path, const tk_logger_options *opts);
 

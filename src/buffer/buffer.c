@@ -404,6 +404,13 @@ static void keep_until_exit(void *buf)
 	pthread_mutex_unlock(&g_kept_lock);
 }
 
+static __thread int tls_delivering_at_exit;
+
+int tk_buffer_delivering_at_exit(void)
+{
+	return tls_delivering_at_exit || atomic_load_explicit(&g_exiting, memory_order_relaxed);
+}
+
 static void deliver(const struct pending_delivery *p)
 {
 	struct buffer_def *d = def_of(p->id);
@@ -411,7 +418,9 @@ static void deliver(const struct pending_delivery *p)
 
 	if (d == NULL)
 		return;
+	tls_delivering_at_exit = 1;
 	ret = d->cfg.full(p->id, p->tid, p->buf, p->n, d->cfg.user);
+	tls_delivering_at_exit = 0;
 	if (ret == NULL)
 		return;
 	if (atomic_load_explicit(&g_exiting, memory_order_relaxed))

@@ -4,12 +4,12 @@
  * CLOCK_MONOTONIC_RAW nanoseconds on other machines.
  *
  * Its rate is found without ever blocking the program (a traced process must not pay a
- * calibration at start): where the kernel publishes its own TSC conversion (the
- * perf_event_open() mmap page: cap_user_time, time_mult, time_shift) that is exact;
- * elsewhere it is an estimate (CPUID's TSC or base frequency, the hypervisor's TSC leaf,
- * /proc/cpuinfo), which a .kev writer corrects when its file is completed, from a
- * (cycles, CLOCK_MONOTONIC_RAW) pair read at the start and another at the end
- * (kev_writer.c; docs/kev-format.md, "Time").
+ * calibration at start): the kernel's own TSC conversion where it publishes one (the
+ * perf_event_open() mmap page: cap_user_time, time_mult, time_shift), else the machine's
+ * stated rate (CPUID's TSC or base frequency, the hypervisor's TSC leaf, /proc/cpuinfo).
+ * A .kev writer replaces it when its file is completed by the rate measured against
+ * CLOCK_MONOTONIC_RAW between a (cycles, ns) pair read at the start and one at the end
+ * (kev_writer.c; docs/kev-format.md, "One time line").
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -140,23 +140,19 @@ static uint64_t rate_estimate(void)
 #endif
 
 static _Atomic uint64_t cached_rate;
-static _Atomic int cached_exact;
 
 static void find_rate(void)
 {
 	uint64_t rate = 1000000000u;
-	int exact = 1;
 
 #if TK__CYCLES_ARE_TSC
 	rate = rate_from_perf();
 	if (rate == 0) {
-		exact = 0;
 		rate = rate_estimate();
 		if (rate == 0)
 			rate = 1000000000u; /* corrected when a file is completed */
 	}
 #endif
-	atomic_store_explicit(&cached_exact, exact, memory_order_relaxed);
 	atomic_store_explicit(&cached_rate, rate, memory_order_release);
 }
 
@@ -169,10 +165,4 @@ uint64_t tk_clock_cycles_per_sec(void)
 		rate = atomic_load_explicit(&cached_rate, memory_order_acquire);
 	}
 	return rate;
-}
-
-int tk__clock_rate_exact(void)
-{
-	tk_clock_cycles_per_sec();
-	return atomic_load_explicit(&cached_exact, memory_order_relaxed);
 }

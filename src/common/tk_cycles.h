@@ -26,9 +26,7 @@ static inline uint64_t tk__cycles(void)
 }
 #endif
 
-/* tk_clock.c: a (cycles, CLOCK_MONOTONIC_RAW ns) pair read at one instant; whether
- * tk_clock_cycles_per_sec() is the kernel's exact rate (1) or an estimate (0). */
+/* tk_clock.c: a (cycles, CLOCK_MONOTONIC_RAW ns) pair read at one instant. */
 void tk__clock_pair(uint64_t *cycles, uint64_t *ns);
-int tk__clock_rate_exact(void);
 
 #endif /* TK_CYCLES_H */

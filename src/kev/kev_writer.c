@@ -48,8 +48,10 @@
 
 struct tk_kev_writer {
 	int fd;              /* where events go: a high duplicate of the output file's descriptor */
-	tk_outfile *outfile; /* NULL when writing to a caller's fd */
-	int stream_fd;       /* the outfile's own descriptor (a low number the program may reuse) */
+	tk_outfile *outfile; /* NULL when writing to a caller's fd or to standard output */
+	int held;            /* fd is the writer's own duplicate (a path was opened, or "-") */
+	int in_place;        /* a device or FIFO written in place: never unlinked */
+	int stream_fd;       /* the output's own descriptor (a low number the program may reuse) */
 	dev_t dev;           /* identity of the output: checked before every write */
 	ino_t ino;
 	int swap;            /* file byte order differs from the host's */
@@ -62,10 +64,9 @@ struct tk_kev_writer {
 	off_t wb_prev_off, wb_prev_len; /* the window started before: waited for next time */
 	uint64_t slots;
 	/* The rate: with the machine's (cycles_per_sec 0 in the header), a (cycles, raw ns)
-	 * pair is read at the start and at the end, and the measured rate replaces the estimate
-	 * in place when the file is completed (a regular file written from its start). */
+	 * pair is read at the start and at the end, and the measured rate replaces the start
+	 * value in place when the file is completed (a file that can be rewritten). */
 	int clock_pair;       /* the header names the start pair (TRACEKIT_CLOCK_*) */
-	int rate_exact;       /* the kernel's own rate: nothing to correct */
 	uint64_t c0, ns0;     /* the start pair */
 	off_t hdr_off;        /* file offset of the header; -1 if it cannot be rewritten */
 	size_t cps_pos;       /* offset of the CYCLES_PER_SEC value in the header */
@@ -148,7 +149,7 @@ static int fd_is_ours(const tk_kev_writer *w, int fd)
  */
 static int check_fd(tk_kev_writer *w)
 {
-	if (w->outfile == NULL || fd_is_ours(w, w->fd))
+	if (!w->held || fd_is_ours(w, w->fd))
 		return TK_OK;
 	return set_err(w, TK_EIO,
 		       "descriptor %d of the trace file was closed or replaced by the program at byte offset "
@@ -476,8 +477,7 @@ static int writer_start(tk_kev_writer *w, const tk_kev_header *hdr_in, const cha
 		with_clock.n_attrs = hdr->n_attrs + 2;
 		hdr = &with_clock;
 		w->clock_pair = 1;
-		w->rate_exact = tk__clock_rate_exact();
-		padded = !w->rate_exact;
+		padded = 1;
 		if (padded) {
 			int fl = fcntl(w->fd, F_GETFL);
 			w->hdr_off = fl >= 0 && !(fl & O_APPEND) ? lseek(w->fd, 0, SEEK_CUR) : -1;
@@ -557,20 +557,30 @@ static int hold_high(tk_kev_writer *w)
 	return TK_OK;
 }
 
+/* Removes the temporary file: only a regular file of ours, never an output written in
+ * place (a device, a FIFO: /dev/full failing the header write must stay /dev/full). */
+static void unlink_temp(const tk_kev_writer *w, const char *part)
+{
+	struct stat sb;
+
+	if (part != NULL && !w->in_place && lstat(part, &sb) == 0 && S_ISREG(sb.st_mode))
+		unlink(part);
+}
+
+static tk_outfile *abandoned[8]; /* outfiles whose descriptors the program took */
+static unsigned n_abandoned;
+
 /*
  * Commits (or aborts) the outfile, whose stream still holds the low descriptor. If the
  * program closed or reused that number, the writer's own duplicate is put there for the
  * time of the commit and the program's descriptor restored after it, so the commit never
  * syncs, closes or renames anything of the program's. Returns the commit's result.
  */
-static tk_outfile *abandoned[8]; /* outfiles whose descriptors the program took */
-static unsigned n_abandoned;
-
 static int finish_outfile(tk_kev_writer *w, int commit)
 {
 	int saved = -1, saved_flags = 0, err = TK_OK, swapped = 0;
 
-	if (strcmp(tk_outfile_temp_path(w->outfile), "-") != 0 && !fd_is_ours(w, w->stream_fd)) {
+	if (!fd_is_ours(w, w->stream_fd)) {
 		if (!fd_is_ours(w, w->fd)) {
 			/* Neither descriptor is ours any more: leave the stream alone (never close
 			 * a descriptor of the program's); the handle is kept, not freed. */
@@ -610,25 +620,34 @@ int tk_kev_writer_open(tk_kev_writer **out, const char *path, const tk_kev_heade
 	if (w == NULL)
 		return TK_ENOMEM;
 	w->flags = flags;
-	err = tk_outfile_open(&w->outfile, path, TK_OUTFILE_KEEP_PARTIAL_ON_ABORT);
-	if (err != TK_OK) {
-		free(w);
-		return err;
+	w->fd = -1;
+	if (strcmp(path, "-") == 0) {
+		/* Standard output: a duplicate of it, never the program's stdio stream (a program
+		 * may fclose(stdout) before it exits, and its trace still gets out). */
+		w->stream_fd = STDOUT_FILENO;
+	} else {
+		err = tk_outfile_open(&w->outfile, path, TK_OUTFILE_KEEP_PARTIAL_ON_ABORT);
+		if (err != TK_OK) {
+			free(w);
+			return err;
+		}
+		/* Events go out with write(2); nothing is ever buffered in the stdio stream. */
+		w->stream_fd = fileno(tk_outfile_stream(w->outfile));
+		w->in_place = strcmp(tk_outfile_temp_path(w->outfile), path) == 0;
 	}
-	/* Events go out with write(2); nothing is ever buffered in the stdio stream. */
-	w->stream_fd = fileno(tk_outfile_stream(w->outfile));
 	err = hold_high(w);
 	if (err == TK_OK) {
+		w->held = 1;
 		write_behind_init(w);
 		err = writer_start(w, hdr, path);
 	}
 	if (err != TK_OK) {
-		const char *part = tk_outfile_temp_path(w->outfile);
-		if (strcmp(part, "-") != 0)
-			unlink(part);
-		if (w->fd >= 0 && w->fd != w->stream_fd)
+		if (w->fd >= 0)
 			close(w->fd);
-		tk_outfile_abort(w->outfile);
+		if (w->outfile != NULL) {
+			unlink_temp(w, tk_outfile_temp_path(w->outfile));
+			tk_outfile_abort(w->outfile);
+		}
 		free(w);
 		return err;
 	}
@@ -838,15 +857,29 @@ uint64_t tk_kev_writer_slots(const tk_kev_writer *w)
 	return w ? w->slots : 0;
 }
 
+uint64_t tk_kev_writer_bytes(const tk_kev_writer *w)
+{
+	return w ? w->bytes_written : 0;
+}
+
+const char *tk_kev_writer_temp_path(const tk_kev_writer *w)
+{
+	if (w == NULL || !w->held)
+		return "";
+	return w->outfile != NULL ? tk_outfile_temp_path(w->outfile) : "-";
+}
+
 const char *tk_kev_writer_errmsg(const tk_kev_writer *w)
 {
 	return w ? w->errmsg : "";
 }
 
 /*
- * Completing a file written with the machine's estimated rate: the rate measured between
- * the start pair and now replaces it in the header and in our syspage, in place (same
- * width). A file never completed keeps the estimate, with the start pair.
+ * Completing a file written with the machine's rate: the rate measured against
+ * CLOCK_MONOTONIC_RAW between the start pair and now replaces the one written at the start
+ * (the kernel's, or an estimate), in the header and in our syspage, in place (same width).
+ * Converted with it, every event's time is off by at most about the pairs' read gaps (tens
+ * of ns) anywhere in the file, however long. A file never completed keeps the start value.
  */
 static int correct_rate(tk_kev_writer *w)
 {
@@ -855,7 +888,7 @@ static int correct_rate(tk_kev_writer *w)
 	unsigned char *sp;
 	int err;
 
-	if (!w->clock_pair || w->rate_exact || w->hdr_off < 0)
+	if (!w->clock_pair || w->hdr_off < 0)
 		return TK_OK;
 	tk__clock_pair(&c1, &ns1);
 	if (ns1 <= w->ns0 + 1000000u || c1 <= w->c0)
@@ -899,9 +932,9 @@ int tk_kev_writer_close(tk_kev_writer *w)
 		int rc = finish_outfile(w, err == TK_OK);
 		if (err == TK_OK)
 			err = rc;
-		if (w->fd != w->stream_fd && fd_is_ours(w, w->fd))
-			close(w->fd);
 	}
+	if (w->held && fd_is_ours(w, w->fd))
+		close(w->fd);
 	free(w);
 	return err;
 }
@@ -912,11 +945,10 @@ void tk_kev_writer_abort(tk_kev_writer *w)
 		return;
 	if (w->outfile != NULL) {
 		const char *part = tk_outfile_temp_path(w->outfile);
-		if (part != NULL && strcmp(part, "-") != 0)
-			unlink(part);
+		unlink_temp(w, part);
 		finish_outfile(w, 0);
-		if (w->fd != w->stream_fd && fd_is_ours(w, w->fd))
-			close(w->fd);
 	}
+	if (w->held && fd_is_ours(w, w->fd))
+		close(w->fd);
 	free(w);
 }

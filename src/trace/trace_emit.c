@@ -85,7 +85,7 @@ static traceevent_t *reserve_timed(unsigned *cpu, uint64_t *t)
 
 int tk__trace_filter_passes(const struct trace_filter *f, uint32_t tid)
 {
-	int pid = (int)getpid();
+	int pid = (int)tk__trace_pid();
 
 	if (atomic_load_explicit(&f->pid_set, memory_order_relaxed) &&
 	    atomic_load_explicit(&f->pid, memory_order_relaxed) != pid)
@@ -109,7 +109,7 @@ static int call_handler(const struct trace_handler *h, uint32_t header, const ui
 		for (i = 0; i < n && i < TK_TRACE_EVENT_DATA_WORDS; i++)
 			d->data_array[i] = words[i];
 	d->feature_mask = _NTO_TRACE_FMPID | _NTO_TRACE_FMTID;
-	d->feature[_NTO_TRACE_FIPID] = (_Uint32t)getpid();
+	d->feature[_NTO_TRACE_FIPID] = (_Uint32t)tk__trace_pid();
 	d->feature[_NTO_TRACE_FITID] = tid;
 	return h->fn(d);
 }

@@ -127,6 +127,7 @@ void tk__trace_new_session(void);
 int tk__trace_passes_filters(unsigned cls, unsigned code, const uint32_t *words, size_t n_words);
 int tk__trace_filter_passes(const struct trace_filter *f, uint32_t tid); /* pid/tid rule only */
 uint32_t tk__trace_tid(void);
+uint32_t tk__trace_pid(void); /* trace_pool.c: getpid(), kept */
 
 /* trace_state.c: START's snapshot and its helpers */
 int tk__trace_read_small(const char *path, char *buf, size_t cap); /* 0, or -1 */

@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The in-process logger: a thread that drains full trace buffers from the pool's queue
- * into a .kev file (linear mode), or leaves them queued as a flight recorder (ring mode:
- * writers reuse the oldest when no buffer is free) until a flush. A flush (FLUSHBUFFER,
- * STOP, tk_logger_stop(), exit) writes every queued buffer and then the committed part of
- * every thread's current buffer, without stopping the threads: the part is copied under
- * that thread's buffer lock and the rest of that buffer is written later, after a TIME
- * event that restores the CPU's upper time bits for readers.
+ * The in-process logger, the pool's drainer (trace_internal.h, struct tk__trace_drainer):
+ * a thread that drains full trace buffers from the pool's queue into a .kev file (linear
+ * mode), or leaves them queued as a flight recorder (ring mode: writers reuse the oldest
+ * when no buffer is free) until a flush. A flush (FLUSHBUFFER, STOP, tk_logger_stop(),
+ * exit) writes every queued buffer and then the committed part of every thread's current
+ * buffer, without stopping the threads: the part is copied under that thread's buffer lock
+ * and the rest of that buffer is written later, after the same TIME, BUFFER and owner
+ * THRUNNING the buffer started with (the CPU's upper time bits and the owner, for readers).
+ * Also the TRACEKIT_LOG constructor (at the end).
  *
  * Producers never wait for the logger: they wake it with an atomic increment (and a futex
  * wake if it sleeps); when it falls behind they drop events, counted in the pool and in
  * the file. A write error (full disk) stops writing but not recording: buffers are then
- * given back unwritten and counted as lost; what was written stays in "<path>.part".
+ * given back unwritten and counted as lost; what was written stays in the temporary file
+ * ("<path>.part").
  *
  * Statistics count what is in the file: every write (a batch of buffers, or one piece) is
  * complete in the file when it returns; when one fails, the size of the file says how far
@@ -118,10 +121,10 @@ static void note_write_error(void)
 		if (strcmp(g_log.path, "-") == 0)
 			snprintf(g_log.errmsg, sizeof(g_log.errmsg), "standard output: %s",
 				 tk_kev_writer_errmsg(g_log.w));
-		else
-			snprintf(g_log.errmsg, sizeof(g_log.errmsg),
-				 "%s.part: %s (what was written before stays in %s.part)", g_log.path,
-				 tk_kev_writer_errmsg(g_log.w), g_log.path);
+		else /* (the temporary: "<path>.part", or a unique name if a crashed run's is there) */
+			snprintf(g_log.errmsg, sizeof(g_log.errmsg), "%s: %s (what was written before stays in %s)",
+				 tk_kev_writer_temp_path(g_log.w), tk_kev_writer_errmsg(g_log.w),
+				 tk_kev_writer_temp_path(g_log.w));
 		/* Recording through the environment: said now, once (a daemon may never exit). */
 		if (g_log.from_env && !g_log.reported) {
 			g_log.reported = 1;
@@ -131,18 +134,10 @@ static void note_write_error(void)
 	pthread_mutex_unlock(&g_log.mu);
 }
 
-/* Bytes in the output file now, or -1 if that cannot be known (a pipe). */
+/* Bytes the output has received (a failed write got there and no further). */
 static int64_t file_size(void)
 {
-	struct stat st;
-	char part[sizeof(g_log.path) + 8];
-
-	if (strcmp(g_log.path, "-") == 0) {
-		off_t pos = lseek(STDOUT_FILENO, 0, SEEK_CUR);
-		return pos < 0 ? -1 : (int64_t)pos;
-	}
-	snprintf(part, sizeof(part), "%s.part", g_log.path);
-	return stat(part, &st) == 0 ? (int64_t)st.st_size : -1;
+	return (int64_t)tk_kev_writer_bytes(g_log.w);
 }
 
 /*
@@ -607,7 +602,8 @@ static int check_path(const char *path)
 			 path[0] == '\0' ? "empty file name" : strerror(EISDIR));
 		return TK_EINVAL;
 	}
-	if (strlen(path) + sizeof(".part") > sizeof(g_log.path) || strlen(base) + sizeof(".part") - 1 > NAME_MAX) {
+	if (strlen(path) + sizeof(".XXXXXX.part") > sizeof(g_log.path) ||
+	    strlen(base) + sizeof(".XXXXXX.part") - 1 > NAME_MAX) {
 		snprintf(g_log.errmsg, sizeof(g_log.errmsg), "cannot create %.200s...: %s", path, strerror(ENAMETOOLONG));
 		return TK_EINVAL;
 	}

@@ -185,7 +185,7 @@ static size_t announce_thread(traceevent_t *s, unsigned cpu, uint32_t t)
 	tid = tk__trace_tid();
 	if (!atomic_load_explicit(&tk__trace.started, memory_order_relaxed) || thread_present(sess, tid))
 		return 0;
-	pid = (uint32_t)getpid();
+	pid = tk__trace_pid();
 	if (passes_static(cls, _TRACE_PR_TH_CREATE_T, tid)) {
 		if (trace_bit(tk__trace.wide[cls], _TRACE_PR_TH_CREATE_T)) {
 			tk__trace_thread_words(pid, tid, w);
@@ -244,7 +244,7 @@ size_t tk__trace_buffer_start(tk_buffer_id id, void *buf, uint64_t dropped, void
 	unsigned cpu = tk__trace_cpu();
 	uint32_t seq = pool != NULL ? tk_pool_next_seq(pool) : 0;
 	size_t n;
-	uint32_t pid = (uint32_t)getpid(), tid = tk__trace_tid();
+	uint32_t pid = tk__trace_pid(), tid = tk__trace_tid();
 
 	(void)id;
 	(void)user;
@@ -296,9 +296,40 @@ void *tk__trace_buffer_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n
 		if (stored >= (int64_t)wake * (TRACE_BUFFER_SLOTS - 2))
 			tk__trace_drainer_wake();
 	}
+	if (tk_buffer_delivering_at_exit())
+		return NULL; /* the thread's last buffer: it needs no other */
 	return tk__trace_buffer_acquire(id, user);
 }
 
+
+/* ---- the process ID, once per process ------------------------------------------------ */
+
+/* getpid() is a system call: every buffer names its owner, so the pid is kept (and
+ * forgotten in a fork()ed child). */
+static _Atomic uint32_t g_pid;
+static pthread_once_t g_pid_once = PTHREAD_ONCE_INIT;
+
+static void forget_pid(void)
+{
+	atomic_store_explicit(&g_pid, 0, memory_order_relaxed);
+}
+
+static void pid_once(void)
+{
+	pthread_atfork(NULL, NULL, forget_pid);
+}
+
+uint32_t tk__trace_pid(void)
+{
+	uint32_t pid = atomic_load_explicit(&g_pid, memory_order_relaxed);
+
+	if (__builtin_expect(pid == 0, 0)) {
+		pthread_once(&g_pid_once, pid_once);
+		pid = (uint32_t)getpid();
+		atomic_store_explicit(&g_pid, pid, memory_order_relaxed);
+	}
+	return pid;
+}
 
 /* ---- the drainer ------------------------------------------------------------------------ */
 
