@@ -249,7 +249,11 @@ TBRW_U32 tk__tb5_read_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c,
 		*scratch = ns;
 		*scratch_cap = need;
 	}
-	if (payload == NULL) {
+	if (payload == NULL && span == 0) {
+		/* an empty payload (an end mark): never a NULL pointer, callers add 0 to it */
+		static const unsigned char none[8];
+		payload = none;
+	} else if (payload == NULL) {
 		rc = tk__tb5_pread_all(h, *scratch, span, c->offset + TB5_CHUNK_HEADER_SIZE);
 		if (rc != VT_SUCCESS)
 			return rc;
