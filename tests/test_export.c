@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the export module (tracekit/export.h): slices that nest whatever the input
+ * (unmatched exits dropped, inner slices closed by an outer end, open ones closed at the
+ * end), user pairs and counters and their declarations, names, JSON escaping, write errors.
+ *
+ * Also the golden driver:  test_export --json TRACE.kev [PAIRS [COUNTERS]]
+ * writes the Chrome JSON export to standard output (exit 1 and a message on error).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tk_test.h"
+
+#include <tracekit/export.h>
+#include <tracekit/kev.h>
+
+/* ---- building traces ------------------------------------------------------------------ */
+
+static tk_kev_writer *trace_open(const char *path)
+{
+	tk_kev_header hdr;
+	tk_kev_writer *w = NULL;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u; /* 1 cycle = 1 ns: times are the cycle counts */
+	hdr.cpu_num = 2;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	return w;
+}
+
+static void ev2(tk_kev_writer *w, unsigned cpu, unsigned cls, unsigned code, uint64_t t, uint32_t a, uint32_t b)
+{
+	uint32_t words[2] = { a, b };
+	assert_int_equal(tk_kev_write_event(w, cpu, cls, code, t, words, 2), 0);
+}
+
+static void running(tk_kev_writer *w, uint64_t t, uint32_t pid, uint32_t tid)
+{
+	ev2(w, 0, _TRACE_PR_TH_C, STATE_RUNNING, t, pid, tid);
+}
+
+static void func(tk_kev_writer *w, uint64_t t, int enter, uint32_t fn)
+{
+	ev2(w, 0, _TRACE_SYSTEM_C, enter ? _NTO_TRACE_SYS_FUNC_ENTER : _NTO_TRACE_SYS_FUNC_EXIT, t, fn, 0x9000);
+}
+
+static void user(tk_kev_writer *w, uint64_t t, unsigned code, uint32_t d0, uint32_t d1)
+{
+	ev2(w, 0, _TRACE_USER_C, code, t, d0, d1);
+}
+
+/* Exports path to a string; returns the status, *out the text (free it). */
+static int export_to_string(const char *path, const char *pairs, const char *counters, tk_export_stats *st,
+			    char **out)
+{
+	char *buf = NULL, err[256];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	int rc = tk_export_file(path, f, TK_EXPORT_CHROME_JSON, pairs, counters, st, err, sizeof(err));
+	fclose(f);
+	*out = buf;
+	return rc;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+/* A then B entered; A exits (B closed by the outer end); an exit of C that was never
+ * entered (dropped); a user pair; D left open (closed at the last time). */
+static void test_slices_nest(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("nest.kev");
+	tk_kev_writer *w = trace_open(path);
+	running(w, 1000, 7, 1);
+	func(w, 2000, 1, 0xa0);
+	func(w, 3000, 1, 0xb0);
+	func(w, 4000, 0, 0xa0);
+	func(w, 5000, 0, 0xc0);
+	user(w, 6000, 10, 1, 2);
+	user(w, 7500, 11, 3, 4);
+	func(w, 8000, 1, 0xd0);
+	user(w, 9000, 20, 5, 6);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *json;
+	assert_int_equal(export_to_string(path, "10:11=step", NULL, &st, &json), 0);
+	assert_int_equal(st.slices, 4);
+	assert_int_equal(st.closed_by_outer, 1);
+	assert_int_equal(st.unmatched_ends, 1);
+	assert_int_equal(st.open_at_end, 1);
+	assert_int_equal(st.instants, 2); /* THRUNNING and USER 20 */
+	assert_int_equal(st.threads, 1);
+	assert_int_equal(st.first_ns, 1000);
+	assert_int_equal(st.last_ns, 9000);
+	/* B: 3 us to 4 us, closed by A's exit; A: 2 us to 4 us */
+	assert_non_null(strstr(json, "{\"name\":\"0xb0\",\"cat\":\"SYSTEM\",\"ph\":\"X\",\"ts\":3.000,\"dur\":1.000,"
+				     "\"pid\":7,\"tid\":1,\"args\":{\"thisfn\":\"0xb0\",\"call_site\":\"0x9000\","
+				     "\"closed\":\"by an outer end\"}}"));
+	assert_non_null(strstr(json, "{\"name\":\"0xa0\",\"cat\":\"SYSTEM\",\"ph\":\"X\",\"ts\":2.000,\"dur\":2.000,"));
+	assert_non_null(strstr(json, "{\"name\":\"step\",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":6.000,\"dur\":1.500,"
+				     "\"pid\":7,\"tid\":1,\"args\":{\"d0\":\"0x1\",\"d1\":\"0x2\",\"end\":{\"d0\":\"0x3\","
+				     "\"d1\":\"0x4\"}}}"));
+	assert_non_null(strstr(json, "\"name\":\"0xd0\",\"cat\":\"SYSTEM\",\"ph\":\"X\",\"ts\":8.000,\"dur\":1.000,"));
+	assert_non_null(strstr(json, "\"closed\":\"at the end of the trace\""));
+	assert_non_null(strstr(json, "{\"name\":\"USER 20\",\"cat\":\"USER\",\"ph\":\"i\",\"s\":\"t\",\"ts\":9.000,"
+				     "\"pid\":7,\"tid\":1,\"args\":{\"cpu\":0,\"d0\":\"0x5\",\"d1\":\"0x6\"}}"));
+	assert_int_equal(count(json, "0xc0"), 0);
+	assert_non_null(strstr(json, "\"unmatched_ends\":1,\"closed_by_outer\":1,\"open_at_end\":1"));
+	/* the document ends properly */
+	size_t n = strlen(json);
+	assert_true(n > 4 && strcmp(json + n - 4, "}}}\n") == 0);
+	free(json);
+}
+
+/* Slices of different threads never close each other; an end on another thread is unmatched. */
+static void test_slices_per_thread(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("threads.kev");
+	tk_kev_writer *w = trace_open(path);
+	running(w, 100, 7, 1);
+	func(w, 200, 1, 0xa0);
+	running(w, 300, 7, 2);
+	func(w, 400, 1, 0xa0);
+	func(w, 500, 0, 0xa0); /* thread 2's */
+	func(w, 550, 0, 0xa0); /* thread 2 has nothing open any more */
+	running(w, 600, 7, 1);
+	func(w, 700, 0, 0xa0); /* thread 1's */
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *json;
+	assert_int_equal(export_to_string(path, NULL, NULL, &st, &json), 0);
+	assert_int_equal(st.slices, 2);
+	assert_int_equal(st.unmatched_ends, 1);
+	assert_int_equal(st.closed_by_outer, 0);
+	assert_int_equal(st.threads, 2);
+	assert_non_null(strstr(json, "\"ts\":0.200,\"dur\":0.500,\"pid\":7,\"tid\":1,"));
+	assert_non_null(strstr(json, "\"ts\":0.400,\"dur\":0.100,\"pid\":7,\"tid\":2,"));
+	free(json);
+}
+
+/* Deeper than TK_EXPORT_MAX_DEPTH: the extra begins are counted and their ends absorbed. */
+static void test_depth_overflow(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("deep.kev");
+	tk_kev_writer *w = trace_open(path);
+	const unsigned n = TK_EXPORT_MAX_DEPTH + 10;
+	running(w, 1, 1, 1);
+	for (unsigned i = 0; i < n; i++)
+		func(w, 10 + i, 1, 0x1000 + i);
+	for (unsigned i = n; i-- > 0;)
+		func(w, 10 + 2 * n - i, 0, 0x1000 + i);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *json;
+	assert_int_equal(export_to_string(path, NULL, NULL, &st, &json), 0);
+	assert_int_equal(st.slices, TK_EXPORT_MAX_DEPTH);
+	assert_int_equal(st.depth_overflow, 10);
+	assert_int_equal(st.unmatched_ends, 0);
+	assert_int_equal(st.closed_by_outer, 0);
+	free(json);
+}
+
+/* Names become metadata, escaped into valid JSON (quotes, control characters, bad UTF-8). */
+static void test_names_escaped(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("names.kev");
+	tk_kev_writer *w = trace_open(path);
+	uint32_t pp[2] = { 1, 42 }, pt[2] = { 42, 3 };
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P_NAME, 10, pp, 2,
+						"/bin/\"quoted\"\\app"),
+			 0);
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, 20, pt, 2,
+						"tab\there \xff\xfe"),
+			 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *json;
+	assert_int_equal(export_to_string(path, NULL, NULL, &st, &json), 0);
+	assert_int_equal(st.names, 2);
+	assert_non_null(strstr(json, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":42,\"tid\":42,"
+				     "\"args\":{\"name\":\"/bin/\\\"quoted\\\"\\\\app\"}}"));
+	assert_non_null(strstr(json, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":42,\"tid\":3,"
+				     "\"args\":{\"name\":\"tab\\there \\u00ff\\u00fe\"}}"));
+	free(json);
+}
+
+/* Counters: d0 low and d1 high word of a signed value, on the event's process. */
+static void test_counters(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("counters.kev");
+	tk_kev_writer *w = trace_open(path);
+	running(w, 1, 5, 6);
+	user(w, 2000, 40, 7, 0);
+	user(w, 3000, 40, 0xfffffffeu, 0xffffffffu);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *json;
+	assert_int_equal(export_to_string(path, NULL, "40=queue depth", &st, &json), 0);
+	assert_int_equal(st.counters, 2);
+	assert_non_null(strstr(json, "{\"name\":\"queue depth\",\"ph\":\"C\",\"ts\":2.000,\"pid\":5,"
+				     "\"args\":{\"value\":7}}"));
+	assert_non_null(strstr(json, "\"ts\":3.000,\"pid\":5,\"args\":{\"value\":-2}}"));
+	free(json);
+}
+
+/* Declarations: syntax, ranges, conflicts; the header's declarations yield to the caller's. */
+static void test_declarations(void **state)
+{
+	(void)state;
+	tk_export *x;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_int_equal(tk_export_new(&x, TK_EXPORT_CHROME_JSON, f), 0);
+	assert_int_equal(tk_export_add_spec(x, "10:11=item,0x20:0x21", 0), 0);
+	assert_int_equal(tk_export_add_spec(x, "10:11=renamed", 0), 0); /* the same pair again */
+	assert_int_equal(tk_export_add_spec(x, "11:12", 0), TK_EINVAL);  /* 11 is taken */
+	assert_non_null(strstr(tk_export_errmsg(x), "already declared"));
+	assert_int_equal(tk_export_add_spec(x, "12", 0), TK_EINVAL);
+	assert_non_null(strstr(tk_export_errmsg(x), "'12'"));
+	assert_int_equal(tk_export_add_spec(x, "1:2=", 0), TK_EINVAL);
+	assert_int_equal(tk_export_add_spec(x, "1024:1", 0), TK_EINVAL);
+	assert_int_equal(tk_export_add_spec(x, "5:5", 0), TK_EINVAL);
+	assert_int_equal(tk_export_add_spec(x, "x:1", 0), TK_EINVAL);
+	assert_int_equal(tk_export_add_spec(x, "1:2;", 0), TK_EINVAL);
+	assert_int_equal(tk_export_add_spec(x, "40=depth,41", 1), 0);
+	assert_int_equal(tk_export_add_spec(x, "10", 1), TK_EINVAL); /* a pair's code */
+	assert_int_equal(tk_export_add_pair(x, 3, 3, NULL), TK_EINVAL);
+	assert_int_equal(tk_export_add_counter(x, 2000, NULL), TK_EINVAL);
+	assert_int_equal(tk_export_finish(x), 0);
+	assert_int_equal(tk_export_add_pair(x, 50, 51, NULL), TK_ESTATE); /* too late */
+	tk_export_free(x);
+	fclose(f);
+	free(buf);
+
+	/* a bad spec given to tk_export_file() is refused before the input is read */
+	char err[256];
+	f = open_memstream(&buf, &len);
+	assert_int_equal(tk_export_file("no-such-file.kev", f, TK_EXPORT_CHROME_JSON, "1:", NULL, NULL, err,
+					sizeof(err)),
+			 TK_EINVAL);
+	fclose(f);
+	assert_int_equal(len, 0);
+	assert_non_null(strstr(err, "bad user pair '1:'"));
+	free(buf);
+
+	/* the header declares 10:11 and 20:21, the caller 20:22: the header's 20:21 is skipped */
+	const char *path = tkt_path("declared.kev");
+	tk_kev_header hdr;
+	tk_kev_attr attrs[1] = { { "TRACEKIT_USER_PAIRS", "10:11=from header,20:21,junk" } };
+	tk_kev_writer *w = NULL;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u;
+	hdr.attrs = attrs;
+	hdr.n_attrs = 1;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	running(w, 1, 1, 1);
+	user(w, 10, 10, 0, 0);
+	user(w, 20, 11, 0, 0);
+	user(w, 30, 20, 0, 0);
+	user(w, 40, 22, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	tk_export_stats st;
+	char *json;
+	assert_int_equal(export_to_string(path, "20:22=mine", NULL, &st, &json), 0);
+	assert_int_equal(st.slices, 2);
+	assert_non_null(strstr(json, "{\"name\":\"from header\",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":0.010,\"dur\":0.010"));
+	assert_non_null(strstr(json, "{\"name\":\"mine\",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":0.030,\"dur\":0.010"));
+	free(json);
+}
+
+/* Damage midway: what came before is exported in a complete document, the error says where. */
+static void test_damaged_input(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("damaged.kev");
+	tk_kev_writer *w = trace_open(path);
+	running(w, 1, 1, 1);
+	func(w, 10, 1, 0xa0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	/* a partial slot at the end */
+	FILE *f = fopen(path, "ab");
+	assert_non_null(f);
+	fwrite("\x01\x02\x03", 1, 3, f);
+	fclose(f);
+
+	char *buf = NULL, err[256];
+	size_t len = 0;
+	tk_export_stats st;
+	f = open_memstream(&buf, &len);
+	int rc = tk_export_file(path, f, TK_EXPORT_CHROME_JSON, NULL, NULL, &st, err, sizeof(err));
+	fclose(f);
+	if (rc != 0) { /* the parser reports the partial slot */
+		assert_true(rc == TK_ETRUNC || rc == TK_ECORRUPT || rc == TK_EIO);
+		assert_non_null(strstr(err, "byte offset"));
+	}
+	assert_int_equal(st.slices, 1);
+	assert_int_equal(st.open_at_end, 1);
+	assert_true(len > 4 && strcmp(buf + len - 4, "}}}\n") == 0);
+	free(buf);
+
+	/* a missing file: nothing written */
+	f = open_memstream(&buf, &len);
+	rc = tk_export_file(tkt_path("missing.kev"), f, TK_EXPORT_CHROME_JSON, NULL, NULL, NULL, err, sizeof(err));
+	fclose(f);
+	assert_int_equal(rc, TK_ENOENT);
+	assert_int_equal(len, 0);
+	free(buf);
+}
+
+/* A full disk: TK_EIO with the cause. */
+static void test_write_error(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("big.kev");
+	tk_kev_writer *w = trace_open(path);
+	running(w, 1, 1, 1);
+	for (unsigned i = 0; i < 20000; i++)
+		user(w, 10 + i, 30, i, i);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	FILE *f = fopen("/dev/full", "w");
+	if (f == NULL)
+		skip();
+	char err[256];
+	int rc = tk_export_file(path, f, TK_EXPORT_CHROME_JSON, NULL, NULL, NULL, err, sizeof(err));
+	fclose(f);
+	assert_int_equal(rc, TK_EIO);
+	assert_non_null(strstr(err, "No space left on device"));
+}
+
+static void test_api_errors(void **state)
+{
+	(void)state;
+	tk_export *x = (tk_export *)1;
+	assert_int_equal(tk_export_new(&x, TK_EXPORT_CHROME_JSON, NULL), TK_EINVAL);
+	assert_null(x);
+	assert_int_equal(tk_export_new(&x, (tk_export_format)99, stdout), TK_EINVAL);
+	assert_int_equal(tk_export_new(NULL, TK_EXPORT_CHROME_JSON, stdout), TK_EINVAL);
+	assert_int_equal(tk_export_event(NULL, NULL), TK_EINVAL);
+	assert_int_equal(tk_export_finish(NULL), TK_EINVAL);
+	assert_null(tk_export_get_stats(NULL));
+	assert_string_equal(tk_export_errmsg(NULL), "");
+	tk_export_free(NULL);
+}
+
+/* ---- the golden driver -------------------------------------------------------------------- */
+
+static int driver(int argc, char **argv)
+{
+	char err[256];
+	int rc = tk_export_file(argv[2], stdout, TK_EXPORT_CHROME_JSON, argc > 3 && argv[3][0] ? argv[3] : NULL,
+				argc > 4 && argv[4][0] ? argv[4] : NULL, NULL, err, sizeof(err));
+	if (rc != 0) {
+		fprintf(stderr, "test_export: %s: %s\n", argv[2], err[0] ? err : tk_strerror(rc));
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && strcmp(argv[1], "--json") == 0)
+		return driver(argc, argv);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_slices_nest),
+		cmocka_unit_test(test_slices_per_thread),
+		cmocka_unit_test(test_depth_overflow),
+		cmocka_unit_test(test_names_escaped),
+		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_declarations),
+		cmocka_unit_test(test_damaged_input),
+		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_api_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
