@@ -4,8 +4,8 @@
  * (unmatched exits dropped, inner slices closed by an outer end, open ones closed at the
  * end), user pairs and counters and their declarations, names, JSON escaping, write errors.
  *
- * Also the golden driver:  test_export --json TRACE.kev [PAIRS [COUNTERS]]
- * writes the Chrome JSON export to standard output (exit 1 and a message on error).
+ * Also the golden driver:  test_export --json|--perfetto TRACE.kev [PAIRS [COUNTERS]]
+ * writes the export to standard output (exit 1 and a message on error).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -366,12 +366,317 @@ static void test_api_errors(void **state)
 	tk_export_free(NULL);
 }
 
+/* ---- Perfetto: a protobuf walker for the structural checks -------------------------------- */
+
+struct pbr {
+	const unsigned char *p, *end;
+	int bad;
+};
+
+static uint64_t pbr_varint(struct pbr *b)
+{
+	uint64_t v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (b->p >= b->end) {
+			b->bad = 1;
+			return 0;
+		}
+		unsigned char c = *b->p++;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return v;
+	}
+	b->bad = 1;
+	return 0;
+}
+
+/* Next field: 1 with *field, and *v (varint) or *sub (length-delimited); 0 at the end. */
+static int pbr_next(struct pbr *b, unsigned *field, uint64_t *v, struct pbr *sub)
+{
+	if (b->p >= b->end || b->bad)
+		return 0;
+	uint64_t key = pbr_varint(b);
+	*field = (unsigned)(key >> 3);
+	switch (key & 7) {
+	case 0:
+		*v = pbr_varint(b);
+		sub->p = sub->end = NULL;
+		return !b->bad;
+	case 2: {
+		uint64_t n = pbr_varint(b);
+		if (b->bad || n > (uint64_t)(b->end - b->p)) {
+			b->bad = 1;
+			return 0;
+		}
+		sub->p = b->p;
+		sub->end = b->p + n;
+		sub->bad = 0;
+		b->p += n;
+		*v = n;
+		return 1;
+	}
+	default:
+		b->bad = 1; /* the exporter writes no other wire types */
+		return 0;
+	}
+}
+
+#define PF_MAX_TRACKS 64
+
+struct pf_check {
+	uint64_t tracks[PF_MAX_TRACKS];
+	int depth[PF_MAX_TRACKS];
+	unsigned n_tracks;
+	uint64_t max_name, max_cat, max_arg; /* interned so far */
+	unsigned begins, ends, instants, counters, packets, descriptors, named_threads, named_processes;
+};
+
+static int pf_track(struct pf_check *c, uint64_t uuid)
+{
+	for (unsigned i = 0; i < c->n_tracks; i++)
+		if (c->tracks[i] == uuid)
+			return (int)i;
+	return -1;
+}
+
+static void pf_interned(struct pf_check *c, struct pbr *b)
+{
+	unsigned f;
+	uint64_t v;
+	struct pbr sub;
+	while (pbr_next(b, &f, &v, &sub)) {
+		unsigned g;
+		uint64_t iid = 0, w;
+		struct pbr s2;
+		int named = 0;
+		while (pbr_next(&sub, &g, &w, &s2)) {
+			if (g == 1)
+				iid = w;
+			if (g == 2)
+				named = 1;
+		}
+		assert_true(named);
+		/* iids of each kind are given in order 1, 2, 3 ... */
+		uint64_t *max = f == 1 ? &c->max_cat : f == 2 ? &c->max_name : &c->max_arg;
+		assert_true(f >= 1 && f <= 3);
+		assert_int_equal(iid, *max + 1);
+		*max = iid;
+	}
+	assert_false(b->bad);
+}
+
+static void pf_event(struct pf_check *c, struct pbr *b, int has_ts, unsigned flags)
+{
+	unsigned f, type = 0;
+	uint64_t v, track = 0;
+	struct pbr sub;
+	int named = 0;
+	assert_true(has_ts);
+	while (pbr_next(b, &f, &v, &sub)) {
+		switch (f) {
+		case 9:
+			type = (unsigned)v;
+			break;
+		case 11:
+			track = v;
+			break;
+		case 10:
+			assert_true(v >= 1 && v <= c->max_name);
+			named = 1;
+			break;
+		case 23:
+			named = 1;
+			break;
+		case 3:
+			assert_true(v >= 1 && v <= c->max_cat);
+			break;
+		case 4: { /* a debug annotation: an interned or inline name and one value */
+			unsigned g, n_values = 0;
+			uint64_t w;
+			struct pbr s2;
+			while (pbr_next(&sub, &g, &w, &s2)) {
+				if (g == 1)
+					assert_true(w >= 1 && w <= c->max_arg);
+				else if (g != 10)
+					n_values++;
+			}
+			assert_int_equal(n_values, 1);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	assert_false(b->bad);
+	int t = pf_track(c, track);
+	assert_true(t >= 0); /* described before use */
+	switch (type) {
+	case 1:
+		assert_true(named);
+		assert_int_equal(flags, 2);
+		c->depth[t]++;
+		c->begins++;
+		break;
+	case 2:
+		assert_true(c->depth[t] > 0); /* ends never outnumber begins */
+		c->depth[t]--;
+		c->ends++;
+		break;
+	case 3:
+		assert_true(named);
+		assert_int_equal(flags, 2);
+		c->instants++;
+		break;
+	case 4:
+		c->counters++;
+		break;
+	default:
+		fail_msg("TrackEvent of type %u", type);
+	}
+}
+
+static void pf_descriptor(struct pf_check *c, struct pbr *b)
+{
+	unsigned f;
+	uint64_t v, uuid = 0, parent = 0;
+	struct pbr sub;
+	while (pbr_next(b, &f, &v, &sub)) {
+		if (f == 1)
+			uuid = v;
+		else if (f == 5)
+			parent = v;
+		else if (f == 3 || f == 4) {
+			unsigned g;
+			uint64_t w;
+			struct pbr s2;
+			while (pbr_next(&sub, &g, &w, &s2)) {
+				if (f == 4 && g == 5)
+					c->named_threads++;
+				if (f == 3 && g == 6)
+					c->named_processes++;
+			}
+		}
+	}
+	assert_true(uuid != 0);
+	if (parent != 0)
+		assert_true(pf_track(c, parent) >= 0);
+	if (pf_track(c, uuid) < 0) {
+		assert_true(c->n_tracks < PF_MAX_TRACKS);
+		c->tracks[c->n_tracks++] = uuid;
+	}
+	c->descriptors++;
+}
+
+/* Walks a whole Perfetto export: packets, sequence, interning, tracks, slice balance. */
+static void pf_walk(const void *data, size_t len, struct pf_check *c)
+{
+	struct pbr top = { data, (const unsigned char *)data + len, 0 }, pkt;
+	unsigned f;
+	uint64_t v;
+
+	memset(c, 0, sizeof(*c));
+	while (pbr_next(&top, &f, &v, &pkt)) {
+		assert_int_equal(f, 1); /* Trace.packet */
+		unsigned g, flags = 0;
+		uint64_t w, seq = 0;
+		int has_ts = 0;
+		struct pbr sub, ev = { NULL, NULL, 0 }, desc = { NULL, NULL, 0 }, interned = { NULL, NULL, 0 };
+		while (pbr_next(&pkt, &g, &w, &sub)) {
+			if (g == 10)
+				seq = w;
+			else if (g == 13)
+				flags = (unsigned)w;
+			else if (g == 8)
+				has_ts = 1;
+			else if (g == 11)
+				ev = sub;
+			else if (g == 12)
+				interned = sub;
+			else if (g == 60)
+				desc = sub;
+			else
+				fail_msg("unexpected TracePacket field %u", g);
+		}
+		assert_false(pkt.bad);
+		assert_int_equal(seq, 1);
+		if (c->packets == 0)
+			assert_int_equal(flags, 1); /* the first packet clears the incremental state */
+		else
+			assert_true(flags == 0 || flags == 2);
+		if (interned.p != NULL)
+			pf_interned(c, &interned);
+		if (desc.p != NULL)
+			pf_descriptor(c, &desc);
+		if (ev.p != NULL)
+			pf_event(c, &ev, has_ts, flags);
+		c->packets++;
+	}
+	assert_false(top.bad);
+	for (unsigned i = 0; i < c->n_tracks; i++)
+		assert_int_equal(c->depth[i], 0); /* every slice ended */
+}
+
+static int export_perfetto(const char *path, const char *pairs, const char *counters, tk_export_stats *st,
+			   char **out, size_t *len)
+{
+	char err[256];
+	FILE *f = open_memstream(out, len);
+	assert_non_null(f);
+	int rc = tk_export_file(path, f, TK_EXPORT_PERFETTO, pairs, counters, st, err, sizeof(err));
+	fclose(f);
+	return rc;
+}
+
+/* The nesting trace plus names and a counter, as Perfetto packets. */
+static void test_perfetto_structure(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("perfetto.kev");
+	tk_kev_writer *w = trace_open(path);
+	uint32_t pp[2] = { 1, 7 }, pt[2] = { 7, 1 };
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P_NAME, 500, pp, 2, "app"),
+			 0);
+	running(w, 1000, 7, 1);
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, 1100, pt, 2, "main"), 0);
+	func(w, 2000, 1, 0xa0);
+	func(w, 3000, 1, 0xb0);
+	func(w, 4000, 0, 0xa0);
+	func(w, 5000, 0, 0xc0);
+	user(w, 6000, 10, 1, 2);
+	user(w, 6500, 40, 9, 0);
+	user(w, 7500, 11, 3, 4);
+	func(w, 8000, 1, 0xd0);
+	user(w, 9000, 20, 5, 6);
+	running(w, 9500, 7, 2);
+	func(w, 9600, 1, 0xa0); /* interned name used again, on another thread */
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *buf = NULL;
+	size_t len = 0;
+	assert_int_equal(export_perfetto(path, "10:11=step", "40=depth", &st, &buf, &len), 0);
+	struct pf_check c;
+	pf_walk(buf, len, &c);
+	assert_int_equal(c.begins, st.slices);
+	assert_int_equal(c.ends, st.slices);
+	assert_int_equal(st.slices, 5);
+	assert_int_equal(c.instants, st.instants);
+	assert_int_equal(c.counters, 1);
+	assert_int_equal(c.named_processes, 1);
+	assert_int_equal(c.named_threads, 1);
+	/* tracks: no-thread, process 7, threads 7/1 and 7/2, the counter */
+	assert_int_equal(c.n_tracks, 5);
+	assert_int_equal(c.max_name, 6); /* THRUNNING 0xa0 0xb0 step 0xd0 "USER 20", each once */
+	free(buf);
+}
+
 /* ---- the golden driver -------------------------------------------------------------------- */
 
 static int driver(int argc, char **argv)
 {
 	char err[256];
-	int rc = tk_export_file(argv[2], stdout, TK_EXPORT_CHROME_JSON, argc > 3 && argv[3][0] ? argv[3] : NULL,
+	tk_export_format fmt = strcmp(argv[1], "--perfetto") == 0 ? TK_EXPORT_PERFETTO : TK_EXPORT_CHROME_JSON;
+	int rc = tk_export_file(argv[2], stdout, fmt, argc > 3 && argv[3][0] ? argv[3] : NULL,
 				argc > 4 && argv[4][0] ? argv[4] : NULL, NULL, err, sizeof(err));
 	if (rc != 0) {
 		fprintf(stderr, "test_export: %s: %s\n", argv[2], err[0] ? err : tk_strerror(rc));
@@ -382,7 +687,7 @@ static int driver(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	if (argc >= 3 && strcmp(argv[1], "--json") == 0)
+	if (argc >= 3 && (strcmp(argv[1], "--json") == 0 || strcmp(argv[1], "--perfetto") == 0))
 		return driver(argc, argv);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slices_nest),
@@ -394,6 +699,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_damaged_input),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_api_errors),
+		cmocka_unit_test(test_perfetto_structure),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,10 @@
  *   TK_EXPORT_CHROME_JSON   Chrome trace-event JSON (chrome://tracing, Perfetto UI,
  *                           speedscope): M metadata for names, X slices, i instants,
  *                           C counters, microsecond timestamps with ns decimals.
+ *   TK_EXPORT_PERFETTO      Perfetto's protobuf trace (ui.perfetto.dev, trace_processor):
+ *                           process and thread tracks with names, slices as TrackEvent
+ *                           begin/end on thread tracks, instants, counter tracks, names
+ *                           interned.
  *
  * Slices are built per thread, streaming: only the slices still open are kept (a stack per
  * thread, at most TK_EXPORT_MAX_DEPTH deep), so memory does not grow with the trace.
@@ -33,7 +37,8 @@ extern "C" {
 #endif
 
 typedef enum tk_export_format {
-	TK_EXPORT_CHROME_JSON = 1
+	TK_EXPORT_CHROME_JSON = 1,
+	TK_EXPORT_PERFETTO = 2
 } tk_export_format;
 
 /* Open slices kept per thread; deeper entries are counted (depth_overflow), not exported. */

@@ -85,13 +85,16 @@ typedef struct tk__format {
 	int (*slice_begin)(tk_export *x, const tk__thread *t, const tk__slice *s); /* may be NULL */
 	int (*slice_end)(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
 			 const tk_kev_decoded *end, int reason);
-	int (*instant)(tk_export *x, int32_t pid, int32_t tid, const tk_kev_decoded *d);
-	int (*counter)(tk_export *x, int32_t pid, const tk__counter *c, uint64_t ns, int64_t value);
+	/* t: the event's thread, NULL when it is not tracked (pid/tid then say what is known) */
+	int (*instant)(tk_export *x, const tk__thread *t, int32_t pid, int32_t tid, const tk_kev_decoded *d);
+	int (*counter)(tk_export *x, const tk__thread *t, const tk__counter *c, uint64_t ns, int64_t value);
+	int (*thread_new)(tk_export *x, const tk__thread *t); /* first event of a thread; may be NULL */
 	int (*finish)(tk_export *x);
 	void (*free)(tk_export *x);
 } tk__format;
 
 extern const tk__format tk__export_json;
+extern const tk__format tk__export_perfetto;
 
 /* ---- the output buffer ------------------------------------------------------------------ */
 

@@ -273,7 +273,7 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 	return x->failed ? TK_EIO : 0;
 }
 
-static int json_instant(tk_export *x, int32_t pid, int32_t tid, const tk_kev_decoded *d)
+static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t tid, const tk_kev_decoded *d)
 {
 	char name[48];
 	const char *cat = d->cls_desc != NULL ? d->cls_desc->name : "";
@@ -285,6 +285,7 @@ static int json_instant(tk_export *x, int32_t pid, int32_t tid, const tk_kev_dec
 		snprintf(name, sizeof(name), "%s %d", d->cls == 6 ? "USER" : cat, d->number);
 	else
 		snprintf(name, sizeof(name), "CLASS %u EVENT %u", d->cls, d->code);
+	(void)t;
 	if (cat[0] == '\0') {
 		snprintf(cat_buf, sizeof(cat_buf), "CLASS %u", d->cls);
 		cat = cat_buf;
@@ -310,8 +311,10 @@ static int json_instant(tk_export *x, int32_t pid, int32_t tid, const tk_kev_dec
 	return x->failed ? TK_EIO : 0;
 }
 
-static int json_counter(tk_export *x, int32_t pid, const tk__counter *c, uint64_t ns, int64_t value)
+static int json_counter(tk_export *x, const tk__thread *t, const tk__counter *c, uint64_t ns, int64_t value)
 {
+	int32_t pid = t->pid;
+
 	if (sep(x) != 0 || tk__out_room(x, 160) != 0)
 		return TK_EIO;
 	TK__OUT_LIT(x, "{\"name\":");

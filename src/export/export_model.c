@@ -45,7 +45,7 @@ int tk_export_new(tk_export **out, tk_export_format fmt, FILE *stream)
 	if (out == NULL)
 		return TK_EINVAL;
 	*out = NULL;
-	if (stream == NULL || fmt != TK_EXPORT_CHROME_JSON)
+	if (stream == NULL || (fmt != TK_EXPORT_CHROME_JSON && fmt != TK_EXPORT_PERFETTO))
 		return TK_EINVAL;
 	x = calloc(1, sizeof(*x));
 	if (x == NULL)
@@ -61,7 +61,7 @@ int tk_export_new(tk_export **out, tk_export_format fmt, FILE *stream)
 	}
 	x->out_cap = OUT_CAP;
 	x->stream = stream;
-	x->fmt = &tk__export_json;
+	x->fmt = fmt == TK_EXPORT_PERFETTO ? &tk__export_perfetto : &tk__export_json;
 	*out = x;
 	return 0;
 }
@@ -341,10 +341,10 @@ static uint64_t field_u(const tk_kev_decoded *d, const char *name)
 	return f != NULL && f->type != TK_KEV_FIELD_NONE && f->type < TK_KEV_FIELD_STR ? f->v.u : 0;
 }
 
-static int instant(tk_export *x, int32_t pid, int32_t tid, const tk_kev_decoded *d)
+static int instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t tid, const tk_kev_decoded *d)
 {
 	x->stats.instants++;
-	return x->fmt->instant(x, pid, tid, d);
+	return x->fmt->instant(x, t, pid, tid, d);
 }
 
 /* Process and thread names: the name events become metadata, nothing else. */
@@ -352,7 +352,7 @@ static int name_event(tk_export *x, const tk_kev_decoded *d, int thread)
 {
 	const tk_kev_field *f = tk_kev_field_find(d, "name");
 	if (f == NULL || f->type != TK_KEV_FIELD_STR)
-		return instant(x, d->pid, d->tid, d);
+		return instant(x, NULL, 0, 0, d);
 	int32_t pid = (int32_t)field_u(d, "pid");
 	x->stats.names++;
 	if (thread)
@@ -412,13 +412,13 @@ static int thread_event(tk_export *x, tk__thread *t, const tk_kev_decoded *d)
 		if ((idx = x->counter_of[d->code]) != 0) {
 			uint64_t v = (field_u(d, "d1") << 32) | (field_u(d, "d0") & 0xffffffffu);
 			x->stats.counters++;
-			return x->fmt->counter(x, t->pid, &x->counters[idx - 1], d->time_ns, (int64_t)v);
+			return x->fmt->counter(x, t, &x->counters[idx - 1], d->time_ns, (int64_t)v);
 		}
 		break;
 	default:
 		break;
 	}
-	return instant(x, t->pid, t->tid, d);
+	return instant(x, t, t->pid, t->tid, d);
 }
 
 int tk_export_event(tk_export *x, const tk_kev_decoded *d)
@@ -449,12 +449,16 @@ int tk_export_event(tk_export *x, const tk_kev_decoded *d)
 		return name_event(x, d, 1);
 	if (!(d->flags & TK_KEV_DEC_OWNER_KNOWN)) {
 		x->stats.unknown_owner++;
-		return instant(x, 0, 0, d);
+		return instant(x, NULL, 0, 0, d);
 	}
+	size_t n_before = x->n_threads;
 	tk__thread *t = thread_get(x, d->pid, d->tid);
+	if (t != NULL && x->n_threads != n_before && x->fmt->thread_new != NULL &&
+	    (rc = x->fmt->thread_new(x, t)) != 0)
+		return rc;
 	if (t == NULL) {
 		x->stats.too_many_threads++;
-		return instant(x, d->pid, d->tid, d);
+		return instant(x, NULL, d->pid, d->tid, d);
 	}
 	return thread_event(x, t, d);
 }
