@@ -4,7 +4,8 @@
  * (unmatched exits dropped, inner slices closed by an outer end, open ones closed at the
  * end), user pairs and counters and their declarations, names, JSON escaping, write errors.
  *
- * Also the golden driver:  test_export --json|--perfetto TRACE.kev [PAIRS [COUNTERS]]
+ * Also the golden driver:
+ *   test_export --json|--perfetto|--stats|--stats-csv|--stats-json TRACE.kev [PAIRS [COUNTERS]]
  * writes the export to standard output (exit 1 and a message on error).
  */
 #include <errno.h>
@@ -670,12 +671,119 @@ static void test_perfetto_structure(void **state)
 	free(buf);
 }
 
+/* ---- statistics ----------------------------------------------------------------------------- */
+
+static void state(tk_kev_writer *w, unsigned cpu, uint64_t t, unsigned st, uint32_t pid, uint32_t tid)
+{
+	ev2(w, cpu, _TRACE_PR_TH_C, st, t, pid, tid);
+}
+
+static int export_stats(const char *path, tk_export_format fmt, const char *pairs, char **out)
+{
+	char err[256];
+	size_t len = 0;
+	FILE *f = open_memstream(out, &len);
+	assert_non_null(f);
+	int rc = tk_export_file(path, f, fmt, pairs, NULL, NULL, err, sizeof(err));
+	fclose(f);
+	return rc;
+}
+
+/* Thread states of a QNX-style trace (the owner is the last THRUNNING of the CPU): time
+ * running, ready, blocked; a preempted thread counts as ready; switches and migrations;
+ * user intervals and kernel calls with a real end. */
+static void test_stats_states(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("states.kev");
+	tk_kev_writer *w = trace_open(path);
+	state(w, 0, 1000, STATE_RUNNING, 1, 1);
+	state(w, 0, 2000, STATE_RUNNING, 1, 2);  /* 1/1 preempted: ready */
+	state(w, 0, 4000, STATE_RECEIVE, 1, 2);  /* blocked */
+	state(w, 1, 4000, STATE_RUNNING, 1, 1);  /* on another CPU: a migration */
+	state(w, 0, 5000, STATE_READY, 1, 2);
+	state(w, 0, 7000, STATE_RUNNING, 1, 2);
+	ev2(w, 1, _TRACE_USER_C, 10, 8000, 0, 0);  /* 1/1: an interval of 1.5 us */
+	ev2(w, 1, _TRACE_USER_C, 11, 9500, 0, 0);
+	ev2(w, 1, _TRACE_USER_C, 10, 9600, 0, 0);  /* never ends: not counted */
+	ev2(w, 1, _TRACE_KER_CALL_C, __KER_MSG_SENDV, 9700, 3, 4);
+	ev2(w, 1, _TRACE_KER_CALL_C, _TRACE_MAX_KER_CALL_NUM + __KER_MSG_SENDV, 9900, 0, 0);
+	ev2(w, 0, _TRACE_USER_C, 30, 10000, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	char *txt;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_TEXT, "10:11=req", &txt), 0);
+	/* 1/1: running 1-2 and 4-10 us, ready 2-4 us; 1/2: running 2-4 and 7-10, blocked 4-5, ready 5-7 */
+	assert_non_null(strstr(txt, "         1          1          7            7.000            2.000            0.000         2          1"));
+	assert_non_null(strstr(txt, "         1          2          5            5.000            2.000            1.000         2          0"));
+	assert_non_null(strstr(txt, "req                               1            1.500            1.500            1.500"));
+	assert_non_null(strstr(txt, "MSG_SENDV                         1            0.200            0.200            0.200"));
+	assert_non_null(strstr(txt, "KERCALLENTER       MSG_SENDV                           1\n"));
+	assert_non_null(strstr(txt, "(time from THREAD state events: 6 followed)"));
+	assert_non_null(strstr(txt, "open at the end 1,"));
+	free(txt);
+
+	char *csv;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_CSV, "10:11=req", &csv), 0);
+	assert_true(strncmp(csv, "table,pid,tid,class,event,name,count,total_ns,mean_ns,max_ns,running_ns,ready_ns,"
+				 "blocked_ns,switches,migrations\n", 100) == 0);
+	assert_non_null(strstr(csv, "\nthread,1,1,,,,7,,,,7000,2000,0,2,1\n"));
+	assert_non_null(strstr(csv, "\nthread,1,2,,,,5,,,,5000,2000,1000,2,0\n"));
+	assert_non_null(strstr(csv, "\ninterval,,,,,req,1,1500,1500,1500,,,,,\n"));
+	assert_non_null(strstr(csv, "\nkercall,,,,,MSG_SENDV,1,200,200,200,,,,,\n"));
+	assert_non_null(strstr(csv, "\nprocess,1,,,,,12,,,,12000,,,,\n"));
+	free(csv);
+
+	char *json;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_JSON, "10:11=req", &json), 0);
+	assert_non_null(strstr(json, "{\"pid\":1,\"tid\":1,\"name\":\"\",\"events\":7,\"running_ns\":7000,"
+				     "\"ready_ns\":2000,\"blocked_ns\":0,\"switches\":2,\"migrations\":1}"));
+	assert_non_null(strstr(json, "\"user_intervals\":[\n{\"name\":\"req\",\"count\":1,\"total_ns\":1500,"));
+	free(json);
+}
+
+/* In a tracekit recording (TRACEKIT_OWNER=buffer) the THRUNNING after a BUFFER only names
+ * the buffer's owner: it is no state change. */
+static void test_stats_owner_markers(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("markers.kev");
+	tk_kev_header hdr;
+	tk_kev_attr attrs[1] = { { "TRACEKIT_OWNER", "buffer" } };
+	tk_kev_writer *w = NULL;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u;
+	hdr.attrs = attrs;
+	hdr.n_attrs = 1;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	ev2(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, 100, 1, 16);
+	state(w, 0, 100, STATE_RUNNING, 5, 6); /* the owner marker */
+	state(w, 0, 200, STATE_READY, 5, 7);   /* a real state change */
+	ev2(w, 0, _TRACE_USER_C, 1, 300, 0, 0);
+	ev2(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, 400, 2, 16);
+	state(w, 0, 400, STATE_RUNNING, 5, 7);
+	ev2(w, 0, _TRACE_USER_C, 1, 500, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	char *txt;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_TEXT, NULL, &txt), 0);
+	assert_non_null(strstr(txt, "(time from THREAD state events: 1 followed)"));
+	/* 5/6 owns THRUNNING, THREADY and USER 1; 5/7 owns THRUNNING and USER 1; 5/7 ready 0.2-0.5 us */
+	assert_non_null(strstr(txt, "         5          6          3            0.000            0.000            0.000         0          0"));
+	assert_non_null(strstr(txt, "         5          7          2            0.000            0.300            0.000         0          0"));
+	free(txt);
+}
+
 /* ---- the golden driver -------------------------------------------------------------------- */
 
 static int driver(int argc, char **argv)
 {
 	char err[256];
-	tk_export_format fmt = strcmp(argv[1], "--perfetto") == 0 ? TK_EXPORT_PERFETTO : TK_EXPORT_CHROME_JSON;
+	tk_export_format fmt = strcmp(argv[1], "--perfetto") == 0    ? TK_EXPORT_PERFETTO
+			       : strcmp(argv[1], "--stats") == 0     ? TK_EXPORT_STATS_TEXT
+			       : strcmp(argv[1], "--stats-csv") == 0 ? TK_EXPORT_STATS_CSV
+			       : strcmp(argv[1], "--stats-json") == 0 ? TK_EXPORT_STATS_JSON
+								     : TK_EXPORT_CHROME_JSON;
 	int rc = tk_export_file(argv[2], stdout, fmt, argc > 3 && argv[3][0] ? argv[3] : NULL,
 				argc > 4 && argv[4][0] ? argv[4] : NULL, NULL, err, sizeof(err));
 	if (rc != 0) {
@@ -687,7 +795,7 @@ static int driver(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	if (argc >= 3 && (strcmp(argv[1], "--json") == 0 || strcmp(argv[1], "--perfetto") == 0))
+	if (argc >= 3 && strncmp(argv[1], "--", 2) == 0)
 		return driver(argc, argv);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slices_nest),
@@ -700,6 +808,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_api_errors),
 		cmocka_unit_test(test_perfetto_structure),
+		cmocka_unit_test(test_stats_states),
+		cmocka_unit_test(test_stats_owner_markers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

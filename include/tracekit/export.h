@@ -10,6 +10,10 @@
  *                           process and thread tracks with names, slices as TrackEvent
  *                           begin/end on thread tracks, instants, counter tracks, names
  *                           interned.
+ *   TK_EXPORT_STATS_*       statistics written at the end: per thread and process events
+ *                           and time running / ready / blocked, switches and migrations
+ *                           (from THREAD state events), events per class and event, user
+ *                           intervals and kernel calls (count, total, mean, max).
  *
  * Slices are built per thread, streaming: only the slices still open are kept (a stack per
  * thread, at most TK_EXPORT_MAX_DEPTH deep), so memory does not grow with the trace.
@@ -38,7 +42,10 @@ extern "C" {
 
 typedef enum tk_export_format {
 	TK_EXPORT_CHROME_JSON = 1,
-	TK_EXPORT_PERFETTO = 2
+	TK_EXPORT_PERFETTO = 2,
+	TK_EXPORT_STATS_TEXT = 3, /* statistics (docs/export.md, "Statistics") as a text report, */
+	TK_EXPORT_STATS_CSV = 4,  /* as CSV, */
+	TK_EXPORT_STATS_JSON = 5  /* as JSON */
 } tk_export_format;
 
 /* Open slices kept per thread; deeper entries are counted (depth_overflow), not exported. */

@@ -44,6 +44,8 @@ static int on_header(struct traceparser_state *st, void *ud, unsigned header, un
 		r->rc = tk_export_add_spec(r->x, r->pairs, 0);
 	if (r->rc == 0 && r->counters != NULL)
 		r->rc = tk_export_add_spec(r->x, r->counters, 1);
+	v = tk_traceparser_header_value(st, "TRACEKIT_OWNER", NULL);
+	r->x->owner_markers = v != NULL && strcmp(v, "buffer") == 0;
 	/* the caller's declarations win: header items that conflict or are malformed are skipped */
 	if (r->rc == 0 && (v = tk_traceparser_header_value(st, "TRACEKIT_USER_PAIRS", NULL)) != NULL)
 		r->rc = tk__export_add_spec(r->x, v, 0, 1);

@@ -53,6 +53,8 @@ struct tk__format;
 
 struct tk_export {
 	const struct tk__format *fmt;
+	tk_export_format format;
+	int owner_markers; /* TRACEKIT_OWNER=buffer: the THRUNNING after a BUFFER names the owner */
 	FILE *stream;
 	int failed;        /* a write failed: TK_EIO from now on */
 	int started;       /* the format's header is written */
@@ -80,6 +82,7 @@ struct tk_export {
 /* What a format implements. Every function returns 0 or a TK_E* code. */
 typedef struct tk__format {
 	int (*start)(tk_export *x);
+	int (*event)(tk_export *x, const tk_kev_decoded *d); /* every event first; may be NULL */
 	int (*process_name)(tk_export *x, int32_t pid, const char *name, size_t len, int utf8);
 	int (*thread_name)(tk_export *x, int32_t pid, int32_t tid, const char *name, size_t len, int utf8);
 	int (*slice_begin)(tk_export *x, const tk__thread *t, const tk__slice *s); /* may be NULL */
@@ -95,6 +98,7 @@ typedef struct tk__format {
 
 extern const tk__format tk__export_json;
 extern const tk__format tk__export_perfetto;
+extern const tk__format tk__export_stats;
 
 /* ---- the output buffer ------------------------------------------------------------------ */
 

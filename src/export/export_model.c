@@ -45,7 +45,7 @@ int tk_export_new(tk_export **out, tk_export_format fmt, FILE *stream)
 	if (out == NULL)
 		return TK_EINVAL;
 	*out = NULL;
-	if (stream == NULL || (fmt != TK_EXPORT_CHROME_JSON && fmt != TK_EXPORT_PERFETTO))
+	if (stream == NULL || fmt < TK_EXPORT_CHROME_JSON || fmt > TK_EXPORT_STATS_JSON)
 		return TK_EINVAL;
 	x = calloc(1, sizeof(*x));
 	if (x == NULL)
@@ -61,7 +61,10 @@ int tk_export_new(tk_export **out, tk_export_format fmt, FILE *stream)
 	}
 	x->out_cap = OUT_CAP;
 	x->stream = stream;
-	x->fmt = fmt == TK_EXPORT_PERFETTO ? &tk__export_perfetto : &tk__export_json;
+	x->format = fmt;
+	x->fmt = fmt == TK_EXPORT_PERFETTO ? &tk__export_perfetto
+		 : fmt == TK_EXPORT_CHROME_JSON ? &tk__export_json
+						: &tk__export_stats;
 	*out = x;
 	return 0;
 }
@@ -435,6 +438,8 @@ int tk_export_event(tk_export *x, const tk_kev_decoded *d)
 			return rc;
 	}
 	x->stats.events++;
+	if (x->fmt->event != NULL && (rc = x->fmt->event(x, d)) != 0)
+		return rc;
 	if (d->cls == 1 && d->code != _TRACE_CONTROL_DROPPED) {
 		x->stats.control++;
 		return 0;
