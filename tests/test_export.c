@@ -16,6 +16,8 @@
 
 #include "tk_test.h"
 
+#include <sqlite3.h>
+
 #include <tracekit/export.h>
 #include <tracekit/kev.h>
 
@@ -774,6 +776,73 @@ static void test_stats_owner_markers(void **state_)
 	free(txt);
 }
 
+/* ---- SQLite --------------------------------------------------------------------------------- */
+
+static int64_t sql_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *s;
+	int64_t v = -1;
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* The states trace as a database: thread-state intervals add up to the statistics' times,
+ * slices, events with their fields as JSON, names. */
+static void test_sqlite(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("sq.kev");
+	tk_kev_writer *w = trace_open(path);
+	uint32_t pp[2] = { 0, 1 }, pt[2] = { 1, 2 };
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P_NAME, 500, pp, 2, "srv"), 0);
+	state(w, 0, 1000, STATE_RUNNING, 1, 1);
+	state(w, 0, 2000, STATE_RUNNING, 1, 2);
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, 2500, pt, 2, "worker"), 0);
+	state(w, 0, 4000, STATE_RECEIVE, 1, 2);
+	state(w, 1, 4000, STATE_RUNNING, 1, 1);
+	state(w, 0, 5000, STATE_READY, 1, 2);
+	state(w, 0, 7000, STATE_RUNNING, 1, 2);
+	ev2(w, 1, _TRACE_USER_C, 10, 8000, 0x77, 0);
+	ev2(w, 1, _TRACE_USER_C, 11, 9500, 0, 0);
+	ev2(w, 1, _TRACE_USER_C, 40, 9600, 5, 0);
+	ev2(w, 1, _TRACE_KER_CALL_C, __KER_MSG_SENDV, 9700, 3, 4);
+	ev2(w, 1, _TRACE_KER_CALL_C, _TRACE_MAX_KER_CALL_NUM + __KER_MSG_SENDV, 9900, 0, 0);
+	ev2(w, 0, _TRACE_USER_C, 30, 10000, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	const char *db_path = tkt_path("sq.db");
+	char err[256];
+	tk_export_stats st;
+	assert_int_equal(tk_export_sqlite(path, db_path, "10:11=req", "40=depth", &st, err, sizeof(err)), 0);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events"), (int64_t)st.events);
+	assert_int_equal(sql_int(db, "SELECT sum(dur) FROM thread_states WHERE pid=1 AND tid=1 AND bucket='running'"), 7000);
+	assert_int_equal(sql_int(db, "SELECT sum(dur) FROM thread_states WHERE pid=1 AND tid=1 AND bucket='ready'"), 2000);
+	assert_int_equal(sql_int(db, "SELECT sum(dur) FROM thread_states WHERE pid=1 AND tid=2 AND bucket='running'"), 5000);
+	assert_int_equal(sql_int(db, "SELECT sum(dur) FROM thread_states WHERE pid=1 AND tid=2 AND bucket='blocked'"), 1000);
+	assert_int_equal(sql_int(db, "SELECT dur FROM thread_states WHERE pid=1 AND tid=2 AND state='RECEIVE'"), 1000);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slices"), (int64_t)st.slices);
+	assert_int_equal(sql_int(db, "SELECT dur FROM slices WHERE name='req' AND closed IS NULL"), 1500);
+	assert_int_equal(sql_int(db, "SELECT dur FROM slices WHERE name='MSG_SENDV' AND category='KERCALL'"), 200);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slices WHERE closed='at the end of the trace'"), 0);
+	assert_int_equal(sql_int(db, "SELECT value FROM counters WHERE name='depth' AND pid=1"), 5);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events WHERE event='USER 10' AND "
+				     "json_extract(args, '$.d0')='0x77' AND pid=1 AND tid=1"),
+			 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM threads WHERE pid=1 AND tid=2 AND name='worker'"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM processes WHERE pid=1 AND name='srv'"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE type='index' AND name NOT LIKE 'sqlite_%'"), 6);
+	sqlite3_close(db);
+
+	/* an existing database is refused: its tables are there */
+	assert_int_equal(tk_export_sqlite(path, db_path, NULL, NULL, NULL, err, sizeof(err)), TK_EIO);
+	assert_non_null(strstr(err, "already exists"));
+}
+
 /* ---- the golden driver -------------------------------------------------------------------- */
 
 static int driver(int argc, char **argv)
@@ -810,6 +879,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_perfetto_structure),
 		cmocka_unit_test(test_stats_states),
 		cmocka_unit_test(test_stats_owner_markers),
+		cmocka_unit_test(test_sqlite),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

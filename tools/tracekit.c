@@ -30,7 +30,8 @@ static const char usage_text[] =
 	"Commands:\n"
 	"  print [OPTIONS] FILE       print the events of a .kev trace (traceprinter)\n"
 	"  convert [OPTIONS] IN OUT   export IN for trace viewers: OUT.json is Chrome trace-event\n"
-	"                             JSON, OUT.pftrace Perfetto's protobuf format\n"
+	"                             JSON, OUT.pftrace Perfetto's protobuf format, OUT.db an\n"
+	"                             SQLite database\n"
 	"  stats [OPTIONS] FILE       statistics per thread, process, class and event, user\n"
 	"                             intervals and kernel calls\n"
 	"  info FILE                  header, time span, event counts and threads\n"
@@ -40,7 +41,7 @@ static const char usage_text[] =
 	"  --pair=BEGIN:END[=NAME]    USER events BEGIN and END open and close a slice NAME\n"
 	"  --counter=CODE[=NAME]      USER event CODE carries a counter value (d0 low, d1 high)\n"
 	"  -o, --output=FILE          output file of stats ('-': standard output, the default)\n"
-	"  --to=json|perfetto         format of convert's OUT whatever its name ('-' needs it)\n"
+	"  --to=json|perfetto|sqlite  format of convert's OUT whatever its name ('-' needs it)\n"
 	"  --format=text|csv|json     format of stats (default text)\n"
 	"\n"
 	"  -h, --help                 this help; tracekit help COMMAND shows a command's manual\n"
@@ -96,6 +97,48 @@ static int ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);
 	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* The SQLite export: the database is built in a private directory and copied to the output
+ * (whole, through tk_outfile; "-" is standard output). Returns the exit status. */
+static int run_sqlite(const char *in, const char *out_path, const char *pairs, const char *counters)
+{
+	char dir[4096], db[4200], err[512];
+	tk_export_stats st;
+	int status = 0;
+
+	if (tktool_refuse_same_file(in, out_path))
+		return 1;
+	if (tktool_private_dir(dir, sizeof(dir)) != 0) {
+		tktool_error(NULL, "cannot create a temporary directory: %s", strerror(errno));
+		return 1;
+	}
+	int slot = tktool_cleanup_add_dir(dir);
+	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
+	snprintf(db, sizeof(db), "%s/trace.db", dir);
+	memset(&st, 0, sizeof(st));
+	int rc = tk_export_sqlite(in, db, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL, &st, err,
+				  sizeof(err));
+	if (rc == TK_EINVAL && st.events == 0) {
+		status = tktool_usage_error("%s", err);
+	} else if (rc != 0 && (st.events == 0 || strncmp(err, "writing", 7) == 0 || rc == TK_ENOSPC)) {
+		tktool_error(st.events == 0 ? in : NULL, "%s", err[0] ? err : tk_strerror(rc));
+		status = 1;
+	} else {
+		if (rc != 0) { /* damage midway: the database holds the events before it */
+			tktool_error(in, "%s (the output holds the %llu events before it)", err[0] ? err : tk_strerror(rc),
+				     (unsigned long long)st.events);
+			status = 1;
+		}
+		int copied = strcmp(out_path, "-") == 0 ? tktool_copy_to_stdout(db) : tktool_copy_file(db, out_path);
+		if (copied != 0) {
+			tktool_error(NULL, "%s: cannot write: %s", tktool_out_name(out_path), strerror(errno));
+			status = 1;
+		}
+	}
+	tktool_private_dir_remove(dir);
+	tktool_cleanup_forget(slot);
+	return status;
 }
 
 /* Writes IN to the output path in format fmt. Returns the exit status. */
@@ -214,17 +257,21 @@ static int cmd_export(int argc, char **argv, int stats)
 			kind = "json";
 		else if (ends_with(out, ".pftrace") || ends_with(out, ".perfetto-trace"))
 			kind = "perfetto";
+		else if (ends_with(out, ".db") || ends_with(out, ".sqlite") || ends_with(out, ".sqlite3"))
+			kind = "sqlite";
 		else
-			return tktool_usage_error("cannot tell the format of '%s' from its name: use --to=json or "
-						  "--to=perfetto",
+			return tktool_usage_error("cannot tell the format of '%s' from its name: use --to=json, "
+						  "--to=perfetto or --to=sqlite",
 						  out);
 	}
 	if (strcmp(kind, "json") == 0)
 		fmt = TK_EXPORT_CHROME_JSON;
 	else if (strcmp(kind, "perfetto") == 0 || strcmp(kind, "pftrace") == 0)
 		fmt = TK_EXPORT_PERFETTO;
+	else if (strcmp(kind, "sqlite") == 0)
+		return run_sqlite(in, out, pairs, counters);
 	else
-		return tktool_usage_error("unknown --to '%s' (json or perfetto)", kind);
+		return tktool_usage_error("unknown --to '%s' (json, perfetto or sqlite)", kind);
 	return run_export(in, out, fmt, pairs, counters);
 }
 

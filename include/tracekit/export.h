@@ -45,7 +45,8 @@ typedef enum tk_export_format {
 	TK_EXPORT_PERFETTO = 2,
 	TK_EXPORT_STATS_TEXT = 3, /* statistics (docs/export.md, "Statistics") as a text report, */
 	TK_EXPORT_STATS_CSV = 4,  /* as CSV, */
-	TK_EXPORT_STATS_JSON = 5  /* as JSON */
+	TK_EXPORT_STATS_JSON = 5, /* as JSON */
+	TK_EXPORT_SQLITE = 6      /* a database file: tk_export_sqlite() only */
 } tk_export_format;
 
 /* Open slices kept per thread; deeper entries are counted (depth_overflow), not exported. */
@@ -139,6 +140,16 @@ TK_API void tk_export_free(tk_export *x);
  */
 TK_API int tk_export_file(const char *in_path, FILE *stream, tk_export_format fmt, const char *pairs,
 			  const char *counters, tk_export_stats *stats, char *errmsg, size_t errmsg_cap);
+
+/*
+ * The SQLite export (docs/export.md, "SQLite"): creates the database db_path (which must
+ * not hold tables yet; a new file is best) with the tables processes, threads, events
+ * (every event, every decoded field as JSON in args), slices, thread_states and counters,
+ * and their indexes. Arguments, return values and damaged input as tk_export_file(); on
+ * any error the caller removes db_path (it may hold part of the rows).
+ */
+TK_API int tk_export_sqlite(const char *in_path, const char *db_path, const char *pairs, const char *counters,
+			    tk_export_stats *stats, char *errmsg, size_t errmsg_cap);
 
 #ifdef __cplusplus
 }

@@ -54,25 +54,20 @@ static int on_header(struct traceparser_state *st, void *ud, unsigned header, un
 	return 0;
 }
 
-int tk_export_file(const char *in_path, FILE *stream, tk_export_format fmt, const char *pairs,
-		   const char *counters, tk_export_stats *stats, char *errmsg, size_t errmsg_cap)
+/* The whole job with an exporter already made (freed here, whatever happens). */
+int tk__export_run_file(tk_export *x, const char *in_path, const char *pairs, const char *counters,
+			tk_export_stats *stats, char *errmsg, size_t errmsg_cap)
 {
 	export_run *r;
 	struct traceparser_state *st;
 	int rc, parse_rc, parse_errno;
 
-	if (errmsg != NULL && errmsg_cap > 0)
-		errmsg[0] = '\0';
-	if (in_path == NULL || stream == NULL)
-		return TK_EINVAL;
 	r = calloc(1, sizeof(*r));
-	if (r == NULL)
+	if (r == NULL) {
+		tk_export_free(x);
 		return TK_ENOMEM;
-	rc = tk_export_new(&r->x, fmt, stream);
-	if (rc != 0) {
-		free(r);
-		return rc;
 	}
+	r->x = x;
 	/* the declarations are checked before any input is read (added for real in on_header) */
 	r->pairs = pairs;
 	r->counters = counters;
@@ -121,4 +116,20 @@ int tk_export_file(const char *in_path, FILE *stream, tk_export_format fmt, cons
 	tk_export_free(r->x);
 	free(r);
 	return rc;
+}
+
+int tk_export_file(const char *in_path, FILE *stream, tk_export_format fmt, const char *pairs,
+		   const char *counters, tk_export_stats *stats, char *errmsg, size_t errmsg_cap)
+{
+	tk_export *x;
+	int rc;
+
+	if (errmsg != NULL && errmsg_cap > 0)
+		errmsg[0] = '\0';
+	if (in_path == NULL || stream == NULL)
+		return TK_EINVAL;
+	rc = tk_export_new(&x, fmt, stream);
+	if (rc != 0)
+		return rc;
+	return tk__export_run_file(x, in_path, pairs, counters, stats, errmsg, errmsg_cap);
 }

@@ -99,6 +99,14 @@ typedef struct tk__format {
 extern const tk__format tk__export_json;
 extern const tk__format tk__export_perfetto;
 extern const tk__format tk__export_stats;
+extern const tk__format tk__export_sqlite;
+
+/* An exporter of a given format; stream may be NULL for a format that writes no stream. */
+int tk__export_create(tk_export **out, const tk__format *format, tk_export_format fmt, FILE *stream);
+
+/* tk_export_file() with the exporter made by the caller; x is freed. */
+int tk__export_run_file(tk_export *x, const char *in_path, const char *pairs, const char *counters,
+			tk_export_stats *stats, char *errmsg, size_t errmsg_cap);
 
 /* ---- the output buffer ------------------------------------------------------------------ */
 
@@ -176,6 +184,10 @@ int tk__export_add_spec(tk_export *x, const char *spec, int counters, int lenien
 
 /* Forgets every pair and counter declared. */
 void tk__export_reset_declarations(tk_export *x);
+
+/* The fields of an event as JSON object members (no braces) into the output buffer
+ * (export_json.c; also the args column of the SQLite export). */
+void tk__json_fields(tk_export *x, const tk_kev_decoded *d);
 
 /* Sets the error message (printf-like) and returns err. */
 int tk__export_error(tk_export *x, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

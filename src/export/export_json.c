@@ -115,7 +115,7 @@ static void out_ts_pid_tid(tk_export *x, uint64_t ns, int32_t pid, int32_t tid)
 
 /* The fields of an event as the members of an object (without braces). Duplicate names
  * get "_<index>" appended, an unnamed string piece is "text". */
-static void out_fields(tk_export *x, const tk_kev_decoded *d)
+void tk__json_fields(tk_export *x, const tk_kev_decoded *d)
 {
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const tk_kev_field *f = &d->fields[i];
@@ -264,7 +264,7 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 		TK__OUT_LIT(x, ",\"closed\":\"at the end of the trace\"");
 	else if (end != NULL && (s->kind == TK__SLICE_USER || s->kind == TK__SLICE_KERCALL) && end->n_fields > 0) {
 		TK__OUT_LIT(x, ",\"end\":{");
-		out_fields(x, end);
+		tk__json_fields(x, end);
 		if (tk__out_room(x, 1) == 0)
 			x->out[x->out_len++] = '}';
 	}
@@ -305,7 +305,7 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 	tk__out_u64(x, d->cpu);
 	if (d->n_fields > 0)
 		x->out[x->out_len++] = ',';
-	out_fields(x, d);
+	tk__json_fields(x, d);
 	if (tk__out_room(x, 2) == 0)
 		TK__OUT_LIT(x, "}}");
 	return x->failed ? TK_EIO : 0;

@@ -29,6 +29,10 @@ int tk__export_flush(tk_export *x)
 {
 	if (x->failed)
 		return TK_EIO;
+	if (x->stream == NULL) { /* a format that writes no stream uses the buffer as scratch */
+		x->failed = 1;
+		return tk__export_error(x, TK_ETOOBIG, "an event's fields exceed %u bytes", OUT_CAP);
+	}
 	if (x->out_len > 0 && fwrite(x->out, 1, x->out_len, x->stream) != x->out_len) {
 		x->failed = 1;
 		x->out_len = 0;
@@ -38,16 +42,10 @@ int tk__export_flush(tk_export *x)
 	return 0;
 }
 
-int tk_export_new(tk_export **out, tk_export_format fmt, FILE *stream)
+int tk__export_create(tk_export **out, const tk__format *format, tk_export_format fmt, FILE *stream)
 {
-	tk_export *x;
-
-	if (out == NULL)
-		return TK_EINVAL;
+	tk_export *x = calloc(1, sizeof(*x));
 	*out = NULL;
-	if (stream == NULL || fmt < TK_EXPORT_CHROME_JSON || fmt > TK_EXPORT_STATS_JSON)
-		return TK_EINVAL;
-	x = calloc(1, sizeof(*x));
 	if (x == NULL)
 		return TK_ENOMEM;
 	x->out = malloc(OUT_CAP);
@@ -62,11 +60,23 @@ int tk_export_new(tk_export **out, tk_export_format fmt, FILE *stream)
 	x->out_cap = OUT_CAP;
 	x->stream = stream;
 	x->format = fmt;
-	x->fmt = fmt == TK_EXPORT_PERFETTO ? &tk__export_perfetto
-		 : fmt == TK_EXPORT_CHROME_JSON ? &tk__export_json
-						: &tk__export_stats;
+	x->fmt = format;
 	*out = x;
 	return 0;
+}
+
+int tk_export_new(tk_export **out, tk_export_format fmt, FILE *stream)
+{
+	if (out == NULL)
+		return TK_EINVAL;
+	*out = NULL;
+	if (stream == NULL || fmt < TK_EXPORT_CHROME_JSON || fmt > TK_EXPORT_STATS_JSON)
+		return TK_EINVAL;
+	return tk__export_create(out,
+				 fmt == TK_EXPORT_PERFETTO      ? &tk__export_perfetto
+				 : fmt == TK_EXPORT_CHROME_JSON ? &tk__export_json
+								: &tk__export_stats,
+				 fmt, stream);
 }
 
 void tk_export_free(tk_export *x)
@@ -492,6 +502,8 @@ int tk_export_finish(tk_export *x)
 	}
 	if ((rc = x->fmt->finish(x)) != 0)
 		return rc;
+	if (x->stream == NULL)
+		return 0;
 	if ((rc = tk__export_flush(x)) != 0)
 		return rc;
 	if (fflush(x->stream) != 0 || ferror(x->stream)) {
