@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "tracekit/export.h"
 
@@ -131,8 +132,7 @@ static inline void tk__out_mem(tk_export *x, const void *p, size_t n)
 				return;
 			continue;
 		}
-		for (size_t i = 0; i < k; i++)
-			x->out[x->out_len + i] = s[i];
+		memcpy(x->out + x->out_len, s, k);
 		x->out_len += k;
 		s += k;
 		n -= k;

@@ -194,6 +194,12 @@ typedef struct pf_state {
 	} fresh[TK_KEV_MAX_FIELDS + 4];
 	unsigned n_fresh;
 	uint32_t arg_iid[TK_KEV_MAX_FIELDS + 4];
+	/* iids of static strings (field and category names) by address: no hashing of the text */
+	struct {
+		const char *p;
+		uint32_t iid;
+		uint8_t kind;
+	} ptr_cache[512];
 	char scratch[64];
 } pf_state;
 
@@ -213,19 +219,23 @@ static void pb_reserve(pf_state *ps, size_t n)
 	ps->cap = cap;
 }
 
-static void pb_varint(pf_state *ps, uint64_t v)
+static inline void pb_varint(pf_state *ps, uint64_t v)
 {
-	pb_reserve(ps, 10);
-	if (ps->oom)
-		return;
+	if (ps->cap - ps->len < 10) {
+		pb_reserve(ps, 10);
+		if (ps->oom)
+			return;
+	}
+	unsigned char *p = ps->p + ps->len;
 	while (v >= 0x80) {
-		ps->p[ps->len++] = (unsigned char)(v | 0x80);
+		*p++ = (unsigned char)(v | 0x80);
 		v >>= 7;
 	}
-	ps->p[ps->len++] = (unsigned char)v;
+	*p++ = (unsigned char)v;
+	ps->len = (size_t)(p - ps->p);
 }
 
-static void pb_uint(pf_state *ps, unsigned field, uint64_t v)
+static inline void pb_uint(pf_state *ps, unsigned field, uint64_t v)
 {
 	pb_varint(ps, (uint64_t)field << 3 | WIRE_VARINT);
 	pb_varint(ps, v);
@@ -441,12 +451,28 @@ static int pf_thread_new(tk_export *x, const tk__thread *t)
 
 /* ---- events ------------------------------------------------------------------------------------ */
 
+/* The iid of a string that stays at its address for the whole export (field names of the
+ * decoder's tables, class names, literals): cached by address. */
+static uint32_t static_name(pf_state *ps, intern_tab *t, uint8_t kind, const char *s)
+{
+	size_t h = (((uintptr_t)s >> 3) ^ kind) & 511;
+	if (ps->ptr_cache[h].p == s && ps->ptr_cache[h].kind == kind)
+		return ps->ptr_cache[h].iid;
+	uint32_t iid = use_name(ps, t, kind, s, strlen(s));
+	if (iid != 0) {
+		ps->ptr_cache[h].p = s;
+		ps->ptr_cache[h].iid = iid;
+		ps->ptr_cache[h].kind = kind;
+	}
+	return iid;
+}
+
 /* The interned ids of an event's name and category (0: write them inline). */
-static void intern_event(pf_state *ps, const char *name, size_t name_len, const char *cat, uint32_t *name_iid,
-			 uint32_t *cat_iid)
+static void intern_event(pf_state *ps, const char *name, size_t name_len, const char *cat, int cat_static,
+			 uint32_t *name_iid, uint32_t *cat_iid)
 {
 	*name_iid = use_name(ps, &ps->names, 2, name, name_len);
-	*cat_iid = use_name(ps, &ps->cats, 1, cat, strlen(cat));
+	*cat_iid = cat_static ? static_name(ps, &ps->cats, 1, cat) : use_name(ps, &ps->cats, 1, cat, strlen(cat));
 }
 
 /* Annotation of decoded field i: name interned as iid, or inline_name when iid is 0. */
@@ -524,6 +550,7 @@ static uint32_t arg_name(pf_state *ps, const char *s)
 	return use_name(ps, &ps->args, 3, s, strlen(s));
 }
 
+
 /* The event's header: packet fields, interned data, the TrackEvent opened. */
 static size_t track_event_open(pf_state *ps, uint64_t ns, uint64_t track, unsigned type, uint32_t name_iid,
 			       const char *name, size_t name_len, uint32_t cat_iid, const char *cat)
@@ -550,12 +577,29 @@ static size_t track_event_open(pf_state *ps, uint64_t ns, uint64_t track, unsign
 
 static const char *const slice_cat[] = { "SYSTEM", "USER", "KERCALL" };
 
+/* "0x<hex>" of v into buf (at least 19 bytes) */
+static const char *hex_name(char *buf, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[16];
+	int n = 0;
+	do {
+		tmp[n++] = digits[v & 0xf];
+		v >>= 4;
+	} while (v != 0);
+	char *p = buf;
+	*p++ = '0';
+	*p++ = 'x';
+	while (n > 0)
+		*p++ = tmp[--n];
+	*p = '\0';
+	return buf;
+}
+
 static const char *slice_name(char buf[32], const tk__slice *s)
 {
-	if (s->kind == TK__SLICE_FUNC) {
-		snprintf(buf, 32, "0x%llx", (unsigned long long)s->arg[0]);
-		return buf;
-	}
+	if (s->kind == TK__SLICE_FUNC)
+		return hex_name(buf, s->arg[0]);
 	return s->name != NULL ? s->name : s->label;
 }
 
@@ -568,11 +612,11 @@ static int pf_slice_begin(tk_export *x, const tk__thread *t, const tk__slice *s)
 	size_t name_len = strlen(name);
 
 	packet_begin(ps, SEQ_NEEDS_INCREMENTAL_STATE);
-	intern_event(ps, name, name_len, slice_cat[s->kind], &name_iid, &cat_iid);
+	intern_event(ps, name, name_len, slice_cat[s->kind], 1, &name_iid, &cat_iid);
 	const char *n0 = s->kind == TK__SLICE_FUNC ? "thisfn" : s->kind == TK__SLICE_USER ? "d0" : "number";
 	const char *n1 = s->kind == TK__SLICE_FUNC ? "call_site" : s->kind == TK__SLICE_USER ? "d1" : "cpu";
-	a0 = arg_name(ps, n0);
-	a1 = arg_name(ps, n1);
+	a0 = static_name(ps, &ps->args, 3, n0);
+	a1 = static_name(ps, &ps->args, 3, n1);
 	size_t te = track_event_open(ps, s->begin_ns, uuid_thread(t->pid, t->tid), TYPE_SLICE_BEGIN, name_iid, name,
 				     name_len, cat_iid, slice_cat[s->kind]);
 	unsigned vf = s->kind == TK__SLICE_KERCALL ? 3 : 7; /* uint or pointer (hex) */
@@ -592,7 +636,7 @@ static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 
 	packet_begin(ps, SEQ_NEEDS_INCREMENTAL_STATE);
 	if (reason != TK__CLOSE_END) {
-		closed_iid = arg_name(ps, "closed");
+		closed_iid = static_name(ps, &ps->args, 3, "closed");
 	} else if (end != NULL && s->kind != TK__SLICE_FUNC) {
 		/* the end's fields, as "end.<name>" like the JSON's "end" object */
 		n_args = end->n_fields;
@@ -623,8 +667,19 @@ static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t ti
 
 	(void)pid, (void)tid;
 	if (d->event_name[0] != '\0')
-		snprintf(name, sizeof(name), "%s", d->event_name);
-	else if (d->number >= 0)
+		memcpy(name, d->event_name, sizeof(d->event_name)); /* NUL-terminated, 32 bytes */
+	else if (d->cls == 6 && d->number >= 0 && d->number < 1024) {
+		char *p = name + 5, tmp[8];
+		int n = 0, v = d->number;
+		memcpy(name, "USER ", 5);
+		do {
+			tmp[n++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v != 0);
+		while (n > 0)
+			*p++ = tmp[--n];
+		*p = '\0';
+	} else if (d->number >= 0)
 		snprintf(name, sizeof(name), "%s %d", d->cls == 6 ? "USER" : cat != NULL ? cat : "EVENT", d->number);
 	else
 		snprintf(name, sizeof(name), "CLASS %u EVENT %u", d->cls, d->code);
@@ -633,10 +688,10 @@ static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t ti
 		cat = cat_buf;
 	}
 	packet_begin(ps, SEQ_NEEDS_INCREMENTAL_STATE);
-	intern_event(ps, name, strlen(name), cat, &name_iid, &cat_iid);
-	cpu_iid = arg_name(ps, "cpu");
+	intern_event(ps, name, strlen(name), cat, cat != cat_buf, &name_iid, &cat_iid);
+	cpu_iid = static_name(ps, &ps->args, 3, "cpu");
 	for (unsigned i = 0; i < d->n_fields; i++)
-		ps->arg_iid[i] = arg_name(ps, d->fields[i].name[0] != '\0' ? d->fields[i].name : "text");
+		ps->arg_iid[i] = static_name(ps, &ps->args, 3, d->fields[i].name[0] != '\0' ? d->fields[i].name : "text");
 	size_t te = track_event_open(ps, d->time_ns, t != NULL ? uuid_thread(t->pid, t->tid) : UUID_NO_THREAD,
 				     TYPE_INSTANT, name_iid, name, strlen(name), cat_iid, cat);
 	put_num(ps, cpu_iid, "cpu", 3, d->cpu);
