@@ -431,10 +431,13 @@ int tk_export_sqlite(const char *in_path, const char *db_path, const char *pairs
 		return TK_ENOMEM;
 	}
 	x->fmt_state = sq;
-	if (sqlite3_open_v2(db_path, &sq->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+	/* one thread uses the connection: no mutexes; large pages and a 64 MiB cache */
+	if (sqlite3_open_v2(db_path, &sq->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK ||
-	    sqlite3_exec(sq->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN", NULL, NULL, &err) !=
-		    SQLITE_OK ||
+	    sqlite3_exec(sq->db,
+			 "PRAGMA page_size=65536; PRAGMA cache_size=-65536; PRAGMA locking_mode=EXCLUSIVE;"
+			 " PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN",
+			 NULL, NULL, &err) != SQLITE_OK ||
 	    sqlite3_exec(sq->db, schema, NULL, NULL, &err) != SQLITE_OK) {
 		if (errmsg != NULL && errmsg_cap > 0)
 			snprintf(errmsg, errmsg_cap, "%s: %s", db_path,
