@@ -211,12 +211,13 @@ static int parse_classes(struct opts *o, const char *list)
 		case _NTO_TRACE_INT_HANDLER_ENTER:
 		case _NTO_TRACE_INT_HANDLER_EXIT: o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_INT); break;
 		case _NTO_TRACE_USER: o->user_events = 1; break;
-		default:
+		default: {
+			int rc = d == NULL ? tktool_usage_error("-c: unknown class '%s'", tok)
+					   : tktool_usage_error("-c: class '%s' is not recorded on Linux (THREAD, PROCESS, "
+								"SYSTEM, KERCALL, INT, USER are)", tok);
 			free(copy);
-			if (d == NULL)
-				return tktool_usage_error("-c: unknown class '%s'", tok);
-			return tktool_usage_error("-c: class '%s' is not recorded on Linux (THREAD, PROCESS, SYSTEM, "
-						  "KERCALL, INT, USER are)", tok);
+			return rc;
+		}
 		}
 	}
 	free(copy);
@@ -386,7 +387,7 @@ struct ring_buf {
 struct logger {
 	struct opts *o;
 	tk_kev_writer *w;
-	const char *temp_path;
+	uint64_t hdr_bytes; /* header and syspage: the file's size is hdr_bytes + 16 x slots */
 	uint32_t msb[MAX_CPUS];
 	uint64_t msb_valid;
 	/* buffers: counted in slots of the output, 1024 each */
@@ -394,7 +395,8 @@ struct logger {
 	uint64_t buffers;       /* buffers completed */
 	uint64_t events;        /* kernel events taken */
 	uint64_t events_in_buf; /* events of the current buffer */
-	uint64_t reads, reads_at_buf;
+	uint64_t reads, reads_at_buf; /* collector reads that brought events (QNX's "interrupts") */
+	int read_counted;             /* this read is counted already */
 	uint64_t lost, lost_at_buf;
 	const char *stop_reason;
 	int write_err;
@@ -489,6 +491,12 @@ static int take_event(void *ud, const traceevent_t *slots, size_t n, uint64_t t)
 
 	if (n == 0)
 		return 0;
+	if (L->stop_reason != NULL)
+		return 1; /* a limit is reached: the read stops, nothing more is taken */
+	if (!L->read_counted) {
+		L->reads++;
+		L->read_counted = 1;
+	}
 	if (_NTO_TRACE_GETEVENT_C(slots[0].header) == _TRACE_CONTROL_C &&
 	    _NTO_TRACE_GETEVENT(slots[0].header) == _TRACE_CONTROL_DROPPED)
 		L->lost += (uint64_t)slots[0].data[1] | ((uint64_t)slots[0].data[2] << 32);
@@ -506,7 +514,7 @@ static int take_event(void *ud, const traceevent_t *slots, size_t n, uint64_t t)
 			b->n++;
 		}
 	} else {
-		if (L->o->max_size > 0 && tk_kev_writer_bytes(L->w) + (n + 1) * sizeof(traceevent_t) > L->o->max_size) {
+		if (L->o->max_size > 0 && L->hdr_bytes + (tk_kev_writer_slots(L->w) + n + 1) * sizeof(traceevent_t) > L->o->max_size) {
 			if (!g_stop) {
 				L->stop_reason = "the -S size limit is reached";
 				g_stop = 1;
@@ -1087,7 +1095,8 @@ int main(int argc, char **argv)
 		remove_dir(dir);
 		return 1;
 	}
-	hdr_bytes = tk_kev_writer_bytes(L.w);
+	tk_kev_writer_flush(L.w);
+	hdr_bytes = L.hdr_bytes = tk_kev_writer_bytes(L.w);
 
 	/* Start: recording first, then the command, so nothing it does is missed. */
 	if (!o.daemon && (rc = tk_collect_enable(c)) != TK_OK) {
@@ -1119,14 +1128,13 @@ int main(int argc, char **argv)
 					fprintf(stderr, "tracelogger: START received\n");
 			}
 		}
+		L.read_counted = 0;
 		rc = tk_collect_read(c, 50, take_event, &L);
 		if (rc < 0 && rc != L.write_err) {
 			tktool_error(NULL, "reading the kernel's events: %s", tk_strerror(rc));
 			status = 1;
 			break;
 		}
-		if (rc > 0)
-			L.reads++;
 		if (deadline && now_ms() >= deadline && !g_stop) {
 			L.stop_reason = "the -s time is up";
 			g_stop = 1;
@@ -1141,10 +1149,10 @@ int main(int argc, char **argv)
 	stop_ns = tk_clock_ns();
 	if (!g_abort && L.write_err == 0 && L.stop_reason == NULL) {
 		for (int k = 0; k < 64; k++) {
+			L.read_counted = 0;
 			rc = tk_collect_read(c, 0, take_event, &L);
 			if (rc <= 0)
 				break;
-			L.reads++;
 		}
 	}
 	if (o.verbose) {
