@@ -1,0 +1,731 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of the perf_event_open collector (src/collect): real workloads, traced, and their
+ * events checked against what the workload knows (its threads, names, states, calls).
+ * The privileged tests skip with a printed reason when not root; the unprivileged tier
+ * runs as user nobody (65534) in a child process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <grp.h>
+
+#include "tk_test.h"
+#include "collect/collect_internal.h"
+#include "tracekit/collect.h"
+#include "tracekit/kev.h"
+
+/* ---- recording a workload -------------------------------------------------------------- */
+
+struct ev {
+	unsigned cpu, cls, code;
+	uint32_t w[160];
+	size_t n;
+	uint64_t t;
+};
+
+struct evs {
+	struct ev *v;
+	size_t n, cap;
+	uint64_t last_t[64];
+	int order_ok;
+};
+
+static int collect_cb(void *ud, const traceevent_t *s, size_t ns, uint64_t t)
+{
+	struct evs *e = ud;
+	struct ev *x;
+	size_t i;
+	unsigned flag = _TRACE_GET_STRUCT(s[0].header);
+
+	if (e->n == e->cap) {
+		e->cap = e->cap ? e->cap * 2 : 1024;
+		e->v = realloc(e->v, e->cap * sizeof(*e->v));
+		if (e->v == NULL)
+			return -1;
+	}
+	x = &e->v[e->n++];
+	memset(x, 0, sizeof(*x) - sizeof(x->w));
+	x->cpu = _NTO_TRACE_GETCPU(s[0].header);
+	x->cls = TK_KEV_CLASS(s[0].header);
+	x->code = TK_KEV_CODE(s[0].header);
+	x->t = t;
+	x->n = 0;
+	/* Slot shape: 1 S, or CB CC... CE, every slot the same time low bits. */
+	if (ns == 1 && flag != _TRACE_STRUCT_S)
+		e->order_ok = 0;
+	if (ns > 1 && (flag != _TRACE_STRUCT_CB || _TRACE_GET_STRUCT(s[ns - 1].header) != _TRACE_STRUCT_CE))
+		e->order_ok = 0;
+	for (i = 0; i < ns && x->n + 2 <= sizeof(x->w) / sizeof(x->w[0]); i++) {
+		if (s[i].data[0] != (uint32_t)t)
+			e->order_ok = 0;
+		x->w[x->n++] = s[i].data[1];
+		x->w[x->n++] = s[i].data[2];
+	}
+	if (x->cpu < 64) {
+		if (t < e->last_t[x->cpu])
+			e->order_ok = 0;
+		e->last_t[x->cpu] = t;
+	}
+	return 0;
+}
+
+typedef void (*workload_fn)(void);
+
+/* Runs fn in a child that waits on a pipe until the collector is enabled; returns the
+ * child's pid and fills *e. rc_out: tk_collect_open's result (the test skips or fails). */
+static int trace_child(const tk_collect_config *base, workload_fn fn, struct evs *e, int *rc_out,
+                       char *why, size_t whycap, tk_collect_stats *st, int read_during)
+{
+	tk_collect_config cfg = *base;
+	tk_collect *c = NULL;
+	int go[2], status = 0, rc;
+	pid_t pid;
+	char b = 'g';
+	int done = 0;
+
+	memset(e, 0, sizeof(*e));
+	e->order_ok = 1;
+	if (pipe(go) != 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(3);
+		close(go[0]);
+		fn();
+		_exit(0);
+	}
+	close(go[0]);
+	cfg.child_pid = pid;
+	rc = tk_collect_open(&c, &cfg, why, whycap);
+	*rc_out = rc;
+	if (rc != 0) {
+		close(go[1]);
+		waitpid(pid, &status, 0);
+		return pid;
+	}
+	rc = tk_collect_enable(c);
+	if (rc != 0) {
+		*rc_out = rc;
+		tk_collect_close(c);
+		close(go[1]);
+		waitpid(pid, &status, 0);
+		return pid;
+	}
+	if (write(go[1], &b, 1) != 1)
+		abort();
+	close(go[1]);
+	while (!done) {
+		if (read_during && tk_collect_read(c, 20, collect_cb, e) < 0)
+			break;
+		if (!read_during) { /* a slow reader */
+			usleep(100000);
+			if (tk_collect_read(c, 0, collect_cb, e) < 0)
+				break;
+		}
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			done = 1;
+	}
+	tk_collect_disable(c);
+	while (tk_collect_read(c, 0, collect_cb, e) > 0)
+		;
+	if (st != NULL)
+		tk_collect_get_stats(c, st);
+	tk_collect_close(c);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		*rc_out = 1000 + status;
+	return pid;
+}
+
+static size_t count(const struct evs *e, unsigned cls, unsigned code, long w0, long w1)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < e->n; i++)
+		if (e->v[i].cls == cls >> 10 && e->v[i].code == code && (w0 < 0 || e->v[i].w[0] == (uint32_t)w0) &&
+		    (w1 < 0 || e->v[i].w[1] == (uint32_t)w1))
+			n++;
+	return n;
+}
+
+static const char *ev_str(const struct ev *x)
+{
+	return (const char *)&x->w[2];
+}
+
+/* The tid of the thread of process pid named name (PROCTHREAD_NAME), or -1. */
+static long tid_named(const struct evs *e, int pid, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < e->n; i++)
+		if (e->v[i].cls == _TRACE_PR_TH_C >> 10 && e->v[i].code == _TRACE_PR_TH_NAME_T &&
+		    e->v[i].w[0] == (uint32_t)pid && strcmp(ev_str(&e->v[i]), name) == 0)
+			return e->v[i].w[1];
+	return -1;
+}
+
+static int is_root(void)
+{
+	return geteuid() == 0;
+}
+
+#define SKIP_UNLESS_ROOT()                                                                 \
+	do {                                                                                   \
+		if (!is_root()) {                                                                  \
+			printf("SKIP: the privileged tier needs root (or CAP_PERFMON); running as uid %d\n", \
+			       (int)geteuid());                                                        \
+			skip();                                                                        \
+		}                                                                                  \
+	} while (0)
+
+/* ---- workloads ------------------------------------------------------------------------- */
+
+#define ROUNDS 200
+static int g_ab[2], g_ba[2];
+
+static void *pong_main(void *arg)
+{
+	char b;
+	int i;
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "pong");
+	for (i = 0; i < ROUNDS; i++) {
+		if (read(g_ab[0], &b, 1) != 1 || write(g_ba[1], &b, 1) != 1)
+			_exit(4);
+	}
+	return NULL;
+}
+
+/* Two threads, "ping" and "pong", pass a byte back and forth through two pipes. */
+static void pingpong(void)
+{
+	pthread_t th;
+	char b = 'x';
+	int i;
+
+	if (pipe(g_ab) != 0 || pipe(g_ba) != 0)
+		_exit(5);
+	pthread_setname_np(pthread_self(), "ping");
+	if (pthread_create(&th, NULL, pong_main, NULL) != 0)
+		_exit(6);
+	for (i = 0; i < ROUNDS; i++) {
+		if (write(g_ab[1], &b, 1) != 1 || read(g_ba[0], &b, 1) != 1)
+			_exit(7);
+	}
+	pthread_join(th, NULL);
+}
+
+/* Checks usable in a child process too (no cmocka there): 0, or 1 after a message. */
+#define CHECK(cond)                                                                      \
+	do {                                                                                 \
+		if (!(cond)) {                                                                   \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+			return 1;                                                                    \
+		}                                                                                \
+	} while (0)
+
+static int check_pingpong(const struct evs *e, int pid, unsigned blocked)
+{
+	long pong = tid_named(e, pid, "pong"), ping = tid_named(e, pid, "ping");
+	size_t run_ping, run_pong, blk_ping, blk_pong;
+
+	CHECK(e->order_ok);
+	CHECK(ping == pid);
+	CHECK(pong > 0 && pong != pid);
+	CHECK(count(e, _TRACE_PR_TH_C, _TRACE_THREAD_CREATE, pid, pong) == 1);
+	run_ping = count(e, _TRACE_PR_TH_C, STATE_RUNNING, pid, ping);
+	run_pong = count(e, _TRACE_PR_TH_C, STATE_RUNNING, pid, pong);
+	blk_ping = count(e, _TRACE_PR_TH_C, blocked, pid, ping);
+	blk_pong = count(e, _TRACE_PR_TH_C, blocked, pid, pong);
+	printf("# ping: %zu switch-ins, %zu blocked; pong: %zu, %zu (of %d rounds)\n", run_ping, blk_ping,
+	       run_pong, blk_pong, ROUNDS);
+	/* Every round takes each thread off its CPU about once: blocked in read, or (woken
+	 * before it could block, the partner being fast on the other CPU) ready. */
+	CHECK(run_pong >= ROUNDS / 2);
+	CHECK(run_ping >= ROUNDS / 2);
+	CHECK(blk_pong >= ROUNDS / 10);
+	CHECK(blk_ping >= ROUNDS / 10);
+	CHECK(blk_ping + count(e, _TRACE_PR_TH_C, STATE_READY, pid, ping) + 2 >= run_ping);
+	/* Deaths: pong's THDEAD and THDESTROY, then the process's. */
+	CHECK(count(e, _TRACE_PR_TH_C, STATE_DEAD, pid, pong) == 1);
+	CHECK(count(e, _TRACE_PR_TH_C, _TRACE_THREAD_DESTROY, pid, pong) == 1);
+	CHECK(count(e, _TRACE_PR_TH_C, STATE_DEAD, pid, pid) == 1);
+	CHECK(count(e, _TRACE_PR_TH_C, _TRACE_PR_TH_DESTROY_P, getpid(), pid) == 1);
+	return 0;
+}
+
+static void test_pingpong_privileged(void **state)
+{
+	tk_collect_config cfg = { .size = sizeof(cfg), .tier = TK_COLLECT_TIER_PRIV };
+	struct evs e;
+	char why[512];
+	int rc, pid;
+
+	(void)state;
+	SKIP_UNLESS_ROOT();
+	pid = trace_child(&cfg, pingpong, &e, &rc, why, sizeof(why), NULL, 1);
+	if (rc != 0)
+		fail_msg("rc %d: %s", rc, why);
+	/* Blocked in read on a pipe: THRECEIVE (docs/collect.md). */
+	assert_int_equal(check_pingpong(&e, pid, STATE_RECEIVE), 0);
+	/* Woken: THREADY from sched_wakeup. */
+	assert_true(count(&e, _TRACE_PR_TH_C, STATE_READY, pid, -1) >= ROUNDS);
+	free(e.v);
+}
+
+/* ---- fork and exec ------------------------------------------------------------------- */
+
+static void shell_pipeline(void)
+{
+	execl("/bin/sh", "sh", "-c", "echo hello | cat > /dev/null", (char *)NULL);
+	_exit(127);
+}
+
+static void test_fork_exec(void **state)
+{
+	tk_collect_config cfg = { .size = sizeof(cfg), .tier = is_root() ? TK_COLLECT_TIER_PRIV : TK_COLLECT_TIER_UNPRIV };
+	struct evs e;
+	char why[512];
+	int rc, pid, found_sh = 0, cat_pid = -1, libc_mapped = 0;
+	size_t i;
+
+	(void)state;
+	pid = trace_child(&cfg, shell_pipeline, &e, &rc, why, sizeof(why), NULL, 1);
+	if (rc != 0)
+		fail_msg("rc %d: %s", rc, why);
+	for (i = 0; i < e.n; i++) {
+		const struct ev *x = &e.v[i];
+		if (x->cls == _TRACE_PR_TH_C >> 10 && x->code == _TRACE_PR_TH_CREATE_P_NAME) {
+			/* The child's exec of sh names it "sh", with its parent (this test). */
+			if (x->w[1] == (uint32_t)pid && strcmp(ev_str(x), "sh") == 0 && x->w[0] == (uint32_t)getpid())
+				found_sh = 1;
+			if (x->w[0] == (uint32_t)pid && strcmp(ev_str(x), "cat") == 0)
+				cat_pid = (int)x->w[1];
+		}
+	}
+	assert_true(found_sh);
+	assert_true(cat_pid > 0);
+	/* cat's process was created (fork: the parent's name), then died. */
+	assert_true(count(&e, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P_NAME, pid, cat_pid) >= 2);
+	assert_int_equal(count(&e, _TRACE_PR_TH_C, _TRACE_PR_TH_DESTROY_P, pid, cat_pid), 1);
+	/* Its file mappings: MMAP then MAPNAME naming a libc. */
+	for (i = 0; i < e.n; i++) {
+		const struct ev *x = &e.v[i];
+		if (x->cls == _TRACE_SYSTEM_C >> 10 && x->code == _NTO_TRACE_SYS_MAPNAME && x->w[0] == (uint32_t)cat_pid &&
+		    strstr(ev_str(x), "libc") != NULL) {
+			assert_true(i > 0 && e.v[i - 1].code == _NTO_TRACE_SYS_MMAP && e.v[i - 1].w[1] == x->w[1]);
+			libc_mapped = 1;
+		}
+	}
+	assert_true(libc_mapped);
+	free(e.v);
+}
+
+/* ---- mutex and condition variable ---------------------------------------------------- */
+
+static pthread_mutex_t g_mx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
+static int g_flag;
+
+static void *waiter_main(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "waiter");
+	usleep(20000);                /* let the holder take the mutex */
+	pthread_mutex_lock(&g_mx);    /* blocks: THMUTEX */
+	while (!g_flag)
+		pthread_cond_wait(&g_cv, &g_mx); /* blocks: THCONDVAR */
+	pthread_mutex_unlock(&g_mx);
+	return NULL;
+}
+
+static void mutex_condvar(void)
+{
+	pthread_t th;
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+	pthread_setname_np(pthread_self(), "holder");
+	pthread_mutex_lock(&g_mx);
+	if (pthread_create(&th, NULL, waiter_main, NULL) != 0)
+		_exit(6);
+	nanosleep(&ts, NULL); /* holding the mutex: THNANOSLEEP */
+	pthread_mutex_unlock(&g_mx);
+	nanosleep(&ts, NULL); /* the waiter now waits on the condvar */
+	pthread_mutex_lock(&g_mx);
+	g_flag = 1;
+	pthread_cond_signal(&g_cv);
+	pthread_mutex_unlock(&g_mx);
+	pthread_join(th, NULL); /* glibc's join waits on a futex too */
+}
+
+static void test_mutex_condvar(void **state)
+{
+	tk_collect_config cfg = { .size = sizeof(cfg), .tier = TK_COLLECT_TIER_PRIV };
+	struct evs e;
+	char why[512];
+	int rc, pid;
+	long waiter;
+
+	(void)state;
+	SKIP_UNLESS_ROOT();
+	pid = trace_child(&cfg, mutex_condvar, &e, &rc, why, sizeof(why), NULL, 1);
+	if (rc != 0)
+		fail_msg("rc %d: %s", rc, why);
+	waiter = tid_named(&e, pid, "waiter");
+	assert_true(waiter > 0);
+	assert_true(count(&e, _TRACE_PR_TH_C, STATE_NANOSLEEP, pid, pid) >= 2);
+	assert_true(count(&e, _TRACE_PR_TH_C, STATE_MUTEX, pid, waiter) >= 1);
+	assert_true(count(&e, _TRACE_PR_TH_C, STATE_CONDVAR, pid, waiter) >= 1);
+	free(e.v);
+}
+
+/* ---- system calls -------------------------------------------------------------------- */
+
+static void some_calls(void)
+{
+	int fd = open("/dev/null", O_WRONLY);
+
+	if (fd < 0 || write(fd, "1234567", 7) != 7)
+		_exit(8);
+	close(fd);
+	close(-1); /* fails: EBADF */
+}
+
+static const struct ev *find_call(const struct evs *e, int pid, unsigned nr, int exit, size_t from)
+{
+	size_t i;
+
+	(void)pid;
+	for (i = from; i < e->n; i++)
+		if (e->v[i].cls == _TRACE_KER_CALL_C >> 10 && e->v[i].code == TK_COLLECT_KERCALL_CODE(nr, exit))
+			return &e->v[i];
+	return NULL;
+}
+
+static void test_syscalls(void **state)
+{
+	struct evs e;
+	char why[512];
+	int rc, pid, wide;
+
+	(void)state;
+	SKIP_UNLESS_ROOT();
+	for (wide = 0; wide <= 1; wide++) {
+		tk_collect_config cfg = { .size = sizeof(cfg), .tier = TK_COLLECT_TIER_PRIV, .wide = wide,
+		                          .classes = TK_COLLECT_CLASS(_NTO_TRACE_KERCALL) |
+		                                     TK_COLLECT_CLASS(_NTO_TRACE_THREAD) };
+		const struct ev *x;
+		size_t i, nw = 0;
+
+		pid = trace_child(&cfg, some_calls, &e, &rc, why, sizeof(why), NULL, 1);
+		if (rc != 0)
+			fail_msg("rc %d: %s", rc, why);
+		(void)pid;
+		assert_true(e.order_ok);
+		/* write(fd, "1234567", 7) = 7: entry and exit. */
+		for (i = 0; i < e.n; i++) {
+			x = &e.v[i];
+			if (x->cls != _TRACE_KER_CALL_C >> 10 || x->code != TK_COLLECT_KERCALL_CODE(SYS_write, 0))
+				continue;
+			if (!wide) {
+				assert_int_equal(x->n, 2);
+				if (x->w[0] >= 3 && x->w[0] < 1024)
+					nw++;
+			} else {
+				assert_true(x->n >= 13);
+				assert_int_equal(x->w[0], SYS_write);
+				if (x->w[5] == 7 && x->w[6] == 0)
+					nw++;
+			}
+		}
+		assert_true(nw >= 1);
+		x = find_call(&e, pid, SYS_write, 1, 0);
+		assert_non_null(x);
+		assert_int_equal(x->w[wide ? 1 : 0], 7);
+		/* close(-1) = -EBADF */
+		x = NULL;
+		for (i = 0; i < e.n; i++) {
+			const struct ev *y = &e.v[i];
+			if (y->cls == _TRACE_KER_CALL_C >> 10 && y->code == TK_COLLECT_KERCALL_CODE(SYS_close, 1) &&
+			    (int32_t)y->w[wide ? 1 : 0] == -EBADF)
+				x = y;
+		}
+		assert_non_null(x);
+		assert_int_equal(x->w[wide ? 2 : 1], 0xffffffffu);
+		free(e.v);
+	}
+}
+
+/* ---- interrupts ---------------------------------------------------------------------- */
+
+static void test_interrupts(void **state)
+{
+	tk_collect_config cfg = { .size = sizeof(cfg), .tier = TK_COLLECT_TIER_PRIV, .system_wide = 1,
+	                          .classes = TK_COLLECT_CLASS(_NTO_TRACE_INT) };
+	tk_collect *c = NULL;
+	struct evs e;
+	char why[512];
+	int rc, i;
+	size_t entries, exits;
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	(void)state;
+	SKIP_UNLESS_ROOT();
+	memset(&e, 0, sizeof(e));
+	e.order_ok = 1;
+	rc = tk_collect_open(&c, &cfg, why, sizeof(why));
+	if (rc != 0)
+		fail_msg("rc %d: %s", rc, why);
+	assert_int_equal(tk_collect_enable(c), 0);
+	for (i = 0; i < 30; i++) {
+		nanosleep(&ts, NULL); /* timer interrupts and soft interrupts meanwhile */
+		rc = tk_collect_read(c, 0, collect_cb, &e);
+		if (rc < 0)
+			fail_msg("read: %d", rc);
+	}
+	tk_collect_disable(c);
+	while (tk_collect_read(c, 0, collect_cb, &e) > 0)
+		;
+	tk_collect_close(c);
+	entries = count(&e, _TRACE_INT_C, _TRACE_INT_ENTRY, -1, -1);
+	exits = count(&e, _TRACE_INT_C, _TRACE_INT_EXIT, -1, -1);
+	if (entries == 0) {
+		printf("SKIP: no interrupt occurred in 300 ms\n");
+		free(e.v);
+		skip();
+	}
+	printf("# %zu interrupt entries, %zu exits\n", entries, exits);
+	assert_true(e.order_ok);
+	assert_true(exits > 0 && exits + 64 >= entries && entries + 64 >= exits);
+	free(e.v);
+}
+
+/* ---- the unprivileged tier, as nobody ------------------------------------------------ */
+
+static volatile unsigned long g_spin;
+
+static __attribute__((noinline)) void spin_inner(void)
+{
+	g_spin++;
+}
+
+/* 100 ms of CPU work, for cpu-clock samples. */
+static void spin(void)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do {
+		int i;
+		for (i = 0; i < 10000; i++)
+			spin_inner();
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	} while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 100000000L);
+}
+
+static int unpriv_checks(void)
+{
+	tk_collect_config cfg = { .size = sizeof(cfg), .tier = TK_COLLECT_TIER_UNPRIV };
+	tk_collect_config sw = { .size = sizeof(cfg), .system_wide = 1 };
+	tk_collect_config aut = { .size = sizeof(cfg), .sample_hz = 999, .callchains = 1 };
+	tk_collect *c = NULL;
+	struct evs e;
+	char why[512];
+	int rc, pid;
+	size_t i, samples = 0, chains = 0;
+
+	/* Asked for everything: refused, with the reason. */
+	rc = tk_collect_open(&c, &sw, why, sizeof(why));
+	if (rc != TK_EACCES || strstr(why, "perf_event_paranoid is") == NULL ||
+	    strstr(why, "CAP_PERFMON") == NULL) {
+		fprintf(stderr, "system-wide as nobody: rc %d, why: %s\n", rc, why);
+		return 1;
+	}
+	printf("# refused as nobody: %s\n", why);
+	/* The default tier falls back, saying so. */
+	pid = trace_child(&aut, spin, &e, &rc, why, sizeof(why), NULL, 1);
+	if (rc != 0) {
+		fprintf(stderr, "auto tier as nobody: rc %d: %s\n", rc, why);
+		return 1;
+	}
+	if (strstr(why, "unprivileged tier") == NULL) {
+		fprintf(stderr, "no fallback note: %s\n", why);
+		return 1;
+	}
+	for (i = 0; i < e.n; i++)
+		if (e.v[i].cls == _TRACE_SYSTEM_C >> 10 && e.v[i].code == TK_COLLECT_SYS_PCTRACE &&
+		    e.v[i].w[0] == (uint32_t)pid) {
+			uint64_t ip = e.v[i].w[2] | (uint64_t)e.v[i].w[3] << 32;
+			samples++;
+			/* A user address of the spinning code; with call chains its callers too. */
+			CHECK(ip != 0 && ip < 0x800000000000ull);
+			if (e.v[i].n > 4)
+				chains++;
+		}
+	printf("# %zu cpu-clock samples, %zu with call chains\n", samples, chains);
+	CHECK(samples >= 10);
+	CHECK(chains >= samples / 2);
+	free(e.v);
+	pid = trace_child(&cfg, pingpong, &e, &rc, why, sizeof(why), NULL, 1);
+	if (rc != 0) {
+		fprintf(stderr, "unprivileged tier: rc %d: %s\n", rc, why);
+		return 1;
+	}
+	if (check_pingpong(&e, pid, TK__UNPRIV_BLOCKED) != 0)
+		return 1;
+	/* Preempted switch-outs only as THREADY: never more than switch-ins. */
+	free(e.v);
+	return 0;
+}
+
+static void test_unprivileged_as_nobody(void **state)
+{
+	pid_t pid;
+	int status = 0, rc;
+	long paranoid = 0;
+	FILE *f;
+
+	(void)state;
+	if (!is_root()) {
+		/* Already unprivileged: run the checks here. */
+		assert_int_equal(unpriv_checks(), 0);
+		return;
+	}
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	if (f == NULL || fscanf(f, "%ld", &paranoid) != 1) {
+		if (f)
+			fclose(f);
+		printf("SKIP: no /proc/sys/kernel/perf_event_paranoid\n");
+		skip();
+	}
+	fclose(f);
+	if (paranoid > 2) {
+		printf("SKIP: perf_event_paranoid is %ld: unprivileged users may not use perf at all\n", paranoid);
+		skip();
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+		    setresuid(65534, 65534, 65534) != 0)
+			_exit(77);
+		/* Changing credentials made this process non-dumpable, which would deny perf on
+		 * its own children (ptrace access check); exec (as setpriv does) would reset it. */
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		rc = unpriv_checks();
+		fflush(stdout);
+		fflush(stderr);
+		_exit(rc);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+		printf("SKIP: cannot become user nobody\n");
+		skip();
+	}
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* ---- lost records -------------------------------------------------------------------- */
+
+static void many_switches(void)
+{
+	int i;
+
+	struct timespec ts = { 0, 250 * 1000 * 1000 };
+
+	for (i = 0; i < 5; i++)
+		pingpong();
+	/* A loss is reported by the next record written to the ring: one after the reader
+	 * had time to make room. */
+	nanosleep(&ts, NULL);
+	prctl(PR_SET_NAME, "flush", 0, 0, 0);
+}
+
+static void test_lost_records(void **state)
+{
+	tk_collect_config cfg = { .size = sizeof(cfg), .tier = TK_COLLECT_TIER_UNPRIV, .ring_kib = 4 };
+	struct evs e;
+	tk_collect_stats st;
+	char why[512];
+	int rc;
+	size_t i;
+	uint64_t dropped = 0;
+
+	(void)state;
+	/* Read every 100 ms only: a one-page ring must overflow. */
+	trace_child(&cfg, many_switches, &e, &rc, why, sizeof(why), &st, 0);
+	if (rc != 0)
+		fail_msg("rc %d: %s", rc, why);
+	for (i = 0; i < e.n; i++)
+		if (e.v[i].cls == _TRACE_CONTROL_C >> 10 && e.v[i].code == _TRACE_CONTROL_DROPPED)
+			dropped += e.v[i].w[0] | (uint64_t)e.v[i].w[1] << 32;
+	printf("# %llu records read, %llu lost, %zu events\n", (unsigned long long)st.records,
+	       (unsigned long long)st.lost, e.n);
+	assert_true(st.lost > 0);
+	assert_true(dropped == st.lost);
+	free(e.v);
+}
+
+/* ---- bad input ----------------------------------------------------------------------- */
+
+static void test_bad_config(void **state)
+{
+	tk_collect_config cfg = { .size = sizeof(cfg) };
+	tk_collect *c = (tk_collect *)1;
+	char why[256];
+	int gone[1];
+	pid_t p;
+
+	(void)state;
+	assert_int_equal(tk_collect_open(NULL, &cfg, why, sizeof(why)), TK_EINVAL);
+	cfg.size = 4;
+	assert_int_equal(tk_collect_open(&c, &cfg, why, sizeof(why)), TK_EINVAL);
+	/* Unprivileged tier asked for system calls: a contradiction, said so. */
+	cfg.size = sizeof(cfg);
+	cfg.tier = TK_COLLECT_TIER_UNPRIV;
+	cfg.classes = TK_COLLECT_CLASS(_NTO_TRACE_KERCALL);
+	cfg.child_pid = getpid();
+	assert_int_equal(tk_collect_open(&c, &cfg, why, sizeof(why)), TK_EINVAL);
+	assert_non_null(strstr(why, "privileged"));
+	/* A pid that is gone. */
+	p = fork();
+	if (p == 0)
+		_exit(0);
+	waitpid(p, NULL, 0);
+	gone[0] = p;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.size = sizeof(cfg);
+	cfg.tier = TK_COLLECT_TIER_UNPRIV;
+	cfg.pids = gone;
+	cfg.n_pids = 1;
+	assert_int_equal(tk_collect_open(&c, &cfg, why, sizeof(why)), TK_ENOENT);
+	assert_non_null(strstr(why, "no such process"));
+	tk_collect_close(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_pingpong_privileged),
+		cmocka_unit_test(test_fork_exec),
+		cmocka_unit_test(test_mutex_condvar),
+		cmocka_unit_test(test_syscalls),
+		cmocka_unit_test(test_interrupts),
+		cmocka_unit_test(test_unprivileged_as_nobody),
+		cmocka_unit_test(test_lost_records),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
