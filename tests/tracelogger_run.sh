@@ -4,13 +4,13 @@
 # what each workload knows (docs/tracelogger.md). traceprinter must read every file made.
 # usage: tracelogger_run.sh TRACELOGGER TRACEPRINTER PINGPONG WORKDIR [CASE...]
 # Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm
-#        abort full_disk unpriv syscalls (default: all). A case that needs what this machine
+#        abort full_disk unpriv syscalls daemon system (default: all). A case that needs what this machine
 #        cannot give (perf_event_open refused, no setpriv) is skipped with a printed reason;
 #        the script exits 77 only when every case was skipped.
 set -u
 TL=$1 TP=$2 PP=$3 WORK=$4
 shift 4
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls daemon system}
 mkdir -p "$WORK"
 W=$(mktemp -d "$WORK/tl.XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -309,6 +309,36 @@ case_syscalls() { # privileged: system calls, with their number, fast and wide
 	"$TL" -w -f "$W/kw.kev" -c KERCALL -- "$PP" --getppid 100 >/dev/null 2>"$W/kw.err" ||
 		{ fail "wide: exit status $? ($(cat "$W/kw.err"))"; return; }
 	readable "$W/kw.kev"
+}
+
+case_daemon() { # -d1: nothing before START (SIGUSR1), nothing after STOP (SIGUSR2)
+	# START and STOP take effect at tracelogger's next wake-up (a few ms): the commands
+	# that must (not) be recorded run 0.1 s after the signals
+	"$TL" -d1 -c THREAD,PROCESS -f "$W/d.kev" -- sh -c \
+		'sleep 0.2; kill -USR1 $TRACELOGGER_PID; sleep 0.1; cat </dev/null; sleep 0.1;
+		 kill -USR2 $TRACELOGGER_PID; sleep 0.1; head -c 0 </dev/null' \
+		>/dev/null 2>"$W/d.err" || { fail "exit status $? ($(cat "$W/d.err"))"; return; }
+	grep -q "waiting for START" "$W/d.err" || fail "no word about waiting for START: $(cat "$W/d.err")"
+	readable "$W/d.kev" || return
+	n=$(count "PROCCREATE_NAME.*name:cat\$" "$W/d.kev.txt")
+	[ "$n" = 1 ] || fail "cat (between START and STOP) recorded $n times"
+	n=$(count "PROCCREATE_NAME.*name:head\$" "$W/d.kev.txt")
+	[ "$n" = 0 ] || fail "head (after STOP) recorded"
+	tl=$(sed -n 's/.*SIGUSR1 to pid \([0-9]*\).*/\1/p' "$W/d.err")
+	grep -q "PROCCREATE_NAME ppid:$tl " "$W/d.kev.txt" && fail "the shell's start (before START) was recorded"
+	true
+}
+
+case_system() { # privileged: the whole system (QNX's default), and interrupts with -a
+	[ "$privileged" = 1 ] || { skip "the whole system needs privileges: $(cat "$W/probe2.out")"; return; }
+	"$TL" -s 0.3 -f "$W/sys.kev" >/dev/null 2>"$W/sys.err" || { fail "exit status $? ($(cat "$W/sys.err"))"; return; }
+	readable "$W/sys.kev" || return
+	n=$(sed -n 's/.*THRUNNING *pid:\([0-9]*\) .*/\1/p' "$W/sys.kev.txt" | sort -u | wc -l)
+	[ "$n" -ge 2 ] || fail "switch-ins of $n processes in the whole system"
+	"$TL" -a -c INT -s 0.5 -f "$W/int.kev" >/dev/null 2>"$W/int.err" || { fail "-a -c INT: exit status $?"; return; }
+	readable "$W/int.kev" || return
+	n=$("$TP" -n -c INT "$W/int.kev" | grep -c '^t:' || true)
+	[ "$n" -ge 2 ] || fail "$n interrupt events in 0.5 s of the whole system"
 }
 
 for case in $CASES; do
