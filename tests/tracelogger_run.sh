@@ -4,13 +4,13 @@
 # what each workload knows (docs/tracelogger.md). traceprinter must read every file made.
 # usage: tracelogger_run.sh TRACELOGGER TRACEPRINTER PINGPONG WORKDIR [CASE...]
 # Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm
-#        abort full_disk unpriv syscalls daemon system (default: all). A case that needs what this machine
+#        abort full_disk unpriv syscalls states daemon system (default: all). A case that needs what this machine
 #        cannot give (perf_event_open refused, no setpriv) is skipped with a printed reason;
 #        the script exits 77 only when every case was skipped.
 set -u
 TL=$1 TP=$2 PP=$3 WORK=$4
 shift 4
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls daemon system}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system}
 mkdir -p "$WORK"
 W=$(mktemp -d "$WORK/tl.XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -309,6 +309,21 @@ case_syscalls() { # privileged: system calls, with their number, fast and wide
 	"$TL" -w -f "$W/kw.kev" -c KERCALL -- "$PP" --getppid 100 >/dev/null 2>"$W/kw.err" ||
 		{ fail "wide: exit status $? ($(cat "$W/kw.err"))"; return; }
 	readable "$W/kw.kev"
+}
+
+case_states() { # privileged, -w: the exact blocked states: pipe reads, mutex and condition variable
+	[ "$privileged" = 1 ] || { skip "exact blocked states need privileges: $(cat "$W/probe2.out")"; return; }
+	"$TL" -w -f "$W/x.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" -n 1000 -e 0 >/dev/null 2>"$W/x.err" ||
+		{ fail "exit status $? ($(cat "$W/x.err"))"; return; }
+	readable "$W/x.kev" || return
+	pong=$(sed -n 's/.*PROCTHREAD_NAME pid:[0-9]* tid:\([0-9]*\) name:pong$/\1/p' "$W/x.kev.txt" | head -n 1)
+	n=$(count "THRECEIVE *pid:[0-9]* tid:$pong " "$W/x.kev.txt")
+	[ "$n" -ge 100 ] || fail "pong blocked in its pipe read (THRECEIVE) $n times"
+	"$TL" -w -f "$W/l.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" --lock 2000 >/dev/null 2>"$W/l.err" ||
+		{ fail "--lock: exit status $? ($(cat "$W/l.err"))"; return; }
+	readable "$W/l.kev" || return
+	n=$(grep -c -E "THCONDVAR|THMUTEX" "$W/l.kev.txt" || true)
+	[ "$n" -ge 100 ] || fail "$n THCONDVAR/THMUTEX states for 2000 hand-overs under a condition variable"
 }
 
 case_daemon() { # -d1: nothing before START (SIGUSR1), nothing after STOP (SIGUSR2)

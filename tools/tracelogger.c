@@ -981,14 +981,22 @@ static int open_collect(tk_collect **c, struct opts *o, int child_pid)
 	cfg.n_pids = o->n_pids;
 	cfg.child_pid = child_pid;
 	cfg.ring_kib = (size_t)o->kbuffers * 16;
-	cfg.tier = explicit_priv || cfg.system_wide ? TK_COLLECT_TIER_PRIV : TK_COLLECT_TIER_AUTO;
+	/* Fast mode on a command or pids with only THREAD, PROCESS, SYSTEM: the per-task switch
+	 * records (about one per switch, blocked or preempted); the tracepoints' exact blocked
+	 * states (and the system calls they need watched) come with -w, KERCALL or INT. */
+	if (explicit_priv || cfg.system_wide)
+		cfg.tier = TK_COLLECT_TIER_PRIV;
+	else if (!o->wide && !(classes & (TK_COLLECT_CLASS(_NTO_TRACE_KERCALL) | TK_COLLECT_CLASS(_NTO_TRACE_INT))))
+		cfg.tier = TK_COLLECT_TIER_UNPRIV;
+	else
+		cfg.tier = TK_COLLECT_TIER_AUTO;
 	why[0] = '\0';
 	rc = tk_collect_open(c, &cfg, why, sizeof(why));
 	if (rc == TK_EACCES && !explicit_priv && !cfg.system_wide && !o->classes_given) {
 		/* the default set asked for system calls and interrupts; without them: */
 		char why2[1024];
 		cfg.classes = classes & ~(TK_COLLECT_CLASS(_NTO_TRACE_KERCALL) | TK_COLLECT_CLASS(_NTO_TRACE_INT));
-		cfg.tier = TK_COLLECT_TIER_AUTO;
+		cfg.tier = o->wide ? TK_COLLECT_TIER_AUTO : TK_COLLECT_TIER_UNPRIV;
 		why2[0] = '\0';
 		rc = tk_collect_open(c, &cfg, why2, sizeof(why2));
 		if (rc == TK_OK)
