@@ -29,16 +29,6 @@
 #include "common/tk_crc32c.h"
 #include "tb5/tb5_internal.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
-#ifndef UNDER_SANITIZER
-#define UNDER_SANITIZER 0
-#endif
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -2069,8 +2059,8 @@ static TBRW_U32 on_conc_events(TBRW_EVENT *e, TBRW_U32 size, TBRW_U32 n, void *u
 
 static void test_concurrent_streams(void **state)
 {
-	const int iterations = UNDER_SANITIZER ? 6 : 25;
-	const uint64_t n_records = UNDER_SANITIZER ? 20000 : 60000;
+	const int iterations = TKT_SANITIZER ? 6 : 25;
+	const uint64_t n_records = TKT_SANITIZER ? 20000 : 60000;
 
 	(void)state;
 	for (int it = 0; it < iterations; it++) {
@@ -2271,7 +2261,7 @@ static int big_file_child(void)
 static void test_larger_than_memory_limit(void **state)
 {
 	(void)state;
-	if (UNDER_SANITIZER) {
+	if (TKT_SANITIZER) {
 		/* sanitizer runtimes reserve terabytes of address space: RLIMIT_AS cannot apply */
 		skip();
 	}
