@@ -55,6 +55,7 @@ struct ctx {
 	int need_clk;
 	int swap;
 	int write_failed;
+	int attrs_seen; /* header attributes applied to the printer */
 };
 
 /*
@@ -114,6 +115,14 @@ static int print_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned
 	struct ctx *c = ud;
 	tk_kev_event ev;
 
+	if (!c->attrs_seen) {
+		/* Linux system calls in KER_CALL/KER_EXIT (tracelogger): name them by that table. */
+		unsigned vlen = 0;
+		const char *abi = tk_traceparser_header_value(st, "TRACEKIT_KERCALLS", &vlen);
+		c->attrs_seen = 1;
+		tk_kev_printer_set_flags(c->printer, tk_kev_printer_flags(c->printer) |
+							       tk_kev_kercalls_flags(abi, vlen));
+	}
 	ev.header = h;
 	ev.time = t;
 	ev.data = buf;

@@ -286,22 +286,29 @@ static int emit_words(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, 
 	return c->emit(c->emit_ud, s, ns, t);
 }
 
-/* Two words, then a NUL-terminated string packed 4 bytes a word. */
+/* n words, then a NUL-terminated string packed 4 bytes a word: a combine event. */
+static int emit_wn(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, const uint32_t *pre,
+                   size_t n, const char *name, uint64_t t)
+{
+	uint32_t w[16 + 66];
+	size_t len = strnlen(name, 255), nw = (len + 1 + 3) / 4;
+
+	if (n > 16)
+		return TK_EINVAL;
+	memcpy(w, pre, n * 4);
+	memset(&w[n], 0, nw * 4);
+	memcpy(&w[n], name, len);
+	if (n + nw < 3) /* at least CB and CE */
+		w[n + nw++] = 0;
+	return emit_words(c, cpu, cls, code, w, n + nw, t);
+}
+
 static int emit_named(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, uint32_t a,
                       uint32_t b, const char *name, uint64_t t)
 {
-	uint32_t w[2 + 66];
-	size_t len = strnlen(name, 255), nw = (len + 1 + 3) / 4;
+	uint32_t w[2] = { a, b };
 
-	w[0] = a;
-	w[1] = b;
-	memset(&w[2], 0, nw * 4);
-	memcpy(&w[2], name, len);
-	/* A string event is always a combine event (QNX's writer packs a short one into an S
-	 * event; the printer reads both). */
-	if (2 + nw < 3)
-		w[2 + nw++] = 0;
-	return emit_words(c, cpu, cls, code, w, 2 + nw, t);
+	return emit_wn(c, cpu, cls, code, w, 2, name, t);
 }
 
 static int emit_state(tk_collect *c, unsigned cpu, unsigned state, int pid, int tid, uint64_t t)
@@ -720,7 +727,7 @@ static int do_record(tk_collect *c, unsigned cpu, const unsigned char *rec, size
 		return emit_named(c, cpu, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, pid, tid, name, t);
 	}
 	case PERF_RECORD_MMAP2: {
-		uint32_t pid, prot, flags, w[8];
+		uint32_t pid, prot, flags, w[12];
 		uint64_t addr, len, pgoff;
 		const char *fn = (const char *)rec + 72;
 		char name[256];
@@ -740,18 +747,17 @@ static int do_record(tk_collect *c, unsigned cpu, const unsigned char *rec, size
 		name[max] = '\0';
 		if (name[0] != '/')
 			return 0; /* anonymous, [stack], [vdso]...: not a file */
-		/* MMAP: pid, addr (lo, hi), len (lo, hi), pgoff (lo, hi), prot | flags << 16. */
+		/* MMAP as QNX lays it out (pid, vaddr, len, flags, prot, fd, align, offset, path),
+		 * 64-bit values as low, high words; fd -1 and align 0: perf does not give them. */
 		w[0] = pid;
 		w[1] = (uint32_t)addr, w[2] = (uint32_t)(addr >> 32);
 		w[3] = (uint32_t)len, w[4] = (uint32_t)(len >> 32);
-		w[5] = (uint32_t)pgoff, w[6] = (uint32_t)(pgoff >> 32);
-		w[7] = prot | (flags << 16);
-		rc = emit_words(c, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_MMAP, w, 8, t);
-		if (rc != 0)
-			return rc;
-		/* MAPNAME: pid, addr (lo), then the file name (addr hi in the MMAP before). */
-		return emit_named(c, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_MAPNAME, pid, (uint32_t)addr,
-		                  name, t);
+		w[5] = flags;
+		w[6] = prot;
+		w[7] = 0xffffffffu;
+		w[8] = 0, w[9] = 0;
+		w[10] = (uint32_t)pgoff, w[11] = (uint32_t)(pgoff >> 32);
+		return emit_wn(c, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_MMAP, w, 12, name, t);
 	}
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES: {
