@@ -169,9 +169,20 @@ static void explain_refusal(char *why, size_t cap, int err, const char *what)
 	        strerror(err), paranoid);
 }
 
-static int perf_open(struct perf_event_attr *a, int pid, int cpu)
+/* Kernels before 6.0 refuse PERF_FORMAT_LOST (EINVAL): then it is left out from there on. */
+static int perf_open(tk_collect *c, struct perf_event_attr *a, int pid, int cpu)
 {
-	return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd;
+
+	if (c->fmt_lost)
+		a->read_format |= PERF_FORMAT_LOST;
+	fd = (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL && c->fmt_lost) {
+		c->fmt_lost = 0;
+		a->read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+		fd = (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	return fd;
 }
 
 /* ---- thread table ------------------------------------------------------------------- */
@@ -309,6 +320,15 @@ static int emit_named(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, 
 	uint32_t w[2] = { a, b };
 
 	return emit_wn(c, cpu, cls, code, w, 2, name, t);
+}
+
+/* CONTROL DROPPED: records perf lost (count low, high). */
+static int emit_dropped(tk_collect *c, unsigned cpu, uint64_t lost, uint64_t t)
+{
+	uint32_t w[2] = { (uint32_t)lost, (uint32_t)(lost >> 32) };
+
+	c->lost += lost;
+	return emit_words(c, cpu, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED, w, 2, t);
 }
 
 static int emit_state(tk_collect *c, unsigned cpu, unsigned state, int pid, int tid, uint64_t t)
@@ -762,11 +782,17 @@ static int do_record(tk_collect *c, unsigned cpu, const unsigned char *rec, size
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES: {
 		uint64_t lost;
-		uint32_t w[2];
 		memcpy(&lost, rec + (h.type == PERF_RECORD_LOST ? 16 : 8), 8);
-		c->lost += lost;
-		w[0] = (uint32_t)lost, w[1] = (uint32_t)(lost >> 32);
-		return emit_words(c, cpu, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED, w, 2, t);
+		if (h.type == PERF_RECORD_LOST && c->cur_ring != NULL) {
+			/* Counted once: a disabled collector may have reported them already. */
+			struct tk__collect_ring *r = c->cur_ring;
+			r->lost_seen += lost;
+			if (r->lost_seen <= r->lost_reported)
+				return 0;
+			lost = r->lost_seen - r->lost_reported;
+			r->lost_reported = r->lost_seen;
+		}
+		return emit_dropped(c, cpu, lost, t);
 	}
 	default:
 		return 0;
@@ -821,6 +847,40 @@ static void ring_next(tk_collect *c, struct tk__collect_ring *r)
 	}
 }
 
+/*
+ * Once disabled, nothing more is written to the rings, so losses the kernel had not yet
+ * reported with a PERF_RECORD_LOST never would be: ask each event (PERF_FORMAT_LOST).
+ */
+static int report_pending_losses(tk_collect *c)
+{
+	size_t j;
+	int i, rc;
+
+	if (!c->fmt_lost)
+		return 0;
+	for (i = 0; i < c->n_rings; i++)
+		c->rings[i].lost_total = 0;
+	for (j = 0; j < c->n_fds; j++) {
+		uint64_t v[2];
+		if (read(c->fds[j], v, sizeof(v)) == (ssize_t)sizeof(v))
+			c->rings[c->fd_ring[j]].lost_total += v[1];
+	}
+	for (i = 0; i < c->n_rings; i++) {
+		struct tk__collect_ring *r = &c->rings[i];
+		if (r->lost_total > r->lost_reported) {
+			uint64_t n = r->lost_total - r->lost_reported;
+			r->lost_reported = r->lost_total;
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+			rc = emit_dropped(c, (unsigned)r->cpu, n,
+			                  mono(c, (unsigned)r->cpu, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec));
+			if (rc != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 int tk_collect_read(tk_collect *c, int timeout_ms, tk_collect_emit_fn emit, void *ud)
 {
 	int i, rc = 0;
@@ -854,7 +914,9 @@ int tk_collect_read(tk_collect *c, int timeout_ms, tk_collect_emit_fn emit, void
 		if (best == NULL)
 			break;
 		c->bytes += best->rec_size;
+		c->cur_ring = best;
 		rc = do_record(c, (unsigned)best->cpu, best->rec, best->rec_size);
+		c->cur_ring = NULL;
 		best->tail += best->rec_size;
 		if (rc != 0)
 			break;
@@ -864,6 +926,8 @@ int tk_collect_read(tk_collect *c, int timeout_ms, tk_collect_emit_fn emit, void
 		struct perf_event_mmap_page *m = c->rings[i].base;
 		__atomic_store_n(&m->data_tail, c->rings[i].tail, __ATOMIC_RELEASE);
 	}
+	if (rc == 0 && c->disabled)
+		rc = report_pending_losses(c);
 	if (rc != 0)
 		return rc;
 	return c->emitted > INT32_MAX ? INT32_MAX : (int)c->emitted;
@@ -880,16 +944,20 @@ static int add_fd(tk_collect *c, int fd, int kind, int cpu_index, char *why, siz
 		size_t ncap = c->cap_fds ? c->cap_fds * 2 : 64;
 		int *nf = realloc(c->fds, ncap * sizeof(*nf));
 		struct tk__collect_id *ni = realloc(c->ids, ncap * sizeof(*ni));
+		int *nr = realloc(c->fd_ring, ncap * sizeof(*nr));
 		if (nf != NULL)
 			c->fds = nf;
 		if (ni != NULL)
 			c->ids = ni;
-		if (nf == NULL || ni == NULL) {
+		if (nr != NULL)
+			c->fd_ring = nr;
+		if (nf == NULL || ni == NULL || nr == NULL) {
 			close(fd);
 			return TK_ENOMEM;
 		}
 		c->cap_fds = ncap;
 	}
+	c->fd_ring[c->n_fds] = cpu_index;
 	c->fds[c->n_fds++] = fd;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) {
 		set_why(why, whycap, "perf event id: %s", strerror(errno));
@@ -962,7 +1030,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 	a.comm_exec = 1;
 	a.mmap = 1;
 	a.mmap2 = 1;
-	fd = perf_open(&a, tid, cpu);
+	fd = perf_open(c, &a, tid, cpu);
 	if (fd < 0) {
 		int e = errno;
 		explain_refusal(why, whycap, e, what);
@@ -979,7 +1047,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 		a.sample_freq = c->sample_hz;
 		a.sample_type |= PERF_SAMPLE_IP | (c->callchains ? PERF_SAMPLE_CALLCHAIN : 0);
 		a.exclude_callchain_kernel = 1;
-		fd = perf_open(&a, tid, cpu);
+		fd = perf_open(c, &a, tid, cpu);
 		if (fd < 0) {
 			int e = errno;
 			explain_refusal(why, whycap, e, what);
@@ -999,7 +1067,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 		a.config = (uint64_t)c->tp_id[k];
 		a.sample_type |= PERF_SAMPLE_RAW;
 		a.sample_period = 1;
-		fd = perf_open(&a, tid, cpu);
+		fd = perf_open(c, &a, tid, cpu);
 		if (fd < 0) {
 			int e = errno;
 			char w2[192];
@@ -1151,11 +1219,12 @@ static void release(tk_collect *c)
 		tep_free(c->tep);
 	c->tep = NULL;
 	free(c->fds);
+	free(c->fd_ring);
 	free(c->ids);
 	free(c->rings);
 	free(c->pfd);
 	free(c->last_time);
-	c->fds = NULL, c->ids = NULL, c->rings = NULL, c->pfd = NULL, c->last_time = NULL;
+	c->fds = NULL, c->fd_ring = NULL, c->ids = NULL, c->rings = NULL, c->pfd = NULL, c->last_time = NULL;
 	c->n_fds = c->cap_fds = c->n_ids = 0;
 }
 
@@ -1212,6 +1281,7 @@ int tk_collect_open(tk_collect **out, const tk_collect_config *cfg, char *why, s
 	c->sample_hz = cfg->sample_hz;
 	c->system_wide = cfg->system_wide || (cfg->n_pids == 0 && cfg->child_pid <= 0);
 	c->page = (int)sysconf(_SC_PAGESIZE);
+	c->fmt_lost = 1;
 	if (cfg->ring_kib > 0) {
 		size_t want_pages = (cfg->ring_kib * 1024 + (size_t)c->page - 1) / (size_t)c->page;
 		for (pages = 1; pages < want_pages; pages *= 2)
@@ -1277,12 +1347,20 @@ static int ioctl_all(tk_collect *c, unsigned long req)
 
 int tk_collect_enable(tk_collect *c)
 {
-	return ioctl_all(c, PERF_EVENT_IOC_ENABLE);
+	int rc = ioctl_all(c, PERF_EVENT_IOC_ENABLE);
+
+	if (rc == 0)
+		c->disabled = 0;
+	return rc;
 }
 
 int tk_collect_disable(tk_collect *c)
 {
-	return ioctl_all(c, PERF_EVENT_IOC_DISABLE);
+	int rc = ioctl_all(c, PERF_EVENT_IOC_DISABLE);
+
+	if (rc == 0)
+		c->disabled = 1;
+	return rc;
 }
 
 void tk_collect_close(tk_collect *c)
