@@ -287,6 +287,19 @@ static int check_pingpong(const struct evs *e, int pid, unsigned blocked)
 	CHECK(blk_pong >= ROUNDS / 10);
 	CHECK(blk_ping >= ROUNDS / 10);
 	CHECK(blk_ping + count(e, _TRACE_PR_TH_C, STATE_READY, pid, ping) + 2 >= run_ping);
+	/* Nothing of pong after its death. */
+	{
+		size_t i, dead_at = e->n;
+		for (i = 0; i < e->n; i++) {
+			const struct ev *x = &e->v[i];
+			if (x->cls != _TRACE_PR_TH_C >> 10 || x->w[1] != (uint32_t)pong || x->code > STATE_MAX)
+				continue;
+			if (x->code == STATE_DEAD)
+				dead_at = i;
+			else
+				CHECK(i < dead_at);
+		}
+	}
 	/* Deaths: pong's THDEAD and THDESTROY, then the process's. */
 	CHECK(count(e, _TRACE_PR_TH_C, STATE_DEAD, pid, pong) == 1);
 	CHECK(count(e, _TRACE_PR_TH_C, _TRACE_THREAD_DESTROY, pid, pong) == 1);
@@ -315,6 +328,46 @@ static void test_pingpong_privileged(void **state)
 	assert_true(printed(&e, 0, "THREAD  :THRECEIVE", NULL));
 	assert_true(printed(&e, 0, "THREAD  :THCREATE", NULL));
 	assert_true(printed(&e, 0, "PROCESS :PROCTHREAD_NAME", "pong"));
+	free(e.v);
+}
+
+/* ---- many threads ---------------------------------------------------------------------- */
+
+#define N_THREADS 700
+
+static void *nop_main(void *arg)
+{
+	return arg;
+}
+
+static void many_threads(void)
+{
+	int i;
+
+	for (i = 0; i < N_THREADS; i++) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, nop_main, NULL) != 0 || pthread_join(th, NULL) != 0)
+			_exit(9);
+	}
+}
+
+static void test_many_threads(void **state)
+{
+	tk_collect_config cfg = { .size = sizeof(cfg), .tier = is_root() ? TK_COLLECT_TIER_PRIV : TK_COLLECT_TIER_UNPRIV };
+	struct evs e;
+	char why[512];
+	int rc, pid;
+
+	(void)state;
+	/* Every thread's life, the thread table growing past its first size and forgetting
+	 * the dead. */
+	pid = trace_child(&cfg, many_threads, &e, &rc, why, sizeof(why), NULL, 1);
+	if (rc != 0)
+		fail_msg("rc %d: %s", rc, why);
+	assert_true(e.order_ok);
+	assert_int_equal(count(&e, _TRACE_PR_TH_C, _TRACE_THREAD_CREATE, pid, -1), N_THREADS);
+	assert_int_equal(count(&e, _TRACE_PR_TH_C, _TRACE_THREAD_DESTROY, pid, -1), N_THREADS + 1);
+	assert_int_equal(count(&e, _TRACE_PR_TH_C, STATE_DEAD, pid, -1), N_THREADS + 1);
 	free(e.v);
 }
 
@@ -777,6 +830,7 @@ int main(void)
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_pingpong_privileged),
 		cmocka_unit_test(test_fork_exec),
+		cmocka_unit_test(test_many_threads),
 		cmocka_unit_test(test_mutex_condvar),
 		cmocka_unit_test(test_syscalls),
 		cmocka_unit_test(test_interrupts),

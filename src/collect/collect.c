@@ -227,6 +227,28 @@ static struct tk__collect_thread *thr_find(tk_collect *c, int tid, int add)
 	return &c->thr[i];
 }
 
+/* Forgets tid (linear probing: the entries after it move back into the hole). */
+static void thr_del(tk_collect *c, int tid)
+{
+	size_t i, j, mask = c->thr_cap - 1;
+
+	if (c->thr_cap == 0 || tid <= 0)
+		return;
+	for (i = (size_t)tid * 2654435761u & mask; c->thr[i].tid != tid; i = (i + 1) & mask)
+		if (c->thr[i].tid == 0)
+			return;
+	for (j = (i + 1) & mask; c->thr[j].tid != 0; j = (j + 1) & mask) {
+		size_t home = (size_t)c->thr[j].tid * 2654435761u & mask;
+		/* Moves j to the hole i unless its home lies cyclically in (i, j]. */
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			c->thr[i] = c->thr[j];
+			i = j;
+		}
+	}
+	memset(&c->thr[i], 0, sizeof(c->thr[i]));
+	c->thr_n--;
+}
+
 /* The process (thread group) of tid: from the table, else /proc, else tid itself. */
 static struct tk__collect_thread *thr_get(tk_collect *c, int tid)
 {
@@ -652,14 +674,18 @@ static int do_record(tk_collect *c, unsigned cpu, const unsigned char *rec, size
 		int out = (h.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
 		if (s.tid == 0)
 			return 0; /* idle */
-		th = thr_find(c, (int)s.tid, 1);
-		if (th == NULL)
-			return c->thr_oom ? TK_ENOMEM : 0; /* tid 0: the idle task */
-		th->pid = (int)s.pid;
-		if (!out)
+		if (!out) {
+			th = thr_find(c, (int)s.tid, 1);
+			if (th == NULL)
+				return c->thr_oom ? TK_ENOMEM : 0;
+			th->pid = (int)s.pid;
 			return emit_state(c, cpu, STATE_RUNNING, (int)s.pid, (int)s.tid, t);
-		if (th->dead)
+		}
+		th = thr_find(c, (int)s.tid, 0);
+		if (th != NULL && th->dead) {
+			thr_del(c, (int)s.tid); /* its last switch-out */
 			return 0;
+		}
 		if (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
 			return c->tier == TK_COLLECT_TIER_PRIV ? 0 : emit_state(c, cpu, STATE_READY, (int)s.pid, (int)s.tid, t);
 		/* Blocked: the privileged tier names the state from sched_switch, written just
@@ -714,6 +740,10 @@ static int do_record(tk_collect *c, unsigned cpu, const unsigned char *rec, size
 			w[1] = pid;
 			rc = emit_words(c, cpu, _TRACE_PR_TH_C, _TRACE_PR_TH_DESTROY_P, w, 2, t);
 		}
+		/* Per task, the thread's events went with it: nothing more will name it.
+		 * System-wide, its last switch-out comes still (and forgets it). */
+		if (!c->system_wide)
+			thr_del(c, (int)tid);
 		return rc;
 	}
 	case PERF_RECORD_COMM: {
