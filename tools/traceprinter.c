@@ -58,6 +58,7 @@ struct ctx {
 	int swap;
 	int write_failed;
 	struct tktool_progress progress;
+	int attrs_seen; /* header attributes applied to the printer */
 };
 
 /* The progress line follows the parser through the file (byte offset of each event). */
@@ -130,6 +131,14 @@ static int print_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned
 	tk_kev_event ev;
 
 	show_progress(c, st);
+	if (!c->attrs_seen) {
+		/* Linux system calls in KER_CALL/KER_EXIT (tracelogger): name them by that table. */
+		unsigned vlen = 0;
+		const char *abi = tk_traceparser_header_value(st, "TRACEKIT_KERCALLS", &vlen);
+		c->attrs_seen = 1;
+		tk_kev_printer_set_flags(c->printer, tk_kev_printer_flags(c->printer) |
+							       tk_kev_kercalls_flags(abi, vlen));
+	}
 	ev.header = h;
 	ev.time = t;
 	ev.data = buf;

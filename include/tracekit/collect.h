@@ -50,7 +50,7 @@ typedef struct tk_collect_config {
 	uint32_t classes;    /* TK_COLLECT_CLASS(_NTO_TRACE_xxx) per QNX class to record:
 	                        THREAD, PROCESS, SYSTEM, KERCALL (KER_CALL/KER_EXIT), INT;
 	                        0 = TK_COLLECT_DEFAULT_CLASSES */
-	int wide;            /* wide mode: every argument of system calls, thread priorities */
+	int wide;            /* wide mode: every argument of system calls */
 	int callchains;      /* -g: user call chains on samples */
 	unsigned sample_hz;  /* cpu-clock samples per second, 0 = none */
 	int system_wide;     /* -a: every CPU, every task (needs privileges) */

@@ -169,9 +169,20 @@ static void explain_refusal(char *why, size_t cap, int err, const char *what)
 	        strerror(err), paranoid);
 }
 
-static int perf_open(struct perf_event_attr *a, int pid, int cpu)
+/* Kernels before 6.0 refuse PERF_FORMAT_LOST (EINVAL): then it is left out from there on. */
+static int perf_open(tk_collect *c, struct perf_event_attr *a, int pid, int cpu)
 {
-	return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd;
+
+	if (c->fmt_lost)
+		a->read_format |= PERF_FORMAT_LOST;
+	fd = (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL && c->fmt_lost) {
+		c->fmt_lost = 0;
+		a->read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+		fd = (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	return fd;
 }
 
 /* ---- thread table ------------------------------------------------------------------- */
@@ -214,6 +225,28 @@ static struct tk__collect_thread *thr_find(tk_collect *c, int tid, int add)
 	c->thr[i].sc_nr = -1;
 	c->thr_n++;
 	return &c->thr[i];
+}
+
+/* Forgets tid (linear probing: the entries after it move back into the hole). */
+static void thr_del(tk_collect *c, int tid)
+{
+	size_t i, j, mask = c->thr_cap - 1;
+
+	if (c->thr_cap == 0 || tid <= 0)
+		return;
+	for (i = (size_t)tid * 2654435761u & mask; c->thr[i].tid != tid; i = (i + 1) & mask)
+		if (c->thr[i].tid == 0)
+			return;
+	for (j = (i + 1) & mask; c->thr[j].tid != 0; j = (j + 1) & mask) {
+		size_t home = (size_t)c->thr[j].tid * 2654435761u & mask;
+		/* Moves j to the hole i unless its home lies cyclically in (i, j]. */
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			c->thr[i] = c->thr[j];
+			i = j;
+		}
+	}
+	memset(&c->thr[i], 0, sizeof(c->thr[i]));
+	c->thr_n--;
 }
 
 /* The process (thread group) of tid: from the table, else /proc, else tid itself. */
@@ -286,22 +319,38 @@ static int emit_words(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, 
 	return c->emit(c->emit_ud, s, ns, t);
 }
 
-/* Two words, then a NUL-terminated string packed 4 bytes a word. */
+/* n words, then a NUL-terminated string packed 4 bytes a word: a combine event. */
+static int emit_wn(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, const uint32_t *pre,
+                   size_t n, const char *name, uint64_t t)
+{
+	uint32_t w[16 + 66];
+	size_t len = strnlen(name, 255), nw = (len + 1 + 3) / 4;
+
+	if (n > 16)
+		return TK_EINVAL;
+	memcpy(w, pre, n * 4);
+	memset(&w[n], 0, nw * 4);
+	memcpy(&w[n], name, len);
+	if (n + nw < 3) /* at least CB and CE */
+		w[n + nw++] = 0;
+	return emit_words(c, cpu, cls, code, w, n + nw, t);
+}
+
 static int emit_named(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, uint32_t a,
                       uint32_t b, const char *name, uint64_t t)
 {
-	uint32_t w[2 + 66];
-	size_t len = strnlen(name, 255), nw = (len + 1 + 3) / 4;
+	uint32_t w[2] = { a, b };
 
-	w[0] = a;
-	w[1] = b;
-	memset(&w[2], 0, nw * 4);
-	memcpy(&w[2], name, len);
-	/* A string event is always a combine event (QNX's writer packs a short one into an S
-	 * event; the printer reads both). */
-	if (2 + nw < 3)
-		w[2 + nw++] = 0;
-	return emit_words(c, cpu, cls, code, w, 2 + nw, t);
+	return emit_wn(c, cpu, cls, code, w, 2, name, t);
+}
+
+/* CONTROL DROPPED: records perf lost (count low, high). */
+static int emit_dropped(tk_collect *c, unsigned cpu, uint64_t lost, uint64_t t)
+{
+	uint32_t w[2] = { (uint32_t)lost, (uint32_t)(lost >> 32) };
+
+	c->lost += lost;
+	return emit_words(c, cpu, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED, w, 2, t);
 }
 
 static int emit_state(tk_collect *c, unsigned cpu, unsigned state, int pid, int tid, uint64_t t)
@@ -625,14 +674,18 @@ static int do_record(tk_collect *c, unsigned cpu, const unsigned char *rec, size
 		int out = (h.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
 		if (s.tid == 0)
 			return 0; /* idle */
-		th = thr_find(c, (int)s.tid, 1);
-		if (th == NULL)
-			return c->thr_oom ? TK_ENOMEM : 0; /* tid 0: the idle task */
-		th->pid = (int)s.pid;
-		if (!out)
+		if (!out) {
+			th = thr_find(c, (int)s.tid, 1);
+			if (th == NULL)
+				return c->thr_oom ? TK_ENOMEM : 0;
+			th->pid = (int)s.pid;
 			return emit_state(c, cpu, STATE_RUNNING, (int)s.pid, (int)s.tid, t);
-		if (th->dead)
+		}
+		th = thr_find(c, (int)s.tid, 0);
+		if (th != NULL && th->dead) {
+			thr_del(c, (int)s.tid); /* its last switch-out */
 			return 0;
+		}
 		if (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
 			return c->tier == TK_COLLECT_TIER_PRIV ? 0 : emit_state(c, cpu, STATE_READY, (int)s.pid, (int)s.tid, t);
 		/* Blocked: the privileged tier names the state from sched_switch, written just
@@ -687,6 +740,10 @@ static int do_record(tk_collect *c, unsigned cpu, const unsigned char *rec, size
 			w[1] = pid;
 			rc = emit_words(c, cpu, _TRACE_PR_TH_C, _TRACE_PR_TH_DESTROY_P, w, 2, t);
 		}
+		/* Per task, the thread's events went with it: nothing more will name it.
+		 * System-wide, its last switch-out comes still (and forgets it). */
+		if (!c->system_wide)
+			thr_del(c, (int)tid);
 		return rc;
 	}
 	case PERF_RECORD_COMM: {
@@ -720,7 +777,7 @@ static int do_record(tk_collect *c, unsigned cpu, const unsigned char *rec, size
 		return emit_named(c, cpu, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, pid, tid, name, t);
 	}
 	case PERF_RECORD_MMAP2: {
-		uint32_t pid, prot, flags, w[8];
+		uint32_t pid, prot, flags, w[12];
 		uint64_t addr, len, pgoff;
 		const char *fn = (const char *)rec + 72;
 		char name[256];
@@ -740,27 +797,32 @@ static int do_record(tk_collect *c, unsigned cpu, const unsigned char *rec, size
 		name[max] = '\0';
 		if (name[0] != '/')
 			return 0; /* anonymous, [stack], [vdso]...: not a file */
-		/* MMAP: pid, addr (lo, hi), len (lo, hi), pgoff (lo, hi), prot | flags << 16. */
+		/* MMAP as QNX lays it out (pid, vaddr, len, flags, prot, fd, align, offset, path),
+		 * 64-bit values as low, high words; fd -1 and align 0: perf does not give them. */
 		w[0] = pid;
 		w[1] = (uint32_t)addr, w[2] = (uint32_t)(addr >> 32);
 		w[3] = (uint32_t)len, w[4] = (uint32_t)(len >> 32);
-		w[5] = (uint32_t)pgoff, w[6] = (uint32_t)(pgoff >> 32);
-		w[7] = prot | (flags << 16);
-		rc = emit_words(c, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_MMAP, w, 8, t);
-		if (rc != 0)
-			return rc;
-		/* MAPNAME: pid, addr (lo), then the file name (addr hi in the MMAP before). */
-		return emit_named(c, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_MAPNAME, pid, (uint32_t)addr,
-		                  name, t);
+		w[5] = flags;
+		w[6] = prot;
+		w[7] = 0xffffffffu;
+		w[8] = 0, w[9] = 0;
+		w[10] = (uint32_t)pgoff, w[11] = (uint32_t)(pgoff >> 32);
+		return emit_wn(c, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_MMAP, w, 12, name, t);
 	}
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES: {
 		uint64_t lost;
-		uint32_t w[2];
 		memcpy(&lost, rec + (h.type == PERF_RECORD_LOST ? 16 : 8), 8);
-		c->lost += lost;
-		w[0] = (uint32_t)lost, w[1] = (uint32_t)(lost >> 32);
-		return emit_words(c, cpu, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED, w, 2, t);
+		if (h.type == PERF_RECORD_LOST && c->cur_ring != NULL) {
+			/* Counted once: a disabled collector may have reported them already. */
+			struct tk__collect_ring *r = c->cur_ring;
+			r->lost_seen += lost;
+			if (r->lost_seen <= r->lost_reported)
+				return 0;
+			lost = r->lost_seen - r->lost_reported;
+			r->lost_reported = r->lost_seen;
+		}
+		return emit_dropped(c, cpu, lost, t);
 	}
 	default:
 		return 0;
@@ -815,6 +877,40 @@ static void ring_next(tk_collect *c, struct tk__collect_ring *r)
 	}
 }
 
+/*
+ * Once disabled, nothing more is written to the rings, so losses the kernel had not yet
+ * reported with a PERF_RECORD_LOST never would be: ask each event (PERF_FORMAT_LOST).
+ */
+static int report_pending_losses(tk_collect *c)
+{
+	size_t j;
+	int i, rc;
+
+	if (!c->fmt_lost)
+		return 0;
+	for (i = 0; i < c->n_rings; i++)
+		c->rings[i].lost_total = 0;
+	for (j = 0; j < c->n_fds; j++) {
+		uint64_t v[2];
+		if (read(c->fds[j], v, sizeof(v)) == (ssize_t)sizeof(v))
+			c->rings[c->fd_ring[j]].lost_total += v[1];
+	}
+	for (i = 0; i < c->n_rings; i++) {
+		struct tk__collect_ring *r = &c->rings[i];
+		if (r->lost_total > r->lost_reported) {
+			uint64_t n = r->lost_total - r->lost_reported;
+			r->lost_reported = r->lost_total;
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+			rc = emit_dropped(c, (unsigned)r->cpu, n,
+			                  mono(c, (unsigned)r->cpu, (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec));
+			if (rc != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 int tk_collect_read(tk_collect *c, int timeout_ms, tk_collect_emit_fn emit, void *ud)
 {
 	int i, rc = 0;
@@ -848,7 +944,9 @@ int tk_collect_read(tk_collect *c, int timeout_ms, tk_collect_emit_fn emit, void
 		if (best == NULL)
 			break;
 		c->bytes += best->rec_size;
+		c->cur_ring = best;
 		rc = do_record(c, (unsigned)best->cpu, best->rec, best->rec_size);
+		c->cur_ring = NULL;
 		best->tail += best->rec_size;
 		if (rc != 0)
 			break;
@@ -858,6 +956,8 @@ int tk_collect_read(tk_collect *c, int timeout_ms, tk_collect_emit_fn emit, void
 		struct perf_event_mmap_page *m = c->rings[i].base;
 		__atomic_store_n(&m->data_tail, c->rings[i].tail, __ATOMIC_RELEASE);
 	}
+	if (rc == 0 && c->disabled)
+		rc = report_pending_losses(c);
 	if (rc != 0)
 		return rc;
 	return c->emitted > INT32_MAX ? INT32_MAX : (int)c->emitted;
@@ -874,16 +974,20 @@ static int add_fd(tk_collect *c, int fd, int kind, int cpu_index, char *why, siz
 		size_t ncap = c->cap_fds ? c->cap_fds * 2 : 64;
 		int *nf = realloc(c->fds, ncap * sizeof(*nf));
 		struct tk__collect_id *ni = realloc(c->ids, ncap * sizeof(*ni));
+		int *nr = realloc(c->fd_ring, ncap * sizeof(*nr));
 		if (nf != NULL)
 			c->fds = nf;
 		if (ni != NULL)
 			c->ids = ni;
-		if (nf == NULL || ni == NULL) {
+		if (nr != NULL)
+			c->fd_ring = nr;
+		if (nf == NULL || ni == NULL || nr == NULL) {
 			close(fd);
 			return TK_ENOMEM;
 		}
 		c->cap_fds = ncap;
 	}
+	c->fd_ring[c->n_fds] = cpu_index;
 	c->fds[c->n_fds++] = fd;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) {
 		set_why(why, whycap, "perf event id: %s", strerror(errno));
@@ -956,7 +1060,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 	a.comm_exec = 1;
 	a.mmap = 1;
 	a.mmap2 = 1;
-	fd = perf_open(&a, tid, cpu);
+	fd = perf_open(c, &a, tid, cpu);
 	if (fd < 0) {
 		int e = errno;
 		explain_refusal(why, whycap, e, what);
@@ -973,7 +1077,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 		a.sample_freq = c->sample_hz;
 		a.sample_type |= PERF_SAMPLE_IP | (c->callchains ? PERF_SAMPLE_CALLCHAIN : 0);
 		a.exclude_callchain_kernel = 1;
-		fd = perf_open(&a, tid, cpu);
+		fd = perf_open(c, &a, tid, cpu);
 		if (fd < 0) {
 			int e = errno;
 			explain_refusal(why, whycap, e, what);
@@ -993,7 +1097,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 		a.config = (uint64_t)c->tp_id[k];
 		a.sample_type |= PERF_SAMPLE_RAW;
 		a.sample_period = 1;
-		fd = perf_open(&a, tid, cpu);
+		fd = perf_open(c, &a, tid, cpu);
 		if (fd < 0) {
 			int e = errno;
 			char w2[192];
@@ -1145,11 +1249,12 @@ static void release(tk_collect *c)
 		tep_free(c->tep);
 	c->tep = NULL;
 	free(c->fds);
+	free(c->fd_ring);
 	free(c->ids);
 	free(c->rings);
 	free(c->pfd);
 	free(c->last_time);
-	c->fds = NULL, c->ids = NULL, c->rings = NULL, c->pfd = NULL, c->last_time = NULL;
+	c->fds = NULL, c->fd_ring = NULL, c->ids = NULL, c->rings = NULL, c->pfd = NULL, c->last_time = NULL;
 	c->n_fds = c->cap_fds = c->n_ids = 0;
 }
 
@@ -1206,6 +1311,7 @@ int tk_collect_open(tk_collect **out, const tk_collect_config *cfg, char *why, s
 	c->sample_hz = cfg->sample_hz;
 	c->system_wide = cfg->system_wide || (cfg->n_pids == 0 && cfg->child_pid <= 0);
 	c->page = (int)sysconf(_SC_PAGESIZE);
+	c->fmt_lost = 1;
 	if (cfg->ring_kib > 0) {
 		size_t want_pages = (cfg->ring_kib * 1024 + (size_t)c->page - 1) / (size_t)c->page;
 		for (pages = 1; pages < want_pages; pages *= 2)
@@ -1271,12 +1377,20 @@ static int ioctl_all(tk_collect *c, unsigned long req)
 
 int tk_collect_enable(tk_collect *c)
 {
-	return ioctl_all(c, PERF_EVENT_IOC_ENABLE);
+	int rc = ioctl_all(c, PERF_EVENT_IOC_ENABLE);
+
+	if (rc == 0)
+		c->disabled = 0;
+	return rc;
 }
 
 int tk_collect_disable(tk_collect *c)
 {
-	return ioctl_all(c, PERF_EVENT_IOC_DISABLE);
+	int rc = ioctl_all(c, PERF_EVENT_IOC_DISABLE);
+
+	if (rc == 0)
+		c->disabled = 1;
+	return rc;
 }
 
 void tk_collect_close(tk_collect *c)

@@ -48,6 +48,9 @@ struct tk__collect_ring {
 	size_t rec_size;
 	uint64_t rec_time;
 	unsigned char *tmp;       /* a record that wraps around the ring's end */
+	uint64_t lost_seen;       /* sum of its PERF_RECORD_LOST counts */
+	uint64_t lost_reported;   /* emitted as CONTROL DROPPED */
+	uint64_t lost_total;      /* PERF_FORMAT_LOST sum of its events (disabled) */
 };
 
 struct tk__collect_id {
@@ -70,7 +73,11 @@ struct tk_collect {
 	struct pollfd *pfd;
 	uint64_t *last_time;
 	int *fds;
+	int *fd_ring; /* ring index of each fd */
 	size_t n_fds, cap_fds;
+	int fmt_lost; /* events carry PERF_FORMAT_LOST (Linux 6.0+) */
+	int disabled;
+	struct tk__collect_ring *cur_ring;
 	struct tk__collect_id *ids;
 	size_t n_ids;
 	struct tep_handle *tep;
