@@ -4,13 +4,13 @@
 # what each workload knows (docs/tracelogger.md). traceprinter must read every file made.
 # usage: tracelogger_run.sh TRACELOGGER TRACEPRINTER PINGPONG WORKDIR [CASE...]
 # Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm
-#        abort full_disk unpriv syscalls states daemon system (default: all). A case that needs what this machine
+#        abort full_disk unpriv syscalls states daemon system forks losses (default: all). A case that needs what this machine
 #        cannot give (perf_event_open refused, no setpriv) is skipped with a printed reason;
 #        the script exits 77 only when every case was skipped.
 set -u
 TL=$1 TP=$2 PP=$3 WORK=$4
 shift 4
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses}
 mkdir -p "$WORK"
 W=$(mktemp -d "$WORK/tl.XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -290,6 +290,11 @@ case_unpriv() { # as nobody: the unprivileged tier, a note, a readable file
 	[ "$n" -ge 500 ] || fail "as nobody: $n switch-ins"
 	n=$(count "USREVENT" "$W/np.kev.txt")
 	[ "$n" = 11 ] || fail "as nobody: $n user events, 11 expected"
+	# a process that is not ours: refused with the reason
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TL" -f /tmp/tl-never.kev -p 1 >/dev/null 2>"$W/np3.err"
+	s=$?
+	[ "$s" = 1 ] || fail "-p 1 as nobody: exit status $s, expected 1"
+	[ -s "$W/np3.err" ] || fail "-p 1 as nobody: no message"
 	# asking for system calls as nobody is refused with the reason, not silently dropped
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$TL" -f /tmp/tl-never.kev -c KERCALL -- true \
 		>/dev/null 2>"$W/np2.err"
@@ -354,6 +359,31 @@ case_system() { # privileged: the whole system (QNX's default), and interrupts w
 	readable "$W/int.kev" || return
 	n=$("$TP" -n -c INT "$W/int.kev" | grep -c '^t:' || true)
 	[ "$n" -ge 2 ] || fail "$n interrupt events in 0.5 s of the whole system"
+}
+
+case_forks() { # a command that forks a thousand children: every one in the file, or counted lost
+	"$TL" -v -f "$W/f.kev" -c THREAD,PROCESS -- sh -c 'i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done' \
+		>/dev/null 2>"$W/f.err" || { fail "exit status $? ($(cat "$W/f.err"))"; return; }
+	readable "$W/f.kev" || return
+	n=$(count "PROCCREATE_NAME.*name:true\$" "$W/f.kev.txt")
+	lost=$(sed -n 's/.* \([0-9]*\) lost$/\1/p' "$W/f.err" | tail -n 1)
+	[ "$n" = 1000 ] || [ "${lost:-0}" -gt 0 ] || fail "$n execs of true of 1000, and no loss counted"
+	n=$(count "PROCDESTROY" "$W/f.kev.txt")
+	[ "$n" -ge 1000 ] || [ "${lost:-0}" -gt 0 ] || fail "$n PROCDESTROY of 1001, and no loss counted"
+}
+
+case_losses() { # a logger that cannot keep up (stopped 1 s, 1 kernel buffer): losses counted, never silent
+	"$TL" -k 1 -f "$W/lo.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" -n 30000 -e 0 >/dev/null 2>"$W/lo.err" &
+	p=$!
+	sleep 0.2
+	kill -STOP $p
+	sleep 1
+	kill -CONT $p
+	wait $p || { fail "exit status $? ($(cat "$W/lo.err"))"; return; }
+	readable "$W/lo.kev" || return
+	grep -q "kernel records were lost" "$W/lo.err" || fail "no word about lost records: $(cat "$W/lo.err")"
+	n=$(count "DROPPED" "$W/lo.kev.txt")
+	[ "$n" -ge 1 ] || fail "no CONTROL DROPPED event in the file"
 }
 
 for case in $CASES; do
