@@ -27,6 +27,15 @@ readable() {
 	return 0
 }
 count() { grep -c -- "$1" "$2" || true; }
+# waits (at most 20 s) until the traced command has made file $1: recording has begun
+started() {
+	i=0
+	while [ ! -e "$1" ] && [ $i -lt 200 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 0.1
+}
 
 # Can this machine record at all (the unprivileged tier suffices)?
 probe() {
@@ -213,9 +222,9 @@ case_ring() { # -r -b 2: only the newest 2 buffers, written at the stop
 }
 
 case_sigterm() { # SIGTERM: the file is completed, the command gets it too, its status is returned
-	"$TL" -f "$W/t.kev" -c THREAD,PROCESS -- sleep 30 >/dev/null 2>"$W/t.err" &
+	"$TL" -f "$W/t.kev" -c THREAD,PROCESS -- sh -c "touch '$W/t.started'; exec sleep 30" >/dev/null 2>"$W/t.err" &
 	p=$!
-	sleep 0.5
+	started "$W/t.started"
 	kill -TERM $p
 	wait $p
 	s=$?
@@ -226,9 +235,9 @@ case_sigterm() { # SIGTERM: the file is completed, the command gets it too, its 
 }
 
 case_abort() { # a second signal aborts at once, still leaving a readable file
-	"$TL" -f "$W/a.kev" -- sh -c 'trap "" TERM INT; sleep 3' >/dev/null 2>"$W/a.err" &
+	"$TL" -f "$W/a.kev" -- sh -c "trap '' TERM INT; touch '$W/a.started'; sleep 3" >/dev/null 2>"$W/a.err" &
 	p=$!
-	sleep 0.5
+	started "$W/a.started"
 	kill -TERM $p
 	sleep 0.2
 	kill -TERM $p

@@ -1021,10 +1021,12 @@ static void remove_dir(const char *dir)
 
 static const char *signame(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
 
+/* Static: what they point to stays reachable on every way out (the early error returns). */
+static struct opts g_o;
+static struct logger g_L;
+
 int main(int argc, char **argv)
 {
-	struct opts o;
-	struct logger L;
 	struct header H;
 	struct child ch;
 	tk_collect *c = NULL;
@@ -1035,37 +1037,37 @@ int main(int argc, char **argv)
 	uint64_t deadline = 0, hdr_bytes;
 
 	tktool_init("tracelogger");
-	rc = parse_args(&o, argc, argv);
+	rc = parse_args(&g_o, argc, argv);
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;
-	if (o.n_buffers < 0)
-		o.n_buffers = (o.cmd != NULL || o.ring || o.size_ring || o.daemon) ? 0 : 32;
-	for (size_t i = 0; i < o.n_pids; i++)
-		if (kill(o.pids[i], 0) != 0 && errno == ESRCH) {
-			tktool_error(NULL, "pid %d: no such process", o.pids[i]);
+	if (g_o.n_buffers < 0)
+		g_o.n_buffers = (g_o.cmd != NULL || g_o.ring || g_o.size_ring || g_o.daemon) ? 0 : 32;
+	for (size_t i = 0; i < g_o.n_pids; i++)
+		if (kill(g_o.pids[i], 0) != 0 && errno == ESRCH) {
+			tktool_error(NULL, "pid %d: no such process", g_o.pids[i]);
 			return 1;
 		}
-	install_signals(o.daemon);
-	have_child = o.cmd != NULL;
+	install_signals(g_o.daemon);
+	have_child = g_o.cmd != NULL;
 
 	/* The private directory: the command's own traces (TRACEKIT_LOG), and the kernel's
 	 * events when the output cannot be re-read (standard output, a device, a FIFO). */
-	via_spool = tktool_needs_copy(o.output);
+	via_spool = tktool_needs_copy(g_o.output);
 	if (have_child || via_spool) {
-		int r = tktool_needs_copy(o.output) ? tktool_private_dir(dir, sizeof(dir))
-						    : tktool_private_dir_beside(o.output, dir, sizeof(dir));
+		int r = tktool_needs_copy(g_o.output) ? tktool_private_dir(dir, sizeof(dir))
+						    : tktool_private_dir_beside(g_o.output, dir, sizeof(dir));
 		if (r != 0) {
-			tktool_error(o.output, "cannot make a private directory beside it: %s", strerror(errno));
+			tktool_error(g_o.output, "cannot make a private directory beside it: %s", strerror(errno));
 			return 1;
 		}
 		tktool_cleanup_add_dir(dir);
 	}
-	if (have_child && launch(&ch, o.cmd, o.user_events ? dir : NULL) != 0) {
-		tktool_error(NULL, "cannot start %s: %s", o.cmd[0], strerror(errno));
+	if (have_child && launch(&ch, g_o.cmd, g_o.user_events ? dir : NULL) != 0) {
+		tktool_error(NULL, "cannot start %s: %s", g_o.cmd[0], strerror(errno));
 		remove_dir(dir);
 		return 1;
 	}
-	rc = open_collect(&c, &o, have_child ? ch.pid : 0);
+	rc = open_collect(&c, &g_o, have_child ? ch.pid : 0);
 	if (rc != 0) {
 		if (have_child) {
 			kill(ch.pid, SIGKILL);
@@ -1076,25 +1078,25 @@ int main(int argc, char **argv)
 	}
 
 	/* The output: written as events come; the final name appears only when complete. */
-	memset(&L, 0, sizeof(L));
-	L.o = &o;
-	if (o.ring || o.size_ring) {
-		L.ring_cap = o.ring ? o.buffers : (unsigned)(o.max_size / (BUF_SLOTS * sizeof(traceevent_t)));
-		if (L.ring_cap == 0)
-			L.ring_cap = 1;
-		L.ring = calloc(L.ring_cap, sizeof(*L.ring));
-		if (L.ring == NULL) {
+	memset(&g_L, 0, sizeof(g_L));
+	g_L.o = &g_o;
+	if (g_o.ring || g_o.size_ring) {
+		g_L.ring_cap = g_o.ring ? g_o.buffers : (unsigned)(g_o.max_size / (BUF_SLOTS * sizeof(traceevent_t)));
+		if (g_L.ring_cap == 0)
+			g_L.ring_cap = 1;
+		g_L.ring = calloc(g_L.ring_cap, sizeof(*g_L.ring));
+		if (g_L.ring == NULL) {
 			tktool_error(NULL, "out of memory");
 			return 1;
 		}
 	}
 	if (via_spool)
 		snprintf(spool, sizeof(spool), "%s/kernel.kev", dir);
-	write_path = via_spool ? spool : o.output;
-	build_header(&H, &o, c, o.output);
-	rc = tk_kev_writer_open(&L.w, write_path, &H.h, TK_KEV_NO_AUTO_TIME);
+	write_path = via_spool ? spool : g_o.output;
+	build_header(&H, &g_o, c, g_o.output);
+	rc = tk_kev_writer_open(&g_L.w, write_path, &H.h, TK_KEV_NO_AUTO_TIME);
 	if (rc != TK_OK) {
-		tktool_error(o.output, "cannot create: %s", tk_strerror(rc));
+		tktool_error(g_o.output, "cannot create: %s", tk_strerror(rc));
 		tk_collect_close(c);
 		if (have_child) {
 			kill(ch.pid, SIGKILL);
@@ -1103,121 +1105,121 @@ int main(int argc, char **argv)
 		remove_dir(dir);
 		return 1;
 	}
-	tk_kev_writer_flush(L.w);
-	hdr_bytes = L.hdr_bytes = tk_kev_writer_bytes(L.w);
+	tk_kev_writer_flush(g_L.w);
+	hdr_bytes = g_L.hdr_bytes = tk_kev_writer_bytes(g_L.w);
 
 	/* Start: recording first, then the command, so nothing it does is missed. */
-	if (!o.daemon && (rc = tk_collect_enable(c)) != TK_OK) {
+	if (!g_o.daemon && (rc = tk_collect_enable(c)) != TK_OK) {
 		tktool_error(NULL, "cannot start recording: %s", tk_strerror(rc));
 		g_stop = 1;
 	}
-	if (o.daemon)
+	if (g_o.daemon)
 		fprintf(stderr, "tracelogger: daemon mode: waiting for START (SIGUSR1 to pid %ld)\n", (long)getpid());
 	if (have_child && release(&ch) != 0) {
 		if (ch.exec_errno == ENOENT)
-			tktool_error(o.cmd[0], "command not found");
+			tktool_error(g_o.cmd[0], "command not found");
 		else
-			tktool_error(o.cmd[0], "cannot execute: %s", strerror(ch.exec_errno));
+			tktool_error(g_o.cmd[0], "cannot execute: %s", strerror(ch.exec_errno));
 	}
-	if (o.seconds_ms > 0)
-		deadline = now_ms() + o.seconds_ms;
+	if (g_o.seconds_ms > 0)
+		deadline = now_ms() + g_o.seconds_ms;
 
 	/* Record until a limit, a signal, or the end of what is traced. */
-	int enabled = !o.daemon;
+	int enabled = !g_o.daemon;
 	uint64_t start_ns = tk_clock_ns(), stop_ns = UINT64_MAX;
-	while (!g_stop && L.write_err == 0) {
-		if (o.daemon && !enabled && g_start) {
+	while (!g_stop && g_L.write_err == 0) {
+		if (g_o.daemon && !enabled && g_start) {
 			if (tk_collect_enable(c) == TK_OK) {
 				enabled = 1;
 				start_ns = tk_clock_ns();
-				if (o.seconds_ms > 0)
-					deadline = now_ms() + o.seconds_ms;
-				if (o.verbose)
+				if (g_o.seconds_ms > 0)
+					deadline = now_ms() + g_o.seconds_ms;
+				if (g_o.verbose)
 					fprintf(stderr, "tracelogger: START received\n");
 			}
 		}
-		L.read_counted = 0;
-		rc = tk_collect_read(c, 50, take_event, &L);
-		if (rc < 0 && rc != L.write_err) {
+		g_L.read_counted = 0;
+		rc = tk_collect_read(c, 50, take_event, &g_L);
+		if (rc < 0 && rc != g_L.write_err) {
 			tktool_error(NULL, "reading the kernel's events: %s", tk_strerror(rc));
 			status = 1;
 			break;
 		}
 		if (deadline && now_ms() >= deadline && !g_stop) {
-			L.stop_reason = "the -s time is up";
+			g_L.stop_reason = "the -s time is up";
 			g_stop = 1;
 		}
 		if (have_child && child_poll(&ch, 0) && !g_stop)
 			break;
-		if (o.n_pids > 0 && !pids_alive(&o) && !g_stop)
+		if (g_o.n_pids > 0 && !pids_alive(&g_o) && !g_stop)
 			break;
 	}
 	/* Drain what the rings still hold (not after a second signal or a limit that stops taking). */
 	tk_collect_disable(c);
 	stop_ns = tk_clock_ns();
-	if (!g_abort && L.write_err == 0 && L.stop_reason == NULL) {
+	if (!g_abort && g_L.write_err == 0 && g_L.stop_reason == NULL) {
 		for (int k = 0; k < 64; k++) {
-			L.read_counted = 0;
-			rc = tk_collect_read(c, 0, take_event, &L);
+			g_L.read_counted = 0;
+			rc = tk_collect_read(c, 0, take_event, &g_L);
 			if (rc <= 0)
 				break;
 		}
 	}
-	if (o.verbose) {
+	if (g_o.verbose) {
 		tk_collect_stats cs;
 		tk_collect_get_stats(c, &cs);
-		if (L.buf_slots > 0)
-			buffer_done(&L);
+		if (g_L.buf_slots > 0)
+			buffer_done(&g_L);
 		fprintf(stderr, "tracelogger: %" PRIu64 " events, %" PRIu64 " kernel records (%" PRIu64
 				" bytes), %" PRIu64 " lost\n",
-			L.events, cs.records, cs.bytes, cs.lost);
+			g_L.events, cs.records, cs.bytes, cs.lost);
 	}
 	tk_collect_close(c);
-	if (L.stop_reason != NULL && o.verbose)
-		fprintf(stderr, "tracelogger: stopped: %s\n", L.stop_reason);
+	if (g_L.stop_reason != NULL && g_o.verbose)
+		fprintf(stderr, "tracelogger: stopped: %s\n", g_L.stop_reason);
 	if (g_signo != 0 && have_child && g_signo == SIGTERM && !child_poll(&ch, 0))
 		kill(ch.pid, SIGTERM); /* Ctrl-C reaches the command from the terminal itself */
-	if (L.lost > 0)
+	if (g_L.lost > 0)
 		fprintf(stderr, "tracelogger: %" PRIu64 " kernel records were lost (the rings overflowed; more -k "
 				"buffers or fewer classes help); the file counts them as CONTROL DROPPED events\n",
-			L.lost);
+			g_L.lost);
 
 	/* Ring mode: the newest buffers, now. */
-	if (L.ring != NULL && L.write_err == 0) {
-		if (L.ring_dropped_bufs > 0 && o.verbose)
+	if (g_L.ring != NULL && g_L.write_err == 0) {
+		if (g_L.ring_dropped_bufs > 0 && g_o.verbose)
 			fprintf(stderr, "tracelogger: ring mode: %" PRIu64 " older buffers overwritten\n",
-				L.ring_dropped_bufs);
-		L.write_err = ring_flush(&L);
-		if (L.write_err == TK_OK && L.ring_dropped_bufs > 0)
-			start_ns = L.first_kernel_ns;
+				g_L.ring_dropped_bufs);
+		g_L.write_err = ring_flush(&g_L);
+		if (g_L.write_err == TK_OK && g_L.ring_dropped_bufs > 0)
+			start_ns = g_L.first_kernel_ns;
 	}
 
 	/* The command's own events: they are complete when it has ended. */
-	int merge_user = have_child && o.user_events && !g_abort && L.write_err == 0;
+	int merge_user = have_child && g_o.user_events && !g_abort && g_L.write_err == 0;
 	if (merge_user && !child_poll(&ch, 0)) {
-		if (o.verbose || L.stop_reason != NULL)
+		if (g_o.verbose || g_L.stop_reason != NULL)
 			fprintf(stderr, "tracelogger: recording stopped%s%s; waiting for %s (pid %ld) to end\n",
-				L.stop_reason ? ": " : "", L.stop_reason ? L.stop_reason : "", o.cmd[0], (long)ch.pid);
+				g_L.stop_reason ? ": " : "", g_L.stop_reason ? g_L.stop_reason : "", g_o.cmd[0], (long)ch.pid);
 		child_poll(&ch, 1);
 		if (g_abort)
 			merge_user = 0;
 	}
 
 	char part[4400];
-	snprintf(part, sizeof(part), "%s", tk_kev_writer_temp_path(L.w));
-	int werr = tk_kev_writer_close(L.w); /* on an error: "<path>.part" kept, nothing under the final name */
-	if (L.write_err != 0 || werr != TK_OK) {
-		tktool_error(o.output, "cannot write: %s; the events recorded until then are in %s",
-			     tk_strerror(L.write_err != 0 ? L.write_err : werr), part);
+	snprintf(part, sizeof(part), "%s", tk_kev_writer_temp_path(g_L.w));
+	int werr = tk_kev_writer_close(g_L.w); /* on an error: "<path>.part" kept, nothing under the final name */
+	if (g_L.write_err != 0 || werr != TK_OK) {
+		tktool_error(g_o.output, "cannot write: %s; the events recorded until then are in %s",
+			     tk_strerror(g_L.write_err != 0 ? g_L.write_err : werr), part);
 		status = 1;
 		merge_user = 0;
 	}
-	L.w = NULL;
+	g_L.w = NULL;
 
 	struct merge m;
 	memset(&m, 0, sizeof(m));
-	m.lo_ns = o.daemon || L.ring_dropped_bufs > 0 ? start_ns : 0;
-	m.hi_ns = o.daemon || L.stop_reason != NULL ? stop_ns : UINT64_MAX;
+	m.lo_ns = g_o.daemon || g_L.ring_dropped_bufs > 0 ? start_ns : 0;
+	m.hi_ns = g_o.daemon || g_L.stop_reason != NULL ? stop_ns : UINT64_MAX;
 	if (merge_user && load_user_events(&m, dir) > 0 && m.n > 0 && m.err == 0) {
 		/* Rewrite the file once, in time order, with the command's events in it. */
 		int fd = open(write_path, O_RDONLY | O_CLOEXEC);
@@ -1230,28 +1232,28 @@ int main(int argc, char **argv)
 			size_t nk = ((uint64_t)sb.st_size - hdr_bytes) / sizeof(traceevent_t);
 			size_t nuser = m.n;
 			int r = index_kernel(&m, ks, nk);
-			memset(L.msb, 0, sizeof(L.msb));
-			L.msb_valid = 0;
-			L.cur_valid = 0;
+			memset(g_L.msb, 0, sizeof(g_L.msb));
+			g_L.msb_valid = 0;
+			g_L.cur_valid = 0;
 			if (r == TK_OK)
-				r = tk_kev_writer_open(&L.w, via_spool ? spool : o.output, &H.h, TK_KEV_NO_AUTO_TIME);
+				r = tk_kev_writer_open(&g_L.w, via_spool ? spool : g_o.output, &H.h, TK_KEV_NO_AUTO_TIME);
 			if (r == TK_OK) {
-				r = write_merge(&L, &m, ks);
+				r = write_merge(&g_L, &m, ks);
 				if (r == TK_OK)
-					r = tk_kev_writer_close(L.w);
+					r = tk_kev_writer_close(g_L.w);
 				else
-					tk_kev_writer_abort(L.w);
+					tk_kev_writer_abort(g_L.w);
 			}
 			if (r != TK_OK) {
-				tktool_error(o.output, "cannot merge the command's own events: %s; the file has the "
+				tktool_error(g_o.output, "cannot merge the command's own events: %s; the file has the "
 						       "kernel's events only", tk_strerror(r));
 				status = 1;
-			} else if (o.verbose) {
+			} else if (g_o.verbose) {
 				fprintf(stderr, "tracelogger: merged %zu events of the command's own traces\n", nuser);
 			}
 			munmap(map, (size_t)sb.st_size);
 		} else if (fd >= 0 || errno != 0) {
-			tktool_error(o.output, "cannot re-read it to merge the command's own events: %s", strerror(errno));
+			tktool_error(g_o.output, "cannot re-read it to merge the command's own events: %s", strerror(errno));
 			status = 1;
 		}
 		if (fd >= 0)
@@ -1262,9 +1264,15 @@ int main(int argc, char **argv)
 	}
 	free(m.ev);
 	free(m.uslots);
+	if (g_L.ring != NULL) {
+		for (unsigned k = 0; k < g_L.ring_cap; k++)
+			free(g_L.ring[k]);
+		free(g_L.ring);
+	}
+	free(g_o.pids);
 
-	if (via_spool && status == 0 && tktool_copy_file(spool, o.output) != 0) {
-		tktool_error(o.output, "cannot write: %s", strerror(errno));
+	if (via_spool && status == 0 && tktool_copy_file(spool, g_o.output) != 0) {
+		tktool_error(g_o.output, "cannot write: %s", strerror(errno));
 		status = 1;
 	}
 	remove_dir(dir);
