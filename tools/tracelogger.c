@@ -103,12 +103,21 @@ static void on_start_signal(int sig)
 	g_start = 1;
 }
 
+static void on_child(int sig)
+{
+	(void)sig; /* only wakes the poll: the command's end is seen at once */
+}
+
 static void install_signals(int daemon)
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+	sa.sa_flags = 0;
 	sa.sa_handler = on_stop_signal; /* no SA_RESTART: a blocked wait returns */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
