@@ -320,9 +320,19 @@ case_syscalls() { # privileged: system calls, with their number, fast and wide
 	# getppid is system call 110 on x86-64: KER_CALL/KER_EXIT codes 110 and 110 | 0x80 (collect.h)
 	n=$("$TP" -n -c KERCALL "$W/k.kev" | grep -c '^t:' || true)
 	[ "$n" -ge 2000 ] || fail "$n KERCALL events for 1000 getppid() (2000 expected: entry and exit)"
+	n=$(count "KER_CALL:getppid/110" "$W/k.kev.txt")
+	[ "$n" -ge 1000 ] || fail "$n KER_CALL:getppid/110 for 1000 getppid() (named by the Linux table)"
+	n=$(count "KER_EXIT:getppid/110" "$W/k.kev.txt")
+	[ "$n" -ge 1000 ] || fail "$n KER_EXIT:getppid/110 for 1000 getppid()"
 	"$TL" -w -f "$W/kw.kev" -c KERCALL -- "$PP" --getppid 100 >/dev/null 2>"$W/kw.err" ||
 		{ fail "wide: exit status $? ($(cat "$W/kw.err"))"; return; }
-	readable "$W/kw.kev"
+	readable "$W/kw.kev" || return
+	# wide: every argument; the pipe write of pingpong shows its fd and length
+	"$TL" -w -f "$W/kw2.kev" -c KERCALL -- "$PP" -n 10 -e 0 >/dev/null 2>"$W/kw2.err" ||
+		{ fail "wide: exit status $? ($(cat "$W/kw2.err"))"; return; }
+	readable "$W/kw2.kev" || return
+	grep -q "KER_CALL:write/1 nr:1 a0:0x[0-9a-f]* a1:0x[0-9a-f]* a2:0x1 " "$W/kw2.kev.txt" ||
+		fail "wide: no write(fd, buf, 1) with its arguments"
 }
 
 case_states() { # privileged, -w: the exact blocked states: pipe reads, mutex and condition variable
