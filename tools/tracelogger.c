@@ -387,9 +387,12 @@ static int parse_args(struct opts *o, int argc, char **argv)
 
 /* ---- output ---- */
 
+/* A buffer of ring mode: whole events only (an event never spans two buffers), at least
+ * BUF_SLOTS slots; the slack takes the event that fills it, up to RING_SLACK slots. */
+#define RING_SLACK 1024u
 struct ring_buf {
-	traceevent_t slots[BUF_SLOTS + 16];
-	uint64_t times[BUF_SLOTS + 16]; /* time of the event each slot belongs to */
+	traceevent_t slots[BUF_SLOTS + RING_SLACK];
+	uint64_t times[BUF_SLOTS + RING_SLACK]; /* time of the event each slot belongs to */
 	unsigned n;
 };
 
@@ -473,11 +476,12 @@ static void buffer_done(struct logger *L)
 	}
 }
 
-static struct ring_buf *ring_current(struct logger *L)
+static struct ring_buf *ring_current(struct logger *L, size_t n)
 {
+	struct ring_buf *cur = L->ring_count ? L->ring[(L->ring_head + L->ring_count - 1) % L->ring_cap] : NULL;
 	unsigned idx;
 
-	if (L->ring_count == 0 || L->ring[(L->ring_head + L->ring_count - 1) % L->ring_cap]->n >= BUF_SLOTS) {
+	if (cur == NULL || cur->n >= BUF_SLOTS || cur->n + n > BUF_SLOTS + RING_SLACK) {
 		if (L->ring_count == L->ring_cap) { /* full: the oldest buffer is reused */
 			L->ring_head = (L->ring_head + 1) % L->ring_cap;
 			L->ring_count--;
@@ -488,8 +492,9 @@ static struct ring_buf *ring_current(struct logger *L)
 			return NULL;
 		L->ring[idx]->n = 0;
 		L->ring_count++;
+		cur = L->ring[idx];
 	}
-	return L->ring[(L->ring_head + L->ring_count - 1) % L->ring_cap];
+	return cur;
 }
 
 /* The collector's callback: one kernel event. */
@@ -513,11 +518,13 @@ static int take_event(void *ud, const traceevent_t *slots, size_t n, uint64_t t)
 		L->first_kernel_ns = t, L->have_kernel_ns = 1;
 	L->last_kernel_ns = t;
 	if (L->ring != NULL) {
-		struct ring_buf *b = ring_current(L);
+		struct ring_buf *b;
 		size_t i;
-		if (b == NULL)
+		if (n > RING_SLACK)
+			return 0; /* cannot be: the collector's largest event is far smaller */
+		if ((b = ring_current(L, n)) == NULL)
 			return TK_ENOMEM;
-		for (i = 0; i < n && i < 16; i++) {
+		for (i = 0; i < n; i++) {
 			b->slots[b->n] = slots[i];
 			b->times[b->n] = t;
 			b->n++;
@@ -543,7 +550,7 @@ static int take_event(void *ud, const traceevent_t *slots, size_t n, uint64_t t)
 	return 0;
 }
 
-/* Ring mode, at the stop: the kept buffers in order, each whole event once. */
+/* Ring mode, at the stop: the kept buffers in order (each holds whole events). */
 static int ring_flush(struct logger *L)
 {
 	unsigned k;
@@ -551,54 +558,17 @@ static int ring_flush(struct logger *L)
 	for (k = 0; k < L->ring_count; k++) {
 		struct ring_buf *b = L->ring[(L->ring_head + k) % L->ring_cap];
 		unsigned i = 0;
-		/* A buffer after a dropped one may start inside a combine event: skip its tail. */
-		if (k == 0 && L->ring_dropped_bufs > 0)
-			while (i < b->n && (_TRACE_GET_STRUCT(b->slots[i].header) == _TRACE_STRUCT_CC ||
-					    _TRACE_GET_STRUCT(b->slots[i].header) == _TRACE_STRUCT_CE))
-				i++;
-		if (k == 0 && i < b->n)
-			L->first_kernel_ns = b->times[i];
+		if (k == 0 && b->n > 0)
+			L->first_kernel_ns = b->times[0];
 		while (i < b->n) {
 			unsigned j = i + 1;
 			int rc;
 			if (_TRACE_GET_STRUCT(b->slots[i].header) == _TRACE_STRUCT_CB)
-				while (j < b->n && _TRACE_GET_STRUCT(b->slots[j - 1].header) != _TRACE_STRUCT_CE &&
-				       j - i < 16)
+				while (j < b->n && _TRACE_GET_STRUCT(b->slots[j - 1].header) != _TRACE_STRUCT_CE)
 					j++;
-			if (_TRACE_GET_STRUCT(b->slots[i].header) == _TRACE_STRUCT_CB &&
-			    _TRACE_GET_STRUCT(b->slots[j - 1].header) != _TRACE_STRUCT_CE) {
-				/* the combine event continues in the next buffer */
-				struct ring_buf *nb = k + 1 < L->ring_count ? L->ring[(L->ring_head + k + 1) % L->ring_cap] : NULL;
-				traceevent_t tmp[32];
-				unsigned m = 0, x;
-				for (x = i; x < b->n && m < 16; x++)
-					tmp[m++] = b->slots[x];
-				if (nb != NULL)
-					for (x = 0; x < nb->n && m < 32; x++) {
-						tmp[m++] = nb->slots[x];
-						if (_TRACE_GET_STRUCT(nb->slots[x].header) == _TRACE_STRUCT_CE)
-							break;
-					}
-				if ((rc = write_now(L, tmp, m, b->times[i])) != TK_OK)
-					return rc;
-				break;
-			}
 			if ((rc = write_now(L, &b->slots[i], j - i, b->times[i])) != TK_OK)
 				return rc;
 			i = j;
-		}
-		/* the next buffer's leading CC/CE slots were written with their CB above */
-		if (k + 1 < L->ring_count) {
-			struct ring_buf *nb = L->ring[(L->ring_head + k + 1) % L->ring_cap];
-			unsigned s = 0;
-			while (s < nb->n && (_TRACE_GET_STRUCT(nb->slots[s].header) == _TRACE_STRUCT_CC ||
-					     _TRACE_GET_STRUCT(nb->slots[s].header) == _TRACE_STRUCT_CE))
-				s++;
-			if (s > 0) {
-				memmove(nb->slots, nb->slots + s, (nb->n - s) * sizeof(nb->slots[0]));
-				memmove(nb->times, nb->times + s, (nb->n - s) * sizeof(nb->times[0]));
-				nb->n -= s;
-			}
 		}
 	}
 	return TK_OK;
