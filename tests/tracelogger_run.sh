@@ -4,13 +4,13 @@
 # what each workload knows (docs/tracelogger.md). traceprinter must read every file made.
 # usage: tracelogger_run.sh TRACELOGGER TRACEPRINTER PINGPONG WORKDIR [CASE...]
 # Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm
-#        abort full_disk unpriv syscalls states daemon system forks losses (default: all). A case that needs what this machine
+#        abort full_disk unpriv syscalls states daemon system forks losses samples (default: all). A case that needs what this machine
 #        cannot give (perf_event_open refused, no setpriv) is skipped with a printed reason;
 #        the script exits 77 only when every case was skipped.
 set -u
 TL=$1 TP=$2 PP=$3 WORK=$4
 shift 4
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples}
 mkdir -p "$WORK"
 W=$(mktemp -d "$WORK/tl.XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -403,6 +403,19 @@ case_losses() { # a logger that cannot keep up (stopped 1 s, 1 kernel buffer): l
 	grep -q "kernel records were lost" "$W/lo.err" || fail "no word about lost records: $(cat "$W/lo.err")"
 	n=$(count "DROPPED" "$W/lo.kev.txt")
 	[ "$n" -ge 1 ] || fail "no CONTROL DROPPED event in the file"
+}
+
+case_samples() { # -g: cpu-clock samples with the user call chain, in ring mode too
+	"$TL" -g --freq=1000 -f "$W/g.kev" -c THREAD,SYSTEM -- "$PP" --getppid 3000000 >/dev/null 2>"$W/g.err" ||
+		{ fail "exit status $? ($(cat "$W/g.err"))"; return; }
+	readable "$W/g.kev" || return
+	n=$(count "PCTRACE" "$W/g.kev.txt")
+	[ "$n" -ge 20 ] || fail "$n samples at 1000 Hz of a busy command"
+	n=$(count "PCTRACE.* caller1:0x" "$W/g.kev.txt")
+	[ "$n" -ge 10 ] || fail "$n samples with a call chain"
+	"$TL" -r -b 2 -g -f "$W/gr.kev" -c THREAD,SYSTEM -- "$PP" --getppid 3000000 >/dev/null 2>"$W/gr.err" ||
+		{ fail "-r -g: exit status $? ($(cat "$W/gr.err"))"; return; }
+	readable "$W/gr.kev"
 }
 
 for case in $CASES; do
