@@ -299,6 +299,12 @@ case_unpriv() { # as nobody: the unprivileged tier, a note, a readable file
 	[ "$n" -ge 500 ] || fail "as nobody: $n switch-ins"
 	n=$(count "USREVENT" "$W/np.kev.txt")
 	[ "$n" = 11 ] || fail "as nobody: $n user events, 11 expected"
+	# the whole system (no command, no pid) as nobody: refused with the reason, nothing written
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TL" -s 1 -f /tmp/tl-never.kev >/dev/null 2>"$W/np4.err"
+	s=$?
+	[ "$s" = 1 ] || fail "the whole system as nobody: exit status $s, expected 1"
+	grep -q "cannot record: " "$W/np4.err" || fail "the whole system as nobody: $(cat "$W/np4.err")"
+	[ ! -e /tmp/tl-never.kev ] || fail "the whole system as nobody: a file was written"
 	# a process that is not ours: refused with the reason
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$TL" -f /tmp/tl-never.kev -p 1 >/dev/null 2>"$W/np3.err"
 	s=$?
