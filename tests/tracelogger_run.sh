@@ -103,8 +103,21 @@ case_user() { # the program's own USER events between the kernel's, in order, wi
 			if (!(r in one)) { print "EVENT:2 " r " before EVENT:1"; bad = 1 }
 			if (run[$2] != pong) { print "EVENT:2 " r " not on pong: " run[$2]; bad = 1 } }
 		END { exit bad }' "$t" >"$W/u.awk" || fail "order or owners: $(head -n 3 "$W/u.awk")"
-	# the kernel's switches lie between them: pong runs between EVENT:1 and EVENT:2 of a round
 	grep -q "TRACE_TRACEKIT_CLOCK_RAW_NS:: 0" "$t" || fail "no TRACEKIT_CLOCK_RAW_NS in the header"
+	# without the THREAD class the kernel writes no THRUNNING: tracelogger writes one for the
+	# thread of each user event, so the per-CPU rule still gives every event its thread
+	"$TL" -f "$W/u2.kev" -c PROCESS,USER -- taskset -c 0 "$PP" -n 1000 -e 100 >/dev/null 2>"$W/u2.err" ||
+		{ fail "-c PROCESS,USER: exit status $? ($(cat "$W/u2.err"))"; return; }
+	readable "$W/u2.kev" || return
+	t=$W/u2.kev.txt
+	pong=$(sed -n 's/.*PROCTHREAD_NAME pid:[0-9]* tid:\([0-9]*\) name:pong$/\1/p' "$t" | head -n 1)
+	ping=$(sed -n 's/.*PROCTHREAD_NAME pid:[0-9]* tid:\([0-9]*\) name:ping$/\1/p' "$t" | head -n 1)
+	awk -v ping="$ping" -v pong="$pong" '
+		/THRUNNING/ { split($0, a, "tid:"); split(a[2], b, " "); run[$2] = b[1]; n++ }
+		/USREVENT:EVENT:1,/ && run[$2] != ping { print "EVENT:1 on " run[$2]; bad = 1 }
+		/USREVENT:EVENT:2,/ && run[$2] != pong { print "EVENT:2 on " run[$2]; bad = 1 }
+		END { if (n < 20) { print n " THRUNNING"; bad = 1 } exit bad }' "$t" >"$W/u2.awk" ||
+		fail "-c PROCESS,USER: owners: $(head -n 3 "$W/u2.awk")"
 }
 
 case_pipeline() { # a shell pipeline with fork and exec: names after exec
