@@ -94,6 +94,8 @@ static int trace_child(const tk_collect_config *base, workload_fn fn, struct evs
 	e->order_ok = 1;
 	if (pipe(go) != 0)
 		return -1;
+	fflush(stdout);
+	fflush(stderr);
 	pid = fork();
 	if (pid == 0) {
 		close(go[1]);
@@ -357,6 +359,7 @@ static void test_many_threads(void **state)
 	struct evs e;
 	char why[512];
 	int rc, pid;
+	size_t created;
 
 	(void)state;
 	/* Every thread's life, the thread table growing past its first size and forgetting
@@ -365,9 +368,11 @@ static void test_many_threads(void **state)
 	if (rc != 0)
 		fail_msg("rc %d: %s", rc, why);
 	assert_true(e.order_ok);
-	assert_int_equal(count(&e, _TRACE_PR_TH_C, _TRACE_THREAD_CREATE, pid, -1), N_THREADS);
-	assert_int_equal(count(&e, _TRACE_PR_TH_C, _TRACE_THREAD_DESTROY, pid, -1), N_THREADS + 1);
-	assert_int_equal(count(&e, _TRACE_PR_TH_C, STATE_DEAD, pid, -1), N_THREADS + 1);
+	/* (ThreadSanitizer's runtime adds a thread of its own.) */
+	created = count(&e, _TRACE_PR_TH_C, _TRACE_THREAD_CREATE, pid, -1);
+	assert_true(created >= N_THREADS && created <= N_THREADS + 1);
+	assert_int_equal(count(&e, _TRACE_PR_TH_C, _TRACE_THREAD_DESTROY, pid, -1), created + 1);
+	assert_int_equal(count(&e, _TRACE_PR_TH_C, STATE_DEAD, pid, -1), created + 1);
 	free(e.v);
 }
 
