@@ -37,6 +37,8 @@ struct evs {
 	int order_ok;
 };
 
+static tk_kev_writer *g_writer; /* events are also written to this .kev when set */
+
 static int collect_cb(void *ud, const traceevent_t *s, size_t ns, uint64_t t)
 {
 	struct evs *e = ud;
@@ -50,6 +52,8 @@ static int collect_cb(void *ud, const traceevent_t *s, size_t ns, uint64_t t)
 		if (e->v == NULL)
 			return -1;
 	}
+	if (g_writer != NULL && tk_kev_write_raw(g_writer, s, ns) != 0)
+		return -1;
 	x = &e->v[e->n++];
 	memset(x, 0, sizeof(*x) - sizeof(x->w));
 	x->cpu = _NTO_TRACE_GETCPU(s[0].header);
@@ -568,6 +572,71 @@ static void test_syscalls(void **state)
 	}
 }
 
+/* A .kev of kernel events with the collector's header attributes, printed by traceprinter:
+ * Linux system-call names, thread states, names. */
+static void attr_cb(void *ud, const char *key, const char *val)
+{
+	tk_kev_attr *a = ud;
+
+	while (a->key != NULL)
+		a++;
+	a->key = strdup(key);
+	a->value = strdup(val);
+}
+
+static void test_traceprinter_prints(void **state)
+{
+	tk_collect_config cfg = { .size = sizeof(cfg), .tier = TK_COLLECT_TIER_PRIV,
+	                          .classes = TK_COLLECT_CLASS(_NTO_TRACE_KERCALL) | TK_COLLECT_DEFAULT_CLASSES };
+	tk_kev_attr attrs[8];
+	tk_kev_header hdr;
+	tk_collect *probe = NULL;
+	struct evs e;
+	char why[512], cmd[1024], *out;
+	const char *path = tkt_path("collect.kev"), *txt = tkt_path("collect.txt");
+	int rc, rc2;
+	size_t i, len;
+
+	(void)state;
+	SKIP_UNLESS_ROOT();
+	memset(attrs, 0, sizeof(attrs));
+	cfg.child_pid = getpid();
+	rc = tk_collect_open(&probe, &cfg, why, sizeof(why));
+	if (rc != 0)
+		fail_msg("rc %d: %s", rc, why);
+	tk_collect_header_attrs(probe, attr_cb, attrs);
+	tk_collect_close(probe);
+	assert_string_equal(attrs[0].key, "TRACEKIT_KERCALLS");
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u;
+	hdr.attrs = attrs;
+	for (hdr.n_attrs = 0; attrs[hdr.n_attrs].key != NULL; hdr.n_attrs++)
+		;
+	assert_int_equal(tk_kev_writer_open(&g_writer, path, &hdr, TK_KEV_NO_AUTO_TIME), 0);
+	trace_child(&cfg, some_calls, &e, &rc, why, sizeof(why), NULL, 1);
+	rc2 = tk_kev_writer_close(g_writer);
+	g_writer = NULL;
+	if (rc != 0)
+		fail_msg("rc %d: %s", rc, why);
+	assert_int_equal(rc2, 0);
+	snprintf(cmd, sizeof(cmd), "%s %s > %s", TK_TRACEPRINTER, path, txt);
+	assert_int_equal(system(cmd), 0);
+	out = tkt_read_file(txt, &len);
+	assert_non_null(out);
+	assert_non_null(strstr(out, "TRACEKIT_KERCALLS:: linux-"));
+	assert_non_null(strstr(out, "KER_CALL:write/1 a0:"));
+	assert_non_null(strstr(out, "KER_EXIT:close/3 ret:-9"));
+	assert_non_null(strstr(out, "THREAD  :THRUNNING"));
+	assert_non_null(strstr(out, "THREAD  :THDEAD"));
+	assert_non_null(strstr(out, "PROCESS :PROCDESTROY"));
+	free(out);
+	free(e.v);
+	for (i = 0; attrs[i].key != NULL; i++) {
+		free((void *)attrs[i].key);
+		free((void *)attrs[i].value);
+	}
+}
+
 /* ---- interrupts ---------------------------------------------------------------------- */
 
 static void test_interrupts(void **state)
@@ -838,6 +907,7 @@ int main(void)
 		cmocka_unit_test(test_many_threads),
 		cmocka_unit_test(test_mutex_condvar),
 		cmocka_unit_test(test_syscalls),
+		cmocka_unit_test(test_traceprinter_prints),
 		cmocka_unit_test(test_interrupts),
 		cmocka_unit_test(test_unprivileged_as_nobody),
 		cmocka_unit_test(test_lost_records),
