@@ -20,6 +20,7 @@
 #include "collect/collect_internal.h"
 #include "tracekit/collect.h"
 #include "tracekit/kev.h"
+#include "tracekit/traceparser.h"
 
 /* ---- recording a workload -------------------------------------------------------------- */
 
@@ -584,6 +585,20 @@ static void attr_cb(void *ud, const char *key, const char *val)
 	a->value = strdup(val);
 }
 
+/* The decoder names them too (tk_traceparser_decode with the file's TRACEKIT_KERCALLS). */
+static int g_decoded_write;
+
+static int decode_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	tk_kev_decoded d;
+
+	(void)ud;
+	if (tk_traceparser_decode(st, h, t, buf, len, 0, &d) == 0 && strcmp(d.event_name, "write") == 0 &&
+	    d.number == SYS_write)
+		g_decoded_write++;
+	return 0;
+}
+
 static void test_traceprinter_prints(void **state)
 {
 	tk_collect_config cfg = { .size = sizeof(cfg), .tier = TK_COLLECT_TIER_PRIV,
@@ -628,6 +643,14 @@ static void test_traceprinter_prints(void **state)
 	assert_non_null(strstr(out, "KER_EXIT:close/3 ret:-9"));
 	assert_non_null(strstr(out, "THREAD  :THRUNNING"));
 	assert_non_null(strstr(out, "THREAD  :THDEAD"));
+	{
+		struct traceparser_state *st = traceparser_init(NULL);
+		assert_non_null(st);
+		tk_traceparser_cs_internal(st, NULL, decode_cb, 2, 0, 1023);
+		assert_int_equal(traceparser(st, NULL, path), 0);
+		traceparser_destroy(&st);
+		assert_true(g_decoded_write >= 2); /* entry and exit */
+	}
 	assert_non_null(strstr(out, "PROCESS :PROCDESTROY"));
 	free(out);
 	free(e.v);
