@@ -389,6 +389,89 @@ static void test_many_threads(void **state)
 	free(e.v);
 }
 
+/* ---- an existing process (-p) ------------------------------------------------------- */
+
+static int g_rel[2], g_rel2[2];
+
+static void *sleeper_main(void *arg)
+{
+	char b;
+
+	(void)arg;
+	if (read(g_rel2[0], &b, 1) != 1)
+		_exit(10);
+	prctl(PR_SET_NAME, "renamed", 0, 0, 0);
+	return NULL;
+}
+
+static void test_existing_pid(void **state)
+{
+	tk_collect_config cfg = { .size = sizeof(cfg), .tier = TK_COLLECT_TIER_UNPRIV };
+	tk_collect *c = NULL;
+	struct evs e;
+	char why[512], b = 'r';
+	int rc, status = 0, ready[2], done = 0;
+	pid_t pid;
+	long worker;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(pipe(g_rel), 0);
+	assert_int_equal(pipe(g_rel2), 0);
+	assert_int_equal(pipe(ready), 0);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		/* Two threads already running before the collector opens. */
+		pthread_t th;
+		pid_t gc;
+		if (pthread_create(&th, NULL, sleeper_main, NULL) != 0 || write(ready[1], "y", 1) != 1)
+			_exit(11);
+		if (read(g_rel[0], &b, 1) != 1 || write(g_rel2[1], &b, 1) != 1)
+			_exit(12);
+		pthread_join(th, NULL);
+		gc = fork(); /* a child created later: followed too */
+		if (gc == 0)
+			_exit(0);
+		waitpid(gc, NULL, 0);
+		_exit(0);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	memset(&e, 0, sizeof(e));
+	e.order_ok = 1;
+	cfg.pids = &pid;
+	cfg.n_pids = 1;
+	rc = tk_collect_open(&c, &cfg, why, sizeof(why));
+	if (rc != 0)
+		fail_msg("rc %d: %s", rc, why);
+	assert_int_equal(tk_collect_enable(c), 0);
+	assert_int_equal(write(g_rel[1], &b, 1), 1);
+	while (!done) {
+		assert_true(tk_collect_read(c, 20, collect_cb, &e) >= 0);
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			done = 1;
+	}
+	tk_collect_disable(c);
+	while (tk_collect_read(c, 0, collect_cb, &e) > 0)
+		;
+	tk_collect_close(c);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	worker = tid_named(&e, pid, "renamed");
+	assert_true(worker > 0 && worker != pid);
+	assert_int_equal(count(&e, _TRACE_PR_TH_C, STATE_DEAD, pid, worker), 1);
+	assert_true(count(&e, _TRACE_PR_TH_C, STATE_RUNNING, pid, worker) >= 1);
+	assert_true(count(&e, _TRACE_PR_TH_C, STATE_RUNNING, pid, pid) >= 1);
+	/* The grandchild: created (PROCCREATE_NAME with its parent) and destroyed. */
+	for (i = 0; i < e.n; i++)
+		if (e.v[i].cls == _TRACE_PR_TH_C >> 10 && e.v[i].code == _TRACE_PR_TH_CREATE_P_NAME &&
+		    e.v[i].w[0] == (uint32_t)pid)
+			break;
+	assert_true(i < e.n);
+	assert_int_equal(count(&e, _TRACE_PR_TH_C, _TRACE_PR_TH_DESTROY_P, pid, e.v[i].w[1]), 1);
+	free(e.v);
+	close(g_rel[0]), close(g_rel[1]), close(g_rel2[0]), close(g_rel2[1]), close(ready[0]), close(ready[1]);
+}
+
 /* ---- fork and exec ------------------------------------------------------------------- */
 
 static void shell_pipeline(void)
@@ -677,7 +760,7 @@ static void test_interrupts(void **state)
 	tk_collect *c = NULL;
 	struct evs e;
 	char why[512];
-	int rc, i;
+	int rc, i, fd;
 	size_t entries, exits;
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 
@@ -689,12 +772,19 @@ static void test_interrupts(void **state)
 	if (rc != 0)
 		fail_msg("rc %d: %s", rc, why);
 	assert_int_equal(tk_collect_enable(c), 0);
+	fd = open(tkt_path("irq.dat"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
 	for (i = 0; i < 30; i++) {
-		nanosleep(&ts, NULL); /* timer interrupts and soft interrupts meanwhile */
+		char blk[4096] = { 0 };
+		/* Disk writes (the device's interrupts), timer and soft interrupts meanwhile. */
+		if (write(fd, blk, sizeof(blk)) != (ssize_t)sizeof(blk) || fdatasync(fd) != 0)
+			fail_msg("writing %s: %s", tkt_path("irq.dat"), strerror(errno));
+		nanosleep(&ts, NULL);
 		rc = tk_collect_read(c, 0, collect_cb, &e);
 		if (rc < 0)
 			fail_msg("read: %d", rc);
 	}
+	close(fd);
 	tk_collect_disable(c);
 	while (tk_collect_read(c, 0, collect_cb, &e) > 0)
 		;
@@ -710,6 +800,23 @@ static void test_interrupts(void **state)
 	assert_true(e.order_ok);
 	assert_true(exits > 0 && exits + 64 >= entries && entries + 64 >= exits);
 	assert_true(printed(&e, 0, "INT_ENTR:", NULL));
+	/* A hardware interrupt's handler is named once (SYSTEM IRQ_NAME); soft ones are
+	 * 0x10000 + vector. */
+	for (i = 0; i < (int)e.n; i++) {
+		const struct ev *x = &e.v[i];
+		if (x->cls == _TRACE_INT_C >> 10 && x->code == _TRACE_INT_ENTRY && x->w[0] < 0x10000) {
+			size_t j, named = 0;
+			const char *name = "(no name)";
+			for (j = 0; j < e.n; j++)
+				if (e.v[j].cls == _TRACE_SYSTEM_C >> 10 && e.v[j].code == 33 && e.v[j].w[0] == x->w[0]) {
+					named++;
+					name = ev_str(&e.v[j]);
+				}
+			printf("# IRQ %u: %s\n", x->w[0], name);
+			assert_int_equal(named, 1);
+			break;
+		}
+	}
 	assert_true(printed(&e, 0, "INT_EXIT:", NULL));
 	free(e.v);
 }
@@ -936,6 +1043,7 @@ int main(void)
 		cmocka_unit_test(test_pingpong_privileged),
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_many_threads),
+		cmocka_unit_test(test_existing_pid),
 		cmocka_unit_test(test_mutex_condvar),
 		cmocka_unit_test(test_syscalls),
 		cmocka_unit_test(test_traceprinter_prints),
