@@ -58,7 +58,6 @@ struct ctx {
 	int swap;
 	int write_failed;
 	struct tktool_progress progress;
-	int attrs_seen; /* header attributes applied to the printer */
 };
 
 /* The progress line follows the parser through the file (byte offset of each event). */
@@ -118,6 +117,11 @@ static int null_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned 
 
 	(void)t;
 	if (buf == NULL && len == 0 && h == 0) {
+		/* Linux system calls in KER_CALL/KER_EXIT (tracelogger): name them by that table. */
+		unsigned vlen = 0;
+		const char *abi = tk_traceparser_header_value(st, "TRACEKIT_KERCALLS", &vlen);
+		tk_kev_printer_set_flags(c->printer, tk_kev_printer_flags(c->printer) |
+							       tk_kev_kercalls_flags(abi, vlen));
 		c->swap = conv != NULL && *conv != 0;
 		if (c->verbose && tk_kev_printer_flush(c->printer) == TK_OK)
 			fprintf(c->out, "TRACEPRINTER: header file and syspage have been processed\n");
@@ -131,14 +135,6 @@ static int print_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned
 	tk_kev_event ev;
 
 	show_progress(c, st);
-	if (!c->attrs_seen) {
-		/* Linux system calls in KER_CALL/KER_EXIT (tracelogger): name them by that table. */
-		unsigned vlen = 0;
-		const char *abi = tk_traceparser_header_value(st, "TRACEKIT_KERCALLS", &vlen);
-		c->attrs_seen = 1;
-		tk_kev_printer_set_flags(c->printer, tk_kev_printer_flags(c->printer) |
-							       tk_kev_kercalls_flags(abi, vlen));
-	}
 	ev.header = h;
 	ev.time = t;
 	ev.data = buf;

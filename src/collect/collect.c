@@ -170,6 +170,12 @@ static void explain_refusal(char *why, size_t cap, int err, const char *what)
 }
 
 /* Kernels before 6.0 refuse PERF_FORMAT_LOST (EINVAL): then it is left out from there on. */
+/* The TK_E* code of a perf_event_open errno. */
+static int refusal_code(int e)
+{
+	return e == ESRCH ? TK_ENOENT : (e == EACCES || e == EPERM) ? TK_EACCES : TK_ENOTSUP;
+}
+
 static int perf_open(tk_collect *c, struct perf_event_attr *a, int pid, int cpu)
 {
 	int fd;
@@ -1064,7 +1070,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 	if (fd < 0) {
 		int e = errno;
 		explain_refusal(why, whycap, e, what);
-		return e == ESRCH ? TK_ENOENT : (e == EACCES || e == EPERM) ? TK_EACCES : TK_ENOTSUP;
+		return refusal_code(e);
 	}
 	rc = add_fd(c, fd, K_BASE, ci, why, whycap);
 	if (rc != 0)
@@ -1081,7 +1087,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 		if (fd < 0) {
 			int e = errno;
 			explain_refusal(why, whycap, e, what);
-			return (e == EACCES || e == EPERM) ? TK_EACCES : TK_ENOTSUP;
+			return refusal_code(e);
 		}
 		rc = add_fd(c, fd, K_CLOCK, ci, why, whycap);
 		if (rc != 0)
@@ -1104,7 +1110,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 			snprintf(w2, sizeof(w2), "%s (tracepoint %s:%s)", what, tracepoints[k].sys,
 			         tracepoints[k].name);
 			explain_refusal(why, whycap, e, w2);
-			return (e == EACCES || e == EPERM) ? TK_EACCES : TK_ENOTSUP;
+			return refusal_code(e);
 		}
 		if ((k == K_SYS_ENTER || k == K_SYS_EXIT) && !want(c, _NTO_TRACE_KERCALL) &&
 		    c->sys_filter[0] != '\0' && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, c->sys_filter) != 0) {
@@ -1332,7 +1338,8 @@ int tk_collect_open(tk_collect **out, const tk_collect_config *cfg, char *why, s
 	if (rc == 0) {
 		c->tier = cfg->tier == TK_COLLECT_TIER_UNPRIV ? TK_COLLECT_TIER_UNPRIV : TK_COLLECT_TIER_PRIV;
 		rc = open_all(c, cfg, why, whycap);
-		if (rc == TK_EACCES && cfg->tier == TK_COLLECT_TIER_AUTO && !needs_priv) {
+		/* Refused, or a kernel without the tracepoints (no tracefs, no ftrace). */
+		if ((rc == TK_EACCES || rc == TK_ENOTSUP) && cfg->tier == TK_COLLECT_TIER_AUTO && !needs_priv) {
 			char first[512];
 			snprintf(first, sizeof(first), "%s", why ? why : "");
 			release(c);
