@@ -230,7 +230,7 @@ case_ring() { # -r -b 2: only the newest 2 buffers, written at the stop
 	[ "$n" -le 2200 ] || fail "-r -b 2: $n events (2 x 1024 slots expected)"
 	[ "$n" -ge 1024 ] || fail "-r -b 2: only $n events"
 	grep -q "THDEAD" "$W/r.kev.txt" || fail "-r: the end of the command is missing"
-	grep -q "THCREATE" "$W/r.kev.txt" && fail "-r: the start of the command was kept"
+	grep -q "name:pong" "$W/r.kev.txt" && fail "-r: the start of the command (pong named) was kept"
 	true
 }
 
