@@ -121,10 +121,12 @@ case_user() { # the program's own USER events between the kernel's, in order, wi
 }
 
 case_pipeline() { # a shell pipeline with fork and exec: names after exec
-	"$TL" -f "$W/sh.kev" -c THREAD,PROCESS -- sh -c 'echo hello | tr a-z A-Z | wc -c >/dev/null' \
+	"$TL" -A run=pipeline -A "note=a b" -f "$W/sh.kev" -c THREAD,PROCESS -- sh -c 'echo hello | tr a-z A-Z | wc -c >/dev/null' \
 		>"$W/sh.out" 2>"$W/sh.err" || { fail "exit status $? ($(cat "$W/sh.err"))"; return; }
 	readable "$W/sh.kev" || return
 	t=$W/sh.kev.txt
+	grep -q "^ *TRACE_run:: pipeline\$" "$t" && grep -q "^ *TRACE_note:: a b\$" "$t" ||
+		fail "the -A attributes are not in the header"
 	shpid=$(sed -n 's/.*PROCCREATE_NAME ppid:[0-9]* pid:\([0-9]*\) name:sh$/\1/p' "$t" | head -n 1)
 	[ -n "$shpid" ] || { fail "no PROCCREATE_NAME for sh"; return; }
 	for cmd in tr wc; do
