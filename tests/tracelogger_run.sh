@@ -348,6 +348,13 @@ case_syscalls() { # privileged: system calls, with their number, fast and wide
 	"$TL" -w -f "$W/kw.kev" -c KERCALL -- "$PP" --getppid 100 >/dev/null 2>"$W/kw.err" ||
 		{ fail "wide: exit status $? ($(cat "$W/kw.err"))"; return; }
 	readable "$W/kw.kev" || return
+	# -F 1 (QNX's preset: no kernel calls) on the default classes
+	"$TL" -F 1 -f "$W/F.kev" -- "$PP" --getppid 1000 >/dev/null 2>"$W/F.err" ||
+		{ fail "-F 1: exit status $? ($(cat "$W/F.err"))"; return; }
+	readable "$W/F.kev" || return
+	n=$(count "KER_CALL" "$W/F.kev.txt")
+	[ "$n" = 0 ] || fail "-F 1: $n KER_CALL events"
+	grep -q "PROCCREATE_NAME" "$W/F.kev.txt" || fail "-F 1: the other classes are missing"
 	# wide: every argument; the pipe write of pingpong shows its fd and length
 	"$TL" -w -f "$W/kw2.kev" -c KERCALL -- "$PP" -n 10 -e 0 >/dev/null 2>"$W/kw2.err" ||
 		{ fail "wide: exit status $? ($(cat "$W/kw2.err"))"; return; }
