@@ -428,6 +428,15 @@ static inline uint64_t fval(const tk_kev_decoded *d, unsigned i)
 	return i < d->n_fields ? d->fields[i].v.u : 0;
 }
 
+/* A Linux system call: "KER_CALL:write/1" and its arguments (decode_linux_kercall). */
+static void print_linux_kercall(struct obuf *o, unsigned flags, const tk_kev_decoded *d)
+{
+	char label[64];
+
+	snprintf(label, sizeof(label), "%s/%d", d->event_name, d->number);
+	print_args(o, flags, d, (d->code & 0x80u) ? "KER_EXIT" : "KER_CALL", label);
+}
+
 static void print_kercall(struct obuf *o, unsigned flags, const tk_kev_decoded *d)
 {
 	unsigned code = d->code, n = (unsigned)d->number;
@@ -711,7 +720,9 @@ static int format_event(struct obuf *o, unsigned flags, const tk_kev_event *ev)
 	tk_kev_decoded d;
 	int rc = 0;
 
-	kev_decode_core(ev, (flags & TK_KEV_PRINT_QNX_STRICT) ? TK_KEV_DECODE_QNX_STRICT : 0, &d);
+	kev_decode_core(ev, ((flags & TK_KEV_PRINT_QNX_STRICT) ? TK_KEV_DECODE_QNX_STRICT : 0) |
+				    (flags & TK_KEV_DECODE_LINUX_MASK),
+			&d);
 	put_prefix(o, flags, ev);
 	if (d.flags & TK_KEV_DEC_UNKNOWN) {
 		rc = -1;
@@ -721,7 +732,10 @@ static int format_event(struct obuf *o, unsigned flags, const tk_kev_event *ev)
 			rc = print_control(o, flags, &d);
 			break;
 		case 2:
-			print_kercall(o, flags, &d);
+			if (flags & TK_KEV_DECODE_LINUX_MASK)
+				print_linux_kercall(o, flags, &d);
+			else
+				print_kercall(o, flags, &d);
 			break;
 		case 3:
 			rc = print_int(o, &d);
@@ -774,6 +788,19 @@ int tk_kev_printer_new(tk_kev_printer **out, FILE *stream, unsigned flags)
 	}
 	*out = p;
 	return TK_OK;
+}
+
+int tk_kev_printer_set_flags(tk_kev_printer *p, unsigned flags)
+{
+	if (p == NULL)
+		return TK_EINVAL;
+	p->flags = flags;
+	return TK_OK;
+}
+
+unsigned tk_kev_printer_flags(const tk_kev_printer *p)
+{
+	return p != NULL ? p->flags : 0;
 }
 
 int tk_kev_printer_flush(tk_kev_printer *p)
