@@ -740,6 +740,8 @@ static int base_load(struct base *b, const char *path)
 		unsigned vl;
 		if (tk_traceparser_header_entry(st, i, &k, &val, &vl) != 0 || is_std_key(k))
 			continue;
+		if (strcmp(k, "TRACEKIT_CSV_SOURCE_CLOCK") == 0)
+			continue; /* written again below */
 		if (strcmp(k, "TRACEKIT_CSV_CLOCK") == 0 || strcmp(k, "TRACE_TRACEKIT_CSV_CLOCK") == 0) {
 			snprintf(b->csv_clock, sizeof(b->csv_clock), "%.*s", (int)vl, val);
 			continue; /* written again below */
@@ -893,8 +895,10 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 			}
 			if (host[0] && h.nodename && strcmp(host, h.nodename) != 0)
 				warn("%s: host %s differs from the trace's %s", paths[0], host, h.nodename);
-			memcpy(&attrs, &(tk_kev_attr){"TRACEKIT_CSV_CLOCK", b.csv_clock[0] ? b.csv_clock : dom},
-			       sizeof(attrs[0]));
+			/* TRACEKIT_CSV_CLOCK says the trace's cycles are that domain's values; a recorded
+			 * base keeps its clock and the CSV's domain is recorded as where the data came from */
+			attrs[0] = b.csv_clock[0] ? (tk_kev_attr){"TRACEKIT_CSV_CLOCK", b.csv_clock}
+						  : (tk_kev_attr){"TRACEKIT_CSV_SOURCE_CLOCK", dom};
 			b.attrs[b.n_attrs] = attrs[0];
 			h.attrs = b.attrs;
 			h.n_attrs = b.n_attrs + 1;
