@@ -21,8 +21,8 @@ banner "2. Print it as QNX traceprinter would (the first events)"
 banner "3. Threads and user events only, in time order across threads, in ns since the trace began"
 "$TP" --sort --time=ns --class=THREAD,PROCESS,USER -n -f "$OUT/worker_pool.kev" | sed -n '/KERNEL EVENTS/,$p' | sed -n '1,12p;/EVENT:30/p'
 
-banner "4. Events per class (read from a pipe, one line per event)"
-"$TP" -n -f - <"$OUT/worker_pool.kev" | sed -n '/KERNEL EVENTS/,$p' | awk 'NR > 1 { split($3, a, ":"); n[a[1]]++ } END { for (c in n) printf "  %-10s %d\n", c, n[c] }' | sort
+banner "4. Every event with its thread: the decoded event model (examples/kev_threads.c), per thread and class"
+"$BUILD/examples/kev_threads" "$OUT/worker_pool.kev" USER 3
 
 banner "5. The SAT guide's usr_event_simple, ported: TraceEvent() calls show up as KER_CALL / KER_EXIT"
 "$BUILD/examples/usr_event_simple" "$OUT/usr_event_simple.kev"

@@ -62,4 +62,12 @@ for p in $absent; do
 		fail=1
 	fi
 done
+# Tests run as root: no tool may turn the machine's devices into files (issue 10 item 21).
+for dev in /dev/null:1:3 /dev/full:1:7; do
+	path=${dev%%:*} num=${dev#*:}
+	if [ ! -c "$path" ] || [ "$(stat -c '%t:%T' "$path")" != "$(printf '%x:%x' ${num%:*} ${num#*:})" ]; then
+		echo "--- $path is no longer the character device ${num%:*},${num#*:}"
+		fail=1
+	fi
+done
 exit $fail

@@ -129,6 +129,21 @@ tk_tb5_golden(tbrw_writer_missing STDERR tb5/tbrw_writer_missing.err STATUS 1 AB
 tk_tb5_golden(tbrw_writer_bad_args STDERR tb5/tbrw_writer_usage.err STATUS 2 COMMAND ${WR} a.dat)
 tk_tb5_golden(tbrw_writer_help STDOUT tb5/tbrw_writer_help.txt COMMAND ${WR} --help)
 
+# Issue 10 item 6: descriptors both at offset 0 (chapter 6) are reported where the records hold them.
+add_test(NAME tb5_chapter6_offsets
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tb5_chapter6_offsets.sh ${PT} ${RD} ${WR} ${TK_GOLDEN}/tb5
+                 ${TK_WORK}/ch6_offsets)
+set_tests_properties(tb5_chapter6_offsets PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 120)
+
+# Issue 10 item 32: a FIFO as input is refused at once, not waited on.
+add_test(NAME tb5_fifo_input COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tb5_fifo_input.sh ${PT} ${RD} ${RC} ${TK_WORK})
+set_tests_properties(tb5_fifo_input PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 120)
+
+# Issue 10 item 26: the input shrinks while print_tb5 reads it: an error, not SIGBUS.
+add_test(NAME tb5_shrink_while_read
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tb5_shrink_while_read.sh ${PT} ${TK_WORK}/many.tb5 ${TK_WORK})
+set_tests_properties(tb5_shrink_while_read PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 120)
+
 # ---- tb5_recover ----
 tk_tb5_golden(tb5_recover_truncated STDOUT tb5/print_recovered.txt STDERR tb5/tb5_recover_truncated.err
               ABSENT recovered.tb5.part
@@ -141,6 +156,9 @@ tk_tb5_golden(tb5_recover_not_a_tb5 STDERR tb5/tb5_recover_not_a_tb5.err STATUS 
               COMMAND ${RC} not_a_tb5.tb5 out_nat.tb5)
 tk_tb5_golden(tb5_recover_missing STDERR tb5/tb5_recover_missing.err STATUS 1 COMMAND ${RC} no-such-file.tb5 x.tb5)
 tk_tb5_golden(tb5_recover_bad_args STDERR tb5/tb5_recover_usage.err STATUS 2 COMMAND ${RC} truncated.tb5)
+# Issue 10 item 18: past a damaged chunk, the stretch reported.
+add_test(NAME tb5_recover_damage COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tb5_recover_damage.sh ${RC} ${PT} ${TK_WORK})
+set_tests_properties(tb5_recover_damage PROPERTIES FIXTURES_REQUIRED tb5_samples LABELS "golden" TIMEOUT 120)
 tk_tb5_golden(tb5_recover_help STDOUT tb5/tb5_recover_help.txt COMMAND ${RC} --help)
 
 # ---- the examples' own output ----

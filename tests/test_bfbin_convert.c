@@ -248,7 +248,7 @@ static int h5_full_child(void)
 	rc = tk_bfbin_to_hdf5(in, out, &cv);
 	snprintf(want, sizeof(want), "Failed to write %s (%s)", out, strerror(EFBIG));
 	snprintf(part, sizeof(part), "%s.part", out);
-	if (rc != TK_ENOSPC || strcmp(cv.error, want) != 0) {
+	if (rc != TK_EFBIG || strcmp(cv.error, want) != 0) {
 		fprintf(stderr, "rc %d, error \"%s\"\n", rc, cv.error);
 		return 4;
 	}
@@ -811,7 +811,7 @@ static void test_readonly_output(void **state)
 	assert_int_equal(tk_error_from_errno(EROFS), TK_EROFS);
 	assert_string_equal(tk_strerror(TK_EROFS), "read-only file system");
 	assert_int_equal(tk_error_from_errno(EACCES), TK_EACCES);
-	assert_int_equal(tk_error_from_errno(EFBIG), TK_ENOSPC); /* the output is full, as for ENOSPC */
+	assert_int_equal(tk_error_from_errno(EFBIG), TK_EFBIG); /* its own cause (issue 10 item 17) */
 	write_h5_sample("ro.byfl");
 	assert_int_equal(mkdir(mnt, 0755), 0);
 	fflush(NULL);

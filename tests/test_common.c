@@ -5,7 +5,12 @@
  * and the clocks.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/tk_crc32c.h"
@@ -58,6 +63,23 @@ static void test_errors(void **state)
 	assert_int_equal(tk_error_from_errno(EROFS), TK_EROFS);
 	assert_int_equal(tk_error_from_errno(ENOMEM), TK_ENOMEM);
 	assert_int_equal(tk_error_from_errno(ENOENT), TK_ENOENT);
+	/* issue 10 item 17: each cause reads as itself, not as a neighbour or as EIO */
+	assert_int_equal(tk_error_from_errno(EDQUOT), TK_EDQUOT);
+	assert_string_equal(tk_strerror(TK_EDQUOT), "disk quota exceeded");
+	assert_int_equal(tk_error_from_errno(EFBIG), TK_EFBIG);
+	assert_string_equal(tk_strerror(TK_EFBIG), "file too large");
+	assert_int_equal(tk_error_from_errno(ENOTDIR), TK_ENOTDIR);
+	assert_string_equal(tk_strerror(TK_ENOTDIR), "not a directory");
+	assert_int_equal(tk_error_from_errno(EMFILE), TK_EMFILE);
+	assert_string_equal(tk_strerror(TK_EMFILE), "too many open files");
+	assert_int_equal(tk_error_from_errno(EISDIR), TK_EISDIR);
+	assert_string_equal(tk_strerror(TK_EISDIR), "is a directory");
+	assert_int_equal(tk_error_from_errno(ENAMETOOLONG), TK_ENAMETOOLONG);
+	assert_string_equal(tk_strerror(TK_ENAMETOOLONG), "file name too long");
+	/* the numbers are ABI: appended after EROFS, never renumbered */
+	assert_int_equal(TK_EROFS, -19);
+	assert_int_equal(TK_ENOTDIR, -20);
+	assert_int_equal(TK_EFBIG, -25);
 	/* every code has its own text */
 #define CODE(name, value, text) value,
 	static const int codes[] = { TK_ERRNO_MAP(CODE) };
@@ -113,6 +135,252 @@ static void test_outfile(void **state)
 	assert_int_equal(tk_outfile_open(&of, "", 0), TK_EINVAL);
 }
 
+/* Writes "new\n" to path through tk_outfile and commits it. */
+static int write_through(const char *path, unsigned flags)
+{
+	tk_outfile *of;
+	int rc = tk_outfile_open(&of, path, flags);
+
+	if (rc != TK_OK)
+		return rc;
+	fputs("new\n", tk_outfile_stream(of));
+	return tk_outfile_commit(of);
+}
+
+static void assert_content(const char *path, const char *want)
+{
+	size_t len;
+	char *text = tkt_read_file(path, &len);
+
+	assert_non_null(text);
+	assert_string_equal(text, want);
+	free(text);
+}
+
+/* Issue 10 item 20, as exploited: a symlink planted at OUTPUT.part and at OUTPUT. */
+static void test_outfile_symlinks(void **state)
+{
+	const char *victim = tkt_path("victim");
+	const char *out = tkt_path("sym.out");
+	char part[600], *victim_copy = strdup(victim), *out_copy = strdup(out);
+	struct stat sb;
+
+	(void)state;
+	snprintf(part, sizeof(part), "%s.part", out_copy);
+	tkt_write_file(victim_copy, "precious\n", 9);
+	assert_int_equal(symlink(victim_copy, part), 0);
+	assert_int_equal(write_through(out_copy, 0), TK_OK);
+	assert_content(victim_copy, "precious\n");   /* the target is untouched */
+	assert_int_equal(lstat(part, &sb), 0);
+	assert_true(S_ISLNK(sb.st_mode));             /* the link is left alone */
+	assert_int_equal(lstat(out_copy, &sb), 0);
+	assert_true(S_ISREG(sb.st_mode));
+	assert_content(out_copy, "new\n");
+	unlink(part);
+	unlink(out_copy);
+	/* a symlink at the final name is replaced, not followed */
+	assert_int_equal(symlink(victim_copy, out_copy), 0);
+	assert_int_equal(write_through(out_copy, 0), TK_OK);
+	assert_content(victim_copy, "precious\n");
+	assert_int_equal(lstat(out_copy, &sb), 0);
+	assert_true(S_ISREG(sb.st_mode));
+	assert_content(out_copy, "new\n");
+	/* a dangling symlink at .part: nothing is created at its target */
+	unlink(out_copy);
+	assert_int_equal(symlink(tkt_path("nowhere"), part), 0);
+	assert_int_equal(write_through(out_copy, 0), TK_OK);
+	assert_false(tkt_exists(tkt_path("nowhere")));
+	unlink(part);
+	unlink(victim_copy);
+	free(victim_copy);
+	free(out_copy);
+}
+
+/* Issue 10 item 29: a crashed run's .part is the only copy of its data: never truncated. */
+static void test_outfile_keeps_old_part(void **state)
+{
+	char *out = strdup(tkt_path("crash.kev")), part[600], *temp;
+	tk_outfile *of;
+
+	(void)state;
+	snprintf(part, sizeof(part), "%s.part", out);
+	tkt_write_file(part, "crashed run\n", 12);
+	assert_int_equal(tk_outfile_open(&of, out, TK_OUTFILE_KEEP_PARTIAL_ON_ABORT), TK_OK);
+	temp = strdup(tk_outfile_temp_path(of));
+	assert_string_not_equal(temp, part);
+	assert_int_equal(strncmp(temp, out, strlen(out)), 0); /* beside the output */
+	assert_int_equal(strcmp(temp + strlen(temp) - 5, ".part"), 0);
+	fputs("second run\n", tk_outfile_stream(of));
+	tk_outfile_abort(of); /* crashed again: both runs' data are there */
+	assert_content(part, "crashed run\n");
+	assert_content(temp, "second run\n");
+	unlink(temp);
+	free(temp);
+	assert_int_equal(write_through(out, 0), TK_OK);
+	assert_content(part, "crashed run\n");
+	assert_content(out, "new\n");
+	unlink(part);
+	unlink(out);
+	free(out);
+}
+
+/* Issue 10 item 32: re-writing an output keeps its mode (a 0600 file stays 0600). */
+static void test_outfile_mode(void **state)
+{
+	const char *out = tkt_path("private.txt");
+	struct stat sb;
+	mode_t old_mask = umask(022);
+
+	(void)state;
+	tkt_write_file(out, "old\n", 4);
+	assert_int_equal(chmod(out, 0600), 0);
+	assert_int_equal(write_through(out, 0), TK_OK);
+	assert_int_equal(stat(out, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0600);
+	assert_int_equal(chmod(out, 0664), 0); /* a mode the umask would not give */
+	assert_int_equal(write_through(out, 0), TK_OK);
+	assert_int_equal(stat(out, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0664);
+	/* root replacing another user's file keeps its owner too (as cp would) */
+	if (geteuid() == 0) {
+		assert_int_equal(chown(out, 65534, 65534), 0);
+		assert_int_equal(chmod(out, 0640), 0);
+		assert_int_equal(write_through(out, 0), TK_OK);
+		assert_int_equal(stat(out, &sb), 0);
+		assert_int_equal(sb.st_uid, 65534);
+		assert_int_equal(sb.st_gid, 65534);
+		assert_int_equal(sb.st_mode & 07777, 0640);
+	}
+	unlink(out);
+	assert_int_equal(write_through(out, 0), TK_OK); /* a new file: 0644 minus the umask */
+	assert_int_equal(stat(out, &sb), 0);
+	assert_int_equal(sb.st_mode & 07777, 0644);
+	unlink(out);
+	umask(old_mask);
+}
+
+/* Identity of /dev/null and /dev/full, to prove the suite leaves them devices. */
+static void assert_char_device(const char *path, unsigned maj, unsigned min)
+{
+	struct stat sb;
+
+	assert_int_equal(lstat(path, &sb), 0);
+	assert_true(S_ISCHR(sb.st_mode));
+	assert_int_equal(major(sb.st_rdev), maj);
+	assert_int_equal(minor(sb.st_rdev), min);
+}
+
+/* Issue 10 item 21, as exploited: a device node made with mknod, and a FIFO, as outputs. */
+static void test_outfile_devices(void **state)
+{
+	char *node = strdup(tkt_path("null.node")), *fifo = strdup(tkt_path("out.fifo")), part[600];
+	struct stat sb;
+
+	(void)state;
+	assert_char_device("/dev/null", 1, 3);
+	/* a device node of our own (root only: mknod) */
+	if (mknod(node, S_IFCHR | 0666, makedev(1, 3)) == 0) {
+		assert_int_equal(write_through(node, 0), TK_OK);
+		assert_char_device(node, 1, 3);
+		snprintf(part, sizeof(part), "%s.part", node);
+		assert_false(tkt_exists(part));
+		unlink(node);
+	} else {
+		assert_true(errno == EPERM || errno == EACCES);
+	}
+	/* a FIFO with a reader stays a FIFO and gets the data */
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	{
+		pid_t pid = fork();
+
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			_exit(write_through(fifo, 0) == TK_OK ? 0 : 1);
+		} else {
+			int fd = open(fifo, O_RDONLY), status;
+			char got[16] = { 0 };
+
+			assert_true(fd >= 0);
+			assert_int_equal(read(fd, got, sizeof(got) - 1), 4);
+			close(fd);
+			assert_int_equal(waitpid(pid, &status, 0), pid);
+			assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+			assert_string_equal(got, "new\n");
+		}
+	}
+	assert_int_equal(lstat(fifo, &sb), 0);
+	assert_true(S_ISFIFO(sb.st_mode));
+	unlink(fifo);
+	/* a directory is refused, with its own message */
+	assert_int_equal(write_through(tkt_dir(), 0), TK_EISDIR);
+	assert_int_equal(write_through(tkt_path("nodir/x"), 0), TK_ENOENT);
+	assert_char_device("/dev/null", 1, 3);
+	assert_char_device("/dev/full", 1, 7);
+	free(node);
+	free(fifo);
+}
+
+/*
+ * /dev/stdout when standard output is a regular file (cmd -o /dev/stdout > file): the file
+ * gets the data, /dev/stdout stays the system's symlink (renaming onto it would replace
+ * it for everyone, as root).
+ */
+static void test_outfile_dev_stdout(void **state)
+{
+	char *file = strdup(tkt_path("redirected.txt"));
+	struct stat before, after;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(lstat("/dev/stdout", &before), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+			_exit(2);
+		_exit(write_through("/dev/stdout", 0) == TK_OK ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_content(file, "new\n");
+	assert_int_equal(lstat("/dev/stdout", &after), 0);
+	assert_int_equal(before.st_ino, after.st_ino);
+	assert_true(S_ISLNK(after.st_mode));
+	assert_false(tkt_exists("/dev/stdout.part"));
+	unlink(file);
+	free(file);
+}
+
+static void test_same_file(void **state)
+{
+	char *a = strdup(tkt_path("same.a")), *b = strdup(tkt_path("same.b"));
+	char *dotted = strdup(tkt_path("./same.a")), *hard = strdup(tkt_path("same.hard"));
+
+	(void)state;
+	tkt_write_file(a, "a", 1);
+	tkt_write_file(b, "b", 1);
+	assert_int_equal(link(a, hard), 0);
+	assert_int_equal(tk_same_file(a, a), 1);
+	assert_int_equal(tk_same_file(a, dotted), 1); /* not the same string */
+	assert_int_equal(tk_same_file(a, hard), 1);
+	assert_int_equal(tk_same_file(a, b), 0);
+	assert_int_equal(tk_same_file(a, tkt_path("missing")), 0);
+	assert_int_equal(tk_same_file("/dev/null", "/dev/null"), 0); /* devices may be both */
+	assert_int_equal(tk_same_file(NULL, a), 0);
+	unlink(a);
+	unlink(b);
+	unlink(hard);
+	free(a);
+	free(b);
+	free(dotted);
+	free(hard);
+}
+
 static void test_clocks(void **state)
 {
 	uint64_t a, b, n0, n1;
@@ -136,6 +404,12 @@ int main(void)
 		cmocka_unit_test(test_crc32c),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_outfile),
+		cmocka_unit_test(test_outfile_symlinks),
+		cmocka_unit_test(test_outfile_keeps_old_part),
+		cmocka_unit_test(test_outfile_mode),
+		cmocka_unit_test(test_outfile_devices),
+		cmocka_unit_test(test_outfile_dev_stdout),
+		cmocka_unit_test(test_same_file),
 		cmocka_unit_test(test_clocks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,8 +14,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <wchar.h>
@@ -24,18 +26,9 @@
 #include "tracekit/samprec_shared.h"
 #include "tracekit/tbrw.h"
 
+#include "common/tk_crc32c.h"
 #include "tb5/tb5_internal.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
-#ifndef UNDER_SANITIZER
-#define UNDER_SANITIZER 0
-#endif
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
@@ -1044,7 +1037,9 @@ static void test_chapter6_style(void **state)
 	OK(TBRW_verify(h));
 	OK(TBRW_reading_stream(h, 0));
 	check_stream_info(h, 0);
-	check_descs(h, 0, d, 2); /* read back as written: both at offset 0 */
+	/* issue 10 item 6: reported where the records hold them (written both at 0) */
+	d[1].desc_offset = sizeof(TBRW_SampleRecordPC);
+	check_descs(h, 0, d, 2);
 	OK(TBRW_reading_stream_section(h, 0, TBRW_DATA_SECTION));
 	OK(TBRW_enumerate_data(h, 0, on_data, &c, 0));
 	assert_int_equal(c.n, n);
@@ -1615,7 +1610,7 @@ static void test_bind_big_chunk(void **state)
 	/* one chunk as another writer may make it, through the container directly */
 	hh = h;
 	st = hh->streams[0];
-	OK(tb5_write_chunk(hh, st->data_obj, CK_DATA, st->data_obj->id, 0, n, recs, (size_t)n * sizeof *recs));
+	OK(tk__tb5_write_chunk(hh, st->data_obj, CK_DATA, st->data_obj->id, 0, n, recs, (size_t)n * sizeof *recs));
 	st->data_obj->total = n;
 	OK(TBRW_done_stream_section(h, 0, TBRW_DATA_SECTION));
 	OK(TBRW_done_stream(h, 0));
@@ -2064,8 +2059,8 @@ static TBRW_U32 on_conc_events(TBRW_EVENT *e, TBRW_U32 size, TBRW_U32 n, void *u
 
 static void test_concurrent_streams(void **state)
 {
-	const int iterations = UNDER_SANITIZER ? 6 : 25;
-	const uint64_t n_records = UNDER_SANITIZER ? 20000 : 60000;
+	const int iterations = TKT_SANITIZER ? 6 : 25;
+	const uint64_t n_records = TKT_SANITIZER ? 20000 : 60000;
 
 	(void)state;
 	for (int it = 0; it < iterations; it++) {
@@ -2266,7 +2261,7 @@ static int big_file_child(void)
 static void test_larger_than_memory_limit(void **state)
 {
 	(void)state;
-	if (UNDER_SANITIZER) {
+	if (TKT_SANITIZER) {
 		/* sanitizer runtimes reserve terabytes of address space: RLIMIT_AS cannot apply */
 		skip();
 	}
@@ -2518,6 +2513,580 @@ static void test_add_data_from_file(void **state)
 	OK(TBRW_close(h));
 }
 
+/* ---- issue 10 ---------------------------------------------------------------------------- */
+
+/* Item 7: binding leaves the records as written (mrIndex/mrIndexNone included, the guide
+ * writes them 0); the module of a sample is its DATA_BIND_STRUCT.module_index. */
+static void test_bind_keeps_mr_index(void **state)
+{
+	static struct bind_collect c;
+	TBRW_PTR h;
+	int none_seen = 0;
+
+	(void)state;
+	write_bind_file("bind_mr.tb5", 0);
+	h = open_read("bind_mr.tb5");
+	OK(TBRW_dobind(h, 0));
+	memset(&c, 0, sizeof c);
+	OK(TBRW_bind_enumerate_data(h, 0, on_bind, &c, 0));
+	assert_int_equal(c.n, N_SAMPLES);
+	for (size_t i = 0; i < N_SAMPLES; i++) {
+		assert_int_equal(c.b[i].module_index, g_samples[i].mod);
+		assert_int_equal(c.r[i].pc.mrIndex, 0);
+		assert_int_equal(c.r[i].pc.mrIndexNone, 0);
+		none_seen |= c.b[i].module_index == TBRW_BIND_NO_INDEX;
+	}
+	assert_true(none_seen);
+	OK(TBRW_close(h));
+}
+
+/* Item 8: the guide's usage, the string through soi_ptr: no buffer, no size pointer. */
+struct soi_thread {
+	TBRW_PTR h;
+	TBRW_STRING_OR_ID id;
+	const wchar_t *want;
+	int ok;
+};
+
+static void *soi_thread_run(void *p)
+{
+	struct soi_thread *t = p;
+
+	for (int i = 0; i < 200; i++) {
+		TBRW_STRING_OR_ID id = t->id;
+		if (TBRW_convert_uniqueid_to_string(t->h, 0, &id, NULL, NULL) != VT_SUCCESS || id.soi_ptr == NULL ||
+		    wcscmp(id.soi_ptr, t->want) != 0)
+			return NULL;
+	}
+	t->ok = 1;
+	return NULL;
+}
+
+static void test_convert_through_soi_ptr(void **state)
+{
+	TBRW_PTR h;
+	const TBRW_MODULE *m = NULL;
+	TBRW_STRING_OR_ID id, id2, none = {{0}};
+	TBRW_CHAR buf[32];
+	TBRW_U32 need = 0;
+	struct soi_thread t[2];
+	pthread_t th[2];
+
+	(void)state;
+	write_bind_file("soi.tb5", 1);
+	h = open_read("soi.tb5");
+	OK(TBRW_get_one_module(h, 1, &m));
+	id = m->module_name;
+	OK(TBRW_get_one_module(h, 0, &m));
+	id2 = m->module_name;
+	/* as chapter 9.1 writes it: convert, then use soi_ptr */
+	{
+		TBRW_STRING_OR_ID x = id, y = id2;
+		OK(TBRW_convert_uniqueid_to_string(h, 0, &x, NULL, NULL));
+		assert_non_null(x.soi_ptr);
+		assert_true(wcscmp(x.soi_ptr, L"lib1.so") == 0);
+		OK(TBRW_convert_uniqueid_to_string(h, 0, &y, NULL, NULL));
+		assert_true(wcscmp(y.soi_ptr, L"a.out") == 0);
+	}
+	/* with a buffer: the text is there and soi_ptr points to it */
+	{
+		TBRW_STRING_OR_ID x = id;
+		OK(TBRW_convert_uniqueid_to_string(h, 32, &x, buf, &need));
+		assert_ptr_equal(x.soi_ptr, buf);
+		assert_true(wcscmp(buf, L"lib1.so") == 0);
+		assert_int_equal(need, 8);
+	}
+	/* the size query and a short buffer leave the id as it was */
+	{
+		TBRW_STRING_OR_ID x = id;
+		RC(TBRW_convert_uniqueid_to_string(h, 0, &x, NULL, &need), TBRW_BUFFER_TOO_SMALL);
+		assert_int_equal(x.soi_uniqueid, id.soi_uniqueid);
+		RC(TBRW_convert_uniqueid_to_string(h, 3, &x, buf, &need), TBRW_BUFFER_TOO_SMALL);
+		assert_int_equal(x.soi_uniqueid, id.soi_uniqueid);
+	}
+	/* id 0 is no string (FAQ 7.6), without touching soi_ptr */
+	FAILS(TBRW_convert_uniqueid_to_string(h, 0, &none, NULL, NULL), TBRW_INVALID_STRING, "unique id 0");
+	assert_int_equal(none.soi_uniqueid, 0);
+	/* one buffer per thread: two threads converting different strings do not mix them */
+	t[0] = (struct soi_thread){.h = h, .id = id, .want = L"lib1.so"};
+	t[1] = (struct soi_thread){.h = h, .id = id2, .want = L"a.out"};
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, soi_thread_run, &t[i]), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+	assert_true(t[0].ok && t[1].ok);
+	OK(TBRW_close(h));
+}
+
+/* Sets the flags of the chunk at off in its header and in the directory entry listing it,
+ * every checksum recomputed: damage that only a reader's own checks can catch. */
+static void set_chunk_flags(const char *name, uint64_t off, uint16_t flags)
+{
+	size_t len;
+	unsigned char *d = (unsigned char *)tkt_read_file(tkt_path(name), &len);
+	uint64_t dir_off, n;
+	unsigned char *dir;
+
+	assert_non_null(d);
+	tb5_put16(d + off + 6, flags);
+	tb5_put32(d + off + 36, tk__crc32c(0, d + off, 36));
+	dir_off = tb5_get64(d + len - TB5_TRAILER_SIZE + 8);
+	dir = d + dir_off + TB5_CHUNK_HEADER_SIZE;
+	n = tb5_get64(dir);
+	for (uint64_t i = 0; i < n; i++)
+		if (tb5_get64(dir + 8 + i * 40) == off)
+			tb5_put16(dir + 8 + i * 40 + 30, flags);
+	tb5_put32(d + dir_off + 32, tk__crc32c(0, dir, tb5_get32(d + dir_off + 12)));
+	tb5_put32(d + dir_off + 36, tk__crc32c(0, d + dir_off, 36));
+	tkt_write_file(tkt_path(name), d, len);
+	free(d);
+}
+
+/* Item 32: an end chunk flagged as compressed is damage named as such (it made the reader
+ * add 0 to a NULL buffer: UBSan), when opening and when salvaging. */
+static void test_zstd_flag_on_end_chunk(void **state)
+{
+	struct chunk_info ch[64];
+	size_t n, i;
+	TBRW_PTR h = NULL;
+	tk_tbrw_recover_report rep;
+
+	(void)state;
+	write_bind_file("zend.tb5", 1);
+	n = scan_chunks("zend.tb5", ch, 64);
+	for (i = 0; i < n && ch[i].kind != CK_END; i++)
+		;
+	assert_true(i < n);
+	set_chunk_flags("zend.tb5", ch[i].offset, CK_FLAG_ZSTD);
+	FAILS(TBRW_open(&h, wpath("zend.tb5"), TBRW_FILE_READ), TBRW_FILE_CORRUPT, "cannot be compressed");
+	assert_null(h);
+	/* salvage skips the damaged chunk: its section is left out, the rest is kept */
+	memset(&rep, 0, sizeof rep);
+	OK(tk_tbrw_recover(tkt_path("zend.tb5"), tkt_path("zend_rec.tb5"), &rep));
+	assert_int_equal(rep.was_complete, 0);
+	assert_true(rep.sections_dropped >= 1);
+	h = open_read("zend_rec.tb5");
+	OK(TBRW_verify(h));
+	OK(TBRW_close(h));
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	_exit(3);
+}
+
+/* Item 32: a FIFO without a writer is refused at once (it blocked in open). */
+static void test_fifo_refused(void **state)
+{
+	TBRW_PTR h = NULL;
+	tk_tbrw_recover_report rep;
+
+	(void)state;
+	unlink(tkt_path("fifo.tb5"));
+	assert_int_equal(mkfifo(tkt_path("fifo.tb5"), 0600), 0);
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+	FAILS(TBRW_open(&h, wpath("fifo.tb5"), TBRW_FILE_READ), TBRW_NOT_A_TB5_FILE, "not a regular file (a FIFO)");
+	FAILS(TBRW_open(&h, wpath("fifo.tb5"), TBRW_FILE_WRITE), TBRW_NOT_A_TB5_FILE, "not a regular file (a FIFO)");
+	FAILS(tk_tbrw_recover(tkt_path("fifo.tb5"), tkt_path("fifo_rec.tb5"), &rep), TBRW_NOT_A_TB5_FILE, "a FIFO");
+	alarm(0);
+	signal(SIGALRM, SIG_DFL);
+	assert_false(tkt_exists(tkt_path("fifo_rec.tb5")));
+	assert_false(tkt_exists(tkt_path("fifo_rec.tb5.part")));
+	unlink(tkt_path("fifo.tb5"));
+}
+
+/* Item 26: the file shrinks while it is read through the mapping: the reader reports the
+ * truncation instead of dying of SIGBUS. */
+struct shrink_ctx {
+	const char *path;
+	uint64_t calls, records;
+	off_t to;
+};
+
+static TBRW_U32 on_data_shrink(void *d, TBRW_U32 size, TBRW_U32 n, void *u)
+{
+	struct shrink_ctx *c = u;
+	volatile const unsigned char *p = d;
+	unsigned sum = 0;
+
+	if (c->calls++ == 0)
+		assert_int_equal(truncate(c->path, c->to), 0);
+	for (TBRW_U32 i = 0; i < size; i += 64)
+		sum += p[i]; /* touches every page: past the new end they fault */
+	(void)sum;
+	c->records += n;
+	return TRUE;
+}
+
+static void test_file_shrinks_while_read(void **state)
+{
+	TBRW_PTR h;
+	const uint32_t n = 200000; /* 8 MB of 40-byte records: several chunks */
+	struct shrink_ctx c = {.path = NULL};
+
+	(void)state;
+	init_descs();
+	h = open_create("shrink.tb5", 0);
+	OK(TBRW_writing_stream(h, 0));
+	write_stream_header(h, 0, g_desc0, 2, 0);
+	OK(TBRW_writing_stream_section(h, 0, TBRW_DATA_SECTION));
+	for (uint32_t i = 0; i < n; i++) {
+		struct rec0 r = rec0_at(i);
+		OK(TBRW_add_data(h, 0, sizeof r, &r));
+	}
+	OK(TBRW_done_stream_section(h, 0, TBRW_DATA_SECTION));
+	OK(TBRW_done_stream(h, 0));
+	OK(TBRW_close(h));
+
+	h = open_read("shrink.tb5");
+	OK(TBRW_reading_stream(h, 0));
+	OK(TBRW_reading_stream_section(h, 0, TBRW_DATA_SECTION));
+	c.path = tkt_path("shrink.tb5");
+	c.to = 100000;
+	FAILS(TBRW_enumerate_data(h, 0, on_data_shrink, &c, 0), TBRW_FILE_TRUNCATED,
+	      "shrank to 100000 bytes while it was read");
+	assert_true(c.records < n);
+	/* and again: still an error, not data of zeros */
+	c.calls = 1;
+	FAILS(TBRW_enumerate_data(h, 0, on_data_shrink, &c, 0), TBRW_FILE_TRUNCATED, "shrank");
+	OK(TBRW_done_stream_section(h, 0, TBRW_DATA_SECTION));
+	OK(TBRW_done_stream(h, 0));
+	OK(TBRW_close(h));
+	/* a fault outside any mapping of the library still kills as SIGBUS does */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGBUS, SIG_DFL); /* the program's own disposition: the default */
+		TBRW_PTR h2 = open_read("bind_mr.tb5"); /* the library's handler is in place from here */
+		(void)h2;
+		int fd = open(tkt_path("shrink.tb5"), O_RDONLY);
+		volatile unsigned char *m = mmap(NULL, 1 << 20, PROT_READ, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
+			_exit(2);
+		_exit(m[(1 << 20) - 1]); /* past the end of the 100000-byte file */
+	}
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS);
+}
+
+/* Item 18: salvage goes past damage. */
+struct lost_seen {
+	uint64_t from[16], to[16];
+	char what[16][200];
+	size_t n;
+};
+
+static void on_lost(TBRW_U64 from, TBRW_U64 to, const char *what, void *u)
+{
+	struct lost_seen *l = u;
+
+	if (l->n < 16) {
+		l->from[l->n] = from;
+		l->to[l->n] = to;
+		snprintf(l->what[l->n], sizeof l->what[0], "%s", what);
+	}
+	l->n++;
+}
+
+/* Stream 0 of the salvaged file holds the records of the original but those of lost_first ..
+ * lost_first + lost_n - 1, the others following on. */
+static void check_stream0_gap(const char *name, uint32_t n0, uint64_t lost_first, uint64_t lost_n)
+{
+	struct collect c = {.h = NULL};
+	TBRW_PTR h = open_read(name);
+
+	OK(TBRW_verify(h));
+	OK(TBRW_reading_stream(h, 0));
+	OK(TBRW_reading_stream_section(h, 0, TBRW_DATA_SECTION));
+	OK(TBRW_enumerate_data(h, 0, on_data, &c, 0));
+	assert_int_equal(c.n, n0 - lost_n);
+	for (uint64_t k = 0; k < c.n; k++) {
+		struct rec0 want = rec0_at(k < lost_first ? k : k + lost_n);
+		assert_memory_equal(c.buf + k * sizeof want, &want, sizeof want);
+	}
+	free(c.buf);
+	OK(TBRW_done_stream_section(h, 0, TBRW_DATA_SECTION));
+	OK(TBRW_done_stream(h, 0));
+	/* what came after the damage is there: stream 1 and its records */
+	{
+		struct collect c1 = {.h = NULL};
+		OK(TBRW_reading_stream(h, 1));
+		OK(TBRW_reading_stream_section(h, 1, TBRW_DATA_SECTION));
+		OK(TBRW_enumerate_data(h, 1, on_data, &c1, 0));
+		assert_int_equal(c1.n, 200);
+		free(c1.buf);
+		OK(TBRW_done_stream_section(h, 1, TBRW_DATA_SECTION));
+		OK(TBRW_done_stream(h, 1));
+	}
+	OK(TBRW_close(h));
+}
+
+static void test_recover_past_damage(void **state)
+{
+	struct full_opts o = {.n0 = 100000, .n1 = 200, .mode = 0, .write_pt = 1};
+	struct chunk_info ch[256];
+	const struct chunk_info *mid = NULL;
+	size_t n, seen = 0;
+	tk_tbrw_recover_report rep;
+	struct lost_seen l;
+	uint64_t lost_first;
+
+	(void)state;
+	write_full("dmgmid.tb5", &o);
+	n = scan_chunks("dmgmid.tb5", ch, 256);
+	/* the second data chunk of stream 0 */
+	for (size_t i = 0; i < n && mid == NULL; i++)
+		if (ch[i].kind == CK_DATA && ch[i].id == OBJ_STREAM_SEC(0, TBRW_DATA_SECTION) && seen++ == 1)
+			mid = &ch[i];
+	assert_non_null(mid);
+	lost_first = 0;
+	for (size_t i = 0; &ch[i] != mid; i++)
+		if (ch[i].kind == CK_DATA && ch[i].id == mid->id)
+			lost_first += ch[i].count;
+
+	/* 1. its payload is damaged: skipped by its own length */
+	copy_prefix("dmgmid.tb5", "dmg_pay.tb5", file_size("dmgmid.tb5"));
+	flip_bit("dmg_pay.tb5", mid->offset + TB5_CHUNK_HEADER_SIZE + 1000, 3);
+	memset(&l, 0, sizeof l);
+	memset(&rep, 0, sizeof rep);
+	OK(tk_tbrw_recover_ranges(tkt_path("dmg_pay.tb5"), tkt_path("dmg_pay_r.tb5"), &rep, on_lost, &l));
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.from[0], mid->offset);
+	assert_int_equal(l.to[0], mid->offset + mid->size);
+	assert_non_null(strstr(l.what[0], "a data chunk of stream 0"));
+	assert_non_null(strstr(l.what[0], "checksum mismatch"));
+	assert_int_equal(rep.ranges_lost, 1);
+	assert_int_equal(rep.first_bad_offset, mid->offset);
+	assert_int_equal(rep.bytes_dropped, mid->size);
+	assert_int_equal(rep.records_lost, mid->count);
+	assert_int_equal(rep.records_kept, o.n0 - mid->count + o.n1);
+	assert_int_equal(rep.was_complete, 0);
+	assert_int_equal(rep.chunks_kept, n - 2); /* all but the damaged one and the directory */
+	check_stream0_gap("dmg_pay_r.tb5", o.n0, lost_first, mid->count);
+
+	/* 2. its header is damaged: the scan finds the next chunk header */
+	copy_prefix("dmgmid.tb5", "dmg_head.tb5", file_size("dmgmid.tb5"));
+	flip_bit("dmg_head.tb5", mid->offset + 1, 0);
+	memset(&l, 0, sizeof l);
+	OK(tk_tbrw_recover_ranges(tkt_path("dmg_head.tb5"), tkt_path("dmg_head_r.tb5"), &rep, on_lost, &l));
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.from[0], mid->offset);
+	assert_int_equal(l.to[0], mid->offset + mid->size);
+	assert_non_null(strstr(l.what[0], "bytes that hold no chunk"));
+	assert_int_equal(rep.records_lost, mid->count);
+	check_stream0_gap("dmg_head_r.tb5", o.n0, lost_first, mid->count);
+
+	/* 3. two damaged stretches and a cut end: all reported, in file order */
+	copy_prefix("dmgmid.tb5", "dmg_two.tb5", file_size("dmgmid.tb5") - 100);
+	flip_bit("dmg_two.tb5", mid->offset + TB5_CHUNK_HEADER_SIZE + 5, 1);
+	flip_bit("dmg_two.tb5", ch[1].offset + 2, 1);
+	memset(&l, 0, sizeof l);
+	OK(tk_tbrw_recover_ranges(tkt_path("dmg_two.tb5"), tkt_path("dmg_two_r.tb5"), &rep, on_lost, &l));
+	assert_true(l.n >= 2);
+	assert_int_equal(l.from[0], ch[1].offset);
+	for (size_t k = 1; k < l.n && k < 16; k++)
+		assert_true(l.from[k] >= l.to[k - 1]);
+	assert_int_equal(rep.ranges_lost, l.n);
+	{
+		TBRW_PTR h = open_read("dmg_two_r.tb5");
+		OK(TBRW_verify(h));
+		OK(TBRW_close(h));
+	}
+}
+
+/* Item 32: a finished section whose items do not decode (checksums intact) is left out of
+ * the salvage and counted; what is written reads back. */
+static void test_recover_unreadable_section(void **state)
+{
+	struct full_opts o = {.n0 = 100, .n1 = 5, .mode = 0, .write_pt = 0};
+	struct chunk_info ch[128];
+	size_t n, i, len;
+	unsigned char *d;
+	tk_tbrw_recover_report rep;
+	struct lost_seen l;
+	TBRW_PTR h;
+	const TBRW_MODULE *m = NULL;
+
+	(void)state;
+	write_full("unread.tb5", &o);
+	n = scan_chunks("unread.tb5", ch, 128);
+	for (i = 0; i < n && !(ch[i].kind == CK_META && ch[i].id == OBJ_GLOBAL(TBRW_MODULE_SECTION)); i++)
+		;
+	assert_true(i < n);
+	/* the first module's path: a string id no string has, every checksum recomputed */
+	d = (unsigned char *)tkt_read_file(tkt_path("unread.tb5"), &len);
+	assert_non_null(d);
+	tb5_put64(d + ch[i].offset + TB5_CHUNK_HEADER_SIZE + 80, 0x7fffffffffffull);
+	tb5_put32(d + ch[i].offset + 32, tk__crc32c(0, d + ch[i].offset + TB5_CHUNK_HEADER_SIZE, ch[i].stored));
+	tb5_put32(d + ch[i].offset + 36, tk__crc32c(0, d + ch[i].offset, 36));
+	tkt_write_file(tkt_path("unread.tb5"), d, len);
+	free(d);
+	h = open_read("unread.tb5");
+	RC(TBRW_get_one_module(h, 0, &m), TBRW_FILE_CORRUPT);
+	OK(TBRW_close(h));
+
+	memset(&l, 0, sizeof l);
+	memset(&rep, 0, sizeof rep);
+	OK(tk_tbrw_recover_ranges(tkt_path("unread.tb5"), tkt_path("unread_r.tb5"), &rep, on_lost, &l));
+	assert_int_equal(rep.sections_unreadable, 1);
+	assert_int_equal(l.n, 1);
+	assert_non_null(strstr(l.what[0], "do not decode"));
+	h = open_read("unread_r.tb5");
+	OK(TBRW_verify(h));
+	RC(TBRW_get_one_module(h, 0, &m), TBRW_SECTION_NOT_FOUND);
+	check_software(h);
+	OK(TBRW_close(h));
+}
+
+/* Items 20, 21: outputs are created through tk_outfile: a symlink planted at the temporary's
+ * name or at the output is never followed (its target is untouched), a device node or a
+ * FIFO at the output is refused and stays what it was. */
+static void write_tiny(const char *name)
+{
+	TBRW_PTR h = open_create(name, 0);
+
+	OK(TBRW_writing_section(h, TBRW_VERSION_INFO_SECTION));
+	{
+		TBRW_VERSION_INFO v;
+		memset(&v, 0, sizeof v);
+		v.version_info_size = sizeof v;
+		v.sample_file_version = 16;
+		OK(TBRW_set_version_info(h, &v));
+	}
+	OK(TBRW_done_section(h, TBRW_VERSION_INFO_SECTION));
+	OK(TBRW_close(h));
+}
+
+static void same_content(const char *path, const char *want)
+{
+	size_t n;
+	char *d = tkt_read_file(path, &n);
+
+	assert_non_null(d);
+	assert_int_equal(n, strlen(want));
+	assert_memory_equal(d, want, n);
+	free(d);
+}
+
+static void no_temporaries(const char *prefix)
+{
+	char cmd[1200];
+
+	/* nothing named prefix*.part in the test directory */
+	snprintf(cmd, sizeof cmd, "ls '%s' | grep -q '^%s.*\\.part$'", tkt_dir(), prefix);
+	assert_int_not_equal(system(cmd), 0);
+}
+
+static void test_output_not_followed(void **state)
+{
+	char victim[600], part[600], link_target[600];
+	struct stat st;
+	TBRW_PTR h = NULL;
+	tk_tbrw_recover_report rep;
+	ssize_t n;
+
+	(void)state;
+	/* 1. a symlink at "<output>.part": left alone, its target untouched */
+	snprintf(victim, sizeof victim, "%s", tkt_path("victim1"));
+	tkt_write_file(victim, "keep me", 7);
+	snprintf(part, sizeof part, "%s.part", tkt_path("sym1.tb5"));
+	unlink(part);
+	assert_int_equal(symlink(victim, part), 0);
+	write_tiny("sym1.tb5");
+	same_content(victim, "keep me");
+	assert_int_equal(lstat(part, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	n = readlink(part, link_target, sizeof link_target - 1);
+	assert_true(n > 0);
+	link_target[n] = 0;
+	assert_string_equal(link_target, victim);
+	assert_int_equal(lstat(tkt_path("sym1.tb5"), &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	h = open_read("sym1.tb5");
+	OK(TBRW_close(h));
+
+	/* 2. a symlink at the output: replaced by the file, its target untouched */
+	snprintf(victim, sizeof victim, "%s", tkt_path("victim2"));
+	tkt_write_file(victim, "keep me too", 11);
+	unlink(tkt_path("sym2.tb5"));
+	assert_int_equal(symlink(victim, tkt_path("sym2.tb5")), 0);
+	write_tiny("sym2.tb5");
+	same_content(victim, "keep me too");
+	assert_int_equal(lstat(tkt_path("sym2.tb5"), &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+
+	/* 3. the salvage writer: a symlink at its temporary's name */
+	snprintf(victim, sizeof victim, "%s", tkt_path("victim3"));
+	tkt_write_file(victim, "salvage", 7);
+	snprintf(part, sizeof part, "%s.part", tkt_path("sym3.tb5"));
+	unlink(part);
+	assert_int_equal(symlink(victim, part), 0);
+	OK(tk_tbrw_recover(tkt_path("sym1.tb5"), tkt_path("sym3.tb5"), &rep));
+	same_content(victim, "salvage");
+	assert_int_equal(lstat(part, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	h = open_read("sym3.tb5");
+	OK(TBRW_close(h));
+
+	/* 4. an existing output keeps its mode */
+	assert_int_equal(chmod(tkt_path("sym1.tb5"), 0600), 0);
+	write_tiny("sym1.tb5");
+	assert_int_equal(stat(tkt_path("sym1.tb5"), &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+}
+
+static void test_output_device_or_fifo(void **state)
+{
+	struct stat st;
+	TBRW_PTR h = NULL;
+	tk_tbrw_recover_report rep;
+
+	(void)state;
+	/* a FIFO (no reader: refused at once, not waited on) */
+	unlink(tkt_path("fifo_out.tb5"));
+	assert_int_equal(mkfifo(tkt_path("fifo_out.tb5"), 0600), 0);
+	signal(SIGALRM, on_alarm);
+	alarm(20);
+	FAILS(TBRW_open(&h, wpath("fifo_out.tb5"), TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS), TBRW_ACCESS_DENIED,
+	      "a FIFO: a .tb5 file is written at offsets");
+	assert_null(h);
+	write_tiny("dev_src.tb5");
+	FAILS(tk_tbrw_recover(tkt_path("dev_src.tb5"), tkt_path("fifo_out.tb5"), &rep), TBRW_ACCESS_DENIED, "a FIFO");
+	alarm(0);
+	signal(SIGALRM, SIG_DFL);
+	assert_int_equal(lstat(tkt_path("fifo_out.tb5"), &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	no_temporaries("fifo_out.tb5");
+
+	/* a device node made here (as /dev/null is: char 1,3); root only */
+	unlink(tkt_path("dev_out.tb5"));
+	if (mknod(tkt_path("dev_out.tb5"), S_IFCHR | 0666, makedev(1, 3)) != 0) {
+		print_message("mknod: %s: device part skipped\n", strerror(errno));
+		return;
+	}
+	FAILS(TBRW_open(&h, wpath("dev_out.tb5"), TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS), TBRW_ACCESS_DENIED,
+	      "a character device");
+	FAILS(tk_tbrw_recover(tkt_path("dev_src.tb5"), tkt_path("dev_out.tb5"), &rep), TBRW_ACCESS_DENIED,
+	      "a character device");
+	/* a symlink to it: refused too, the link and the device stay */
+	unlink(tkt_path("dev_link.tb5"));
+	assert_int_equal(symlink(tkt_path("dev_out.tb5"), tkt_path("dev_link.tb5")), 0);
+	FAILS(TBRW_open(&h, wpath("dev_link.tb5"), TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS), TBRW_ACCESS_DENIED,
+	      "a character device");
+	assert_int_equal(lstat(tkt_path("dev_out.tb5"), &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	assert_int_equal(st.st_rdev, makedev(1, 3));
+	assert_int_equal(lstat(tkt_path("dev_link.tb5"), &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	no_temporaries("dev_");
+	/* and the machine's own /dev/null is what it was */
+	assert_int_equal(stat("/dev/null", &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2537,6 +3106,15 @@ int main(void)
 		cmocka_unit_test(test_bad_calls),
 		cmocka_unit_test(test_buffer_too_small),
 		cmocka_unit_test(test_add_data_from_file),
+		cmocka_unit_test(test_bind_keeps_mr_index),
+		cmocka_unit_test(test_convert_through_soi_ptr),
+		cmocka_unit_test(test_zstd_flag_on_end_chunk),
+		cmocka_unit_test(test_fifo_refused),
+		cmocka_unit_test(test_file_shrinks_while_read),
+		cmocka_unit_test(test_recover_past_damage),
+		cmocka_unit_test(test_recover_unreadable_section),
+		cmocka_unit_test(test_output_not_followed),
+		cmocka_unit_test(test_output_device_or_fifo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1700,16 +1700,9 @@ static void test_sort_bounded_same_order(void **state)
 	assert_int_equal(tk_traceparser_sort_memory(NULL, 1u << 20), -1);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TKT_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TKT_ASAN 1
-#endif
-#endif
 
 
-#ifndef TKT_ASAN
+#if !TKT_ASAN
 static int count_only_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf,
 			 unsigned len)
 {
@@ -1725,7 +1718,7 @@ static int count_only_cb(struct traceparser_state *st, void *ud, unsigned h, uns
  */
 static void test_sort_bounded_memory(void **state)
 {
-#ifdef TKT_ASAN
+#if TKT_ASAN
 	(void)state;
 	skip(); /* ASan's shadow and quarantine make RSS meaningless */
 #else

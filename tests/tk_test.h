@@ -17,6 +17,29 @@
 
 #include <cmocka.h>
 
+/* TKT_ASAN: built with AddressSanitizer; TKT_SANITIZER: with any sanitizer (gcc's macros,
+ * clang's __has_feature). Tests use them where a sanitizer changes what can be observed. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TKT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TKT_ASAN 1
+#endif
+#endif
+#ifndef TKT_ASAN
+#define TKT_ASAN 0
+#endif
+#if TKT_ASAN || defined(__SANITIZE_THREAD__)
+#define TKT_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define TKT_SANITIZER 1
+#endif
+#endif
+#ifndef TKT_SANITIZER
+#define TKT_SANITIZER 0
+#endif
+
 /* Creates (once) and returns a scratch directory removed at exit. */
 const char *tkt_dir(void);
 /* Path inside the scratch directory (static buffer rotated over 8 slots). */

@@ -6,18 +6,19 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool_cli.h"
 #include "tracekit/bfbin_convert.h"
 
 static const char usage_text[] =
 	"Usage: bfbin2csv [OPTION]... FILE.byfl\n"
 	"Convert the tables of a Byfl binary output file (.byfl) to comma-separated values.\n"
+	"FILE.byfl \"-\" reads standard input.\n"
 	"\n"
-	"  -o, --output=FILE        write to FILE instead of standard output\n"
+	"  -o, --output=FILE        write to FILE instead of standard output (also \"-\")\n"
 	"  -c, --colsep=STRING      separate columns with STRING instead of a comma;\n"
 	"                           \\t, \\n, \\r, \\\\, \\' and \\\" are expanded\n"
 	"  -i, --include=TABLE      convert only the table named TABLE (repeatable)\n"
@@ -29,6 +30,7 @@ static const char usage_text[] =
 	"  -l, --live-data          follow an input that is still being written (a growing\n"
 	"                           file or a named pipe) until its end-of-file tag\n"
 	"      --live-timeout=SECS  with -l, fail when no new data arrive for SECS seconds\n"
+	"  -q, --quiet              no progress line on a terminal for large inputs\n"
 	"  -h, --help               show this help and exit\n"
 	"      --version            show the version and exit\n"
 	"\n"
@@ -36,32 +38,10 @@ static const char usage_text[] =
 	"output cannot be written (with -o nothing is left under that name), 2 on a usage error.\n"
 	"The output format is described in bfbin2csv(1) (docs/bfbin2csv.md).\n";
 
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_stop = 1;
-}
-
 static void on_warning(void *ud, const char *msg)
 {
 	(void)ud;
 	fprintf(stderr, "bfbin2csv: %s\n", msg);
-}
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("bfbin2csv: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'bfbin2csv --help' for more information.\n", stderr);
-	return 2;
 }
 
 /* Expands the escapes Byfl's bfbin2csv accepts in --colsep. Returns 0 or -1. */
@@ -101,21 +81,6 @@ static int expand_escapes(const char *in, char *out)
 	return 0;
 }
 
-static int parse_seconds(const char *arg, unsigned *ms)
-{
-	char *end;
-	double secs;
-
-	errno = 0;
-	secs = strtod(arg, &end);
-	if (errno != 0 || end == arg || *end != '\0' || !(secs > 0) || secs > 4000000.0)
-		return -1;
-	*ms = (unsigned)(secs * 1000.0 + 0.5);
-	if (*ms == 0)
-		*ms = 1;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -129,6 +94,7 @@ int main(int argc, char **argv)
 		{ "flat-output", no_argument, NULL, 'f' },
 		{ "live-data", no_argument, NULL, 'l' },
 		{ "live-timeout", required_argument, NULL, 't' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -138,8 +104,9 @@ int main(int argc, char **argv)
 	const char *output = NULL, *input;
 	const char **include, **exclude;
 	char *colsep = NULL;
-	tk_outfile *outfile = NULL;
-	struct sigaction sa;
+	struct tktool_output outfile = { NULL, NULL, -1 };
+	const char *in_open;
+	struct tktool_progress progress = { 0 };
 	FILE *out = stdout;
 	int opt, rc, status = 1;
 
@@ -149,8 +116,9 @@ int main(int argc, char **argv)
 		fputs("bfbin2csv: out of memory\n", stderr);
 		goto done;
 	}
+	tktool_init("bfbin2csv");
 	opterr = 0; /* our own messages: they name the program, not the path it ran from */
-	while ((opt = getopt_long(argc, argv, ":o:c:i:e:TCDflh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:c:i:e:TCDflqh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			output = optarg;
@@ -189,37 +157,39 @@ int main(int argc, char **argv)
 			cv.live_input = 1;
 			break;
 		case 't':
-			if (parse_seconds(optarg, &cv.live_timeout_ms) != 0) {
-				status = usage_error("--live-timeout needs a positive number of seconds, not '%s'", optarg);
+			if (tktool_parse_seconds(optarg, &cv.live_timeout_ms) != 0) {
+				status = tktool_usage_error("--live-timeout needs a positive number of seconds, not '%s'", optarg);
 				goto done;
 			}
+			break;
+		case 'q':
+			tktool_quiet = 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			status = 0;
 			goto done;
 		case 'V':
-			printf("bfbin2csv (tracekit) %s\n", tk_version());
-			status = 0;
+			status = tktool_version(NULL);
 			goto done;
 		case ':':
-			status = usage_error("option '%s' needs an argument", argv[optind - 1]);
+			status = tktool_usage_error("option '%s' needs an argument", argv[optind - 1]);
 			goto done;
 		default:
-			status = usage_error("unknown option '%s'", argv[optind - 1]);
+			status = tktool_usage_error("unknown option '%s'", argv[optind - 1]);
 			goto done;
 		}
 	}
 	if (optind == argc) {
-		status = usage_error("The name of a Byfl binary file must be specified");
+		status = tktool_usage_error("The name of a Byfl binary file must be specified");
 		goto done;
 	}
 	if (optind + 1 < argc) {
-		status = usage_error("Only a single input file is allowed to be specified");
+		status = tktool_usage_error("Only a single input file is allowed to be specified");
 		goto done;
 	}
 	if (csv.n_include > 0 && csv.n_exclude > 0) {
-		status = usage_error("Only one of --include (-i) and --exclude (-e) may be specified");
+		status = tktool_usage_error("Only one of --include (-i) and --exclude (-e) may be specified");
 		goto done;
 	}
 	input = argv[optind];
@@ -227,35 +197,35 @@ int main(int argc, char **argv)
 	csv.exclude = exclude;
 	csv.colsep = colsep;
 
+	in_open = strcmp(input, "-") == 0 ? "/dev/stdin" : input;
 	if (output != NULL) {
-		if (tk_bfbin_same_file(input, output)) {
+		if (tk_same_file(input, output)) {
 			fprintf(stderr, "bfbin2csv: The output file %s is the input file\n", output);
 			goto done;
 		}
-		rc = tk_outfile_open(&outfile, output, 0);
+		rc = tktool_output_create(&outfile, output, 0);
 		if (rc != TK_OK) {
 			fprintf(stderr, "bfbin2csv: Failed to open %s for writing (%s)\n", output, tk_strerror(rc));
 			goto done;
 		}
-		out = tk_outfile_stream(outfile);
+		out = tktool_output_stream(&outfile);
 	}
 	setvbuf(out, NULL, _IOFBF, 1 << 20);
 
 	/* Interrupted: stop cleanly, so no partial file is left behind. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	cv.stop = &g_stop;
+	tktool_catch_signals(TKTOOL_SIGNAL_STOP);
+	cv.stop = &tktool_stop;
+	cv.progress_cb = tktool_progress_bytes;
+	cv.user_data = &progress;
 	cv.output_name = output != NULL ? output : "standard output";
 	cv.warning_cb = on_warning;
 
-	rc = tk_bfbin_to_csv(input, out, &csv, &cv);
+	rc = tk_bfbin_to_csv(in_open, out, &csv, &cv);
+	tktool_progress_end(&progress);
 	if (rc != TK_OK) {
 		fprintf(stderr, "bfbin2csv: %s\n", cv.error);
-		tk_outfile_abort(outfile);
-	} else if (outfile != NULL && (rc = tk_outfile_commit(outfile)) != TK_OK) {
+		tktool_output_abort(&outfile);
+	} else if (output != NULL && (rc = tktool_output_finish(&outfile)) != TK_OK) {
 		fprintf(stderr, "bfbin2csv: Failed to write %s (%s)\n", output, tk_strerror(rc));
 	} else {
 		status = 0;

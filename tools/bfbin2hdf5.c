@@ -4,13 +4,13 @@
  * extendible compound dataset per table, as Byfl's bfbin2hdf5 does. A thin shell over
  * tk_bfbin_to_hdf5().
  */
+#include <errno.h>
 #include <getopt.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool_cli.h"
 #include "tracekit/bfbin_convert.h"
 
 static const char usage_text[] =
@@ -20,10 +20,13 @@ static const char usage_text[] =
 	"per column (uint64, variable-length string, or an enum No/Yes for Booleans).\n"
 	"\n"
 	"OUTPUT.h5 defaults to FILE.byfl with its extension replaced by .h5. It is built as\n"
-	"OUTPUT.h5.part and replaces OUTPUT.h5 only when the conversion succeeds.\n"
+	"OUTPUT.h5.part and replaces OUTPUT.h5 only when the conversion succeeds. \"-\" as\n"
+	"FILE.byfl reads standard input (OUTPUT.h5 must then be given), as OUTPUT.h5 writes\n"
+	"standard output once the file is complete.\n"
 	"\n"
 	"  -c, --compress=LEVEL  deflate level of the datasets, 0 (none) to 9 (default 1;\n"
 	"                        Byfl's bfbin2hdf5 uses 9, several times slower)\n"
+	"  -q, --quiet           no progress line on a terminal for large inputs\n"
 	"  -h, --help            show this help and exit\n"
 	"      --version         show the version and exit\n"
 	"\n"
@@ -31,32 +34,11 @@ static const char usage_text[] =
 	"table name HDF5 cannot hold (with '/', duplicated) or the output cannot be written,\n"
 	"2 on a usage error. The layout is described in bfbin2hdf5(1) (docs/bfbin2hdf5.md).\n";
 
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_stop = 1;
-}
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("bfbin2hdf5: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'bfbin2hdf5 --help' for more information.\n", stderr);
-	return 2;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "compress", required_argument, NULL, 'c' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -64,36 +46,44 @@ int main(int argc, char **argv)
 	tk_bfbin_convert cv = TK_BFBIN_CONVERT_INIT;
 	const char *input, *output;
 	char *default_output = NULL;
-	struct sigaction sa;
+	struct tktool_progress progress = { 0 };
+	char tmp_dir[4096] = "", tmp_path[4200];
+	const char *in_open, *out_open;
+	int dir_slot = -1;
 	int opt, rc;
 
+	tktool_init("bfbin2hdf5");
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":c:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":c:qh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			if (optarg[0] < '0' || optarg[0] > '9' || optarg[1] != '\0')
-				return usage_error("invalid compression level '%s' (0 to 9)", optarg);
+				return tktool_usage_error("invalid compression level '%s' (0 to 9)", optarg);
 			cv.hdf5_level = optarg[0] - '0';
 			break;
 		case ':':
-			return usage_error("option '%s' requires an argument", argv[optind - 1]);
+			return tktool_usage_error("option '%s' requires an argument", argv[optind - 1]);
+		case 'q':
+			tktool_quiet = 1;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
 		case 'V':
-			printf("bfbin2hdf5 (tracekit) %s\n", tk_version());
-			return 0;
+			return tktool_version(NULL);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return tktool_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind == argc)
-		return usage_error("The name of a Byfl binary file must be specified");
+		return tktool_usage_error("The name of a Byfl binary file must be specified");
 	if (argc - optind > 2)
-		return usage_error("Only a single input file and single output file are allowed to be specified");
+		return tktool_usage_error("Only a single input file and single output file are allowed to be specified");
 	input = argv[optind];
 	if (optind + 1 < argc) {
 		output = argv[optind + 1];
+	} else if (strcmp(input, "-") == 0) {
+		return tktool_usage_error("Reading standard input needs an output file name (\"-\" for standard output)");
 	} else {
 		default_output = tk_bfbin_default_output(input, ".h5");
 		if (default_output == NULL) {
@@ -103,16 +93,42 @@ int main(int argc, char **argv)
 		output = default_output;
 	}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	cv.stop = &g_stop;
+	in_open = strcmp(input, "-") == 0 ? "/dev/stdin" : input;
+	out_open = output;
+	if (strcmp(output, "-") == 0) {
+		/* written with seeks: built in a directory only we can enter, then copied */
+		if (tktool_private_dir(tmp_dir, sizeof(tmp_dir)) != 0) {
+			tmp_dir[0] = '\0';
+			fprintf(stderr, "bfbin2hdf5: Failed to create a temporary directory (%s)\n", strerror(errno));
+			free(default_output);
+			return 1;
+		}
+		dir_slot = tktool_cleanup_add_dir(tmp_dir);
+		snprintf(tmp_path, sizeof(tmp_path), "%s/out.h5", tmp_dir);
+		out_open = tmp_path;
+	} else if (tk_same_file(input, output)) {
+		fprintf(stderr, "bfbin2hdf5: The output file %s is the input file\n", output);
+		free(default_output);
+		return 1;
+	}
 
-	rc = tk_bfbin_to_hdf5(input, output, &cv);
+	tktool_catch_signals(TKTOOL_SIGNAL_STOP);
+	cv.stop = &tktool_stop;
+	cv.progress_cb = tktool_progress_bytes;
+	cv.user_data = &progress;
+
+	rc = tk_bfbin_to_hdf5(in_open, out_open, &cv);
+	tktool_progress_end(&progress);
 	if (rc != TK_OK)
 		fprintf(stderr, "bfbin2hdf5: %s\n", cv.error);
+	if (rc == TK_OK && tmp_dir[0] != '\0' && tktool_copy_to_stdout(tmp_path) != 0) {
+		fprintf(stderr, "bfbin2hdf5: Failed to write standard output (%s)\n", strerror(errno));
+		rc = TK_EIO;
+	}
+	if (tmp_dir[0] != '\0') {
+		tktool_private_dir_remove(tmp_dir);
+		tktool_cleanup_forget(dir_slot);
+	}
 	free(default_output);
 	return rc == TK_OK ? 0 : 1;
 }

@@ -6,21 +6,22 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool_cli.h"
 #include "tracekit/bfbin_convert.h"
 
 static const char usage_text[] =
 	"Usage: bfbin2sqlite3 [OPTION]... FILE.byfl\n"
 	"Convert the tables of a Byfl binary output file (.byfl) to an SQLite 3 database.\n"
+	"FILE.byfl \"-\" reads standard input (then --output is needed).\n"
 	"\n"
 	"  -o, --output=FILE.db     database to create (default: FILE.byfl with its extension\n"
 	"                           replaced by .db); it is built as FILE.db.part and replaces\n"
-	"                           FILE.db only when the conversion succeeds\n"
+	"                           FILE.db only when the conversion succeeds; \"-\" writes\n"
+	"                           standard output once the database is complete\n"
 	"  -l, --live-data          follow an input that is still being written (a growing\n"
 	"                           file or a named pipe) until its end-of-file tag; rows are\n"
 	"                           committed whenever the input runs dry, so FILE.db.part can\n"
@@ -29,6 +30,7 @@ static const char usage_text[] =
 	"      --real-overflow      store integers above 9223372036854775807 as REAL\n"
 	"                           (approximately), with a warning, as Byfl does;\n"
 	"                           without it such an integer is an error\n"
+	"  -q, --quiet              no progress line on a terminal for large inputs\n"
 	"  -h, --help               show this help and exit\n"
 	"      --version            show the version and exit\n"
 	"\n"
@@ -39,47 +41,10 @@ static const char usage_text[] =
 	"an integer SQLite cannot hold, or the database cannot be written, 2 on a usage error.\n"
 	"The schema is described in bfbin2sqlite3(1) (docs/bfbin2sqlite3.md).\n";
 
-static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	g_stop = 1;
-}
-
 static void on_warning(void *ud, const char *msg)
 {
 	(void)ud;
 	fprintf(stderr, "bfbin2sqlite3: %s\n", msg);
-}
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("bfbin2sqlite3: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'bfbin2sqlite3 --help' for more information.\n", stderr);
-	return 2;
-}
-
-static int parse_seconds(const char *arg, unsigned *ms)
-{
-	char *end;
-	double secs;
-
-	errno = 0;
-	secs = strtod(arg, &end);
-	if (errno != 0 || end == arg || *end != '\0' || !(secs > 0) || secs > 4000000.0)
-		return -1;
-	*ms = (unsigned)(secs * 1000.0 + 0.5);
-	if (*ms == 0)
-		*ms = 1;
-	return 0;
 }
 
 int main(int argc, char **argv)
@@ -89,6 +54,7 @@ int main(int argc, char **argv)
 		{ "live-data", no_argument, NULL, 'l' },
 		{ "live-timeout", required_argument, NULL, 't' },
 		{ "real-overflow", no_argument, NULL, 'R' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -96,11 +62,15 @@ int main(int argc, char **argv)
 	tk_bfbin_convert cv = TK_BFBIN_CONVERT_INIT;
 	const char *output = NULL, *input;
 	char *default_output = NULL;
-	struct sigaction sa;
+	struct tktool_progress progress = { 0 };
+	char tmp_dir[4096] = "", tmp_path[4200];
+	const char *in_open, *out_open;
+	int dir_slot = -1;
 	int opt, rc;
 
+	tktool_init("bfbin2sqlite3");
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":o:lh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:lqh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			output = optarg;
@@ -109,29 +79,33 @@ int main(int argc, char **argv)
 			cv.live_input = 1;
 			break;
 		case 't':
-			if (parse_seconds(optarg, &cv.live_timeout_ms) != 0)
-				return usage_error("--live-timeout needs a positive number of seconds, not '%s'", optarg);
+			if (tktool_parse_seconds(optarg, &cv.live_timeout_ms) != 0)
+				return tktool_usage_error("--live-timeout needs a positive number of seconds, not '%s'", optarg);
 			break;
 		case 'R':
 			cv.flags |= TK_BFBIN_REAL_OVERFLOW;
+			break;
+		case 'q':
+			tktool_quiet = 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
 		case 'V':
-			printf("bfbin2sqlite3 (tracekit) %s\n", tk_version());
-			return 0;
+			return tktool_version(NULL);
 		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
+			return tktool_usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return tktool_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind == argc)
-		return usage_error("The name of a Byfl binary file must be specified");
+		return tktool_usage_error("The name of a Byfl binary file must be specified");
 	if (optind + 1 < argc)
-		return usage_error("Only a single input file is allowed to be specified");
+		return tktool_usage_error("Only a single input file is allowed to be specified");
 	input = argv[optind];
+	if (output == NULL && strcmp(input, "-") == 0)
+		return tktool_usage_error("Reading standard input needs --output (\"-\" for standard output)");
 	if (output == NULL) {
 		default_output = tk_bfbin_default_output(input, ".db");
 		if (default_output == NULL) {
@@ -141,19 +115,45 @@ int main(int argc, char **argv)
 		output = default_output;
 	}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	cv.stop = &g_stop;
+	in_open = strcmp(input, "-") == 0 ? "/dev/stdin" : input;
+	out_open = output;
+	if (strcmp(output, "-") == 0) {
+		/* written with seeks: built in a directory only we can enter, then copied */
+		if (tktool_private_dir(tmp_dir, sizeof(tmp_dir)) != 0) {
+			tmp_dir[0] = '\0';
+			fprintf(stderr, "bfbin2sqlite3: Failed to create a temporary directory (%s)\n", strerror(errno));
+			free(default_output);
+			return 1;
+		}
+		dir_slot = tktool_cleanup_add_dir(tmp_dir);
+		snprintf(tmp_path, sizeof(tmp_path), "%s/out.db", tmp_dir);
+		out_open = tmp_path;
+	} else if (tk_same_file(input, output)) {
+		fprintf(stderr, "bfbin2sqlite3: The output file %s is the input file\n", output);
+		free(default_output);
+		return 1;
+	}
+
+	tktool_catch_signals(TKTOOL_SIGNAL_STOP);
+	cv.stop = &tktool_stop;
+	cv.progress_cb = tktool_progress_bytes;
+	cv.user_data = &progress;
 	cv.warning_cb = on_warning;
 
-	rc = tk_bfbin_to_sqlite3(input, output, &cv);
+	rc = tk_bfbin_to_sqlite3(in_open, out_open, &cv);
+	tktool_progress_end(&progress);
 	if (rc != TK_OK)
 		fprintf(stderr, "bfbin2sqlite3: %s\n", cv.error);
 	if (rc == TK_ERANGE)
 		fputs("bfbin2sqlite3: --real-overflow stores such integers as REAL, as Byfl does\n", stderr);
+	if (rc == TK_OK && tmp_dir[0] != '\0' && tktool_copy_to_stdout(tmp_path) != 0) {
+		fprintf(stderr, "bfbin2sqlite3: Failed to write standard output (%s)\n", strerror(errno));
+		rc = TK_EIO;
+	}
+	if (tmp_dir[0] != '\0') {
+		tktool_private_dir_remove(tmp_dir);
+		tktool_cleanup_forget(dir_slot);
+	}
 	free(default_output);
 	return rc == TK_OK ? 0 : 1;
 }

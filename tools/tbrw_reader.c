@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 
 #include "tbrw_dat.h"
 #include "tbrw_fields.h"
+#include "tool_cli.h"
 #include "tracekit/common.h"
 
 #define TOOL "tbrw_reader"
@@ -26,26 +26,13 @@ static const char usage_text[] =
 	"  FILE.tb5     the file to read; \"-\" reads standard input\n"
 	"  OUTPUT.dat   the text file to write; \"-\" writes standard output\n"
 	"\n"
+	"  -q, --quiet     no progress line on a terminal for large files\n"
 	"  -h, --help      show this help and exit\n"
 	"      --version   show the version and exit\n"
 	"\n"
 	"Exit status: 0 on success, 1 when the input cannot be read or is not a valid .tb5 file\n"
 	"or the output cannot be written (nothing is then left under its name), 2 on a usage\n"
 	"error. The .dat format is described in tbrw_reader(1) (docs/tbrw_reader.md).\n";
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(TOOL ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry '" TOOL " --help' for more information.\n", stderr);
-	return 2;
-}
 
 /* print_item's value when the output cannot be written: positive, as tbf_walk() keeps -1 for
  * a failed TBRW call; the cause is kept in output_errno (later calls may change errno). */
@@ -85,52 +72,62 @@ static int print_item(void *ud, const struct dat_item *it)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *in_path, *out_path, *in_name, *call = "";
+	struct tktool_output output = { NULL, NULL, -1 };
+	struct tktool_progress progress;
 	struct tbf_input input;
-	tk_outfile *of = NULL;
 	TBRW_PTR ptr = NULL;
 	TBRW_U32 rc = VT_SUCCESS;
 	FILE *out;
 	int opt, status = 1, r;
 
+	tktool_init(TOOL);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'q':
+			tktool_quiet = 1;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
 		case 'V':
-			printf(TOOL " (tracekit) %s\n", tk_version());
-			return 0;
+			return tktool_version(NULL);
 		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
+			return tktool_usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return tktool_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 2)
-		return usage_error("expected an input .tb5 file and an output .dat file");
+		return tktool_usage_error("expected an input .tb5 file and an output .dat file");
 	in_path = argv[optind];
 	out_path = argv[optind + 1];
-	in_name = strcmp(in_path, "-") == 0 ? "standard input" : in_path;
+	in_name = tktool_in_name(in_path);
+	if (tktool_refuse_same_file(in_path, out_path))
+		return 1;
+	/* Ctrl-C: the temporaries (the output's, a copy of standard input) go with the process. */
+	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
 
 	if (tbf_open_input(TOOL, in_path, &input, &ptr) != 0)
 		return 1;
-	r = tk_outfile_open(&of, out_path, 0);
-	if (r != TK_OK) {
-		fprintf(stderr, TOOL ": cannot create %s: %s\n", out_path, tk_strerror(r));
+	if (tktool_output_open(&output, out_path, 0) != 0)
 		goto done;
-	}
-	out = tk_outfile_stream(of);
+	out = tktool_output_stream(&output);
 	setvbuf(out, NULL, _IOFBF, 1 << 20);
 	errno = 0;
 	if (dat_print_header(out) != 0)
 		goto write_error;
+	tktool_progress_begin(&progress, "reading", tktool_file_size(in_path));
+	tbf_walk_progress(&progress);
 	r = tbf_walk(ptr, print_item, out, &call, &rc);
+	tbf_walk_progress(NULL);
+	tktool_progress_end(&progress);
 	if (r == -1) {
 		tbf_report(TOOL, in_name, ptr, call, rc);
 		goto done;
@@ -142,19 +139,14 @@ int main(int argc, char **argv)
 	errno = 0;
 	if (r != 0 || fflush(out) != 0 || ferror(out))
 		goto write_error;
-	r = tk_outfile_commit(of);
-	of = NULL;
-	if (r != TK_OK) {
-		fprintf(stderr, TOOL ": cannot write %s: %s\n", out_path, tk_strerror(r));
+	if (tktool_output_commit(&output) != 0)
 		goto done;
-	}
 	status = 0;
 	goto done;
 write_error:
-	fprintf(stderr, TOOL ": error writing %s: %s\n", strcmp(out_path, "-") == 0 ? "standard output" : out_path,
-		strerror(errno != 0 ? errno : EIO));
+	fprintf(stderr, TOOL ": error writing %s: %s\n", tktool_out_name(out_path), strerror(errno != 0 ? errno : EIO));
 done:
-	tk_outfile_abort(of);
+	tktool_output_abort(&output);
 	tbf_close_input(&input, ptr);
 	return status;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tool_cli.h"
 #include "tracekit/traceparser.h"
 
 #define DEFAULT_INPUT "/dev/shm/tracebuffer.kev"
@@ -38,6 +39,7 @@ static const char usage_text[] =
 	"                         cycles (64-bit cycle count), ns (the count in seconds.nanoseconds)\n"
 	"      --strict           print only what QNX traceprinter 1.02 prints (no lines for\n"
 	"                         events it has no format for)\n"
+	"  -q, --quiet            no progress line on a terminal for large files\n"
 	"  -h, --help             show this help and exit\n"
 	"      --version          show the version and exit\n"
 	"\n"
@@ -55,7 +57,20 @@ struct ctx {
 	int need_clk;
 	int swap;
 	int write_failed;
+	struct tktool_progress progress;
 };
+
+/* The progress line follows the parser through the file (byte offset of each event). */
+static void show_progress(struct ctx *c, struct traceparser_state *st)
+{
+	const uint64_t *off;
+
+	if (!c->progress.active)
+		return;
+	off = traceparser_get_info(st, TK_TRACEPARSER_INFO_OFFSET, NULL);
+	if (off != NULL)
+		tktool_progress_update(&c->progress, *off);
+}
 
 /*
  * The parser's debug output (header, -v dumps) goes to the same stream as the event
@@ -114,6 +129,7 @@ static int print_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned
 	struct ctx *c = ud;
 	tk_kev_event ev;
 
+	show_progress(c, st);
 	ev.header = h;
 	ev.time = t;
 	ev.data = buf;
@@ -166,20 +182,22 @@ int main(int argc, char **argv)
 		{ "class", required_argument, NULL, 'c' },  { "exclude", required_argument, NULL, 'x' },
 		{ "sort", no_argument, NULL, 's' },         { "time", required_argument, NULL, 't' },
 		{ "strict", no_argument, NULL, 'S' },       { "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, 'V' },      { "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
 	};
 	static unsigned char sel[32][1024];
 	const char *input = NULL, *output = NULL, *include = NULL, *exclude = NULL;
 	unsigned flags = 0, dbg = _TRACEPARSER_DEBUG_HEADER | _TRACEPARSER_DEBUG_ERRORS;
 	struct traceparser_state *st = NULL;
-	tk_outfile *outfile = NULL;
+	struct tktool_output outfile = { NULL, NULL, -1 };
 	FILE *debug_stream;
 	struct ctx c = { 0 };
 	int opt, sort = 0, rc, status = 0;
 	unsigned cls, ev;
 
+	tktool_init("traceprinter");
 	opterr = 0; /* our own messages: they name the program, not the path it ran from */
-	while ((opt = getopt_long(argc, argv, ":f:o:nvc:x:st:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":f:o:nvc:x:st:qh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			input = optarg;
@@ -218,28 +236,23 @@ int main(int argc, char **argv)
 		case 'S':
 			flags |= TK_KEV_PRINT_QNX_STRICT;
 			break;
+		case 'q':
+			tktool_quiet = 1;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
 		case 'V':
-			printf("traceprinter (tracekit) %s, QNX traceprinter 1.02 format\n", tk_version());
-			return 0;
+			return tktool_version("QNX traceprinter 1.02 format");
 		case ':':
-			fprintf(stderr, "traceprinter: option '%s' needs an argument\n", argv[optind - 1]);
-			fputs("Try 'traceprinter --help' for more information.\n", stderr);
-			return 2;
+			return tktool_usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			fprintf(stderr, "traceprinter: unknown option '%s'\n", argv[optind - 1]);
-			fputs("Try 'traceprinter --help' for more information.\n", stderr);
-			return 2;
+			return tktool_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc) {
-		if (input != NULL || optind + 1 < argc) {
-			fprintf(stderr, "traceprinter: unexpected argument '%s'\n", argv[optind]);
-			fputs("Try 'traceprinter --help' for more information.\n", stderr);
-			return 2;
-		}
+		if (input != NULL || optind + 1 < argc)
+			return tktool_usage_error("unexpected argument '%s'", argv[optind]);
 		input = argv[optind];
 	}
 	if (input == NULL)
@@ -252,12 +265,13 @@ int main(int argc, char **argv)
 		return 2;
 
 	if (output != NULL) {
-		rc = tk_outfile_open(&outfile, output, 0);
-		if (rc != TK_OK) {
-			fprintf(stderr, "traceprinter: cannot create %s: %s\n", output, tk_strerror(rc));
+		if (tktool_refuse_same_file(input, output))
 			return 1;
-		}
-		c.out = tk_outfile_stream(outfile);
+		/* Ctrl-C: no OUTPUT.part left behind */
+		tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
+		if (tktool_output_open(&outfile, output, 0) != 0)
+			return 1;
+		c.out = tktool_output_stream(&outfile);
 	} else {
 		c.out = stdout;
 	}
@@ -269,7 +283,7 @@ int main(int argc, char **argv)
 	c.input = strcmp(input, "-") == 0 ? "standard input" : input;
 	if (st == NULL || tk_kev_printer_new(&c.printer, c.out, flags) != TK_OK) {
 		fprintf(stderr, "traceprinter: out of memory\n");
-		tk_outfile_abort(outfile);
+		tktool_output_abort(&outfile);
 		traceparser_destroy(&st);
 		return 1;
 	}
@@ -277,7 +291,7 @@ int main(int argc, char **argv)
 	debug_stream = fopencookie(&c, "w", (cookie_io_functions_t){ .write = debug_write });
 	if (debug_stream == NULL) {
 		fprintf(stderr, "traceprinter: out of memory\n");
-		tk_outfile_abort(outfile);
+		tktool_output_abort(&outfile);
 		traceparser_destroy(&st);
 		tk_kev_printer_free(c.printer);
 		return 1;
@@ -301,7 +315,10 @@ int main(int argc, char **argv)
 	traceparser_cs(st, &c, null_cb, _NTO_TRACE_EMPTY, _NTO_TRACE_EMPTYEVENT);
 	tk_traceparser_on_wait(st, flush_output, &c);
 
-	if (traceparser(st, &c, input) != 0) {
+	tktool_progress_begin(&c.progress, "reading", tktool_file_size(input));
+	rc = traceparser(st, &c, input);
+	tktool_progress_end(&c.progress);
+	if (rc != 0) {
 		const char *msg = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL);
 		fflush(c.out);
 		/* "traceprinter: FILE: byte offset N: what" (the parser's message says where) */
@@ -315,17 +332,12 @@ int main(int argc, char **argv)
 	tk_kev_printer_free(c.printer);
 
 	if (fflush(c.out) != 0 || ferror(c.out) || c.write_failed) {
-		fprintf(stderr, "traceprinter: error writing %s: %s\n", output ? output : "standard output",
+		fprintf(stderr, "traceprinter: error writing %s: %s\n", output ? tktool_out_name(output) : "standard output",
 			strerror(errno));
-		tk_outfile_abort(outfile);
+		tktool_output_abort(&outfile);
 		return 1;
 	}
-	if (outfile != NULL) {
-		rc = tk_outfile_commit(outfile);
-		if (rc != TK_OK) {
-			fprintf(stderr, "traceprinter: cannot write %s: %s\n", output, tk_strerror(rc));
-			return 1;
-		}
-	}
+	if (output != NULL && tktool_output_commit(&outfile) != 0)
+		return 1;
 	return status;
 }

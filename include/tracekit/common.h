@@ -60,7 +60,13 @@ TK_API const char *tk_version(void);
 	XX(EBUSY,    -16, "resource busy")                                   \
 	XX(EOVERFLOW, -17, "buffer too small")                               \
 	XX(ECANCELED, -18, "operation canceled")                             \
-	XX(EROFS,    -19, "read-only file system")
+	XX(EROFS,    -19, "read-only file system")                           \
+	XX(ENOTDIR,  -20, "not a directory")                                 \
+	XX(EMFILE,   -21, "too many open files")                             \
+	XX(EISDIR,   -22, "is a directory")                                  \
+	XX(ENAMETOOLONG, -23, "file name too long")                          \
+	XX(EDQUOT,   -24, "disk quota exceeded")                             \
+	XX(EFBIG,    -25, "file too large")
 
 enum tk_error {
 	TK_OK = 0,
@@ -81,32 +87,57 @@ TK_API int tk_error_from_errno(int errnum);
 /*
  * Crash-safe output files.
  *
- * tk_outfile_open() creates "<path>.part" (mode 0644 minus umask) next to the final path,
- * or writes straight to standard output when path is "-". Data written through the
- * stream or the fd goes there; tk_outfile_commit() flushes, fsyncs and renames it to
- * its final name, so a file appears under its final name only when it is complete.
- * tk_outfile_abort() removes the partial file. A process killed mid-write leaves only
- * "<path>.part", which holds every byte that was flushed before the kill.
- * An existing path that is not a regular file (/dev/null, /dev/stdout, a named pipe) is
+ * tk_outfile_open() creates a temporary next to the final path: "<path>.part", or
+ * "<path>.XXXXXX.part" (six random characters) when that name is already taken, or writes
+ * straight to standard output when path is "-". Data written through the stream or the fd
+ * goes there; tk_outfile_commit() flushes, fsyncs and renames it to its final name, so a
+ * file appears under its final name only when it is complete. tk_outfile_abort() removes
+ * the temporary. A process killed mid-write leaves only the temporary (its name is
+ * tk_outfile_temp_path()), which holds every byte that was flushed before the kill.
+ *
+ * Safety: the temporary is created with O_EXCL|O_NOFOLLOW, so nothing that exists under
+ * its name is followed, truncated or reused: a symlink planted at "<path>.part" is left
+ * alone and a crashed run's "<path>.part" (perhaps the only copy of a trace) is kept, the
+ * new run writing to "<path>.XXXXXX.part" instead. The new file gets the mode of the file
+ * it replaces (a 0600 file stays 0600), or 0644 minus the umask when there was none.
+ * A symlink at the final name is replaced, never followed: its target is not touched.
+ * Exceptions: /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N mean that open
+ * descriptor (a file the shell redirected to, a pipe), which is written, never replaced;
+ * and a link that we or root own naming a device or FIFO is written through.
+ * An existing path that is not a regular file (/dev/null, /dev/full, a named pipe) is
  * written in place: commit flushes and closes it, nothing is ever renamed onto it.
+ * A directory at the path fails with TK_EISDIR.
  */
 typedef struct tk_outfile tk_outfile;
 
 /* flags for tk_outfile_open */
-#define TK_OUTFILE_KEEP_PARTIAL_ON_ABORT 0x1 /* abort renames nothing but keeps .part */
+#define TK_OUTFILE_KEEP_PARTIAL_ON_ABORT 0x1 /* abort renames nothing but keeps the temporary */
 
 TK_API int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags);
 /* Stream for writing (buffered stdio); valid until commit or abort. */
 TK_API FILE *tk_outfile_stream(tk_outfile *of);
-/* Path the data is being written to ("<path>.part", or "-" for stdout). */
+/*
+ * Path the data is being written to: the temporary ("<path>.part" or
+ * "<path>.XXXXXX.part"), the path itself for a device or FIFO, "-" for stdout.
+ */
 TK_API const char *tk_outfile_temp_path(const tk_outfile *of);
 /*
  * Finishes the file: flush, fsync, rename to the final name. Frees of.
- * Returns 0, or TK_ENOSPC / TK_EIO / ... (the partial file is then removed).
+ * Returns 0, or TK_ENOSPC / TK_EIO / ... (the temporary is then removed unless
+ * TK_OUTFILE_KEEP_PARTIAL_ON_ABORT was given).
  */
 TK_API int tk_outfile_commit(tk_outfile *of);
-/* Discards the file (removes the partial file) and frees of. NULL is accepted. */
+/* Discards the file (removes the temporary) and frees of. NULL is accepted. */
 TK_API void tk_outfile_abort(tk_outfile *of);
+
+/*
+ * Whether input and output name the same file (same st_dev and st_ino, not the same
+ * string: hard links and "./x" count), so a tool would destroy its input by writing its
+ * output. "-" stands for standard input (as input) and standard output (as output).
+ * Only regular files count: a device or FIFO can be read and written at once.
+ * Returns 1 when they are the same file, 0 otherwise (also when either does not exist).
+ */
+TK_API int tk_same_file(const char *input, const char *output);
 
 /*
  * Cycle clock. tk_clock_cycles() reads the CPU's time-stamp counter where there is one

@@ -18,6 +18,13 @@
  *  - A file opened with TBRW_FILE_CREATE_ALWAYS (or opened for writing) is built as
  *    "<name>.part" and appears under its name only when TBRW_close() succeeds;
  *    TBRW_abort_cleanup_and_close() removes it and leaves any existing file untouched.
+ *    The temporary is created through tk_outfile_open() (tracekit/common.h): nothing that
+ *    exists at its name is followed or reused (a busy "<name>.part" gives a free name beside
+ *    it), the old file's mode is kept and a symlink at <name> is replaced, not followed. An
+ *    output that is not a regular file (device, FIFO) is refused: TBRW_ACCESS_DENIED.
+ *  - Only regular files are read (a FIFO is refused at once). A file that shrinks while it is
+ *    read gives TBRW_FILE_TRUNCATED, not SIGBUS (docs/tb5-format.md, "Reading and writing
+ *    safely").
  */
 #ifndef TRACEKIT_TBRW_H
 #define TRACEKIT_TBRW_H
@@ -94,10 +101,17 @@ TK_API TBRW_U32 TBRW_error_string(TBRW_U32 error_code, const TBRW_CHAR **error_s
 TK_API TBRW_U32 TBRW_verify(TBRW_PTR ptr);
 
 /*
- * Copies the string with unique id string_id->soi_uniqueid into buffer (size_of_buffer wide
- * characters, the terminating NUL included). *size_buffer_needed receives the number of wide
- * characters needed, NUL included. Id 0 is "no string": TBRW_INVALID_STRING (FAQ 7.6).
- * string_id is not modified. Safe to call from several threads.
+ * Translates the unique id string_id->soi_uniqueid to its text, and on success leaves
+ * string_id->soi_ptr pointing to it (the guide's 9.1 usage; the id is then gone from
+ * *string_id, so convert a copy if you need the id again):
+ *  - with a buffer (size_of_buffer wide characters, the terminating NUL included) the text is
+ *    copied there and soi_ptr points to buffer;
+ *  - with buffer NULL, size_of_buffer 0 and size_buffer_needed NULL the text is in a buffer of
+ *    the library, one per thread, valid until the same thread's next call (copy it to keep it).
+ * *size_buffer_needed (optional) receives the number of wide characters needed, NUL included;
+ * a buffer too small (or NULL with size_buffer_needed given) gives TBRW_BUFFER_TOO_SMALL and
+ * leaves *string_id as it was. Id 0 is "no string": TBRW_INVALID_STRING (FAQ 7.6).
+ * Safe to call from several threads.
  */
 TK_API TBRW_U32 TBRW_convert_uniqueid_to_string(TBRW_PTR ptr, TBRW_U32 size_of_buffer, TBRW_STRING_OR_ID *string_id,
 						TBRW_CHAR *buffer, TBRW_U32 *size_buffer_needed);
@@ -237,23 +251,40 @@ TK_API const char *tk_tbrw_error_detail(void);
 typedef struct tk_tbrw_recover_report {
 	TBRW_U64 chunks_kept; /* complete chunks copied */
 	TBRW_U64 bytes_scanned; /* bytes of the damaged file examined */
-	TBRW_U64 bytes_dropped; /* bytes after the last good chunk */
-	TBRW_U64 first_bad_offset; /* byte offset where salvage stopped (file size if none) */
+	TBRW_U64 bytes_dropped; /* bytes of the damaged file left out, all ranges together */
+	TBRW_U64 first_bad_offset; /* byte offset of the first range left out (file size if none) */
 	TBRW_U64 records_kept; /* data records kept, all streams */
 	TBRW_U32 sections_kept; /* global and stream sections kept */
-	TBRW_U32 sections_dropped; /* sections left incomplete by the writer, not kept */
-	TBRW_U32 was_complete; /* 1: the file had a valid directory (nothing was lost) */
+	TBRW_U32 sections_dropped; /* sections left out: unfinished, with a lost chunk, or unreadable */
+	TBRW_U32 was_complete; /* 1: the file had a valid directory and no damage (nothing was lost) */
+	TBRW_U32 ranges_lost; /* stretches of the file left out (tk_tbrw_recover_ranges lists them) */
+	TBRW_U64 records_lost; /* data records of lost chunks before later ones that were kept */
+	TBRW_U32 sections_unreadable; /* finished sections whose items do not decode (left out) */
 	TBRW_U32 reserved;
 } tk_tbrw_recover_report;
 
 /*
  * Salvages src_path, a .tb5 file whose writer died or that was cut short or damaged, into a
- * new file dst_path (written as "<dst>.part", renamed on success): every complete chunk up to
- * the first damaged or missing one is kept, sections that were completed (done_) are kept
- * whole, data sections keep all their complete records. report may be NULL. Returns
- * VT_SUCCESS, or TBRW_NOT_A_TB5_FILE when src has no valid header, or an I/O error.
+ * new file dst_path (written as "<dst>.part", renamed on success). Every chunk whose
+ * checksums hold is considered, also past damage: a chunk that fails its checks is skipped
+ * by the length its header gives, and where no header holds the scan looks for the next one
+ * that does. Sections that were completed (done_) are kept whole when none of their chunks
+ * was lost and their items decode; data sections keep all their complete records (records
+ * after a lost chunk follow on, renumbered); strings of a lost strings chunk read as empty.
+ * The written file is read back and checked in full before it gets its name: success means
+ * every section in it reads. report may be NULL. Returns VT_SUCCESS, or TBRW_NOT_A_TB5_FILE
+ * when src has no valid header, an I/O error, or TBRW_FILE_CORRUPT when what was kept does
+ * not read back (then nothing is left under dst_path).
  */
 TK_API TBRW_U32 tk_tbrw_recover(const char *src_path, const char *dst_path, tk_tbrw_recover_report *report);
+
+/* Called once for each stretch [from, to) of the damaged file that was left out, in file
+ * order, with what it held when its chunk header could still be read (or why a section was
+ * left out). The trailing stretch of a file cut short is reported too. */
+typedef void tk_tbrw_lost_fn(TBRW_U64 from, TBRW_U64 to, const char *what, void *user_ptr);
+/* tk_tbrw_recover(), reporting each stretch left out to on_lost (may be NULL). */
+TK_API TBRW_U32 tk_tbrw_recover_ranges(const char *src_path, const char *dst_path, tk_tbrw_recover_report *report,
+				       tk_tbrw_lost_fn *on_lost, void *user_ptr);
 
 #ifdef __cplusplus
 }

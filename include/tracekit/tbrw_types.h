@@ -392,15 +392,21 @@ typedef struct TBRW_SampleRecordPC_s {
 	union {
 		TBRW_U32 bitFields2;
 		struct {
-			TBRW_U32 mrIndex : 20; /* module index, filled by the binder */
+			TBRW_U32 mrIndex : 20; /* write 0: see below */
 			TBRW_U32 eventIndex : 8; /* TBRW_EVENT.event_id of the triggering event */
 			TBRW_U32 tidIsRaw : 1;
 			TBRW_U32 IA64PC : 1; /* 1: iip/ipsr are valid, 0: eip/eflags/csd */
 			TBRW_U32 pidRecIndexRaw : 1;
-			TBRW_U32 mrIndexNone : 1; /* no module (set by the binder for unknown modules) */
+			TBRW_U32 mrIndexNone : 1; /* write 0: see below */
 		};
 	};
 } TBRW_SampleRecordPC, *TBRW_PSampleRecordPC;
+/* mrIndex and mrIndexNone: chapter 6 of the guide writes both as 0 ("this will be filled-in
+ * later") and defines the result of binding as a separate mapping, one DATA_BIND_STRUCT per
+ * sample record (6.1, 8.12); nothing in the guide reads the two fields back. So this library
+ * never changes a record: TBRW_enumerate_data and TBRW_bind_enumerate_data hand the records
+ * out as written, and a sample's module is DATA_BIND_STRUCT.module_index (TBRW_BIND_NO_INDEX
+ * for a sample in no known module). */
 
 typedef struct TBRW_SampleRecordTSC_s {
 	TBRW_U64 tsc;

@@ -38,16 +38,23 @@ int tk_error_from_errno(int errnum)
 	case ENOMEM:
 		return TK_ENOMEM;
 	case ENOSPC:
-	case EDQUOT:
-	case EFBIG:
-		/*
-		 * No room to write, whatever the limit (device, quota, file size): callers
-		 * (the recorder) rely on one code for "the output is full".
-		 */
 		return TK_ENOSPC;
+	/* Each limit says which it is: the fix differs (free space, quota, ulimit -f). */
+	case EDQUOT:
+		return TK_EDQUOT;
+	case EFBIG:
+		return TK_EFBIG;
 	case ENOENT:
-	case ENOTDIR:
 		return TK_ENOENT;
+	case ENOTDIR:
+		return TK_ENOTDIR;
+	case EMFILE:
+	case ENFILE:
+		return TK_EMFILE;
+	case EISDIR:
+		return TK_EISDIR;
+	case ENAMETOOLONG:
+		return TK_ENAMETOOLONG;
 	case EACCES:
 	case EPERM:
 		return TK_EACCES;

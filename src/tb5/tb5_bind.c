@@ -9,10 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/tk_hash.h"
 #include "tb5/tb5_internal.h"
 
-TBRW_U32 tb5_enumerate_records(struct tb5_handle *h, struct tb5_obj *o, uint32_t rec, uint64_t start,
-			       TBRW_U32 (*fn)(void *ctx, unsigned char *p, uint64_t first, uint32_t n), void *ctx);
 
 /* A loaded module interval. */
 struct mod_iv {
@@ -73,9 +72,8 @@ struct binder {
 	size_t n_gens;
 	int derive; /* derive processes and threads */
 	/* threads: hash (pid_index, tid) -> tid index */
-	uint64_t *tkeys;
-	uint64_t *tvals;
-	size_t tcap, n_tids;
+	struct tk__u64map tmap;
+	size_t n_tids;
 	TBRW_TID *tids;
 	size_t tids_cap;
 	/* output */
@@ -128,20 +126,15 @@ static int push_iv(struct mod_list *l, const struct mod_iv *iv)
 	return 0;
 }
 
-static size_t pid_hash(uint32_t pid, size_t mask)
-{
-	return (size_t)((pid * 0x9E3779B1u) >> 7) & mask;
-}
-
 /* The slot of pid, created when create is set; NULL when absent. */
 static struct pid_slot *pid_slot_get(struct binder *b, uint32_t pid, int create)
 {
-	size_t k = pid_hash(pid, b->pid_mask);
+	size_t k = tk__hash_u32(pid, b->pid_mask);
 
 	while (b->pids[k].used) {
 		if (b->pids[k].pid == pid)
 			return &b->pids[k];
-		k = (k + 1) & b->pid_mask;
+		k = tk__hash_next(k, b->pid_mask);
 	}
 	if (!create)
 		return NULL;
@@ -152,13 +145,11 @@ static struct pid_slot *pid_slot_get(struct binder *b, uint32_t pid, int create)
 /* Builds the pid table from the sorted module lists and generations. */
 static TBRW_U32 pid_table_build(struct binder *b)
 {
-	size_t cap = 16;
+	size_t cap = tk__hash_cap(b->n_lists + b->n_gens, 16);
 
-	while (cap < 2 * (b->n_lists + b->n_gens))
-		cap *= 2;
 	b->pids = calloc(cap, sizeof *b->pids);
 	if (b->pids == NULL)
-		return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+		return tk__tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
 	b->pid_mask = cap - 1;
 	for (size_t k = 0; k < b->n_lists; k++)
 		pid_slot_get(b, b->lists[k].pid, 1)->list = &b->lists[k];
@@ -267,7 +258,7 @@ static TBRW_U32 add_gen(struct binder *b, uint32_t pid, uint64_t start, uint64_t
 		size_t ncap = *cap ? *cap * 2 : 16;
 		struct gen *n = realloc(b->gens, ncap * sizeof *n);
 		if (n == NULL)
-			return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+			return tk__tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
 		b->gens = n;
 		*cap = ncap;
 	}
@@ -324,7 +315,7 @@ static TBRW_U32 prepare(struct binder *b)
 			if (l == NULL) {
 				struct mod_list *nl = realloc(b->lists, (b->n_lists + 1) * sizeof *nl);
 				if (nl == NULL)
-					return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+					return tk__tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
 				b->lists = nl;
 				l = &b->lists[b->n_lists++];
 				memset(l, 0, sizeof *l);
@@ -332,7 +323,7 @@ static TBRW_U32 prepare(struct binder *b)
 			}
 		}
 		if (push_iv(l, &iv) != 0)
-			return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+			return tk__tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
 		/* a process starts when its executable loads; a second executable load of the same pid
 		 * is a new process (pid reuse) */
 		if (b->derive && !(m->module_flags & TBRW_MODULE_GLOBAL_LOAD) && (m->module_flags & TBRW_MODULE_IS_EXE)) {
@@ -350,7 +341,7 @@ static TBRW_U32 prepare(struct binder *b)
 			qsort(l->iv, l->n, sizeof(struct mod_iv), cmp_iv);
 		l->starts = malloc((l->n ? l->n : 1) * sizeof *l->starts);
 		if (l->starts == NULL)
-			return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+			return tk__tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
 		for (size_t i = 0; i < l->n; i++)
 			l->starts[i] = l->iv[i].start;
 		/* about four buckets per interval over the span of the start addresses */
@@ -364,7 +355,7 @@ static TBRW_U32 prepare(struct binder *b)
 			l->shift++;
 		l->bucket = malloc((l->nb + 1) * sizeof *l->bucket);
 		if (l->bucket == NULL)
-			return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+			return tk__tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
 		size_t idx = 0;
 		for (size_t bk = 0; bk < l->nb; bk++) {
 			uint64_t low = l->min + ((uint64_t)bk << l->shift);
@@ -399,7 +390,7 @@ static TBRW_U32 prepare(struct binder *b)
 			return rc;
 	}
 	if (b->n_gens >= UINT32_MAX) /* thread keys hold a process index in 32 bits */
-		return tb5_fail(TBRW_TOO_BIG, "%s: too many processes to bind", h->path);
+		return tk__tb5_fail(TBRW_TOO_BIG, "%s: too many processes to bind", h->path);
 	return pid_table_build(b);
 }
 
@@ -409,76 +400,18 @@ static uint64_t pid_out(const struct binder *b, uint64_t g)
 	return b->derive ? g : b->gens[g].when;
 }
 
-static size_t tid_hash(uint64_t key, size_t cap)
-{
-	return (size_t)(key * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
-}
-
-/* The value of key in the thread map, or UINT64_MAX. */
-static uint64_t tid_map_find(const struct binder *b, uint64_t key, size_t *slot)
-{
-	size_t k;
-
-	if (b->tcap == 0) {
-		*slot = 0;
-		return UINT64_MAX;
-	}
-	k = tid_hash(key, b->tcap);
-	while (b->tvals[k] != UINT64_MAX && b->tkeys[k] != key)
-		k = (k + 1) & (b->tcap - 1);
-	*slot = k;
-	return b->tvals[k];
-}
-
-/* Makes room for one more entry (at most half full); 0 or -1 when out of memory. */
-static int tid_map_reserve(struct binder *b, size_t n_entries)
-{
-	size_t ncap = b->tcap ? b->tcap : 1024;
-	uint64_t *nk, *nv;
-
-	while ((n_entries + 1) * 2 > ncap)
-		ncap *= 2;
-	if (ncap == b->tcap)
-		return 0;
-	nk = malloc(ncap * sizeof *nk);
-	nv = malloc(ncap * sizeof *nv);
-	if (nk == NULL || nv == NULL) {
-		free(nk);
-		free(nv);
-		return -1;
-	}
-	memset(nv, 0xFF, ncap * sizeof *nv);
-	for (size_t i = 0; i < b->tcap; i++) {
-		if (b->tvals[i] == UINT64_MAX)
-			continue;
-		size_t j = tid_hash(b->tkeys[i], ncap);
-		while (nv[j] != UINT64_MAX)
-			j = (j + 1) & (ncap - 1);
-		nk[j] = b->tkeys[i];
-		nv[j] = b->tvals[i];
-	}
-	free(b->tkeys);
-	free(b->tvals);
-	b->tkeys = nk;
-	b->tvals = nv;
-	b->tcap = ncap;
-	return 0;
-}
-
 /* The written thread section, keyed by (pid, tid); the first entry of a pair wins. */
 static TBRW_U32 tid_map_from_section(struct binder *b)
 {
 	const struct tb5_pt *pt = &b->h->pt;
 
-	if (tid_map_reserve(b, pt->n_tids) != 0)
-		return tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+	if (tk__u64map_reserve(&b->tmap, pt->n_tids, 1024) != 0)
+		return tk__tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
 	for (size_t i = 0; i < pt->n_tids; i++) {
 		uint64_t key = (uint64_t)pt->tids[i].tid_associated_pid << 32 | pt->tids[i].tid_id;
 		size_t k;
-		if (tid_map_find(b, key, &k) == UINT64_MAX) {
-			b->tkeys[k] = key;
-			b->tvals[k] = i;
-		}
+		if (tk__u64map_find(&b->tmap, key, &k) == UINT64_MAX)
+			tk__u64map_put(&b->tmap, k, key, i);
 	}
 	return VT_SUCCESS;
 }
@@ -492,19 +425,19 @@ static uint64_t tid_index(struct binder *b, uint64_t pidx, uint32_t pid, uint32_
 	uint64_t key = (b->derive ? pidx : pid) << 32 | tid, v;
 	size_t k;
 
-	v = tid_map_find(b, key, &k);
+	v = tk__u64map_find(&b->tmap, key, &k);
 	if (v != UINT64_MAX || !b->derive)
 		return v; /* TBRW_BIND_NO_INDEX when the section lacks the thread */
-	if (tid_map_reserve(b, b->n_tids + 1) != 0) {
-		b->rc = tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+	if (tk__u64map_reserve(&b->tmap, b->n_tids + 1, 1024) != 0) {
+		b->rc = tk__tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
 		return TBRW_BIND_NO_INDEX;
 	}
-	(void)tid_map_find(b, key, &k); /* the map may have grown */
+	(void)tk__u64map_find(&b->tmap, key, &k); /* the map may have grown */
 	if (b->n_tids == b->tids_cap) {
 		size_t ncap = b->tids_cap ? b->tids_cap * 2 : 64;
 		TBRW_TID *nt = realloc(b->tids, ncap * sizeof *nt);
 		if (nt == NULL) {
-			b->rc = tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+			b->rc = tk__tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
 			return TBRW_BIND_NO_INDEX;
 		}
 		b->tids = nt;
@@ -513,8 +446,7 @@ static uint64_t tid_index(struct binder *b, uint64_t pidx, uint32_t pid, uint32_
 	b->tids[b->n_tids] = (TBRW_TID){.tid_size = sizeof(TBRW_TID), .tid_associated_pid = pid, .tid_id = tid,
 					.tid_flags = TBRW_TID_DERIVED, .tid_event_when = when,
 					.reserved1 = (uint32_t)pidx};
-	b->tkeys[k] = key;
-	b->tvals[k] = b->n_tids;
+	tk__u64map_put(&b->tmap, k, key, b->n_tids);
 	return b->n_tids++;
 }
 
@@ -530,7 +462,7 @@ static TBRW_U32 flush_out(struct binder *b)
 			tb5_put64(p + i * 24 + 8, v.pid_index);
 			tb5_put64(p + i * 24 + 16, v.tid_index);
 		}
-		rc = tb5_write_chunk(b->h, b->out_obj, CK_DATA, b->out_obj->id, b->out_obj->total, (uint32_t)b->out_len,
+		rc = tk__tb5_write_chunk(b->h, b->out_obj, CK_DATA, b->out_obj->id, b->out_obj->total, (uint32_t)b->out_len,
 				     b->out, b->out_len * sizeof *b->out);
 		b->out_obj->total += b->out_len;
 		b->out_len = 0;
@@ -581,7 +513,7 @@ static TBRW_U32 bind_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
 				size_t ncap = b->out_cap ? b->out_cap * 2 : 65536;
 				DATA_BIND_STRUCT *no = realloc(b->out, ncap * sizeof *no);
 				if (no == NULL)
-					b->rc = tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+					b->rc = tk__tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
 				else {
 					b->out = no;
 					b->out_cap = ncap;
@@ -611,7 +543,7 @@ static TBRW_U32 bind_fn(void *ctx, unsigned char *p, uint64_t first, uint32_t n)
 	return TRUE;
 }
 
-void tb5_bind_free(struct tb5_handle *h)
+void tk__tb5_bind_free(struct tb5_handle *h)
 {
 	free(h->bind_module);
 	free(h->bind_tid);
@@ -633,23 +565,22 @@ static void binder_free(struct binder *b)
 	free(b->global.bucket);
 	free(b->gens);
 	free(b->pids);
-	free(b->tkeys);
-	free(b->tvals);
+	tk__u64map_free(&b->tmap);
 	free(b->tids);
 	free(b->out);
 }
 
 static int obj_done(struct tb5_handle *h, uint32_t id)
 {
-	struct tb5_obj *o = tb5_obj_find(h, id);
+	struct tb5_obj *o = tk__tb5_obj_find(h, id);
 	return o != NULL && o->state == OBJ_DONE;
 }
 
 static TBRW_U32 check_stream(struct tb5_handle *h, TBRW_U32 s, struct tb5_stream **out)
 {
-	struct tb5_stream *st = s < TB5_MAX_STREAMS ? tb5_stream_at(h, s, 0) : NULL;
+	struct tb5_stream *st = s < TB5_MAX_STREAMS ? tk__tb5_stream_at(h, s, 0) : NULL;
 	if (st == NULL || !obj_done(h, OBJ_STREAM_SEC(s, TBRW_DATA_DESCRIPTION_SECTION)))
-		return tb5_fail(TBRW_INVALID_STREAM, "%s: stream %u does not exist", h->path, s);
+		return tk__tb5_fail(TBRW_INVALID_STREAM, "%s: stream %u does not exist", h->path, s);
 	*out = st;
 	return VT_SUCCESS;
 }
@@ -661,7 +592,7 @@ TBRW_U32 TBRW_is_bound(TBRW_PTR ptr, TBRW_U32 data_stream, TBRW_U32 *is_bound)
 	TBRW_U32 rc;
 
 	if (h == NULL || is_bound == NULL)
-		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_is_bound: NULL argument");
+		return tk__tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_is_bound: NULL argument");
 	rc = check_stream(h, data_stream, &st);
 	if (rc != VT_SUCCESS)
 		return rc;
@@ -676,7 +607,7 @@ static TBRW_U32 entry_size(TBRW_PTR ptr, TBRW_U32 s, TBRW_U32 *out, TBRW_U32 siz
 	TBRW_U32 rc;
 
 	if (h == NULL || out == NULL)
-		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_get_size_of_*_bind_entry: NULL argument");
+		return tk__tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_get_size_of_*_bind_entry: NULL argument");
 	rc = check_stream(h, s, &st);
 	if (rc == VT_SUCCESS)
 		*out = size;
@@ -705,22 +636,22 @@ static TBRW_U32 write_u64_obj(struct tb5_handle *h, uint32_t id, const uint64_t 
 	unsigned char *le;
 
 	pthread_mutex_lock(&h->lock);
-	o = tb5_obj_get(h, id);
+	o = tk__tb5_obj_get(h, id);
 	pthread_mutex_unlock(&h->lock);
 	if (o == NULL)
-		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+		return tk__tb5_fail(TBRW_NO_MEMORY, "out of memory");
 	le = malloc((n < per ? (n ? n : 1) : per) * 8);
 	if (le == NULL)
-		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+		return tk__tb5_fail(TBRW_NO_MEMORY, "out of memory");
 	for (size_t i = 0; i < n && rc == VT_SUCCESS; i += per) {
 		size_t k = n - i < per ? n - i : per;
 		for (size_t j = 0; j < k; j++) /* the file is little-endian whatever the host */
 			tb5_put64(le + j * 8, v[i + j]);
-		rc = tb5_write_chunk(h, o, CK_DATA, id, i, (uint32_t)k, le, k * 8);
+		rc = tk__tb5_write_chunk(h, o, CK_DATA, id, i, (uint32_t)k, le, k * 8);
 	}
 	free(le);
 	if (rc == VT_SUCCESS)
-		rc = tb5_write_chunk(h, o, CK_END, id, n, 0, NULL, 0);
+		rc = tk__tb5_write_chunk(h, o, CK_END, id, n, 0, NULL, 0);
 	if (rc == VT_SUCCESS) {
 		o->total = n;
 		o->state = OBJ_DONE;
@@ -730,10 +661,10 @@ static TBRW_U32 write_u64_obj(struct tb5_handle *h, uint32_t id, const uint64_t 
 
 static TBRW_U32 drop_if(struct tb5_handle *h, uint32_t id)
 {
-	struct tb5_obj *o = tb5_obj_find(h, id);
+	struct tb5_obj *o = tk__tb5_obj_find(h, id);
 	if (o == NULL || o->state == OBJ_ABSENT)
 		return VT_SUCCESS;
-	return tb5_obj_drop(h, o);
+	return tk__tb5_obj_drop(h, o);
 }
 
 TBRW_U32 TBRW_unbind(TBRW_PTR ptr, TBRW_U32 data_stream)
@@ -743,12 +674,12 @@ TBRW_U32 TBRW_unbind(TBRW_PTR ptr, TBRW_U32 data_stream)
 	TBRW_U32 rc, bound;
 
 	if (h == NULL)
-		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_unbind: NULL handle");
+		return tk__tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_unbind: NULL handle");
 	rc = TBRW_is_bound(ptr, data_stream, &bound);
 	if (rc != VT_SUCCESS)
 		return rc;
 	if (!bound)
-		return tb5_fail(TBRW_NOT_BOUND, "%s: stream %u is not bound", h->path, data_stream);
+		return tk__tb5_fail(TBRW_NOT_BOUND, "%s: stream %u is not bound", h->path, data_stream);
 	st = h->streams[data_stream];
 	free(st->bind_data);
 	st->bind_data = NULL;
@@ -773,7 +704,7 @@ TBRW_U32 TBRW_unbind(TBRW_PTR ptr, TBRW_U32 data_stream)
 	}
 	if (h->bound_stream == (int)data_stream) {
 		h->bound_stream = -1;
-		tb5_bind_free(h);
+		tk__tb5_bind_free(h);
 	}
 	return VT_SUCCESS;
 }
@@ -788,23 +719,23 @@ TBRW_U32 TBRW_dobind(TBRW_PTR ptr, TBRW_U32 data_stream)
 	TBRW_U32 rc, bound;
 
 	if (h == NULL)
-		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_dobind: NULL handle");
+		return tk__tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_dobind: NULL handle");
 	rc = check_stream(h, data_stream, &st);
 	if (rc != VT_SUCCESS)
 		return rc;
-	data = tb5_obj_find(h, OBJ_STREAM_SEC(data_stream, TBRW_DATA_SECTION));
+	data = tk__tb5_obj_find(h, OBJ_STREAM_SEC(data_stream, TBRW_DATA_SECTION));
 	if (data == NULL || data->state != OBJ_DONE)
-		return tb5_fail(TBRW_BIND_FAILED, "%s: stream %u has no complete data section", h->path, data_stream);
-	rc = tb5_stream_layout(h, data_stream);
+		return tk__tb5_fail(TBRW_BIND_FAILED, "%s: stream %u has no complete data section", h->path, data_stream);
+	rc = tk__tb5_stream_layout(h, data_stream);
 	if (rc != VT_SUCCESS)
 		return rc;
 	if (st->pc_offset == UINT32_MAX)
-		return tb5_fail(TBRW_BIND_FAILED, "%s: stream %u has no ST_LEGACY_SAMPLE_RECORD (TBRW_SampleRecordPC) "
+		return tk__tb5_fail(TBRW_BIND_FAILED, "%s: stream %u has no ST_LEGACY_SAMPLE_RECORD (TBRW_SampleRecordPC) "
 						  "in its records",
 				h->path, data_stream);
-	rc = tb5_load_modules(h);
+	rc = tk__tb5_load_modules(h);
 	if (rc != VT_SUCCESS)
-		return tb5_fail(TBRW_BIND_FAILED, "%s: binding needs the module section", h->path);
+		return tk__tb5_fail(TBRW_BIND_FAILED, "%s: binding needs the module section", h->path);
 	if (TBRW_is_bound(ptr, data_stream, &bound) == VT_SUCCESS && bound) {
 		rc = TBRW_unbind(ptr, data_stream);
 		if (rc != VT_SUCCESS)
@@ -814,7 +745,7 @@ TBRW_U32 TBRW_dobind(TBRW_PTR ptr, TBRW_U32 data_stream)
 	b.h = h;
 	b.st = st;
 	b.derive = !obj_done(h, OBJ_GLOBAL(TBRW_PROCESS_THREAD_SECTION)) || obj_done(h, OBJ_DERIVED_PT);
-	if (!b.derive && (rc = tb5_load_pt(h)) != VT_SUCCESS)
+	if (!b.derive && (rc = tk__tb5_load_pt(h)) != VT_SUCCESS)
 		return rc;
 	if (b.derive && obj_done(h, OBJ_DERIVED_PT) && h->writable) {
 		/* re-derive: another stream's derivation is replaced by this one */
@@ -825,15 +756,15 @@ TBRW_U32 TBRW_dobind(TBRW_PTR ptr, TBRW_U32 data_stream)
 	rc = prepare(&b);
 	if (rc == VT_SUCCESS && h->writable) {
 		pthread_mutex_lock(&h->lock);
-		b.out_obj = tb5_obj_get(h, OBJ_STREAM(data_stream, OBJ_BIND_DATA));
+		b.out_obj = tk__tb5_obj_get(h, OBJ_STREAM(data_stream, OBJ_BIND_DATA));
 		pthread_mutex_unlock(&h->lock);
 		if (b.out_obj == NULL)
-			rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
+			rc = tk__tb5_fail(TBRW_NO_MEMORY, "out of memory");
 		else {
 			b.out_cap = TB5_CHUNK_TARGET / sizeof(DATA_BIND_STRUCT);
 			b.out = malloc(b.out_cap * sizeof *b.out);
 			if (b.out == NULL)
-				rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
+				rc = tk__tb5_fail(TBRW_NO_MEMORY, "out of memory");
 		}
 	}
 	if (rc == VT_SUCCESS && !h->writable && data->total > 0) {
@@ -842,17 +773,17 @@ TBRW_U32 TBRW_dobind(TBRW_PTR ptr, TBRW_U32 data_stream)
 		b.out_cap = data->total < ((size_t)1 << 22) ? (size_t)data->total : (size_t)1 << 22;
 		b.out = malloc(b.out_cap * sizeof *b.out);
 		if (b.out == NULL)
-			rc = tb5_fail(TBRW_NO_MEMORY, "%s: out of memory for the bind result of %llu samples", h->path,
+			rc = tk__tb5_fail(TBRW_NO_MEMORY, "%s: out of memory for the bind result of %llu samples", h->path,
 				      (unsigned long long)data->total);
 	}
 	if (rc == VT_SUCCESS)
-		rc = tb5_enumerate_records(h, data, st->record_size, 0, bind_fn, &b);
+		rc = tk__tb5_enumerate_records(h, data, st->record_size, 0, bind_fn, &b);
 	if (rc == VT_SUCCESS)
 		rc = b.rc;
 	if (rc == VT_SUCCESS && b.out_obj != NULL) {
 		rc = flush_out(&b);
 		if (rc == VT_SUCCESS)
-			rc = tb5_write_chunk(h, b.out_obj, CK_END, b.out_obj->id, b.out_obj->total, 0, NULL, 0);
+			rc = tk__tb5_write_chunk(h, b.out_obj, CK_END, b.out_obj->id, b.out_obj->total, 0, NULL, 0);
 		if (rc == VT_SUCCESS)
 			b.out_obj->state = OBJ_DONE;
 	}
@@ -861,7 +792,7 @@ TBRW_U32 TBRW_dobind(TBRW_PTR ptr, TBRW_U32 data_stream)
 		mb = malloc((h->n_modules ? h->n_modules : 1) * sizeof *mb);
 		tb = malloc(((b.derive ? b.n_tids : h->pt.n_tids) + 1) * sizeof *tb);
 		if (mb == NULL || tb == NULL)
-			rc = tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+			rc = tk__tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
 	}
 	if (rc == VT_SUCCESS) {
 		for (size_t i = 0; i < h->n_modules; i++) {
@@ -887,7 +818,7 @@ TBRW_U32 TBRW_dobind(TBRW_PTR ptr, TBRW_U32 data_stream)
 			if (rc == VT_SUCCESS)
 				rc = write_u64_obj(h, OBJ_STREAM(data_stream, OBJ_BIND_TID), tb, nt);
 		}
-		tb5_bind_free(h);
+		tk__tb5_bind_free(h);
 		h->bind_module = (MODULE_BIND_STRUCT *)mb;
 		h->n_bind_module = h->n_modules;
 		h->bind_tid = (TID_BIND_STRUCT *)tb;
@@ -900,7 +831,7 @@ TBRW_U32 TBRW_dobind(TBRW_PTR ptr, TBRW_U32 data_stream)
 		TBRW_PID *pids = calloc(b.n_gens + 1, sizeof *pids);
 		TBRW_TID *tids = b.tids;
 		if (pids == NULL)
-			rc = tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
+			rc = tk__tb5_fail(TBRW_NO_MEMORY, "out of memory binding");
 		for (size_t i = 0; i < b.n_gens && rc == VT_SUCCESS; i++) {
 			pids[i].pid_size = sizeof *pids;
 			pids[i].pid_id = b.gens[i].pid;
@@ -914,22 +845,22 @@ TBRW_U32 TBRW_dobind(TBRW_PTR ptr, TBRW_U32 data_stream)
 		if (rc == VT_SUCCESS && h->writable) {
 			struct tb5_obj *o, *mark;
 			pthread_mutex_lock(&h->lock);
-			o = tb5_obj_get(h, OBJ_GLOBAL(TBRW_PROCESS_THREAD_SECTION));
-			mark = tb5_obj_get(h, OBJ_DERIVED_PT);
+			o = tk__tb5_obj_get(h, OBJ_GLOBAL(TBRW_PROCESS_THREAD_SECTION));
+			mark = tk__tb5_obj_get(h, OBJ_DERIVED_PT);
 			pthread_mutex_unlock(&h->lock);
 			if (o == NULL || mark == NULL)
-				rc = tb5_fail(TBRW_NO_MEMORY, "out of memory");
+				rc = tk__tb5_fail(TBRW_NO_MEMORY, "out of memory");
 			for (size_t i = 0; i < b.n_gens && rc == VT_SUCCESS; i++)
-				rc = tb5_put_pid(h, o, &pids[i]);
+				rc = tk__tb5_put_pid(h, o, &pids[i]);
 			for (size_t i = 0; i < b.n_tids && rc == VT_SUCCESS; i++)
-				rc = tb5_put_tid(h, o, &tids[i]);
+				rc = tk__tb5_put_tid(h, o, &tids[i]);
 			if (rc == VT_SUCCESS)
-				rc = tb5_obj_finish(h, o);
+				rc = tk__tb5_obj_finish(h, o);
 			if (rc == VT_SUCCESS)
-				rc = tb5_obj_finish(h, mark);
+				rc = tk__tb5_obj_finish(h, mark);
 		}
 		if (rc == VT_SUCCESS) {
-			tb5_pt_free(&h->pt);
+			tk__tb5_pt_free(&h->pt);
 			h->pt.pids = pids;
 			h->pt.n_pids = b.n_gens;
 			h->pt.tids = tids;
@@ -998,10 +929,10 @@ static TBRW_U32 bind_chunk_for(struct bind_ctx *c, uint64_t index, const struct 
 			hi = mid;
 	}
 	if (lo == o->n_chunks || o->chunks[lo].kind != CK_DATA || o->chunks[lo].first > index)
-		return tb5_fail(TBRW_FILE_CORRUPT, "%s: the bind information of stream %u has no entry for record %llu",
+		return tk__tb5_fail(TBRW_FILE_CORRUPT, "%s: the bind information of stream %u has no entry for record %llu",
 				c->h->path, OBJ_STREAM_OF(o->id), (unsigned long long)index);
 	c->chunk = NULL;
-	TBRW_U32 rc = tb5_read_chunk(c->h, &o->chunks[lo], &c->scratch, &c->scratch_cap, &c->chunk);
+	TBRW_U32 rc = tk__tb5_read_chunk(c->h, &o->chunks[lo], &c->scratch, &c->scratch_cap, &c->chunk);
 	if (rc != VT_SUCCESS) {
 		c->chunk = NULL;
 		return rc;
@@ -1024,7 +955,7 @@ static TBRW_U32 bind_data_fn(void *ctx, unsigned char *p, uint64_t first, uint32
 
 		if (c->mem != NULL) {
 			if (at + k > c->n_mem)
-				return c->rc = tb5_fail(TBRW_NOT_BOUND, "%s: the bind result covers %llu records, the data "
+				return c->rc = tk__tb5_fail(TBRW_NOT_BOUND, "%s: the bind result covers %llu records, the data "
 									"more",
 							c->h->path, (unsigned long long)c->n_mem);
 			tab = c->mem + at;
@@ -1051,7 +982,7 @@ static TBRW_U32 bind_data_fn(void *ctx, unsigned char *p, uint64_t first, uint32
 		if (r == FALSE)
 			return FALSE;
 		if (r != TRUE)
-			return tb5_callback_error(r, "TBRW_bind_enumerate_data");
+			return tk__tb5_callback_error(r, "TBRW_bind_enumerate_data");
 		done += k;
 	}
 	return TRUE;
@@ -1066,41 +997,41 @@ TBRW_U32 TBRW_bind_enumerate_data(TBRW_PTR ptr, TBRW_U32 data_stream, BIND_DATA_
 	TBRW_U32 rc, bound;
 
 	if (h == NULL || callback_func == NULL)
-		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_bind_enumerate_data: NULL argument");
+		return tk__tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_bind_enumerate_data: NULL argument");
 	rc = TBRW_is_bound(ptr, data_stream, &bound);
 	if (rc != VT_SUCCESS)
 		return rc;
 	if (!bound)
-		return tb5_fail(TBRW_NOT_BOUND, "%s: stream %u is not bound (call TBRW_dobind)", h->path, data_stream);
+		return tk__tb5_fail(TBRW_NOT_BOUND, "%s: stream %u is not bound (call TBRW_dobind)", h->path, data_stream);
 	st = h->streams[data_stream];
-	rc = tb5_stream_layout(h, data_stream);
+	rc = tk__tb5_stream_layout(h, data_stream);
 	if (rc != VT_SUCCESS)
 		return rc;
 	memset(&c, 0, sizeof c);
 	c.h = h;
-	c.data = tb5_obj_find(h, OBJ_STREAM_SEC(data_stream, TBRW_DATA_SECTION));
+	c.data = tk__tb5_obj_find(h, OBJ_STREAM_SEC(data_stream, TBRW_DATA_SECTION));
 	if (c.data == NULL || c.data->state != OBJ_DONE)
-		return tb5_fail(TBRW_NOT_BOUND, "%s: stream %u has no complete data section", h->path, data_stream);
+		return tk__tb5_fail(TBRW_NOT_BOUND, "%s: stream %u has no complete data section", h->path, data_stream);
 	c.rec = st->record_size;
 	c.cb = callback_func;
 	c.user = user_ptr;
 	c.mem = st->bound_in_memory ? st->bind_data : NULL;
 	c.n_mem = st->n_bind_data;
 	if (c.mem == NULL) {
-		c.bind = tb5_obj_find(h, OBJ_STREAM(data_stream, OBJ_BIND_DATA));
+		c.bind = tk__tb5_obj_find(h, OBJ_STREAM(data_stream, OBJ_BIND_DATA));
 		if (c.bind == NULL || c.bind->state != OBJ_DONE)
-			return tb5_fail(TBRW_NOT_BOUND, "%s: stream %u is not bound (call TBRW_dobind)", h->path,
+			return tk__tb5_fail(TBRW_NOT_BOUND, "%s: stream %u is not bound (call TBRW_dobind)", h->path,
 					data_stream);
 		if (c.bind->total != c.data->total)
-			return tb5_fail(TBRW_FILE_CORRUPT, "%s: the bind information of stream %u covers %llu records, "
+			return tk__tb5_fail(TBRW_FILE_CORRUPT, "%s: the bind information of stream %u covers %llu records, "
 							   "its data %llu",
 					h->path, data_stream, (unsigned long long)c.bind->total,
 					(unsigned long long)c.data->total);
 		c.tmp = malloc(BIND_BATCH * sizeof *c.tmp);
 		if (c.tmp == NULL)
-			return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+			return tk__tb5_fail(TBRW_NO_MEMORY, "out of memory");
 	}
-	rc = tb5_enumerate_records(h, c.data, c.rec, start_index, bind_data_fn, &c);
+	rc = tk__tb5_enumerate_records(h, c.data, c.rec, start_index, bind_data_fn, &c);
 	free(c.tmp);
 	free(c.scratch);
 	return rc;
@@ -1109,7 +1040,7 @@ TBRW_U32 TBRW_bind_enumerate_data(TBRW_PTR ptr, TBRW_U32 data_stream, BIND_DATA_
 /* Module and thread bind tables: from memory, or loaded from the persisted objects. */
 static TBRW_U32 load_u64_obj(struct tb5_handle *h, uint32_t id, uint64_t **out, size_t *n)
 {
-	struct tb5_obj *o = tb5_obj_find(h, id);
+	struct tb5_obj *o = tk__tb5_obj_find(h, id);
 	unsigned char *scratch = NULL;
 	size_t scratch_cap = 0;
 	const unsigned char *q;
@@ -1117,24 +1048,24 @@ static TBRW_U32 load_u64_obj(struct tb5_handle *h, uint32_t id, uint64_t **out, 
 	TBRW_U32 rc = VT_SUCCESS;
 
 	if (o == NULL || o->state != OBJ_DONE)
-		return tb5_fail(TBRW_NOT_BOUND, "%s: no bind information", h->path);
+		return tk__tb5_fail(TBRW_NOT_BOUND, "%s: no bind information", h->path);
 	/* o->total is the sum of the chunks' counts, each checked against its bytes at open */
 	if (o->total > (uint64_t)64 << 20)
-		return tb5_fail(TBRW_FILE_CORRUPT, "%s: bind table of %llu entries", h->path,
+		return tk__tb5_fail(TBRW_FILE_CORRUPT, "%s: bind table of %llu entries", h->path,
 				(unsigned long long)o->total);
 	v = malloc((size_t)(o->total ? o->total : 1) * sizeof *v);
 	if (v == NULL)
-		return tb5_fail(TBRW_NO_MEMORY, "out of memory");
+		return tk__tb5_fail(TBRW_NO_MEMORY, "out of memory");
 	for (size_t i = 0; i < o->n_chunks && rc == VT_SUCCESS; i++) {
 		const struct tb5_chunk_ref *c = &o->chunks[i];
 		if (c->kind != CK_DATA)
 			continue;
 		if (c->raw_len != (uint64_t)c->count * 8 || c->first + c->count > o->total) {
-			rc = tb5_fail(TBRW_FILE_CORRUPT, "%s: bind chunk at byte offset %llu is malformed", h->path,
+			rc = tk__tb5_fail(TBRW_FILE_CORRUPT, "%s: bind chunk at byte offset %llu is malformed", h->path,
 				      (unsigned long long)c->offset);
 			break;
 		}
-		rc = tb5_read_chunk(h, c, &scratch, &scratch_cap, &q);
+		rc = tk__tb5_read_chunk(h, c, &scratch, &scratch_cap, &q);
 		for (uint32_t k = 0; k < c->count && rc == VT_SUCCESS; k++)
 			v[c->first + k] = tb5_get64(q + (size_t)k * 8);
 	}
@@ -1168,7 +1099,7 @@ static TBRW_U32 ensure_bind_tables(struct tb5_handle *h)
 			free(mb);
 			return rc;
 		}
-		tb5_bind_free(h);
+		tk__tb5_bind_free(h);
 		h->bind_module = (MODULE_BIND_STRUCT *)mb;
 		h->n_bind_module = nm;
 		h->bind_tid = (TID_BIND_STRUCT *)tb;
@@ -1176,7 +1107,7 @@ static TBRW_U32 ensure_bind_tables(struct tb5_handle *h)
 		h->bound_stream = (int)s;
 		return VT_SUCCESS;
 	}
-	return tb5_fail(TBRW_NOT_BOUND, "%s: no stream is bound (call TBRW_dobind)", h->path);
+	return tk__tb5_fail(TBRW_NOT_BOUND, "%s: no stream is bound (call TBRW_dobind)", h->path);
 }
 
 TBRW_U32 TBRW_bind_enumerate_modules(TBRW_PTR ptr, BIND_MODULE_CALLBACK *callback_func, void *user_ptr,
@@ -1186,11 +1117,11 @@ TBRW_U32 TBRW_bind_enumerate_modules(TBRW_PTR ptr, BIND_MODULE_CALLBACK *callbac
 	TBRW_U32 rc;
 
 	if (h == NULL || callback_func == NULL)
-		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_bind_enumerate_modules: NULL argument");
-	if ((rc = ensure_bind_tables(h)) != VT_SUCCESS || (rc = tb5_load_modules(h)) != VT_SUCCESS)
+		return tk__tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_bind_enumerate_modules: NULL argument");
+	if ((rc = ensure_bind_tables(h)) != VT_SUCCESS || (rc = tk__tb5_load_modules(h)) != VT_SUCCESS)
 		return rc;
 	if (h->n_bind_module != h->n_modules)
-		return tb5_fail(TBRW_FILE_CORRUPT, "%s: module bind table has %zu entries for %zu modules", h->path,
+		return tk__tb5_fail(TBRW_FILE_CORRUPT, "%s: module bind table has %zu entries for %zu modules", h->path,
 				h->n_bind_module, h->n_modules);
 	for (size_t i = (size_t)(start_index < h->n_modules ? start_index : h->n_modules); i < h->n_modules;) {
 		size_t k = h->n_modules - i < 4096 ? h->n_modules - i : 4096;
@@ -1199,7 +1130,7 @@ TBRW_U32 TBRW_bind_enumerate_modules(TBRW_PTR ptr, BIND_MODULE_CALLBACK *callbac
 		if (rc == FALSE)
 			return VT_SUCCESS;
 		if (rc != TRUE)
-			return tb5_callback_error(rc, "TBRW_bind_enumerate_modules");
+			return tk__tb5_callback_error(rc, "TBRW_bind_enumerate_modules");
 		i += k;
 	}
 	return VT_SUCCESS;
@@ -1212,11 +1143,11 @@ TBRW_U32 TBRW_bind_enumerate_threads(TBRW_PTR ptr, BIND_TID_CALLBACK *callback_f
 	TBRW_U32 rc;
 
 	if (h == NULL || callback_func == NULL)
-		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_bind_enumerate_threads: NULL argument");
-	if ((rc = ensure_bind_tables(h)) != VT_SUCCESS || (rc = tb5_load_pt(h)) != VT_SUCCESS)
+		return tk__tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_bind_enumerate_threads: NULL argument");
+	if ((rc = ensure_bind_tables(h)) != VT_SUCCESS || (rc = tk__tb5_load_pt(h)) != VT_SUCCESS)
 		return rc;
 	if (h->n_bind_tid != h->pt.n_tids)
-		return tb5_fail(TBRW_FILE_CORRUPT, "%s: thread bind table has %zu entries for %zu threads", h->path,
+		return tk__tb5_fail(TBRW_FILE_CORRUPT, "%s: thread bind table has %zu entries for %zu threads", h->path,
 				h->n_bind_tid, h->pt.n_tids);
 	for (size_t i = (size_t)(start_index < h->pt.n_tids ? start_index : h->pt.n_tids); i < h->pt.n_tids;) {
 		size_t k = h->pt.n_tids - i < 4096 ? h->pt.n_tids - i : 4096;
@@ -1225,13 +1156,13 @@ TBRW_U32 TBRW_bind_enumerate_threads(TBRW_PTR ptr, BIND_TID_CALLBACK *callback_f
 		if (rc == FALSE)
 			return VT_SUCCESS;
 		if (rc != TRUE)
-			return tb5_callback_error(rc, "TBRW_bind_enumerate_threads");
+			return tk__tb5_callback_error(rc, "TBRW_bind_enumerate_threads");
 		i += k;
 	}
 	return VT_SUCCESS;
 }
 
-TBRW_U32 tb5_load_bind(struct tb5_handle *h, uint32_t stream)
+TBRW_U32 tk__tb5_load_bind(struct tb5_handle *h, uint32_t stream)
 {
 	(void)stream;
 	return ensure_bind_tables(h);

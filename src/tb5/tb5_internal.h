@@ -2,8 +2,30 @@
 /*
  * tb5_internal.h: the .tb5 container's in-memory state shared by the files of src/tb5/:
  * the handle, its objects (sections, stream sections, bind results), chunk bookkeeping and
- * the error-detail helpers. The byte layout is in tb5_file.c's head comment and
- * docs/tb5-format.md.
+ * the error-detail helpers, and the functions the files give each other (tk__tb5_*).
+ *
+ * The files, each depending only on those above it:
+ *   tb5_text.c     error codes and details, UTF-8
+ *   tb5_map.c      the read-only mapping, guarded against the file shrinking
+ *   tb5_chunk.c    chunks: build, place, write, read and check
+ *   tb5_object.c   objects and metadata objects;  tb5_strings.c  the string table
+ *   tb5_items.c    items (tb5_items.h is the API files' own header), then the API by job:
+ *                  tb5_sections.c (state machine), tb5_global.c, tb5_process.c,
+ *                  tb5_stream.c, tb5_data.c, tb5_bind.c
+ *   tb5_open.c     header, directory, TBRW_open/close/verify;  tb5_recover.c  salvage
+ *
+ * Layout (little-endian; docs/tb5-format.md is the full specification):
+ *   header  64 bytes: "TKTB5\0\r\n", u32 version (16), u32 header size (64),
+ *           u32 chunk target, u32 flags, zeros, u32 CRC32C of bytes 0..59 at 60
+ *   chunks  40-byte header: u32 "TBCK", u16 kind, u16 flags (1 = zstd), u32 object id,
+ *           u32 stored length, u32 raw length, u32 record count, u64 first (record index,
+ *           byte offset in the object, string index or total), u32 payload CRC32C,
+ *           u32 CRC32C of header bytes 0..35; then the payload, padded to 8 bytes
+ *   directory  a chunk (kind 5) listing every live chunk: u64 count, then 40 bytes each
+ *   trailer 32 bytes: "TB5TRAIL", u64 directory offset, u64 file size, u32 0,
+ *           u32 CRC32C of bytes 0..27
+ * A file without a valid trailer is one whose writer died: tk_tbrw_recover() rebuilds the
+ * directory from the chunks that check out (tb5_recover.c).
  */
 #ifndef TB5_INTERNAL_H
 #define TB5_INTERNAL_H
@@ -13,6 +35,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "tracekit/tbrw.h"
 
@@ -26,6 +49,15 @@
 #define TB5_MAX_STREAMS 4096u
 #define TB5_MAX_STRING (1u << 20) /* bytes of one string */
 #define TB5_MAX_META ((uint64_t)256 << 20) /* bytes of one metadata section */
+
+#define CHUNK_MAGIC 0x4B434254u /* "TBCK" */
+#define DIR_ENTRY_SIZE 40u
+
+/* Chunks and their payloads are padded to 8 bytes. */
+static inline size_t tb5_pad8(size_t n)
+{
+	return (n + 7u) & ~(size_t)7u;
+}
 
 /* Chunk kinds. */
 enum {
@@ -70,6 +102,7 @@ struct tb5_obj {
 	int readers; /* TBRW_reading_* opened and not done */
 	int from_file; /* existed when the file was opened */
 	int drop; /* salvage: leave this object out */
+	uint64_t lost_records; /* salvage: records of its lost chunks, before the chunks that follow */
 	/* chunks in file order */
 	struct tb5_chunk_ref *chunks;
 	size_t n_chunks, cap_chunks;
@@ -131,22 +164,24 @@ struct tb5_pt {
  *    other's I/O. String chunks are built and placed in one hold of the lock, so they are
  *    in the file in string order, before any chunk placed later that refers to them.
  *  - Lock-free reads of shared state: the object list is prepend-only (objects are never
- *    unlinked or freed before the handle) and its head is atomic, so tb5_obj_find() walks it
+ *    unlinked or freed before the handle) and its head is atomic, so tk__tb5_obj_find() walks it
  *    without the lock; n_strings is atomic so that decoding can bounds-check string ids
  *    while other threads add strings; the stream slot array is allocated with the handle.
  */
 struct tb5_handle {
 	pthread_mutex_t lock; /* see above */
 	char *path; /* final name (UTF-8) */
-	char *part_path; /* "<path>.part" while writing */
+	char *part_path; /* the temporary ("<path>.part", or a free name like it) while writing */
+	struct tk_outfile *out; /* creates part_path and gives it the final name (tb5_open.c) */
 	int fd; /* .part (writing) or the file (reading) */
 	int writable;
 	int compress;
 	uint64_t end; /* append offset */
 	uint64_t file_size;
 	uint64_t dir_off; /* reading: offset of the directory chunk (chunks end there) */
-	unsigned char *map; /* read-only mapping of the original file, or NULL */
+	unsigned char *map; /* read-only mapping of the original file, or NULL (tb5_map.c) */
 	size_t map_len;
+	int map_slot; /* its entry in tb5_map.c's table of guarded mappings */
 	uint32_t write_error; /* sticky first write failure */
 	/* strings: id = index + 1 */
 	char **strings;
@@ -179,58 +214,84 @@ struct tb5_handle {
 	size_t n_bind_tid;
 };
 
+/* A chunk on its way to the file: header and stored payload ready, place not yet taken
+ * (tb5_chunk.c). */
+struct chunk_out {
+	unsigned char hd[TB5_CHUNK_HEADER_SIZE];
+	const void *stored;
+	void *zbuf; /* owned: the compressed payload */
+	struct tb5_chunk_ref ref; /* offset set when placed */
+};
+
 /* ---- error detail (tb5_text.c) ---- */
-TBRW_U32 tb5_fail(TBRW_U32 code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void tb5_detail_clear(void);
+TBRW_U32 tk__tb5_fail(TBRW_U32 code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tk__tb5_detail_clear(void);
 /* A callback's error code (5.9: neither TRUE nor FALSE), returned as is with a detail. */
-TBRW_U32 tb5_callback_error(TBRW_U32 code, const char *fn);
-TBRW_U32 tb5_errno_code(int err);
+TBRW_U32 tk__tb5_callback_error(TBRW_U32 code, const char *fn);
+TBRW_U32 tk__tb5_errno_code(int err);
 
 /* ---- strings and UTF-8 (tb5_text.c) ---- */
 /* UTF-8 of a wide string into a malloc'd buffer; NULL on an invalid code point. */
-char *tb5_wcs_to_utf8_alloc(const wchar_t *wcs, size_t *len);
+char *tk__tb5_wcs_to_utf8_alloc(const wchar_t *wcs, size_t *len);
 /* Wide string from UTF-8 (len bytes) into out (cap wide chars incl. NUL); returns the wide
  * chars needed incl. NUL, or 0 on invalid UTF-8. */
-size_t tb5_utf8_to_wcs_n(const char *utf8, size_t len, wchar_t *out, size_t cap);
+size_t tk__tb5_utf8_to_wcs_n(const char *utf8, size_t len, wchar_t *out, size_t cap);
 
-/* ---- container (tb5_file.c) ---- */
-struct tb5_obj *tb5_obj_find(struct tb5_handle *h, uint32_t id);
-struct tb5_obj *tb5_obj_get(struct tb5_handle *h, uint32_t id); /* creates */
+/* ---- container (tb5_object.c, tb5_chunk.c, tb5_strings.c) ---- */
+struct tb5_obj *tk__tb5_obj_find(struct tb5_handle *h, uint32_t id);
+struct tb5_obj *tk__tb5_obj_get(struct tb5_handle *h, uint32_t id); /* creates */
 /* Appends a chunk holding payload to the file; records it for obj (may be NULL). Thread-safe
  * with respect to other objects: takes h->lock only to reserve space. */
-TBRW_U32 tb5_write_chunk(struct tb5_handle *h, struct tb5_obj *obj, uint16_t kind, uint32_t id, uint64_t first,
+TBRW_U32 tk__tb5_write_chunk(struct tb5_handle *h, struct tb5_obj *obj, uint16_t kind, uint32_t id, uint64_t first,
 			 uint32_t count, const void *payload, size_t len);
 /* Reads and checks a chunk; *out points to its raw payload, in *scratch (malloc'd, reused)
  * or in the file mapping. */
-TBRW_U32 tb5_read_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, unsigned char **scratch,
+TBRW_U32 tk__tb5_read_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, unsigned char **scratch,
 			size_t *scratch_cap, const unsigned char **out);
 /* Loads the whole serialized content of a metadata object into obj->meta. */
-TBRW_U32 tb5_obj_load(struct tb5_handle *h, struct tb5_obj *obj);
+TBRW_U32 tk__tb5_obj_load(struct tb5_handle *h, struct tb5_obj *obj);
 /* Buffers bytes for a metadata object being written. */
-TBRW_U32 tb5_obj_append(struct tb5_obj *obj, const void *p, size_t n);
+TBRW_U32 tk__tb5_obj_append(struct tb5_obj *obj, const void *p, size_t n);
 /* Writes a metadata object's buffered bytes and its END chunk. */
-TBRW_U32 tb5_obj_finish(struct tb5_handle *h, struct tb5_obj *obj);
+TBRW_U32 tk__tb5_obj_finish(struct tb5_handle *h, struct tb5_obj *obj);
 /* Discards a finished object (CK_DROP chunk) so that it can be written again. */
-TBRW_U32 tb5_obj_drop(struct tb5_handle *h, struct tb5_obj *obj);
+TBRW_U32 tk__tb5_obj_drop(struct tb5_handle *h, struct tb5_obj *obj);
 /* Interns a wide string, returns its id (0 for NULL). */
-TBRW_U32 tb5_string_id(struct tb5_handle *h, const TBRW_CHAR *s, uint64_t *id);
-TBRW_U32 tb5_flush_strings(struct tb5_handle *h);
-struct tb5_stream *tb5_stream_at(struct tb5_handle *h, uint32_t stream, int create);
+TBRW_U32 tk__tb5_string_id(struct tb5_handle *h, const TBRW_CHAR *s, uint64_t *id);
+TBRW_U32 tk__tb5_flush_strings(struct tb5_handle *h);
+struct tb5_stream *tk__tb5_stream_at(struct tb5_handle *h, uint32_t stream, int create);
 
-/* ---- items (tb5_api.c) ---- */
-TBRW_U32 tb5_load_modules(struct tb5_handle *h);
-TBRW_U32 tb5_load_pt(struct tb5_handle *h);
-TBRW_U32 tb5_stream_layout(struct tb5_handle *h, uint32_t stream);
+/* ---- the guarded mapping (tb5_map.c) ---- */
+/* Maps h->file_size bytes of fd read-only into h->map when it can (else leaves it NULL). */
+void tk__tb5_map_open(struct tb5_handle *h, int fd);
+void tk__tb5_map_close(struct tb5_handle *h);
+/* TBRW_FILE_TRUNCATED, with the detail, when the file shrank under the mapping since it was
+ * made (what was read from the lost part came back as zeros); VT_SUCCESS otherwise. */
+TBRW_U32 tk__tb5_map_check(struct tb5_handle *h);
+
+/* ---- API files (tb5_items.c, tb5_process.c, tb5_stream.c) ---- */
+TBRW_U32 tk__tb5_load_modules(struct tb5_handle *h);
+TBRW_U32 tk__tb5_load_pt(struct tb5_handle *h);
+TBRW_U32 tk__tb5_stream_layout(struct tb5_handle *h, uint32_t stream);
 /* Loads a metadata object and checks that its items are well framed. */
-TBRW_U32 tb5_check_items(struct tb5_handle *h, struct tb5_obj *o);
-void tb5_pt_free(struct tb5_pt *pt);
+TBRW_U32 tk__tb5_check_items(struct tb5_handle *h, struct tb5_obj *o);
+/* tk__tb5_check_items, and the records the API decodes into arrays decode (salvage keeps only
+ * sections that pass). */
+TBRW_U32 tk__tb5_check_section(struct tb5_handle *h, struct tb5_obj *o);
+void tk__tb5_pt_free(struct tb5_pt *pt);
 /* Serialises process and thread records into a process/thread section object. */
-TBRW_U32 tb5_put_pid(struct tb5_handle *h, struct tb5_obj *obj, const TBRW_PID *p);
-TBRW_U32 tb5_put_tid(struct tb5_handle *h, struct tb5_obj *obj, const TBRW_TID *t);
+TBRW_U32 tk__tb5_put_pid(struct tb5_handle *h, struct tb5_obj *obj, const TBRW_PID *p);
+TBRW_U32 tk__tb5_put_tid(struct tb5_handle *h, struct tb5_obj *obj, const TBRW_TID *t);
+
+/* ---- data (tb5_data.c) ---- */
+/* Calls fn with the records of a data-like object (a data section or bind results) from
+ * record start on, chunk by chunk; fn returns TRUE to go on, FALSE to stop, else an error. */
+TBRW_U32 tk__tb5_enumerate_records(struct tb5_handle *h, struct tb5_obj *o, uint32_t rec, uint64_t start,
+				   TBRW_U32 (*fn)(void *ctx, unsigned char *p, uint64_t first, uint32_t n), void *ctx);
 
 /* ---- bind (tb5_bind.c) ---- */
-TBRW_U32 tb5_load_bind(struct tb5_handle *h, uint32_t stream);
-void tb5_bind_free(struct tb5_handle *h);
+TBRW_U32 tk__tb5_load_bind(struct tb5_handle *h, uint32_t stream);
+void tk__tb5_bind_free(struct tb5_handle *h);
 
 /* Where an object starts in the file (its first chunk), for messages; 0 if it has none. */
 static inline unsigned long long tb5_obj_offset(const struct tb5_obj *o)
@@ -268,5 +329,38 @@ static inline uint64_t tb5_get64(const unsigned char *p)
 {
 	return (uint64_t)tb5_get32(p) | ((uint64_t)tb5_get32(p + 4) << 32);
 }
+
+/* ---- chunks: building, placing, writing and reading one, checking a header (tb5_chunk.c) ---- */
+TBRW_U32 tk__tb5_chunk_prepare(struct tb5_handle *h, uint16_t kind, uint32_t id, uint64_t first, uint32_t count,
+			const void *payload, size_t len, struct chunk_out *c);
+TBRW_U32 tk__tb5_chunk_place_locked(struct tb5_handle *h, struct tb5_obj *obj, struct chunk_out *c);
+TBRW_U32 tk__tb5_chunk_store(struct tb5_handle *h, struct chunk_out *c);
+void tk__tb5_chunk_header(unsigned char *hd, uint16_t kind, uint16_t flags, uint32_t id, uint32_t stored, uint32_t raw,
+			uint32_t count, uint64_t first, uint32_t payload_crc);
+TBRW_U32 tk__tb5_parse_chunk_header(struct tb5_handle *h, const unsigned char *hd, uint64_t off,
+			struct tb5_chunk_ref *c);
+TBRW_U32 tk__tb5_pwrite_all(struct tb5_handle *h, const struct iovec *iov, int n_iov, uint64_t off);
+TBRW_U32 tk__tb5_pread_all(struct tb5_handle *h, void *buf, size_t len, uint64_t off);
+
+/* ---- objects: a chunk in a chunk list, an object emptied (drop) (tb5_object.c) ---- */
+int tk__tb5_push_ref(struct tb5_chunk_ref **arr, size_t *n, size_t *cap, const struct tb5_chunk_ref *r);
+void tk__tb5_obj_reset(struct tb5_obj *o);
+
+/* ---- strings: one appended to the table (salvage), a strings chunk loaded (tb5_strings.c) ---- */
+int tk__tb5_string_add(struct tb5_handle *h, char *s, uint32_t len);
+TBRW_U32 tk__tb5_load_strings_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, const unsigned char *p);
+
+/* ---- open and close, shared with salvage: handle, header, directory, output (tb5_open.c) ---- */
+struct tb5_handle *tk__tb5_handle_new(void);
+void tk__tb5_handle_free(struct tb5_handle *h);
+TBRW_U32 tk__tb5_write_header(struct tb5_handle *h);
+TBRW_U32 tk__tb5_check_header_block(struct tb5_handle *h, const unsigned char *hd, uint64_t size);
+TBRW_U32 tk__tb5_take_chunk(struct tb5_handle *h, const struct tb5_chunk_ref *c, int from_dir);
+TBRW_U32 tk__tb5_write_directory(struct tb5_handle *h);
+int tk__tb5_open_input(const char *path, TBRW_U32 *rc);
+TBRW_U32 tk__tb5_open_existing(struct tb5_handle *h, int fd);
+TBRW_U32 tk__tb5_out_create(struct tb5_handle *h);
+TBRW_U32 tk__tb5_out_commit(struct tb5_handle *h);
+void tk__tb5_out_abort(struct tb5_handle *h);
 
 #endif

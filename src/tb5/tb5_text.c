@@ -13,7 +13,7 @@
 
 static _Thread_local char detail[512];
 
-TBRW_U32 tb5_fail(TBRW_U32 code, const char *fmt, ...)
+TBRW_U32 tk__tb5_fail(TBRW_U32 code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -23,13 +23,13 @@ TBRW_U32 tb5_fail(TBRW_U32 code, const char *fmt, ...)
 	return code;
 }
 
-TBRW_U32 tb5_callback_error(TBRW_U32 code, const char *fn)
+TBRW_U32 tk__tb5_callback_error(TBRW_U32 code, const char *fn)
 {
-	return tb5_fail(code, "%s: the callback returned %u (neither TRUE nor FALSE): stopped, and %u is returned", fn,
+	return tk__tb5_fail(code, "%s: the callback returned %u (neither TRUE nor FALSE): stopped, and %u is returned", fn,
 			code, code);
 }
 
-void tb5_detail_clear(void)
+void tk__tb5_detail_clear(void)
 {
 	detail[0] = '\0';
 }
@@ -39,7 +39,7 @@ const char *tk_tbrw_error_detail(void)
 	return detail;
 }
 
-TBRW_U32 tb5_errno_code(int err)
+TBRW_U32 tk__tb5_errno_code(int err)
 {
 	switch (err) {
 	case ENOENT:
@@ -95,7 +95,7 @@ _Static_assert(sizeof error_text / sizeof error_text[0] == TBRW_ERROR_LAST + 1, 
 TBRW_U32 TBRW_error_string(TBRW_U32 error_code, const TBRW_CHAR **error_string)
 {
 	if (error_string == NULL)
-		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_error_string: error_string is NULL");
+		return tk__tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_error_string: error_string is NULL");
 	*error_string = error_code <= TBRW_ERROR_LAST ? error_text[error_code] : L"unknown error code";
 	return VT_SUCCESS;
 }
@@ -103,7 +103,7 @@ TBRW_U32 TBRW_error_string(TBRW_U32 error_code, const TBRW_CHAR **error_string)
 TBRW_U32 TBRW_get_version(TBRW_U32 *major, TBRW_U32 *minor)
 {
 	if (major == NULL || minor == NULL)
-		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_get_version: NULL argument");
+		return tk__tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_get_version: NULL argument");
 	*major = 2;
 	*minor = 3;
 	return VT_SUCCESS;
@@ -186,7 +186,7 @@ static size_t utf8_get(const unsigned char *p, size_t n, uint32_t *out)
 	return len;
 }
 
-char *tb5_wcs_to_utf8_alloc(const wchar_t *wcs, size_t *len)
+char *tk__tb5_wcs_to_utf8_alloc(const wchar_t *wcs, size_t *len)
 {
 	size_t n = 0, k;
 	const wchar_t *w;
@@ -213,7 +213,7 @@ char *tb5_wcs_to_utf8_alloc(const wchar_t *wcs, size_t *len)
 	return (char *)out;
 }
 
-size_t tb5_utf8_to_wcs_n(const char *utf8, size_t len, wchar_t *out, size_t cap)
+size_t tk__tb5_utf8_to_wcs_n(const char *utf8, size_t len, wchar_t *out, size_t cap)
 {
 	const unsigned char *p = (const unsigned char *)utf8;
 	size_t i = 0, n = 0, k;
@@ -238,20 +238,20 @@ TBRW_U32 TBRW_convert_utf8_to_wcs(const char *utf8, wchar_t *wcs, TBRW_U32 *wcs_
 	size_t need;
 
 	if (utf8 == NULL || wcs_size == NULL || (wcs == NULL && *wcs_size != 0))
-		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_convert_utf8_to_wcs: NULL argument");
-	need = tb5_utf8_to_wcs_n(utf8, strlen(utf8), NULL, 0);
+		return tk__tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_convert_utf8_to_wcs: NULL argument");
+	need = tk__tb5_utf8_to_wcs_n(utf8, strlen(utf8), NULL, 0);
 	if (need == 0)
-		return tb5_fail(TBRW_INVALID_STRING, "TBRW_convert_utf8_to_wcs: the input is not valid UTF-8");
+		return tk__tb5_fail(TBRW_INVALID_STRING, "TBRW_convert_utf8_to_wcs: the input is not valid UTF-8");
 	if (need > UINT32_MAX)
-		return tb5_fail(TBRW_TOO_BIG, "TBRW_convert_utf8_to_wcs: string too long");
+		return tk__tb5_fail(TBRW_TOO_BIG, "TBRW_convert_utf8_to_wcs: string too long");
 	if (*wcs_size < need) {
 		TBRW_U32 had = *wcs_size;
 		*wcs_size = (TBRW_U32)need;
-		return tb5_fail(TBRW_BUFFER_TOO_SMALL, "TBRW_convert_utf8_to_wcs: %zu wide characters needed (with the "
+		return tk__tb5_fail(TBRW_BUFFER_TOO_SMALL, "TBRW_convert_utf8_to_wcs: %zu wide characters needed (with the "
 						       "NUL), the buffer holds %u",
 				need, had);
 	}
-	tb5_utf8_to_wcs_n(utf8, strlen(utf8), wcs, *wcs_size);
+	tk__tb5_utf8_to_wcs_n(utf8, strlen(utf8), wcs, *wcs_size);
 	*wcs_size = (TBRW_U32)need;
 	return VT_SUCCESS;
 }
@@ -262,15 +262,15 @@ TBRW_U32 TBRW_convert_wcs_to_utf8(const wchar_t *wcs, char *utf8, TBRW_U32 *utf8
 	char *s;
 
 	if (wcs == NULL || utf8_size == NULL || (utf8 == NULL && *utf8_size != 0))
-		return tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_convert_wcs_to_utf8: NULL argument");
-	s = tb5_wcs_to_utf8_alloc(wcs, &len);
+		return tk__tb5_fail(TBRW_INVALID_PARAMETER, "TBRW_convert_wcs_to_utf8: NULL argument");
+	s = tk__tb5_wcs_to_utf8_alloc(wcs, &len);
 	if (s == NULL)
-		return tb5_fail(TBRW_INVALID_STRING, "TBRW_convert_wcs_to_utf8: invalid code point or string too long");
+		return tk__tb5_fail(TBRW_INVALID_STRING, "TBRW_convert_wcs_to_utf8: invalid code point or string too long");
 	if (*utf8_size < len + 1) {
 		TBRW_U32 had = *utf8_size;
 		*utf8_size = (TBRW_U32)(len + 1);
 		free(s);
-		return tb5_fail(TBRW_BUFFER_TOO_SMALL, "TBRW_convert_wcs_to_utf8: %zu bytes needed (with the NUL), the "
+		return tk__tb5_fail(TBRW_BUFFER_TOO_SMALL, "TBRW_convert_wcs_to_utf8: %zu bytes needed (with the NUL), the "
 						       "buffer holds %u",
 				len + 1, had);
 	}

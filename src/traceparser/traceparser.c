@@ -35,6 +35,7 @@
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+__attribute__((format(printf, 6, 0)))
 static int fail_v(struct traceparser_state *st, traceparser_error_t level, int err_no, int has_offset,
 		  uint64_t offset, const char *fmt, va_list ap)
 {

@@ -5,7 +5,8 @@
  * string, a bind result stored in the file before binding anew in memory); it is opened for
  * appending (the directory read without a mapping), then abandoned; then tk_tbrw_recover()
  * salvages it, and whatever it writes must open and verify. Errors are fine; crashes, leaks
- * and hangs are not.
+ * and hangs are not. A custom mutator repairs the checksums after libFuzzer's mutation, so
+ * mutations reach the parsers (the replay checks the repair on every corpus file).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +17,67 @@
 #include "tracekit/tbrw.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+/* libFuzzer's own mutator: weak, absent in the corpus replay (fuzz_replay.c) */
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size) __attribute__((weak));
+/* CRC-32C of the library (src/common/tk_crc32c.h) */
+uint32_t tk__crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* ---- checksums: mutated inputs get past the CRCs ------------------------------------------ */
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+/*
+ * Recomputes every checksum of a .tb5 image in place (docs/tb5-format.md): the header's
+ * (bytes 0..59 at 60), each chunk's payload and header checksums (chunks found from byte 64
+ * on by their own lengths, or at the next "TBCK" on an 8-byte boundary where the length
+ * leads nowhere) and the trailer's. Without it almost every mutation dies at a checksum and
+ * the fuzzer never reaches the parsers behind them.
+ */
+static void fix_checksums(uint8_t *d, size_t size)
+{
+	size_t off = 64;
+
+	if (size >= 64 && memcmp(d, "TKTB5", 5) == 0)
+		put32(d + 60, tk__crc32c(0, d, 60));
+	while (off + 40 <= size) {
+		if (get32(d + off) != 0x4B434254u) { /* "TBCK" */
+			off += 8;
+			continue;
+		}
+		uint32_t stored = get32(d + off + 12);
+		if (stored <= size - off - 40)
+			put32(d + off + 32, tk__crc32c(0, d + off + 40, stored));
+		put32(d + off + 36, tk__crc32c(0, d + off, 36));
+		off += stored <= size - off - 40 ? 40 + (((size_t)stored + 7) & ~(size_t)7) : 8;
+	}
+	if (size >= 64 + 32 && memcmp(d + size - 32, "TB5TRAIL", 8) == 0)
+		put32(d + size - 4, tk__crc32c(0, d + size - 32, 28));
+}
+
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+	(void)seed;
+	if (LLVMFuzzerMutate != NULL)
+		size = LLVMFuzzerMutate(data, size, max_size);
+	fix_checksums(data, size);
+	return size;
+}
+
+/* Replay only (no libFuzzer): the mutator's checksum repair works. A byte of a data chunk's
+ * records changed and repaired must give a file that still opens and verifies. */
+static void check_repair(const uint8_t *data, size_t size, const char *path);
 
 static TBRW_PTR g_h;
 static volatile TBRW_U64 g_sink; /* keeps the reads from being optimised away */
@@ -242,8 +304,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fclose(f);
 
 	if (TBRW_open(&g_h, win, TBRW_FILE_READ) == VT_SUCCESS) {
+		int verified = TBRW_verify(g_h) == VT_SUCCESS;
 		read_all();
 		(void)TBRW_close(g_h);
+		if (verified && LLVMFuzzerMutate == NULL)
+			check_repair(data, size, in);
 	}
 	/* opened for appending: read without a mapping, copied to a .part file, abandoned */
 	if (TBRW_open(&g_h, win, TBRW_FILE_READ | TBRW_FILE_WRITE) == VT_SUCCESS) {
@@ -265,4 +330,53 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	unlink(in);
 	return 0;
+}
+
+static void check_repair(const uint8_t *data, size_t size, const char *path)
+{
+	uint8_t *copy = malloc(size);
+	wchar_t wp[64];
+	size_t off = 64;
+	FILE *f;
+	TBRW_PTR h = NULL;
+
+	if (copy == NULL)
+		return;
+	memcpy(copy, data, size);
+	/* the first data chunk (kind 3) with a payload: one byte of its records changed */
+	while (off + 40 <= size && get32(copy + off) == 0x4B434254u) {
+		uint32_t stored = get32(copy + off + 12);
+		if (copy[off + 4] == 3 && copy[off + 5] == 0 && copy[off + 6] == 0 && stored > 0 && stored <= size - off - 40)
+			break;
+		off += 40 + (((size_t)stored + 7) & ~(size_t)7);
+	}
+	if (off + 40 > size || get32(copy + off) != 0x4B434254u) {
+		free(copy);
+		return;
+	}
+	copy[off + 40] ^= 0x5a;
+	fix_checksums(copy, size);
+	f = fopen(path, "wb");
+	if (f == NULL || fwrite(copy, 1, size, f) != size) {
+		if (f != NULL)
+			fclose(f);
+		free(copy);
+		return;
+	}
+	fclose(f);
+	free(copy);
+	swprintf(wp, 64, L"%s", path);
+	if (TBRW_open(&h, wp, TBRW_FILE_READ) != VT_SUCCESS || TBRW_verify(h) != VT_SUCCESS) {
+		fprintf(stderr, "fuzz_tb5: a record byte changed and the checksums repaired does not verify: %s\n",
+			tk_tbrw_error_detail());
+		abort();
+	}
+	(void)TBRW_close(h);
+	/* the input file is written again by the caller's next step */
+	f = fopen(path, "wb");
+	if (f != NULL) {
+		if (size > 0)
+			(void)fwrite(data, 1, size, f);
+		fclose(f);
+	}
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the .dat parser of tbrw_writer (tools/tbrw_dat.c, compiled in here as
- * the tools are not part of the library) on arbitrary text. Oracles besides the sanitizers:
+ * libFuzzer target: the .dat parser of tbrw_writer (tools/lib/tbrw_dat.c, from the tools
+ * library this target links) on arbitrary text. Oracles besides the sanitizers:
  * a rejected input has a "line N: " or "empty file" message; an accepted one is printed
  * back with the .dat printer, and that text must parse again and print identically.
  */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tools/tbrw_dat.c"
+#include "tbrw_dat.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

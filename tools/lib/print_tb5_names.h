@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * print_tb5_names.h: names of the TBRW constants print_tb5 shows beside a member's value
- * (included once, by print_tb5.c, which defines struct name, N() and LOOKUP()).
+ * (included once, by tools/lib/tb5_print.c, which defines struct name, N() and LOOKUP()).
  */
 
 static const struct name stream_types[] = {

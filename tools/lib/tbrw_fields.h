@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "tbrw_dat.h"
+#include "tool_cli.h"
 #include "tracekit/tbrw.h"
 
 /* A section, stream section or record that was never written. */
@@ -48,11 +49,16 @@ TBRW_CHAR *tbf_wide_path(const char *path);
  * TBRW call with code rc: the library's detailed message and offset when it has them.
  */
 void tbf_report(const char *tool, const char *file, TBRW_PTR ptr, const char *what, TBRW_U32 rc);
+/* Names open_path (a copy of standard input) as the file tbf_report's callers name. */
+void tbf_name_input(const char *open_path);
 
-/* An input file opened for reading; "-" (standard input) is copied to a temporary file. */
+/*
+ * An input file opened for reading; "-" (standard input) is read where it is when it is a
+ * file, else copied to a private temporary (bounded, see tktool_stdin_file).
+ */
 struct tbf_input {
-	char tmp_path[64];
-	int is_tmp;
+	struct tktool_stdin_file stdin_file;
+	int is_stdin;
 };
 
 /*
@@ -80,3 +86,8 @@ void tbf_close_input(struct tbf_input *in, TBRW_PTR ptr);
  * with a positive value (an output error, say): -1 would be taken for a failed TBRW call.
  */
 int tbf_walk(TBRW_PTR ptr, dat_item_fn fn, void *ud, const char **failed_call, TBRW_U32 *failed_rc);
+/*
+ * Has the following tbf_walk calls update progress (begun by the caller with the file's
+ * size) with the bytes of data records read, which make up most of a large file. NULL: none.
+ */
+void tbf_walk_progress(struct tktool_progress *progress);

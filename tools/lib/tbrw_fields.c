@@ -5,11 +5,14 @@
  * and the string and error helpers the TBRW tools share.
  */
 #include "tbrw_fields.h"
+#include "tool_cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -225,7 +228,12 @@ TBRW_U32 tbf_from_values(enum dat_kind kind, const struct dat_values *v, void *o
 /* ---- errors ---- */
 
 /* The temporary copy of standard input being read, if any (for messages). */
-static char tbf_input_tmp_path[64];
+static char tbf_input_tmp_path[4200];
+
+void tbf_name_input(const char *open_path)
+{
+	snprintf(tbf_input_tmp_path, sizeof(tbf_input_tmp_path), "%s", open_path);
+}
 
 void tbf_report(const char *tool, const char *file, TBRW_PTR ptr, const char *what, TBRW_U32 rc)
 {
@@ -264,6 +272,16 @@ struct walk {
 };
 
 #define WALK_STOP 0x7fff0002 /* returned through the enumerate functions on a callback stop */
+
+/* The progress line tbf_walk updates with the bytes of data records read (or NULL). */
+static struct tktool_progress *walk_progress;
+static uint64_t walk_bytes;
+
+void tbf_walk_progress(struct tktool_progress *progress)
+{
+	walk_progress = progress;
+	walk_bytes = 0;
+}
 
 static int emit_values(struct walk *w, enum dat_kind kind, const void *s)
 {
@@ -405,6 +423,10 @@ static TBRW_U32 array_cb(struct walk *w, enum dat_kind kind, const void *data, T
 
 	if (n == 0)
 		return 1;
+	if (walk_progress != NULL) {
+		walk_bytes += size;
+		tktool_progress_update(walk_progress, walk_bytes);
+	}
 	stride = size / n;
 	for (i = 0; i < n; i++)
 		if (emit_values(w, kind, (const char *)data + i * stride) != 0)
@@ -817,63 +839,69 @@ int tbf_walk(TBRW_PTR ptr, dat_item_fn fn, void *ud, const char **failed_call, T
 
 /* ---- input files ---- */
 
-/* Copies standard input to a temporary file. Returns 0 or -1 (errno set). */
-static int copy_stdin(struct tbf_input *in)
-{
-	const char *dir = getenv("TMPDIR");
-	char buf[1 << 16];
-	size_t n;
-	int fd, saved;
-
-	snprintf(in->tmp_path, sizeof(in->tmp_path), "%s/tbrw_in.XXXXXX",
-		 dir != NULL && *dir != '\0' && strlen(dir) < 40 ? dir : "/tmp");
-	fd = mkstemp(in->tmp_path);
-	if (fd < 0)
-		return -1;
-	in->is_tmp = 1;
-	while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0) {
-		if (write(fd, buf, n) != (ssize_t)n) {
-			saved = errno;
-			close(fd);
-			errno = saved;
-			return -1;
-		}
-	}
-	if (ferror(stdin)) {
-		close(fd);
-		errno = EIO;
-		return -1;
-	}
-	return close(fd);
-}
+/* The signature a .tb5 file starts with (docs/tb5-format.md): a copy of standard input
+ * stops at once when it is not there. */
+static const unsigned char tb5_signature[8] = { 'T', 'K', 'T', 'B', '5', 0, '\r', '\n' };
 
 int tbf_open_input(const char *tool, const char *path, struct tbf_input *in, TBRW_PTR *ptr)
 {
 	const char *name = path, *open_path = path;
 	TBRW_CHAR *wide;
 	TBRW_U32 rc;
-	FILE *probe;
+	int probe;
 
 	memset(in, 0, sizeof(*in));
+	in->stdin_file.cleanup_slot = -1;
 	*ptr = NULL;
 	if (strcmp(path, "-") == 0) {
 		name = "standard input";
-		if (copy_stdin(in) != 0) {
-			fprintf(stderr, "%s: cannot read standard input: %s\n", tool, strerror(errno));
-			tbf_close_input(in, NULL);
+		if (tktool_stdin_file(&in->stdin_file, tb5_signature, sizeof(tb5_signature)) != 0)
 			return -1;
+		in->is_stdin = 1;
+		open_path = in->stdin_file.path;
+		snprintf(tbf_input_tmp_path, sizeof(tbf_input_tmp_path), "%s", open_path);
+	} else {
+		struct stat sb;
+
+		/*
+		 * A named pipe with its writer ("print_tb5 <(zcat x.tb5.gz)"): read like standard
+		 * input. Opened without blocking, and one byte read without blocking: 0 means no
+		 * writer, and the library refuses the FIFO at once (it used to hang in open).
+		 */
+		if (stat(path, &sb) == 0 && S_ISFIFO(sb.st_mode)) {
+			int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), r;
+			unsigned char first;
+			ssize_t got;
+
+			if (fd < 0) {
+				fprintf(stderr, "%s: %s: %s\n", tool, name, strerror(errno));
+				return -1;
+			}
+			got = read(fd, &first, 1);
+			if (got == 1 || (got < 0 && errno == EAGAIN)) {
+				fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+				r = tktool_fd_file(&in->stdin_file, fd, path, tb5_signature, sizeof(tb5_signature), &first,
+						   got == 1 ? 1 : 0);
+				close(fd);
+				if (r != 0)
+					return -1;
+				in->is_stdin = 1;
+				open_path = in->stdin_file.path;
+				snprintf(tbf_input_tmp_path, sizeof(tbf_input_tmp_path), "%s", open_path);
+			} else {
+				close(fd);
+			}
 		}
-		open_path = in->tmp_path;
-		snprintf(tbf_input_tmp_path, sizeof(tbf_input_tmp_path), "%s", in->tmp_path);
 	}
-	/* The system's words for a file that cannot be opened at all. */
-	probe = fopen(open_path, "rb");
-	if (probe == NULL) {
+	/* The system's words for a file that cannot be opened at all (O_NONBLOCK: a FIFO
+	 * without a writer must not block here; the library refuses it). */
+	probe = open(open_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (probe < 0) {
 		fprintf(stderr, "%s: %s: %s\n", tool, name, strerror(errno));
 		tbf_close_input(in, NULL);
 		return -1;
 	}
-	fclose(probe);
+	close(probe);
 	wide = tbf_wide_path(open_path);
 	if (wide == NULL) {
 		fprintf(stderr, "%s: %s: the name is not valid UTF-8\n", tool, name);
@@ -888,6 +916,9 @@ int tbf_open_input(const char *tool, const char *path, struct tbf_input *in, TBR
 		tbf_close_input(in, NULL);
 		return -1;
 	}
+	/* The library holds the file open: the copy needs no name any more. */
+	if (in->is_stdin)
+		tktool_stdin_file_unlink(&in->stdin_file);
 	return 0;
 }
 
@@ -895,7 +926,7 @@ void tbf_close_input(struct tbf_input *in, TBRW_PTR ptr)
 {
 	if (ptr != NULL)
 		TBRW_close(ptr);
-	if (in->is_tmp)
-		unlink(in->tmp_path);
-	in->is_tmp = 0;
+	if (in->is_stdin)
+		tktool_stdin_file_close(&in->stdin_file);
+	in->is_stdin = 0;
 }

@@ -132,13 +132,19 @@ static int fail(struct parser *p, const char *fmt, ...)
 	return -1;
 }
 
-/* Reads one line without its end; returns 1, 0 at end of input, -1 on error. */
+/*
+ * Reads one line without its end; returns 1, 0 at end of input, -1 on error. Byte by byte,
+ * so that a NUL byte is seen wherever it is (fgets() cannot tell how much it read past one:
+ * a line starting with NUL was dropped, and /dev/zero was read forever), and a line longer
+ * than MAX_LINE stops the parse without reading the rest of it.
+ */
 static int read_line(struct parser *p)
 {
 	size_t len = 0;
+	int c;
 
 	for (;;) {
-		if (p->cap - len < 4096) {
+		if (len + 2 > p->cap) {
 			size_t ncap = p->cap ? p->cap * 2 : 65536;
 			char *nl;
 
@@ -152,25 +158,25 @@ static int read_line(struct parser *p)
 			p->line = nl;
 			p->cap = ncap;
 		}
-		if (fgets(p->line + len, (int)(p->cap - len), p->in) == NULL) {
+		c = getc_unlocked(p->in);
+		if (c == EOF) {
 			if (ferror(p->in))
 				return fail(p, "read error: %s", strerror(errno));
 			if (len == 0)
 				return 0;
 			break;
 		}
-		len += strlen(p->line + len);
-		if (len > 0 && p->line[len - 1] == '\n')
+		if (c == '\n')
 			break;
+		if (c == '\0')
+			return fail(p, "NUL byte at column %zu (a .dat file is text)", len + 1);
+		p->line[len++] = (char)c;
 		if (len > MAX_LINE)
 			return fail(p, "line longer than %zu bytes", MAX_LINE);
 	}
-	if (len > 0 && p->line[len - 1] == '\n')
-		p->line[--len] = '\0';
+	p->line[len] = '\0';
 	if (len > 0 && p->line[len - 1] == '\r')
 		p->line[--len] = '\0';
-	if (memchr(p->line, '\0', len) != NULL || strlen(p->line) != len)
-		return fail(p, "NUL byte in a text line");
 	return 1;
 }
 
