@@ -23,6 +23,8 @@
 #include "tracekit/tbrw.h"
 #include "tracekit/traceparser.h"
 
+#include "tool_cli.h"
+
 /* The documented user events (docs/vtune-csv.md, "Intervals and counters in .kev"). */
 #define EV_TASK_BEGIN 1000
 #define EV_TASK_END 1001
@@ -67,7 +69,7 @@ static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warn(const char *fmt, ...)
 {
 	va_list ap;
-	if (quiet)
+	if (quiet || tktool_quiet)
 		return;
 	va_start(ap, fmt);
 	fputs("tracecsv: warning: ", stderr);
@@ -76,28 +78,17 @@ static void warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void err(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("tracecsv: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
+#define err(...) tktool_error(NULL, __VA_ARGS__)
+#define usage_error(...) tktool_usage_error(__VA_ARGS__)
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
+/* A temporary the signal handler removes (slot for tktool_cleanup_forget). */
+static int cleanup_slots[2] = {-1, -1};
+static void cleanup_set2(int i, const char *path)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("tracecsv: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs("\nTry 'tracecsv --help' for more information.\n", stderr);
-	va_end(ap);
-	return 2;
+	tktool_cleanup_forget(cleanup_slots[i]);
+	cleanup_slots[i] = path && *path && strcmp(path, "-") != 0 ? tktool_cleanup_add(path) : -1;
 }
+#define cleanup_set(path) cleanup_set2(0, path)
 
 static const char *ends_with(const char *s, const char *suffix)
 {
@@ -582,6 +573,23 @@ static int import_open_sources(struct import *im, char **paths, size_t n, char *
 	return 0;
 }
 
+static uint64_t total_size(char **paths, size_t n)
+{
+	uint64_t t = 0;
+	for (size_t i = 0; i < n; i++)
+		t += tktool_file_size(paths[i]);
+	return t;
+}
+
+static uint64_t consumed(const struct import *im)
+{
+	uint64_t t = 0;
+	for (size_t i = 0; i < im->n_srcs; i++)
+		if (im->srcs[i].r)
+			t += tk_csv_reader_offset(im->srcs[i].r);
+	return t;
+}
+
 /* ---- import into .kev ------------------------------------------------------------------- */
 
 struct base {
@@ -937,6 +945,10 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 			w = NULL;
 			goto done;
 		}
+		cleanup_set(tk_kev_writer_temp_path(w));
+		struct tktool_progress prog;
+		memset(&prog, 0, sizeof(prog));
+		tktool_progress_begin(&prog, "importing", total_size(paths, n));
 		if (into != NULL) {
 			if (copy_base_events(&b, w) != 0)
 				goto done;
@@ -949,7 +961,10 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 		}
 		struct ev e;
 		int got;
+		uint64_t count = 0;
 		while ((got = next_event(im, &e)) > 0) {
+			if ((++count & 0xffff) == 0)
+				tktool_progress_update(&prog, consumed(im));
 			if (owner_pending) {
 				/* a buffer of its own, owned by nobody (pid 0, tid 0): the CSV rows carry
 				 * their pid and tid in the events (contract "owner of every event") */
@@ -967,6 +982,7 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 				goto done;
 			}
 		}
+		tktool_progress_end(&prog);
 		if (got < 0 && im->unsorted && !im->memory) {
 			/* a file is not in time order: again, sorting in memory */
 			tk_kev_writer_abort(w);
@@ -978,6 +994,7 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 			goto done;
 		rc = tk_kev_writer_close(w);
 		w = NULL;
+		cleanup_set(NULL);
 		if (rc) {
 			err("%s: %s", out, tk_strerror(rc));
 			goto done;
@@ -1182,6 +1199,9 @@ static int import_tb5(struct import *im, char **paths, size_t n, const char *out
 			p = NULL;
 			goto done;
 		}
+		char part[4200];
+		snprintf(part, sizeof(part), "%s.part", out);
+		cleanup_set(part);
 		if (im->unsorted) {
 			im->memory = 1;
 			if (load_all(im) != 0)
@@ -1238,13 +1258,18 @@ static int import_tb5(struct import *im, char **paths, size_t n, const char *out
 			goto tbrw_err;
 		if (nc && (rc = TBRW_add_data(p, sv[1].num, (TBRW_U32)(nc * sizeof(*cb)), cb)))
 			goto tbrw_err;
+		/* a file without rows still gives its (empty) stream */
+		for (size_t i = 0; i < im->n_srcs; i++) {
+			int k = im->srcs[i].kind == TK_CSV_COUNTERS;
+			if (!sv[k].open && tb5_begin_stream(p, &sv[k], next_stream++, k, dom, host) != 0)
+				goto done;
+		}
 		for (int k = 0; k < 2; k++)
 			if (sv[k].open && tb5_end_stream(p, &sv[k], im) != 0)
 				goto done;
-		if (!sv[0].num && !sv[0].open && next_stream == 0)
-			warn("the CSV files hold no rows: the .tb5 file has no stream");
 		rc = TBRW_close(p);
 		p = NULL;
+		cleanup_set(NULL);
 		if (rc) {
 			tbrw_fail(out, rc);
 			goto done;
@@ -1609,12 +1634,15 @@ static int kev_setup(struct export *x)
 		err("%s: cannot build the output file names", x->trace);
 		return -1;
 	}
+	if (tktool_refuse_same_file(x->trace, x->ipath) || tktool_refuse_same_file(x->trace, x->cpath))
+		return -1;
 	int rc = tk_csv_writer_open(&x->iw, x->ipath, TK_CSV_INTERVALS, x->clock, TK_CSV_HAS_PID | TK_CSV_HAS_TID,
 				    NULL, 0);
 	if (rc) {
 		err("%s: %s", x->ipath, tk_strerror(rc));
 		return -1;
 	}
+	cleanup_set2(0, tk_csv_writer_temp_path(x->iw));
 	return 0;
 }
 
@@ -1669,6 +1697,7 @@ static int export_kev(const char *trace, const char *dir, const char *clock_opt,
 			err("%s: %s", x.cpath, tk_strerror(rc));
 			goto done;
 		}
+		cleanup_set2(1, tk_csv_writer_temp_path(x.cw));
 		x.pass = 2;
 		if (parse_kev(&x, trace) != 0 || flush_row(&x) != 0)
 			goto done;
@@ -1943,6 +1972,8 @@ static int export_tb5(const char *trace, const char *dir, const char *clock_opt,
 		err("%s: cannot build the output file names", trace);
 		goto done;
 	}
+	if (tktool_refuse_same_file(trace, ipath) || tktool_refuse_same_file(trace, cpath))
+		goto done;
 	for (int k = 0; k < 2; k++) {
 		if (stream_of[k] < 0 && k == 1)
 			continue;
@@ -2000,6 +2031,7 @@ static int export_tb5(const char *trace, const char *dir, const char *clock_opt,
 			err("%s: %s", k ? cpath : ipath, tk_strerror((int)rc));
 			goto done;
 		}
+		cleanup_set2(k, tk_csv_writer_temp_path(k ? x.cw : x.iw));
 		if (stream_of[k] >= 0) {
 			if ((rc = TBRW_reading_stream_section(t.p, s, TBRW_DATA_SECTION)) ||
 			    (rc = TBRW_enumerate_data(t.p, s, tb5_data_cb, &t, 0)) ||
@@ -2072,13 +2104,14 @@ int main(int argc, char **argv)
 	uint64_t tsc_hz = 0, qpc_hz = QPC_HZ;
 	int opt;
 
+	tktool_init("tracecsv");
+
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		fputs(usage_text, stdout);
 		return 0;
 	}
 	if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
-		printf("tracecsv (tracekit) %s\n", tk_version());
-		return 0;
+		return tktool_version(NULL);
 	}
 	if (argc < 2)
 		return usage_error("missing command: import or export");
@@ -2113,13 +2146,13 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = 1;
+			tktool_quiet = 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
 		case O_VERSION:
-			printf("tracecsv (tracekit) %s\n", tk_version());
-			return 0;
+			return tktool_version(NULL);
 		case ':':
 			return usage_error("option %s needs a value", argv[optind - 1]);
 		default:
@@ -2140,6 +2173,12 @@ int main(int argc, char **argv)
 			return usage_error("--into merges into a .kev trace: the output must be .kev");
 		if (into && strcmp(into, output) == 0)
 			return usage_error("--into %s: the output must be another file", into);
+		for (int i = optind; i < argc; i++)
+			if (tktool_refuse_same_file(argv[i], output))
+				return 1;
+		if (into && tktool_refuse_same_file(into, output))
+			return 1;
+		tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
 		struct import im;
 		memset(&im, 0, sizeof(im));
 		im.tsc_hz = tsc_hz;
@@ -2160,6 +2199,7 @@ int main(int argc, char **argv)
 		err("%s: not a directory", dir);
 		return 1;
 	}
+	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
 	if (ends_with(trace, ".tb5"))
 		return export_tb5(trace, dir, clock_opt, host_opt);
 	return export_kev(trace, dir, clock_opt, host_opt);
