@@ -160,6 +160,8 @@ TK_API size_t tk_csv_format_value(char *buf, size_t cap, const tk_csv_value *v);
 TK_API int tk_csv_writer_close(tk_csv_writer *w);
 /* Discards the file and frees w (NULL accepted). */
 TK_API void tk_csv_writer_abort(tk_csv_writer *w);
+/* Where the data goes until close (the temporary's path, "-" for standard output). */
+TK_API const char *tk_csv_writer_temp_path(const tk_csv_writer *w);
 /* Bytes of CSV written so far. */
 TK_API uint64_t tk_csv_writer_bytes(const tk_csv_writer *w);
 

@@ -214,6 +214,11 @@ int tk_csv_write_counters(tk_csv_writer *w, uint64_t time, const tk_csv_value *v
 	return w->err;
 }
 
+const char *tk_csv_writer_temp_path(const tk_csv_writer *w)
+{
+	return w ? tk_outfile_temp_path(w->of) : "";
+}
+
 uint64_t tk_csv_writer_bytes(const tk_csv_writer *w)
 {
 	return w->bytes + w->len;
