@@ -31,6 +31,9 @@
 #define EV_FRAME_BEGIN 1002
 #define EV_FRAME_END 1003
 #define EV_COUNTER 1004
+#define EV_NAME 1005
+#define NAME_SHIFT 4 /* word 0: flags | name << NAME_SHIFT */
+#define MAX_NAMES (1u << (32 - NAME_SHIFT))
 #define F_PID 0x1u
 #define F_TID 0x2u
 #define F_INST 0x4u
@@ -178,11 +181,11 @@ enum { T_BEGIN, T_END, T_COUNTER };
 
 struct ev {
 	uint64_t t;     /* on the output's clock */
-	uint64_t start; /* T_END: the interval's start (same clock) */
+	uint64_t start; /* T_END: the interval's start (same clock); T_COUNTER: the value's bits
+			 * (int64, or a double with F_FLOAT) */
 	uint64_t seq;   /* row number in its file */
 	uint32_t src, sub; /* file index; T_BEGIN 0, T_END 1, T_COUNTER: column */
 	uint32_t type, name, flags, pid, tid, id;
-	tk_csv_value val;
 };
 
 static int ev_before(const struct ev *a, const struct ev *b)
@@ -246,7 +249,88 @@ static void heap_pop(struct heap *h)
 		h->v[i] = last;
 }
 
+/* The ends of a file's open intervals (streaming): a heap of keys over a pool of events, so
+ * that reordering moves 24 bytes, not whole events. Within one file the order of two ends is
+ * that of (t, seq). */
+struct hk {
+	uint64_t t, seq;
+	uint32_t slot;
+};
+
+struct endheap {
+	struct hk *h;
+	size_t n, cap;
+	struct ev *pool;
+	uint32_t *freel;
+	size_t nfree, npool, cappool;
+};
+
+static int hk_before(const struct hk *a, const struct hk *b)
+{
+	return a->t != b->t ? a->t < b->t : a->seq < b->seq;
+}
+
+static int end_push(struct endheap *e, const struct ev *v)
+{
+	uint32_t slot;
+	if (e->nfree) {
+		slot = e->freel[--e->nfree];
+	} else {
+		if (e->npool == e->cappool) {
+			size_t nc = e->cappool ? e->cappool * 2 : 256;
+			struct ev *np = realloc(e->pool, nc * sizeof(*np));
+			uint32_t *nf = realloc(e->freel, nc * sizeof(*nf));
+			if (np)
+				e->pool = np;
+			if (nf)
+				e->freel = nf;
+			if (np == NULL || nf == NULL)
+				return -1;
+			e->cappool = nc;
+		}
+		slot = (uint32_t)e->npool++;
+	}
+	if (e->n == e->cap) {
+		size_t nc = e->cap ? e->cap * 2 : 256;
+		struct hk *nh = realloc(e->h, nc * sizeof(*nh));
+		if (nh == NULL)
+			return -1;
+		e->h = nh;
+		e->cap = nc;
+	}
+	e->pool[slot] = *v;
+	struct hk k = {v->t, v->seq, slot};
+	size_t i = e->n++;
+	while (i > 0 && hk_before(&k, &e->h[(i - 1) / 2])) {
+		e->h[i] = e->h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	e->h[i] = k;
+	return 0;
+}
+
+static void end_pop(struct endheap *e)
+{
+	e->freel[e->nfree++] = e->h[0].slot;
+	struct hk last = e->h[--e->n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= e->n)
+			break;
+		if (c + 1 < e->n && hk_before(&e->h[c + 1], &e->h[c]))
+			c++;
+		if (!hk_before(&e->h[c], &last))
+			break;
+		e->h[i] = e->h[c];
+		i = c;
+	}
+	if (e->n > 0)
+		e->h[i] = last;
+}
+
 struct src {
+	struct endheap ends; /* streaming intervals */
 	const char *path;
 	tk_csv_reader *r;
 	tk_csv_kind kind;
@@ -276,6 +360,8 @@ struct import {
 	int memory;   /* memory mode */
 	struct ev *all;
 	size_t n_all, cap_all, pos_all;
+	uint8_t *defined; /* .kev: names written (EV_NAME) */
+	size_t n_defined;
 };
 
 static int to_out(struct import *im, uint64_t v, uint64_t *out)
@@ -342,7 +428,7 @@ static int src_read(struct import *im, struct src *s, size_t si)
 			if (heap_push(&s->pending, &e) || heap_push(&s->pending, &x))
 				goto nomem;
 			s->have_row = 0;
-		} else if (heap_push(&s->pending, &x)) {
+		} else if (end_push(&s->ends, &x)) {
 			goto nomem;
 		}
 	} else {
@@ -371,7 +457,10 @@ static int src_read(struct import *im, struct src *s, size_t si)
 			e.pid = row.pid;
 			e.tid = row.tid;
 			e.name = s->counter_name[i];
-			e.val = row.values[i];
+			if (row.values[i].is_float)
+				memcpy(&e.start, &row.values[i].d, 8);
+			else
+				e.start = (uint64_t)row.values[i].i;
 			if (heap_push(&s->pending, &e))
 				goto nomem;
 		}
@@ -391,6 +480,8 @@ static int src_peek(struct import *im, struct src *s, size_t si, struct ev **e)
 			best = &s->next;
 		if (s->pending.n > 0 && (best == NULL || ev_before(&s->pending.v[0], best)))
 			best = &s->pending.v[0];
+		if (s->ends.n > 0 && (best == NULL || ev_before(&s->ends.pool[s->ends.h[0].slot], best)))
+			best = &s->ends.pool[s->ends.h[0].slot];
 		/* a counter row's values are all queued at once; an interval's end may wait for
 		 * rows that begin before it */
 		if (best != NULL && (s->kind == TK_CSV_COUNTERS ? 1 : s->have_row || s->done)) {
@@ -429,6 +520,8 @@ static void src_take(struct src *s, struct ev *e)
 {
 	if (e == &s->next)
 		s->have_row = 0;
+	else if (s->ends.n > 0 && e == &s->ends.pool[s->ends.h[0].slot])
+		end_pop(&s->ends);
 	else
 		heap_pop(&s->pending);
 }
@@ -444,6 +537,14 @@ static int next_event(struct import *im, struct ev *out)
 	}
 	struct ev *best = NULL;
 	size_t bi = 0;
+	if (im->n_srcs == 1) {
+		int rc = src_peek(im, &im->srcs[0], 0, &best);
+		if (rc <= 0)
+			return rc;
+		*out = *best;
+		src_take(&im->srcs[0], best);
+		return 1;
+	}
 	for (size_t i = 0; i < im->n_srcs; i++) {
 		struct ev *e;
 		int rc = src_peek(im, &im->srcs[i], i, &e);
@@ -501,10 +602,16 @@ static void import_close_sources(struct import *im)
 		free(s->counter_name);
 		free(s->counter_inst);
 		free(s->pending.v);
+		free(s->ends.h);
+		free(s->ends.pool);
+		free(s->ends.freel);
 		memset(s, 0, sizeof(*s));
 	}
 	free(im->all);
 	im->all = NULL;
+	free(im->defined);
+	im->defined = NULL;
+	im->n_defined = 0;
 	im->n_all = im->cap_all = im->pos_all = 0;
 	names_free(&im->names);
 }
@@ -791,29 +898,57 @@ static int write_ev(struct import *im, tk_kev_writer *w, const struct ev *e)
 	uint32_t words[5];
 	unsigned code;
 	size_t nw;
+	if (e->name >= MAX_NAMES) {
+		err("more than %u different names", MAX_NAMES);
+		return -1;
+	}
+	if (e->name >= im->n_defined) {
+		size_t nn = im->n_defined ? im->n_defined * 2 : 1024;
+		while (nn <= e->name)
+			nn *= 2;
+		uint8_t *nd = realloc(im->defined, nn);
+		if (nd == NULL) {
+			err("out of memory");
+			return -1;
+		}
+		memset(nd + im->n_defined, 0, nn - im->n_defined);
+		im->defined = nd;
+		im->n_defined = nn;
+	}
+	if (!im->defined[e->name]) {
+		/* the name, once, before its first use */
+		uint32_t nwords[1] = {e->name};
+		int rc = tk_kev_write_event_str(w, 0, _TRACE_USER_C, EV_NAME, e->t, nwords, 1, im->names.str[e->name]);
+		if (rc) {
+			err("%s", tk_kev_writer_errmsg(w));
+			return -1;
+		}
+		im->defined[e->name] = 1;
+	}
+	words[0] = e->flags | e->name << NAME_SHIFT;
 	if (e->type == T_COUNTER) {
 		code = EV_COUNTER;
-		uint64_t bits;
-		if (e->val.is_float)
-			memcpy(&bits, &e->val.d, 8);
-		else
-			bits = (uint64_t)e->val.i;
-		words[0] = e->flags;
+		uint64_t bits = e->start;
 		words[1] = e->pid;
 		words[2] = e->tid;
 		words[3] = (uint32_t)bits;
 		words[4] = (uint32_t)(bits >> 32);
 		nw = 5;
-	} else {
-		int task = (e->flags & F_TID) != 0;
-		code = e->type == T_BEGIN ? (task ? EV_TASK_BEGIN : EV_FRAME_BEGIN) : (task ? EV_TASK_END : EV_FRAME_END);
-		words[0] = e->flags;
+	} else if (e->type == T_BEGIN) {
+		code = (e->flags & F_TID) ? EV_TASK_BEGIN : EV_FRAME_BEGIN;
 		words[1] = e->pid;
 		words[2] = e->tid;
 		words[3] = e->id;
 		nw = 4;
+	} else {
+		code = (e->flags & F_TID) ? EV_TASK_END : EV_FRAME_END;
+		words[1] = e->id;
+		nw = 2;
 	}
-	return tk_kev_write_event_str(w, 0, _TRACE_USER_C, code, e->t, words, nw, im->names.str[e->name]);
+	int rc = tk_kev_write_event(w, 0, _TRACE_USER_C, code, e->t, words, nw);
+	if (rc)
+		err("%s", tk_kev_writer_errmsg(w));
+	return rc ? -1 : 0;
 }
 
 static int copy_base_events(struct base *b, tk_kev_writer *w)
@@ -977,10 +1112,8 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 					goto done;
 				}
 			}
-			if (write_ev(im, w, &e) != 0) {
-				err("%s: %s", out, tk_kev_writer_errmsg(w));
+			if (write_ev(im, w, &e) != 0)
 				goto done;
-			}
 		}
 		tktool_progress_end(&prog);
 		if (got < 0 && im->unsorted && !im->memory) {
@@ -1231,11 +1364,7 @@ static int import_tb5(struct import *im, char **paths, size_t n, const char *out
 					ni = 0;
 				}
 			} else {
-				uint64_t bits;
-				if (e.val.is_float)
-					memcpy(&bits, &e.val.d, 8);
-				else
-					bits = (uint64_t)e.val.i;
+				uint64_t bits = e.start;
 				cb[nc++] = (struct tb5_counter){e.t, e.name, e.flags, e.pid, e.tid, bits};
 				if (nc == BATCH) {
 					if ((rc = TBRW_add_data(p, sv[1].num, (TBRW_U32)(nc * sizeof(*cb)), cb)))
@@ -1294,9 +1423,9 @@ done:
 /* ---- export ----------------------------------------------------------------------------- */
 
 struct open_iv {
-	uint32_t id, flags, pid, tid;
+	uint32_t id, flags, pid, tid, name_id;
 	uint64_t start;
-	char *name;
+	char *name; /* in knames or grave: not owned */
 	int used;
 };
 
@@ -1317,6 +1446,10 @@ struct export {
 	const char *dir, *clock_opt, *host_opt;
 	char ipath[2048], cpath[2048];
 	int usage;
+	/* names of the .kev (EV_NAME), by id; replaced ones kept until the end */
+	char **knames, **grave;
+	size_t n_knames, n_grave;
+	uint64_t unnamed;
 	/* open intervals, by id (hash) */
 	struct open_iv *open;
 	size_t open_mask, n_open;
@@ -1415,7 +1548,6 @@ static void open_remove(struct export *x, struct open_iv *o)
 {
 	/* backward-shift deletion for linear probing */
 	size_t i = (size_t)(o - x->open);
-	free(o->name);
 	x->open[i].used = 0;
 	x->n_open--;
 	size_t j = i;
@@ -1456,6 +1588,12 @@ static int flush_row(struct export *x)
 	return 0;
 }
 
+static const char *kname(struct export *x, uint32_t w0)
+{
+	uint32_t id = w0 >> NAME_SHIFT;
+	return id < x->n_knames ? x->knames[id] : NULL;
+}
+
 static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsigned tm, unsigned *buf,
 		  unsigned len)
 {
@@ -1465,13 +1603,44 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 	if (x->failed)
 		return 0;
 	uint64_t cycles = tk_traceparser_clk(st), ns = tk_traceparser_ns(st), t;
-	if (code == EV_COUNTER) {
-		if (len < 6)
+	if (code == EV_NAME) {
+		const char *name = ev_string(buf, len, 1);
+		uint32_t id = len >= 1 ? word(x, buf, 0) : MAX_NAMES;
+		if (name == NULL || id >= MAX_NAMES)
 			return 0;
-		const char *name = ev_string(buf, len, 5);
-		if (name == NULL)
+		if (id >= x->n_knames) {
+			size_t nn = x->n_knames ? x->n_knames * 2 : 1024;
+			while (nn <= id)
+				nn *= 2;
+			char **nk = realloc(x->knames, nn * sizeof(*nk));
+			if (nk == NULL)
+				goto nomem;
+			memset(nk + x->n_knames, 0, (nn - x->n_knames) * sizeof(*nk));
+			x->knames = nk;
+			x->n_knames = nn;
+		}
+		if (x->knames[id] != NULL) {
+			/* redefined (another import merged in): open intervals keep the old text */
+			char **ng = realloc(x->grave, (x->n_grave + 1) * sizeof(*ng));
+			if (ng == NULL)
+				goto nomem;
+			x->grave = ng;
+			x->grave[x->n_grave++] = x->knames[id];
+		}
+		x->knames[id] = strdup(name);
+		if (x->knames[id] == NULL)
+			goto nomem;
+		return 0;
+	}
+	if (code == EV_COUNTER) {
+		if (len < 5)
 			return 0;
 		uint32_t flags = word(x, buf, 0);
+		const char *name = kname(x, flags);
+		if (name == NULL) {
+			x->unnamed++;
+			return 0;
+		}
 		int inst = (flags & F_INST) != 0;
 		size_t c;
 		for (c = 0; c < x->n_cols; c++)
@@ -1491,6 +1660,8 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 			}
 			return 0;
 		}
+		if (c == x->n_cols)
+			return 0;
 		if (conv_time(x, cycles, ns, &t) != 0)
 			goto noconv;
 		uint32_t pid = word(x, buf, 1), tid = word(x, buf, 2);
@@ -1514,21 +1685,25 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 			x->row[c].i = (int64_t)bits;
 		return 0;
 	}
-	if (x->pass != 1 || len < 5)
+	if (x->pass != 1 || len < 2)
 		return 0;
-	const char *name = ev_string(buf, len, 4);
-	if (name == NULL)
+	uint32_t flags = word(x, buf, 0);
+	const char *name = kname(x, flags);
+	if (name == NULL) {
+		x->unnamed++;
 		return 0;
-	uint32_t flags = word(x, buf, 0), id = word(x, buf, 3);
+	}
 	if (conv_time(x, cycles, ns, &t) != 0)
 		goto noconv;
 	if (code == EV_TASK_BEGIN || code == EV_FRAME_BEGIN) {
+		if (len < 4)
+			return 0;
+		uint32_t id = word(x, buf, 3);
 		struct open_iv *o = open_find(x, id, 1);
 		if (o == NULL) {
 			if (x->open != NULL && open_find(x, id, 0) != NULL) {
 				warn("%s: interval %u begins twice; the first is dropped", x->trace, id);
 				o = open_find(x, id, 0);
-				free(o->name);
 			} else {
 				goto nomem;
 			}
@@ -1539,13 +1714,12 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		o->pid = word(x, buf, 1);
 		o->tid = word(x, buf, 2);
 		o->start = t;
-		o->name = strdup(name);
-		if (o->name == NULL)
-			goto nomem;
+		o->name = (char *)name;
+		o->name_id = flags >> NAME_SHIFT;
 		return 0;
 	}
-	struct open_iv *o = open_find(x, id, 0);
-	if (o == NULL || strcmp(o->name, name) != 0) {
+	struct open_iv *o = open_find(x, word(x, buf, 1), 0);
+	if (o == NULL || o->name_id != flags >> NAME_SHIFT) {
 		x->unmatched_end++;
 		return 0;
 	}
@@ -1574,7 +1748,7 @@ static int kev_empty_cb(struct traceparser_state *st, void *ud, unsigned h, unsi
 static int parse_kev(struct export *x, const char *path)
 {
 	traceparser_init(x->st);
-	tk_traceparser_cs_internal(x->st, x, kev_cb, _TRACE_USER_C >> 10, EV_TASK_BEGIN, EV_COUNTER);
+	tk_traceparser_cs_internal(x->st, x, kev_cb, _TRACE_USER_C >> 10, EV_TASK_BEGIN, EV_NAME);
 	traceparser_cs(x->st, x, kev_empty_cb, _NTO_TRACE_EMPTY, _NTO_TRACE_EMPTYEVENT);
 	if (traceparser(x->st, x, path) != 0) {
 		const char *m = traceparser_get_info(x->st, _TRACEPARSER_INFO_ERROR_STR, NULL);
@@ -1680,6 +1854,8 @@ static int export_kev(const char *trace, const char *dir, const char *clock_opt,
 		warn("%s: %zu intervals begin without an end (not exported)", trace, x.n_open);
 	if (x.unmatched_end)
 		warn("%s: %" PRIu64 " interval ends without a begin (not exported)", trace, x.unmatched_end);
+	if (x.unnamed)
+		warn("%s: %" PRIu64 " events name no name defined before them (not exported)", trace, x.unnamed);
 	if (x.n_cols) {
 		tk_csv_counter *cc = calloc(x.n_cols, sizeof(*cc));
 		x.row = calloc(x.n_cols, sizeof(*x.row));
@@ -1722,10 +1898,13 @@ static int export_kev(const char *trace, const char *dir, const char *clock_opt,
 done:
 	tk_csv_writer_abort(x.iw);
 	tk_csv_writer_abort(x.cw);
-	for (size_t i = 0; x.open && i <= x.open_mask; i++)
-		if (x.open[i].used)
-			free(x.open[i].name);
 	free(x.open);
+	for (size_t i = 0; i < x.n_knames; i++)
+		free(x.knames[i]);
+	free(x.knames);
+	for (size_t i = 0; i < x.n_grave; i++)
+		free(x.grave[i]);
+	free(x.grave);
 	for (size_t i = 0; i < x.n_cols; i++)
 		free(x.cols[i].name);
 	free(x.cols);

@@ -52,6 +52,7 @@ struct tk_csv_reader {
 
 	struct field fields[MAX_FIELDS];
 	int n_fields;
+	int rec_quoted; /* the record has a quote */
 	char *rec; /* the current record */
 	size_t rec_len;
 	uint64_t rec_line;
@@ -138,6 +139,7 @@ static int next_record(tk_csv_reader *r, size_t *len, size_t *next)
 	size_t scanned = 0; /* bytes of the record already known to hold no record end */
 	int in_quotes = 0;
 
+	r->rec_quoted = 0;
 	for (;;) {
 		char *s = r->buf + r->pos, *e = r->buf + r->end;
 		char *p = s + scanned;
@@ -155,6 +157,7 @@ static int next_record(tk_csv_reader *r, size_t *len, size_t *next)
 					break;
 				}
 				in_quotes = 1;
+				r->rec_quoted = 1;
 				p = q + 1;
 			} else {
 				char *q = memchr(p, '"', (size_t)(e - p));
@@ -223,13 +226,15 @@ static int split(tk_csv_reader *r, char *rec, size_t len)
 			if (i < len && rec[i] != ',')
 				return fail(r, TK_EFORMAT, i, "text after a quoted field's closing quote");
 		} else {
-			char *c = memchr(rec + i, ',', len - i);
-			size_t stop = c ? (size_t)(c - rec) : len;
+			/* fields are short: a plain loop beats memchr's setup */
+			size_t stop = i;
+			while (stop < len && rec[stop] != ',') {
+				if (rec[stop] == '"')
+					return fail(r, TK_EFORMAT, stop, "quote inside an unquoted field");
+				stop++;
+			}
 			f->p = rec + i;
 			f->len = stop - i;
-			char *q = memchr(f->p, '"', f->len);
-			if (q != NULL)
-				return fail(r, TK_EFORMAT, (size_t)(q - rec), "quote inside an unquoted field");
 			i = stop;
 		}
 		if (i >= len)
@@ -251,7 +256,7 @@ static int split(tk_csv_reader *r, char *rec, size_t len)
 static int read_record(tk_csv_reader *r)
 {
 	for (;;) {
-		size_t len, next;
+		size_t len = 0, next = 0;
 		int rc = next_record(r, &len, &next);
 		if (rc <= 0)
 			return rc;
@@ -259,9 +264,12 @@ static int read_record(tk_csv_reader *r)
 		r->rec = rec;
 		r->rec_len = len;
 		r->rec_line = r->line;
-		for (size_t i = 0; i < next; i++) /* lines of quoted newlines too */
-			if (rec[i] == '\n')
-				r->line++;
+		if (next > len)
+			r->line++;
+		if (r->rec_quoted) /* quoted newlines */
+			for (size_t i = 0; i < len; i++)
+				if (rec[i] == '\n')
+					r->line++;
 		r->pos += next;
 		if (len == 0 || (len == 1 && rec[0] == '\r'))
 			continue; /* blank line */

@@ -39,14 +39,19 @@ int tk__csv_parse_u64(const char *s, size_t len, uint64_t *out)
 
 	if (len == 0)
 		return TK_EFORMAT;
+	int range = 0;
 	for (size_t i = 0; i < len; i++) {
 		unsigned d = (unsigned char)s[i] - '0';
 		if (d > 9)
 			return TK_EFORMAT;
-		if (v > (UINT64_MAX - d) / 10)
-			return TK_ERANGE;
-		v = v * 10 + d;
+		if (i < 19) { /* 19 digits cannot overflow */
+			v = v * 10 + d;
+		} else if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, d, &v)) {
+			range = 1; /* still read on: a letter later makes it "not a number" */
+		}
 	}
+	if (range)
+		return TK_ERANGE;
 	*out = v;
 	return 0;
 }
