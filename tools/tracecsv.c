@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -329,7 +330,157 @@ static void end_pop(struct endheap *e)
 		e->h[i] = last;
 }
 
+/*
+ * Read-ahead: a thread per interval file parses rows into batches while the main thread
+ * merges and writes (on a machine with two cores or more, parsing and writing overlap).
+ * Rows are copied (names into the batch's own text), so the reader's buffer may move on.
+ */
+#define PIPE_ROWS 8192
+#define PIPE_SLOTS 4
+
+struct prow {
+	uint64_t start, end, line;
+	uint32_t pid, tid, flags, name_off, name_len;
+};
+
+struct batch {
+	struct prow rows[PIPE_ROWS];
+	size_t n;
+	char *text;
+	size_t text_len, text_cap;
+	int end; /* 0: more follow; 1: end of file; < 0: error (the pipe's message) */
+};
+
+struct pipe {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct batch *slot[PIPE_SLOTS];
+	size_t written, consumed; /* batches */
+	int stop, started;
+	tk_csv_reader *r;
+	char msg[600];
+	struct batch *cur;
+	size_t cur_i;
+};
+
+static void *pipe_main(void *arg)
+{
+	struct pipe *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		while (p->written - p->consumed == PIPE_SLOTS && !p->stop)
+			pthread_cond_wait(&p->cv, &p->mu);
+		int stop = p->stop;
+		struct batch *b = p->slot[p->written % PIPE_SLOTS];
+		pthread_mutex_unlock(&p->mu);
+		if (stop)
+			return NULL;
+		b->n = 0;
+		b->text_len = 0;
+		b->end = 0;
+		while (b->n < PIPE_ROWS) {
+			tk_csv_row row;
+			int rc = tk_csv_read_row(p->r, &row);
+			if (rc <= 0) {
+				b->end = rc == 0 ? 1 : rc;
+				if (rc < 0)
+					snprintf(p->msg, sizeof(p->msg), "%s", tk_csv_reader_errmsg(p->r));
+				break;
+			}
+			if (b->text_len + row.name_len > b->text_cap) {
+				size_t nc = b->text_cap ? b->text_cap * 2 : 1 << 16;
+				while (nc < b->text_len + row.name_len)
+					nc *= 2;
+				char *nt = realloc(b->text, nc);
+				if (nt == NULL) {
+					b->end = TK_ENOMEM;
+					snprintf(p->msg, sizeof(p->msg), "out of memory");
+					break;
+				}
+				b->text = nt;
+				b->text_cap = nc;
+			}
+			memcpy(b->text + b->text_len, row.name, row.name_len);
+			b->rows[b->n++] = (struct prow){row.start, row.end, row.line, row.pid, row.tid, row.flags,
+							(uint32_t)b->text_len, (uint32_t)row.name_len};
+			b->text_len += row.name_len;
+		}
+		pthread_mutex_lock(&p->mu);
+		p->written++;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		if (b->end)
+			return NULL;
+	}
+}
+
+static int pipe_start(struct pipe *p, tk_csv_reader *r)
+{
+	memset(p, 0, sizeof(*p));
+	p->r = r;
+	for (int i = 0; i < PIPE_SLOTS; i++)
+		if ((p->slot[i] = calloc(1, sizeof(struct batch))) == NULL)
+			return -1;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->th, NULL, pipe_main, p) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+		return -1;
+	}
+	p->started = 1;
+	return 0;
+}
+
+/* The next row: 1, 0 at the end, or the error code (the message in p->msg). */
+static int pipe_next(struct pipe *p, const struct prow **row, const char **text)
+{
+	for (;;) {
+		if (p->cur != NULL && p->cur_i < p->cur->n) {
+			*row = &p->cur->rows[p->cur_i++];
+			*text = p->cur->text;
+			return 1;
+		}
+		if (p->cur != NULL) {
+			if (p->cur->end)
+				return p->cur->end == 1 ? 0 : p->cur->end;
+			pthread_mutex_lock(&p->mu);
+			p->consumed++;
+			pthread_cond_broadcast(&p->cv);
+			pthread_mutex_unlock(&p->mu);
+			p->cur = NULL;
+		}
+		pthread_mutex_lock(&p->mu);
+		while (p->written == p->consumed)
+			pthread_cond_wait(&p->cv, &p->mu);
+		p->cur = p->slot[p->consumed % PIPE_SLOTS];
+		pthread_mutex_unlock(&p->mu);
+		p->cur_i = 0;
+	}
+}
+
+static void pipe_stop(struct pipe *p)
+{
+	if (p->started) {
+		pthread_mutex_lock(&p->mu);
+		p->stop = 1;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->th, NULL);
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+	}
+	for (int i = 0; i < PIPE_SLOTS; i++) {
+		if (p->slot[i])
+			free(p->slot[i]->text);
+		free(p->slot[i]);
+	}
+	memset(p, 0, sizeof(*p));
+}
+
 struct src {
+	struct pipe *pipe; /* interval files, streaming: the read-ahead thread */
 	struct endheap ends; /* streaming intervals */
 	const char *path;
 	tk_csv_reader *r;
@@ -383,10 +534,32 @@ static int to_out(struct import *im, uint64_t v, uint64_t *out)
 static int src_read(struct import *im, struct src *s, size_t si)
 {
 	tk_csv_row row;
-	int rc = tk_csv_read_row(s->r, &row);
-	if (rc < 0) {
-		err("%s", tk_csv_reader_errmsg(s->r));
-		return -1;
+	int rc;
+	if (s->pipe != NULL) {
+		const struct prow *pr = NULL;
+		const char *text = NULL;
+		rc = pipe_next(s->pipe, &pr, &text);
+		if (rc < 0) {
+			err("%s", s->pipe->msg);
+			return -1;
+		}
+		if (rc == 0)
+			return 0;
+		memset(&row, 0, sizeof(row));
+		row.start = pr->start;
+		row.end = pr->end;
+		row.line = pr->line;
+		row.pid = pr->pid;
+		row.tid = pr->tid;
+		row.flags = pr->flags;
+		row.name = text + pr->name_off;
+		row.name_len = pr->name_len;
+	} else {
+		rc = tk_csv_read_row(s->r, &row);
+		if (rc < 0) {
+			err("%s", tk_csv_reader_errmsg(s->r));
+			return -1;
+		}
 	}
 	if (rc == 0)
 		return 0;
@@ -562,6 +735,22 @@ static int next_event(struct import *im, struct ev *out)
 	return 1;
 }
 
+/* Streaming: a read-ahead thread for each interval file (without one, rows are read inline). */
+static void start_pipes(struct import *im)
+{
+	for (size_t i = 0; i < im->n_srcs; i++) {
+		struct src *s = &im->srcs[i];
+		if (s->kind != TK_CSV_INTERVALS || s->pipe != NULL)
+			continue;
+		s->pipe = malloc(sizeof(*s->pipe));
+		if (s->pipe != NULL && pipe_start(s->pipe, s->r) != 0) {
+			pipe_stop(s->pipe);
+			free(s->pipe);
+			s->pipe = NULL;
+		}
+	}
+}
+
 /* Memory mode: every event of every file, sorted. */
 static int load_all(struct import *im)
 {
@@ -598,6 +787,10 @@ static void import_close_sources(struct import *im)
 {
 	for (size_t i = 0; i < im->n_srcs; i++) {
 		struct src *s = &im->srcs[i];
+		if (s->pipe) {
+			pipe_stop(s->pipe);
+			free(s->pipe);
+		}
 		tk_csv_reader_close(s->r);
 		free(s->counter_name);
 		free(s->counter_inst);
@@ -1093,6 +1286,8 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 			im->memory = 1;
 			if (load_all(im) != 0)
 				goto done;
+		} else {
+			start_pipes(im);
 		}
 		struct ev e;
 		int got;
@@ -1339,6 +1534,8 @@ static int import_tb5(struct import *im, char **paths, size_t n, const char *out
 			im->memory = 1;
 			if (load_all(im) != 0)
 				goto done;
+		} else {
+			start_pipes(im);
 		}
 		const char *dom = tk_csv_clock_name(im->clock);
 		TBRW_U32 next_stream = 0;
