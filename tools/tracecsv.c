@@ -2205,6 +2205,15 @@ static TBRW_U32 tb5_event_cb(TBRW_EVENT *evs, TBRW_U32 size, TBRW_U32 num, void 
 	return VT_SUCCESS;
 }
 
+/* A .tb5 record's time on a ns time line (UTC: since 1970; otherwise since boot). TSC values
+ * have none (the rate is not recorded): conv_time() then only gives TSC/RDTSC. */
+static uint64_t tb5_ns(const struct export *x, uint64_t v)
+{
+	if (x->own == TK_CSV_QPC)
+		return v * (1000000000u / QPC_HZ);
+	return v;
+}
+
 static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 {
 	(void)num;
@@ -2222,7 +2231,7 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 				return 1;
 			}
 			uint64_t s, e;
-			if (conv_time(x, iv.start, iv.start, &s) || conv_time(x, iv.end, iv.end, &e)) {
+			if (conv_time(x, iv.start, tb5_ns(x, iv.start), &s) || conv_time(x, iv.end, tb5_ns(x, iv.end), &e)) {
 				err("%s: the trace's %s timestamps cannot be given as %s", x->trace,
 				    tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
 				t->failed = 1;
@@ -2247,7 +2256,7 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 			}
 			size_t c = t->col_of[cv.name] - 1;
 			uint64_t tt;
-			if (conv_time(x, cv.time, cv.time, &tt)) {
+			if (conv_time(x, cv.time, tb5_ns(x, cv.time), &tt)) {
 				err("%s: the trace's %s timestamps cannot be given as %s", x->trace,
 				    tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
 				t->failed = 1;
@@ -2340,6 +2349,11 @@ static int export_tb5(const char *trace, const char *dir, const char *clock_opt,
 	x.clock = x.own;
 	if (clock_opt && tk_csv_clock_parse(clock_opt, &x.clock) != 0) {
 		ret = usage_error("--clock: unknown clock \"%s\" (QPC, CLOCK_MONOTONIC_RAW, RDTSC, TSC or UTC)", clock_opt);
+		goto done;
+	}
+	if ((x.own == TK_CSV_TSC || x.own == TK_CSV_RDTSC) && x.clock != TK_CSV_TSC && x.clock != TK_CSV_RDTSC) {
+		err("%s: the file's %s timestamps cannot be given as %s (the TSC rate is not recorded)", trace,
+		    tk_csv_clock_name(x.own), tk_csv_clock_name(x.clock));
 		goto done;
 	}
 	if (tk_csv_default_host(host, sizeof(host), host_opt ? host_opt : thost) != 0 ||
