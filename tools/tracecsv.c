@@ -1574,6 +1574,8 @@ static int import_tb5(struct import *im, char **paths, size_t n, const char *out
 			TBRW_abort_cleanup_and_close(p);
 			p = NULL;
 			import_close_sources(im);
+			for (int k = 0; k < 2; k++)
+				free(sv[k].used);
 			memset(sv, 0, sizeof(sv));
 			ni = nc = 0;
 			continue;
