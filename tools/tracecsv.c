@@ -1397,8 +1397,17 @@ static int tb5_begin_stream(TBRW_PTR p, struct tb5_stream *s, TBRW_U32 num, int 
 {
 	TBRW_U32 rc;
 	wchar_t comment[256];
-	swprintf(comment, 256, L"VTune CSV %ls; timestamps %s; host %s", counters ? L"counters" : L"intervals", domain,
-		 host[0] ? host : "unknown");
+	char narrow_comment[256];
+	snprintf(narrow_comment, sizeof(narrow_comment), "VTune CSV %s; timestamps %s; host %s",
+		 counters ? "counters" : "intervals", domain, host[0] ? host : "unknown");
+	wchar_t *wc = wide(narrow_comment); /* UTF-8, whatever the locale */
+	if (wc == NULL) {
+		err("host \"%s\": not valid UTF-8 (or out of memory)", host);
+		return -1;
+	}
+	wcsncpy(comment, wc, 255);
+	comment[255] = 0;
+	free(wc);
 	TBRW_STREAM_INFO si;
 	memset(&si, 0, sizeof(si));
 	si.stream_info_size = sizeof(si);
