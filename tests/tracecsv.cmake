@@ -66,6 +66,12 @@ if(TK_BUILD_TOOLS)
   tk_csv_golden(bad_tb5 STDERR tracecsv/bad_number.err STATUS 1 ABSENT csv/bad.tb5
                 COMMAND ${TC} import -o csv/bad.tb5 csv/bad_number-hostname-h.csv)
   tk_csv_golden(nohost STDERR tracecsv/nohost.err COMMAND ${TC} import -o csv/nohost.kev csv/nohost.csv)
+  # standard input: an unsorted file (read twice: streamed, then sorted), errors, export
+  tk_csv_golden(stdin_bad STDERR tracecsv/stdin_bad.err STATUS 1 STDIN csv/bad_end-hostname-h.csv
+                ABSENT csv/stdin_bad.kev COMMAND ${TC} import -o csv/stdin_bad.kev -)
+  tk_csv_golden(stdin FILE csv/sd/stdin-intervals-hostname-vthost.csv=${G}/phases_intervals.csv
+                STDIN csv/phases-hostname-octagon53.csv
+                COMMAND sh -c "mkdir -p csv/sd && \"$0\" import -o csv/sd/t.kev - && \"$0\" export -o csv/sd - < csv/sd/t.kev" ${TC})
   tk_csv_golden(help STDOUT tracecsv/help.txt COMMAND ${TC} --help)
   tk_csv_golden(bad_option STDERR tracecsv/bad_option.err STATUS 2 COMMAND ${TC} import --frobnicate x.csv)
   tk_csv_golden(bad_clock STDERR tracecsv/bad_clock.err STATUS 2

@@ -68,6 +68,8 @@ static const char usage_text[] =
 	"output's name), 2 on a usage error. The manual is tracecsv(1) (docs/tracecsv.md).\n";
 
 static int quiet;
+/* import: standard input, copied once to a private file (an import may read it twice) */
+static const char *stdin_spool = "-";
 
 static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warn(const char *fmt, ...)
@@ -823,7 +825,8 @@ static int import_open_sources(struct import *im, char **paths, size_t n, char *
 	for (size_t i = 0; i < n; i++) {
 		struct src *s = &im->srcs[i];
 		s->path = paths[i];
-		int rc = tk_csv_reader_open(&s->r, paths[i], paths[i]);
+		int is_stdin = strcmp(paths[i], "-") == 0;
+		int rc = tk_csv_reader_open(&s->r, is_stdin ? stdin_spool : paths[i], tktool_in_name(paths[i]));
 		if (rc) {
 			if (s->r != NULL && tk_csv_reader_errmsg(s->r)[0])
 				err("%s", tk_csv_reader_errmsg(s->r));
@@ -862,7 +865,7 @@ static int import_open_sources(struct import *im, char **paths, size_t n, char *
 		char user[256], h[256];
 		rc = tk_csv_parse_file_name(paths[i], user, sizeof(user), h, sizeof(h));
 		if (rc <= 0) {
-			if (report)
+			if (report && !is_stdin)
 				warn("%s: the file name has no \"-hostname-<host>\": host unknown", paths[i]);
 		} else if (host[0] == 0) {
 			snprintf(host, host_cap, "%s", h);
@@ -1651,7 +1654,7 @@ struct export {
 	int swap;
 	struct traceparser_state *st;
 	tk_csv_writer *iw, *cw;
-	const char *dir, *clock_opt, *host_opt;
+	const char *dir, *clock_opt, *host_opt, *name;
 	char ipath[2048], cpath[2048];
 	int usage;
 	/* names of the .kev (EV_NAME), by id; replaced ones kept until the end */
@@ -2011,8 +2014,8 @@ static int kev_setup(struct export *x)
 	int hrc = tk_csv_default_host(host, sizeof(host),
 				      x->host_opt ? x->host_opt : (node && strcmp(node, "unknown") != 0 ? node : NULL));
 	free(node);
-	if (hrc != 0 || out_path(x->ipath, sizeof(x->ipath), x->dir, x->trace, "intervals", host) ||
-	    out_path(x->cpath, sizeof(x->cpath), x->dir, x->trace, "counters", host)) {
+	if (hrc != 0 || out_path(x->ipath, sizeof(x->ipath), x->dir, x->name, "intervals", host) ||
+	    out_path(x->cpath, sizeof(x->cpath), x->dir, x->name, "counters", host)) {
 		err("%s: cannot build the output file names", x->trace);
 		return -1;
 	}
@@ -2037,11 +2040,13 @@ static int kev_empty_cb(struct traceparser_state *st, void *ud, unsigned h, unsi
 	return 0;
 }
 
-static int export_kev(const char *trace, const char *dir, const char *clock_opt, const char *host_opt)
+static int export_kev_named(const char *trace, const char *name, const char *dir, const char *clock_opt,
+			    const char *host_opt)
 {
 	struct export x;
 	memset(&x, 0, sizeof(x));
 	x.trace = trace;
+	x.name = name;
 	x.dir = dir;
 	x.clock_opt = clock_opt;
 	x.host_opt = host_opt;
@@ -2296,7 +2301,8 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 	return VT_SUCCESS;
 }
 
-static int export_tb5(const char *trace, const char *dir, const char *clock_opt, const char *host_opt)
+static int export_tb5_named(const char *trace, const char *name, const char *dir, const char *clock_opt,
+			    const char *host_opt)
 {
 	struct export x;
 	struct tb5x t;
@@ -2368,8 +2374,8 @@ static int export_tb5(const char *trace, const char *dir, const char *clock_opt,
 		goto done;
 	}
 	if (tk_csv_default_host(host, sizeof(host), host_opt ? host_opt : thost) != 0 ||
-	    out_path(ipath, sizeof(ipath), dir, trace, "intervals", host) ||
-	    out_path(cpath, sizeof(cpath), dir, trace, "counters", host)) {
+	    out_path(ipath, sizeof(ipath), dir, name, "intervals", host) ||
+	    out_path(cpath, sizeof(cpath), dir, name, "counters", host)) {
 		err("%s: cannot build the output file names", trace);
 		goto done;
 	}
@@ -2580,6 +2586,18 @@ int main(int argc, char **argv)
 		if (into && tktool_refuse_same_file(into, output))
 			return 1;
 		tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
+		int n_stdin = 0;
+		for (int i = optind; i < argc; i++)
+			n_stdin += strcmp(argv[i], "-") == 0;
+		if (n_stdin > 1)
+			return usage_error("import: standard input (-) given twice");
+		struct tktool_stdin_file sf;
+		memset(&sf, 0, sizeof(sf));
+		if (n_stdin) {
+			if (tktool_stdin_file(&sf, NULL, 0) != 0)
+				return 1;
+			stdin_spool = sf.path;
+		}
 		struct import im;
 		memset(&im, 0, sizeof(im));
 		im.tsc_hz = tsc_hz;
@@ -2587,6 +2605,8 @@ int main(int argc, char **argv)
 		int rc = tb5 ? import_tb5(&im, argv + optind, (size_t)(argc - optind), output)
 			     : import_kev(&im, argv + optind, (size_t)(argc - optind), output, into);
 		free(im.srcs);
+		if (n_stdin)
+			tktool_stdin_file_close(&sf);
 		return rc;
 	}
 	if (into || tsc_hz)
@@ -2601,7 +2621,27 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
+	if (strcmp(trace, "-") == 0) {
+		/* standard input: copied to a private file (export reads a .kev twice when it has
+		 * counters; .tb5 needs a file); a .kev starts with its header */
+		struct tktool_stdin_file sf;
+		if (tktool_stdin_file(&sf, NULL, 0) != 0)
+			return 1;
+		char head[20] = "";
+		FILE *hf = fopen(sf.path, "rb");
+		size_t hn = hf ? fread(head, 1, sizeof(head), hf) : 0;
+		if (hf)
+			fclose(hf);
+		int kev = hn >= 6 && memcmp(head, "TRACE_", 6) == 0;
+		/* the output names start with "stdin" */
+		char link[4300];
+		snprintf(link, sizeof(link), "%s", sf.path);
+		int rc = kev ? export_kev_named(link, "stdin", dir, clock_opt, host_opt)
+			     : export_tb5_named(link, "stdin", dir, clock_opt, host_opt);
+		tktool_stdin_file_close(&sf);
+		return rc;
+	}
 	if (ends_with(trace, ".tb5"))
-		return export_tb5(trace, dir, clock_opt, host_opt);
-	return export_kev(trace, dir, clock_opt, host_opt);
+		return export_tb5_named(trace, trace, dir, clock_opt, host_opt);
+	return export_kev_named(trace, trace, dir, clock_opt, host_opt);
 }
