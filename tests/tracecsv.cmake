@@ -53,6 +53,12 @@ if(TK_BUILD_TOOLS)
            ${TK_WORK}/csv)
   set_tests_properties(tracecsv_round_trip PROPERTIES FIXTURES_REQUIRED "samples;csv_inputs" LABELS "golden"
                        ENVIRONMENT "TZ=UTC;SOURCE_DATE_EPOCH=1377651723")
+  # merged into a trace of the recorder (needs the examples)
+  if(TARGET worker_pool)
+    add_test(NAME tracecsv_into_recorded COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tracecsv_into.sh ${TC} ${TP}
+             $<TARGET_FILE:worker_pool> ${CMAKE_CURRENT_SOURCE_DIR}/golden/tracecsv/input)
+    set_tests_properties(tracecsv_into_recorded PROPERTIES LABELS "golden" TIMEOUT 120)
+  endif()
   # merged into an existing trace; export with another clock and host
   tk_csv_golden(into STDOUT tracecsv/into.txt
                 FILE csv/in/t-counters-vthost.csv=${G}/into_counters.csv

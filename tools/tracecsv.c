@@ -524,8 +524,11 @@ static int to_out(struct import *im, uint64_t v, uint64_t *out)
 		return 0;
 	}
 	/* CLOCK_MONOTONIC_RAW ns onto the base's cycles */
-	__int128 d = (__int128)v - (__int128)im->base_ns;
-	__int128 c = (__int128)im->base_cycles + d * (__int128)im->base_hz / 1000000000;
+	/* rounded up: the decoder's floor division then gives v back exactly when the base counts
+	 * at least 1 GHz (docs/kev-format.md, "One time line") */
+	__int128 num = ((__int128)v - (__int128)im->base_ns) * (__int128)im->base_hz;
+	__int128 off = num >= 0 ? (num + 999999999) / 1000000000 : -((-num) / 1000000000);
+	__int128 c = (__int128)im->base_cycles + off;
 	if (c < 0 || c > (__int128)UINT64_MAX)
 		return -1;
 	*out = (uint64_t)c;
@@ -1651,6 +1654,7 @@ struct export {
 	tk_csv_clock own;   /* the trace's */
 	int own_utc_line;   /* the trace's ns time line is UTC */
 	uint64_t boot_ns;   /* BOOT_DATE in ns since 1970 */
+	int cycles_are_own; /* cycle counts are values of the own domain (TRACEKIT_CSV_CLOCK, .tb5) */
 	int swap;
 	struct traceparser_state *st;
 	tk_csv_writer *iw, *cw;
@@ -1687,12 +1691,19 @@ static int conv_time(struct export *x, uint64_t cycles, uint64_t ns, uint64_t *o
 {
 	tk_csv_clock c = x->clock, o = x->own;
 	int tsc_c = c == TK_CSV_TSC || c == TK_CSV_RDTSC, tsc_o = o == TK_CSV_TSC || o == TK_CSV_RDTSC;
-	if (c == o || (tsc_c && tsc_o)) {
+	/* the cycle counts are the own domain's values in a trace made from CSV (and in .tb5);
+	 * in a recorded trace they are TSC cycles, whatever its time line */
+	if (tsc_c) {
+		if (!x->cycles_are_own || tsc_o) {
+			*out = cycles;
+			return 0;
+		}
+		return -1;
+	}
+	if (x->cycles_are_own && c == o) {
 		*out = cycles;
 		return 0;
 	}
-	if (tsc_c)
-		return -1;
 	uint64_t mono; /* ns on a time line since boot */
 	if (x->own_utc_line) {
 		if (c == TK_CSV_UTC) {
@@ -1997,6 +2008,7 @@ static int kev_setup(struct export *x)
 	free(boot);
 	if (csvc && tk_csv_clock_parse(csvc, &x->own) == 0) {
 		x->own_utc_line = x->own == TK_CSV_UTC;
+		x->cycles_are_own = 1;
 	} else {
 		x->own = tk_traceparser_header_value(x->st, "TRACEKIT_CLOCK_RAW_NS", NULL) ? TK_CSV_CLOCK_MONOTONIC_RAW
 											    : TK_CSV_TSC;
@@ -2363,6 +2375,7 @@ static int export_tb5_named(const char *trace, const char *name, const char *dir
 		goto done;
 	}
 	x.own_utc_line = x.own == TK_CSV_UTC;
+	x.cycles_are_own = 1;
 	x.clock = x.own;
 	if (clock_opt && tk_csv_clock_parse(clock_opt, &x.clock) != 0) {
 		ret = usage_error("--clock: unknown clock \"%s\" (QPC, CLOCK_MONOTONIC_RAW, RDTSC, TSC or UTC)", clock_opt);
