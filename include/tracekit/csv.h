@@ -62,9 +62,9 @@ typedef struct tk_csv_value {
 
 /*
  * A row. Pointers stay valid until the next tk_csv_read_row() or tk_csv_reader_close().
- * Intervals: name/name_len (valid UTF-8, not NUL-terminated... but NUL-terminated in
- * practice: name[name_len] == 0), start and end. Counters: time and values[] (one per
- * counter column, tk_csv_reader_counter() names them).
+ * Intervals: name (name_len bytes of valid UTF-8 without NUL, NUL-terminated), start and
+ * end (end >= start). Counters: time and values[] (one per counter column,
+ * tk_csv_reader_counter() names them). pid/tid are valid when flags say so.
  */
 typedef struct tk_csv_row {
 	uint64_t line;    /* line of the record's first byte (1-based) */
