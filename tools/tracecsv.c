@@ -351,6 +351,7 @@ struct batch {
 	char *text;
 	size_t text_len, text_cap;
 	int end; /* 0: more follow; 1: end of file; < 0: error (the pipe's message) */
+	uint64_t offset; /* bytes of the file read up to the batch's end (for progress) */
 };
 
 struct pipe {
@@ -408,6 +409,7 @@ static void *pipe_main(void *arg)
 							(uint32_t)b->text_len, (uint32_t)row.name_len};
 			b->text_len += row.name_len;
 		}
+		b->offset = tk_csv_reader_offset(p->r);
 		pthread_mutex_lock(&p->mu);
 		p->written++;
 		pthread_cond_broadcast(&p->cv);
@@ -891,7 +893,9 @@ static uint64_t consumed(const struct import *im)
 {
 	uint64_t t = 0;
 	for (size_t i = 0; i < im->n_srcs; i++)
-		if (im->srcs[i].r)
+		if (im->srcs[i].pipe) /* the reader belongs to its thread */
+			t += im->srcs[i].pipe->cur ? im->srcs[i].pipe->cur->offset : 0;
+		else if (im->srcs[i].r)
 			t += tk_csv_reader_offset(im->srcs[i].r);
 	return t;
 }
