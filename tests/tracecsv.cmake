@@ -51,7 +51,8 @@ if(TK_BUILD_TOOLS)
   # export -> import -> export gives identical files (.kev and .tb5, every example)
   add_test(NAME tracecsv_round_trip COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tracecsv_round_trip.sh ${TC}
            ${TK_WORK}/csv)
-  set_tests_properties(tracecsv_round_trip PROPERTIES FIXTURES_REQUIRED "samples;csv_inputs" LABELS "golden"
+  # its imports read ahead in a thread: ThreadSanitizer runs it too
+  set_tests_properties(tracecsv_round_trip PROPERTIES FIXTURES_REQUIRED "samples;csv_inputs" LABELS "golden;threads"
                        ENVIRONMENT "TZ=UTC;SOURCE_DATE_EPOCH=1377651723")
   # merged into a trace of the recorder (needs the examples)
   if(TARGET worker_pool)
