@@ -1828,7 +1828,11 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 	(void)tm;
 	if (x->failed)
 		return 0;
-	uint64_t cycles = tk_traceparser_clk(st), ns = tk_traceparser_ns(st), t;
+	/* the time on the trace's time line only when a conversion needs it (a 128-bit division) */
+	uint64_t cycles = tk_traceparser_clk(st), t;
+	uint64_t ns = (x->clock == x->own && x->cycles_are_own) || ((x->clock == TK_CSV_TSC || x->clock == TK_CSV_RDTSC))
+			      ? 0
+			      : tk_traceparser_ns(st);
 	if (code == EV_NAME) {
 		const char *name = ev_string(buf, len, 1);
 		uint32_t id = len >= 1 ? word(x, buf, 0) : MAX_NAMES;

@@ -61,6 +61,11 @@ static int put_text(tk_csv_writer *w, const char *s, size_t n)
 	char *p = room(w, 2 * n + 2);
 	if (p == NULL)
 		return w->err = TK_ENOMEM;
+	if (!quote) {
+		memcpy(p, s, n);
+		w->len += n;
+		return 0;
+	}
 	char *o = p;
 	if (quote)
 		*o++ = '"';
@@ -80,17 +85,32 @@ static void put_raw(tk_csv_writer *w, const char *s)
 	put_text(w, s, strlen(s));
 }
 
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				      "8081828384858687888990919293949596979899";
+
+/* Decimal digits, two at a time from the end (timestamps have 10-20 digits). */
 static char *put_u64(char *o, uint64_t v)
 {
-	char tmp[24];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*o++ = tmp[--n];
-	return o;
+	int n = 1;
+	for (uint64_t x = v; x >= 10; x /= 10)
+		n++;
+	char *e = o + n, *p = e;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		p -= 2;
+		p[0] = digit_pairs[2 * r];
+		p[1] = digit_pairs[2 * r + 1];
+	}
+	if (v >= 10) {
+		p -= 2;
+		p[0] = digit_pairs[2 * v];
+		p[1] = digit_pairs[2 * v + 1];
+	} else {
+		*--p = (char)('0' + v);
+	}
+	return e;
 }
 
 static char *put_time(tk_csv_writer *w, char *o, uint64_t t)
