@@ -70,4 +70,35 @@ fi
 banner "11. TBRW binding: each sample of the chapter 6 file tied to its module, process and thread"
 "$BUILD/tools/print_tb5" --bind "$OUT/vtune.tb5" | sed -n '/^  data bind/,$p'
 
+banner "12. tracelogger: the kernel's side of a real multi-threaded program, with its own events on the same time line"
+# pingpong: threads ping and pong pass a byte through two pipes; it logs USER 1 (ping sends
+# round d0) and USER 2 (pong got it) every 50 rounds. tracelogger starts it, follows it, merges
+# its events with the kernel's (-w: exact blocked states and every system call argument when
+# privileged; otherwise a note says what is left out).
+"$BUILD/tools/tracelogger" -w -f "$OUT/pingpong.kev" -- taskset -c 0 "$BUILD/examples/pingpong" -n 200 -e 50
+"$TP" -s -t ns -n -c THREAD,PROCESS,KERCALL,USER -f "$OUT/pingpong.kev" >"$OUT/pingpong.txt"
+printf '  %s events; the threads, as the kernel named them:\n' "$(grep -c '^t:' "$OUT/pingpong.txt")"
+grep 'PROCTHREAD_NAME' "$OUT/pingpong.txt" | sed 's/^/  /' | head -n 6
+echo "  round 50 in time order: ping's USER 1; its write wakes pong (THREADY); ping blocks in its read"
+echo "  (THRECEIVE); pong runs, its read returns, USER 2:"
+sed -n '/USREVENT:EVENT:1, d0:0x00000032/,/USREVENT:EVENT:2, d0:0x00000032/p' "$OUT/pingpong.txt" | head -n 24 | sed 's/^/  /'
+
+banner "13. VTune CSV: Intel's interval example into a .kev trace and a .tb5 file, and back to VTune's CSV"
+CSV_IN=tests/golden/tracecsv/input/phases-hostname-octagon53.csv
+rm -rf "$OUT/csv" && mkdir -p "$OUT/csv"
+"$BUILD/tools/tracecsv" import -o "$OUT/csv/phases.kev" "$CSV_IN"
+"$TP" -f "$OUT/csv/phases.kev" | sed -n '/KERNEL EVENTS/,$p' | head -n 8
+"$BUILD/tools/tracecsv" import -o "$OUT/csv/phases.tb5" "$CSV_IN"
+"$BUILD/tools/print_tb5" "$OUT/csv/phases.tb5" | grep -E 'comment|event_name'
+"$BUILD/tools/tracecsv" export -o "$OUT/csv" "$OUT/csv/phases.kev"
+"$BUILD/tools/tracecsv" import -o "$OUT/csv/again.kev" "$OUT/csv/phases-intervals-hostname-octagon53.csv"
+mkdir -p "$OUT/csv/again" && "$BUILD/tools/tracecsv" export -o "$OUT/csv/again" "$OUT/csv/again.kev"
+cat "$OUT/csv/phases-intervals-hostname-octagon53.csv"
+if cmp -s "$OUT/csv/phases-intervals-hostname-octagon53.csv" "$OUT/csv/again/again-intervals-hostname-octagon53.csv"; then
+	echo "  export -> import -> export: identical"
+else
+	echo "  export -> import -> export differs" >&2
+	exit 1
+fi
+
 printf '\nThe traces and their conversions are in %s/.\n' "$OUT"

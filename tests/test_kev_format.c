@@ -754,6 +754,28 @@ static void test_user(void **state)
 			    "d3:0x00000000 d4:0x00000000 d5:0x00000000\n");
 }
 
+/* The one-bounds-check lines of the hot path (a simple user event, the default time
+ * column): every code and CPU, short payloads, both byte orders, against printf. */
+static void test_user_simple_every_code(void **state)
+{
+	uint32_t w[2] = { 0xdeadbeef, 0x0123abcd };
+	char want[128];
+	unsigned code, cpu, len;
+	int swap;
+
+	(void)state;
+	for (swap = 0; swap <= 1; swap++) {
+		for (code = 0; code < 1024; code++) {
+			cpu = code % 64;
+			len = code % 3;
+			snprintf(want, sizeof(want), "t:0x%08x CPU:%02u USREVENT:EVENT:%u, d0:0x%08x d1:0x%08x\n",
+				 code * 0x01010101u, cpu, code, len > 0 ? w[0] : 0u, len > 1 ? w[1] : 0u);
+			assert_string_equal(fmt_ex(0, H(0, cpu, _TRACE_USER_C, code), code * 0x01010101u, w, len, swap),
+					    want);
+		}
+	}
+}
+
 static void test_control(void **state)
 {
 	uint32_t w[2] = { 0x427, 0x74a43cb6 };
@@ -1227,6 +1249,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_thread),          cmocka_unit_test(test_process),
 		cmocka_unit_test(test_kercalls),        cmocka_unit_test(test_wide_string_then_args),
 		cmocka_unit_test(test_int),             cmocka_unit_test(test_user),
+		cmocka_unit_test(test_user_simple_every_code),
 		cmocka_unit_test(test_control),         cmocka_unit_test(test_system_and_comm),
 		cmocka_unit_test(test_message_bytes_both_orders),
 		cmocka_unit_test(test_kercall_args_match_appendix),

@@ -16,7 +16,10 @@ for tool in "$@"; do
 		status=1
 	fi
 	# --help, and a run on a missing input: the constructor would have run in either.
-	for args in --help "$tmp/no-such-input"; do
+	# (tracelogger's input is a command: it traces the missing one into a file of ours.)
+	missing="$tmp/no-such-input"
+	[ "$name" = tracelogger ] && missing="-f $tmp/tracelogger-out.kev -- $tmp/no-such-input"
+	for args in --help "$missing"; do
 		TRACEKIT_LOG="$log/$name.kev" "$tool" $args >/dev/null 2>&1 </dev/null || true
 	done
 	TRACEKIT_LOG="$log/$name-%p.kev" "$tool" --help >/dev/null 2>&1 </dev/null || true

@@ -117,6 +117,11 @@ static int null_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned 
 
 	(void)t;
 	if (buf == NULL && len == 0 && h == 0) {
+		/* Linux system calls in KER_CALL/KER_EXIT (tracelogger): name them by that table. */
+		unsigned vlen = 0;
+		const char *abi = tk_traceparser_header_value(st, "TRACEKIT_KERCALLS", &vlen);
+		tk_kev_printer_set_flags(c->printer, tk_kev_printer_flags(c->printer) |
+							       tk_kev_kercalls_flags(abi, vlen));
 		c->swap = conv != NULL && *conv != 0;
 		if (c->verbose && tk_kev_printer_flush(c->printer) == TK_OK)
 			fprintf(c->out, "TRACEPRINTER: header file and syspage have been processed\n");

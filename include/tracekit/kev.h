@@ -662,6 +662,16 @@ struct tk_kev_event;
 
 /* tk_kev_decode() flags */
 #define TK_KEV_DECODE_QNX_STRICT 0x1 /* QNX 6.4 layouts only (no tracekit 64-bit forms) */
+/* KER_CALL/KER_EXIT codes are Linux system calls (tracelogger's files, header attribute
+ * TRACEKIT_KERCALLS=linux-<arch>; docs/collect.md has the code layout): named by the table
+ * of that architecture. The same bits are printer flags. */
+#define TK_KEV_DECODE_LINUX_X86_64  0x10
+#define TK_KEV_DECODE_LINUX_AARCH64 0x20
+#define TK_KEV_DECODE_LINUX_I386    0x40
+#define TK_KEV_DECODE_LINUX_MASK    0x70
+/* The TK_KEV_DECODE_LINUX_* (= TK_KEV_PRINT_LINUX_*) flag for a TRACEKIT_KERCALLS value
+ * ("linux-x86_64", "linux-aarch64", "linux-i386"), or 0 for any other (QNX kernel calls). */
+TK_API unsigned tk_kev_kercalls_flags(const char *abi, size_t len);
 
 /*
  * Decodes ev into *out (every field set; pid/tid 0 and OWNER_KNOWN clear: the parser's
@@ -698,8 +708,14 @@ typedef struct tk_kev_event {
 #define TK_KEV_PRINT_TIME_NS      0x4 /* "t:<sec>.<nsec>" since boot instead of the LSB */
 #define TK_KEV_PRINT_QNX_STRICT   0x8 /* omit tracekit's additions (generic lines for
 				       * events QNX traceprinter 1.02 does not print) */
+#define TK_KEV_PRINT_LINUX_X86_64  TK_KEV_DECODE_LINUX_X86_64 /* Linux system calls */
+#define TK_KEV_PRINT_LINUX_AARCH64 TK_KEV_DECODE_LINUX_AARCH64
+#define TK_KEV_PRINT_LINUX_I386    TK_KEV_DECODE_LINUX_I386
 
 typedef struct tk_kev_printer tk_kev_printer;
+/* Replaces the printer's flags (e.g. TK_KEV_PRINT_LINUX_* once the header is read). */
+TK_API int tk_kev_printer_set_flags(tk_kev_printer *p, unsigned flags);
+TK_API unsigned tk_kev_printer_flags(const tk_kev_printer *p);
 
 /*
  * Creates a printer writing to stream. Lines are collected in the printer and written to

@@ -7,6 +7,7 @@
 #ifndef KEV_DECODE_IMPL_H
 #define KEV_DECODE_IMPL_H
 
+#include <stdio.h>
 #include <string.h>
 
 #include "common/tk_bytes.h"
@@ -191,6 +192,33 @@ static void decode_args(tk_kev_decoded *d, const tk_kev_event *ev, const char *c
 	return;
 truncated:
 	d->flags |= TK_KEV_DEC_TRUNCATED;
+}
+
+/*
+ * A Linux system call (TK_KEV_DECODE_LINUX_*): code bits 0-6 the number's low bits, bit 7
+ * exit, bits 8-9 its high bits (collect.h TK_COLLECT_KERCALL_CODE). Fast entry: a0, a1
+ * (low words); wide entry: nr, then a0..a5 (64 bits each); fast exit: ret (64 bits);
+ * wide exit: nr, ret.
+ */
+static int decode_linux_kercall(tk_kev_decoded *d, const tk_kev_event *ev, unsigned flags)
+{
+	static const char *const fast_enter[] = { "fHa0", "fHa1", NULL };
+	static const char *const wide_enter[] = { "Dnr", "Xa0", "Xa1", "Xa2", "Xa3", "Xa4", "Xa5", NULL };
+	static const char *const fast_exit[] = { "fEret", NULL };
+	static const char *const wide_exit[] = { "Dnr", "Eret", NULL };
+	unsigned code = d->code, n = (code & 0x7fu) | ((code >> 8) & 0x3u) << 7;
+	int wide = ev->len != 2, ex = (code & 0x80u) != 0;
+	const char *name = tk__linux_syscall_name(n, flags);
+	char tmp[24];
+
+	if (name == NULL) {
+		snprintf(tmp, sizeof(tmp), "syscall_%u", n);
+		name = tmp;
+	}
+	set_name(d, NULL, name);
+	d->number = (int)n;
+	decode_args(d, ev, ex ? (wide ? wide_exit : fast_exit) : (wide ? wide_enter : fast_enter), wide);
+	return 0;
 }
 
 static int decode_kercall(tk_kev_decoded *d, const tk_kev_event *ev)
@@ -500,7 +528,8 @@ static inline __attribute__((always_inline)) void kev_decode_core(const tk_kev_e
 		rc = decode_control(d, ev);
 		break;
 	case 2:
-		rc = decode_kercall(d, ev);
+		rc = (flags & TK_KEV_DECODE_LINUX_MASK) ? decode_linux_kercall(d, ev, flags)
+							: decode_kercall(d, ev);
 		break;
 	case 3:
 		rc = decode_int(d, ev);

@@ -247,8 +247,20 @@ static inline void put_prefix(struct obuf *o, unsigned flags, const tk_kev_event
 		put_mem(o, "t:0x", 4);
 		put_hex16(o, ev->clk);
 	} else {
-		put_mem(o, "t:0x", 4);
-		put_hex8(o, ev->time);
+		/* the common case, "t:0x%08x CPU:%02d ", with one bounds check */
+		unsigned cpu = _NTO_TRACE_GETCPU(ev->header);
+
+		d = ob_room(o, 20);
+		if (d == NULL)
+			return;
+		memcpy(d, "t:0x", 4);
+		tk__store64(d + 4, hex8_chars(ev->time));
+		memcpy(d + 12, " CPU:", 5);
+		d[17] = (char)('0' + (cpu / 10) % 10);
+		d[18] = (char)('0' + cpu % 10);
+		d[19] = ' ';
+		o->len += 20;
+		return;
 	}
 	put_mem(o, " CPU:", 5);
 	put_2d(o, _NTO_TRACE_GETCPU(ev->header));
@@ -426,6 +438,15 @@ static void print_generic(struct obuf *o, const tk_kev_event *ev)
 static inline uint64_t fval(const tk_kev_decoded *d, unsigned i)
 {
 	return i < d->n_fields ? d->fields[i].v.u : 0;
+}
+
+/* A Linux system call: "KER_CALL:write/1" and its arguments (decode_linux_kercall). */
+static void print_linux_kercall(struct obuf *o, unsigned flags, const tk_kev_decoded *d)
+{
+	char label[64];
+
+	snprintf(label, sizeof(label), "%s/%d", d->event_name, d->number);
+	print_args(o, flags, d, (d->code & 0x80u) ? "KER_EXIT" : "KER_CALL", label);
 }
 
 static void print_kercall(struct obuf *o, unsigned flags, const tk_kev_decoded *d)
@@ -649,16 +670,31 @@ static void print_user(struct obuf *o, const tk_kev_event *ev, const tk_kev_deco
 	const tk_kev_field *f = &d->fields[0];
 	unsigned i;
 
-	put_mem(o, "USREVENT:EVENT:", 15);
-	put_u64(o, d->code);
-	if (!(d->flags & TK_KEV_DEC_WIDE)) { /* fields d0 and d1, always */
-		put_mem(o, ", d0:0x", 7);
-		put_hex8(o, (uint32_t)d->fields[0].v.u);
-		put_mem(o, " d1:0x", 6);
-		put_hex8(o, (uint32_t)d->fields[1].v.u);
-		put_chr(o, '\n');
+	if (!(d->flags & TK_KEV_DEC_WIDE)) { /* fields d0 and d1, always; one bounds check */
+		/* "USREVENT:EVENT:%u, d0:0x%08x d1:0x%08x\n", the code below 1024 */
+		unsigned code = d->code & 1023, n = 15;
+		char *p = ob_room(o, 15 + 4 + 7 + 8 + 6 + 8 + 1);
+
+		if (p == NULL)
+			return;
+		memcpy(p, "USREVENT:EVENT:", 15);
+		if (code >= 1000)
+			p[n++] = '1';
+		if (code >= 100)
+			p[n++] = (char)('0' + (code / 100) % 10);
+		if (code >= 10)
+			p[n++] = (char)('0' + (code / 10) % 10);
+		p[n++] = (char)('0' + code % 10);
+		memcpy(p + n, ", d0:0x", 7);
+		tk__store64(p + n + 7, hex8_chars((uint32_t)d->fields[0].v.u));
+		memcpy(p + n + 15, " d1:0x", 6);
+		tk__store64(p + n + 21, hex8_chars((uint32_t)d->fields[1].v.u));
+		p[n + 29] = '\n';
+		o->len += n + 30;
 		return;
 	}
+	put_mem(o, "USREVENT:EVENT:", 15);
+	put_u64(o, d->code);
 	if (f->type == TK_KEV_FIELD_STR) {
 		put_mem(o, " STR:\"", 6);
 		put_mem(o, f->str, checked_text((const unsigned char *)f->str, f->len));
@@ -711,7 +747,9 @@ static int format_event(struct obuf *o, unsigned flags, const tk_kev_event *ev)
 	tk_kev_decoded d;
 	int rc = 0;
 
-	kev_decode_core(ev, (flags & TK_KEV_PRINT_QNX_STRICT) ? TK_KEV_DECODE_QNX_STRICT : 0, &d);
+	kev_decode_core(ev, ((flags & TK_KEV_PRINT_QNX_STRICT) ? TK_KEV_DECODE_QNX_STRICT : 0) |
+				    (flags & TK_KEV_DECODE_LINUX_MASK),
+			&d);
 	put_prefix(o, flags, ev);
 	if (d.flags & TK_KEV_DEC_UNKNOWN) {
 		rc = -1;
@@ -721,7 +759,10 @@ static int format_event(struct obuf *o, unsigned flags, const tk_kev_event *ev)
 			rc = print_control(o, flags, &d);
 			break;
 		case 2:
-			print_kercall(o, flags, &d);
+			if (flags & TK_KEV_DECODE_LINUX_MASK)
+				print_linux_kercall(o, flags, &d);
+			else
+				print_kercall(o, flags, &d);
 			break;
 		case 3:
 			rc = print_int(o, &d);
@@ -774,6 +815,19 @@ int tk_kev_printer_new(tk_kev_printer **out, FILE *stream, unsigned flags)
 	}
 	*out = p;
 	return TK_OK;
+}
+
+int tk_kev_printer_set_flags(tk_kev_printer *p, unsigned flags)
+{
+	if (p == NULL)
+		return TK_EINVAL;
+	p->flags = flags;
+	return TK_OK;
+}
+
+unsigned tk_kev_printer_flags(const tk_kev_printer *p)
+{
+	return p != NULL ? p->flags : 0;
 }
 
 int tk_kev_printer_flush(tk_kev_printer *p)

@@ -5,7 +5,9 @@
  * "Kernel call arguments and return values" appendix and of traceprinter 1.02's output;
  * kev_format.c turns them into text.
  */
+#include <libaudit.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "kev/kev_names.h"
 
@@ -230,6 +232,13 @@ const struct tk__event_desc tk__system_events[] = {
 	[10] = { "FUNC_ENTER", ARGS("fHthisfn", "fHcall_site") },
 	[11] = { "FUNC_EXIT", ARGS("fHthisfn", "fHcall_site") },
 	[12] = { "SLOG", ARGS("fDopcode", "fDseverity", "Nmessage") },
+	/* tracelogger's kernel collector (docs/collect.md): a cpu-clock sample (QNX 8's code
+	 * 31) with its call chain, and the name of an interrupt handler. */
+	[31] = { "PCTRACE        ",
+		 ARGS("fDpid", "fDtid", "Xip", "Xcaller1", "Xcaller2", "Xcaller3", "Xcaller4", "Xcaller5",
+		      "Xcaller6", "Xcaller7", "Xcaller8", "Xcaller9", "Xcaller10", "Xcaller11", "Xcaller12",
+		      "Xcaller13", "Xcaller14", "Xcaller15", "Xcaller16") },
+	[33] = { "IRQ_NAME       ", ARGS("fDirq", "Dreserved", "Nname") },
 };
 const unsigned tk__n_system_events = sizeof(tk__system_events) / sizeof(tk__system_events[0]);
 
@@ -258,4 +267,46 @@ const char *tk__class_label(unsigned cls)
 					      "QUIP    ", "SEC     ", "QVM     ", "PMU     " };
 
 	return cls < sizeof(labels) / sizeof(labels[0]) ? labels[cls] : "CLASS   ";
+}
+
+/* ---- Linux system calls (tracelogger's KER_CALL/KER_EXIT events) ---------------------- */
+
+const char *tk__linux_syscall_name(unsigned n, unsigned flags)
+{
+	int machine;
+
+	switch (flags & TK_KEV_DECODE_LINUX_MASK) {
+	case TK_KEV_DECODE_LINUX_X86_64:
+		machine = MACH_86_64;
+		break;
+	case TK_KEV_DECODE_LINUX_AARCH64:
+		machine = MACH_AARCH64;
+		break;
+	case TK_KEV_DECODE_LINUX_I386:
+		machine = MACH_X86;
+		break;
+	default:
+		return NULL;
+	}
+	return audit_syscall_to_name((int)n, machine);
+}
+
+unsigned tk_kev_kercalls_flags(const char *abi, size_t len)
+{
+	static const struct {
+		const char *name;
+		unsigned flag;
+	} abis[] = {
+		{ "linux-x86_64", TK_KEV_DECODE_LINUX_X86_64 },
+		{ "linux-aarch64", TK_KEV_DECODE_LINUX_AARCH64 },
+		{ "linux-i386", TK_KEV_DECODE_LINUX_I386 },
+	};
+	size_t i;
+
+	if (abi == NULL)
+		return 0;
+	for (i = 0; i < sizeof(abis) / sizeof(abis[0]); i++)
+		if (strlen(abis[i].name) == len && memcmp(abis[i].name, abi, len) == 0)
+			return abis[i].flag;
+	return 0;
 }

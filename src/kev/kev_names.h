@@ -39,6 +39,10 @@ extern const unsigned tk__n_system_events;
 extern const struct tk__event_desc tk__comm_events[];
 extern const unsigned tk__n_comm_events;
 
+/* Name of Linux system call n in the table a TK_KEV_DECODE_LINUX_* flag names (libaudit),
+ * or NULL. */
+const char *tk__linux_syscall_name(unsigned n, unsigned flags);
+
 /* Printable name of an internal class (0..31), 8 characters wide. */
 const char *tk__class_label(unsigned cls);
 

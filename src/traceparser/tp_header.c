@@ -211,7 +211,11 @@ static void read_tracekit_attrs(struct traceparser_state *st)
 	const struct tp_attr *raw = tk__tp_find_attr(st, "TRACEKIT_CLOCK_RAW_NS");
 	int ok1 = 0, ok2 = 0;
 
+	const struct tp_attr *kc = tk__tp_find_attr(st, "TRACEKIT_KERCALLS");
+
 	st->owner_buffer_mode = owner != NULL && owner->value_len == 6 && memcmp(owner->value, "buffer", 6) == 0;
+	/* Linux system calls in KER_CALL/KER_EXIT (tracelogger): decoded by that table. */
+	st->kercalls_flags = kc != NULL ? tk_kev_kercalls_flags((const char *)kc->value, kc->value_len) : 0;
 	if (cyc != NULL && raw != NULL) {
 		st->clock_cycles = value_number(cyc, &ok1);
 		st->clock_raw_ns = value_number(raw, &ok2);

@@ -214,6 +214,7 @@ struct traceparser_state {
 	 * the THRUNNING (control events) are held until it arrives.
 	 */
 	int owner_buffer_mode;
+	unsigned kercalls_flags; /* TK_KEV_DECODE_LINUX_* from TRACEKIT_KERCALLS */
 	int32_t cpu_pid[64], cpu_tid[64];
 	uint64_t cpu_owner_known;
 	int32_t buf_pid, buf_tid;

@@ -122,6 +122,7 @@ static void reset_file_state(struct traceparser_state *st)
 	st->cycles_per_sec = 0;
 	st->events_offset = 0;
 	st->owner_buffer_mode = 0;
+	st->kercalls_flags = 0;
 	st->hook_prev_valid = 0;
 	st->cpu_owner_known = 0;
 	st->buf_owner_known = 0;
@@ -489,7 +490,7 @@ int tk_traceparser_decode(struct traceparser_state *st, unsigned header, unsigne
 	ev.swap = (int)st->endian_conv;
 	ev.clk = tk_traceparser_clk(st);
 	ev.ns = clk_to_ns(st, ev.clk);
-	rc = tk_kev_decode(&ev, flags, out);
+	rc = tk_kev_decode(&ev, flags | st->kercalls_flags, out);
 	if (rc != TK_OK)
 		return rc;
 	if (tk_traceparser_owner(st, &out->pid, &out->tid))

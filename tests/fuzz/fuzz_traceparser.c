@@ -30,6 +30,7 @@ static int every_event(struct traceparser_state *st, void *ud, unsigned h, unsig
 	ev.ns = tk_traceparser_ns(st);
 	tk_kev_format_event(g_line, sizeof(g_line), (h >> 24) & 1 ? TK_KEV_PRINT_NO_NEWLINES : 0, &ev);
 	tk_kev_format_event(g_line, sizeof(g_line), TK_KEV_PRINT_QNX_STRICT | TK_KEV_PRINT_TIME_NS, &ev);
+	tk_kev_format_event(g_line, sizeof(g_line), TK_KEV_PRINT_LINUX_X86_64, &ev); /* tracelogger's system calls */
 	*sum += g_line[0];
 	traceparser_get_info(st, _TRACEPARSER_INFO_TIME_DELTA, NULL);
 	traceparser_get_info(st, TK_TRACEPARSER_INFO_OFFSET, NULL);

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracekit/collect.h: the kernel side of a trace. A perf_event_open collector (one ring
+ * buffer per CPU, read with poll, records stamped CLOCK_MONOTONIC_RAW) that turns the
+ * kernel's records into .kev events of the QNX classes: thread states, process and thread
+ * life, names, file mappings, interrupts, system calls and cpu-clock samples.
+ * docs/collect.md has the mapping of every kernel record onto its QNX class and event.
+ *
+ * Two tiers:
+ *   unprivileged  (perf_event_paranoid <= 2): per-task software events with inherit on
+ *                 the followed processes: PERF_RECORD_SWITCH (preempted or blocked),
+ *                 fork/exit, comm, mmap2, cpu-clock samples.
+ *   privileged    (root, CAP_PERFMON, or paranoid <= -1): tracepoints (sched_switch with
+ *                 the exact previous state, sched_wakeup, sched_process_fork/exec/exit,
+ *                 irq/softirq entry and exit, raw_syscalls), per task or system-wide.
+ */
+#ifndef TRACEKIT_COLLECT_H
+#define TRACEKIT_COLLECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracekit/common.h"
+#include "tracekit/kev.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tk_collect tk_collect;
+
+/* Which tier tk_collect_open() uses (tk_collect_config.tier). */
+enum tk_collect_tier {
+	TK_COLLECT_TIER_AUTO = 0, /* privileged if permitted, else unprivileged when nothing
+	                             asked needs privileges (a note in *why says so) */
+	TK_COLLECT_TIER_UNPRIV,   /* per-task software events only */
+	TK_COLLECT_TIER_PRIV      /* tracepoints; fails with the reason when refused */
+};
+
+/* Bit of tk_collect_config.classes for an external class (_NTO_TRACE_THREAD, ...). */
+#define TK_COLLECT_CLASS(ext) (1u << (ext))
+/* The default set (classes == 0): THREAD, PROCESS, SYSTEM (mappings; samples when
+ * sample_hz > 0). KERCALL and INT need privileges and are recorded only when asked. */
+#define TK_COLLECT_DEFAULT_CLASSES                                                    \
+	(TK_COLLECT_CLASS(_NTO_TRACE_THREAD) | TK_COLLECT_CLASS(_NTO_TRACE_PROCESS) |  \
+	 TK_COLLECT_CLASS(_NTO_TRACE_SYSTEM))
+
+typedef struct tk_collect_config {
+	size_t size;         /* sizeof(tk_collect_config), for growth */
+	uint32_t classes;    /* TK_COLLECT_CLASS(_NTO_TRACE_xxx) per QNX class to record:
+	                        THREAD, PROCESS, SYSTEM, KERCALL (KER_CALL/KER_EXIT), INT;
+	                        0 = TK_COLLECT_DEFAULT_CLASSES */
+	int wide;            /* wide mode: every argument of system calls */
+	int callchains;      /* -g: user call chains on samples */
+	unsigned sample_hz;  /* cpu-clock samples per second, 0 = none */
+	int system_wide;     /* -a: every CPU, every task (needs privileges) */
+	const int *pids;     /* -p: existing processes (with their threads and later children) */
+	size_t n_pids;
+	int child_pid;       /* a child the caller started stopped (or waiting on a pipe):
+	                        followed with inherit; 0 = none */
+	size_t ring_kib;     /* per-CPU perf ring size in KiB (-k), rounded up to a power of
+	                        two pages; 0 = default (512 KiB) */
+	int tier;            /* enum tk_collect_tier */
+} tk_collect_config;
+
+/*
+ * Opens every perf event it needs (nothing is recorded until tk_collect_enable()). With
+ * neither system_wide, pids nor child_pid, it means system_wide. On failure returns a
+ * negative TK_E* code (TK_EACCES when refused) and *why holds a sentence saying exactly why
+ * (the perf_event_paranoid value, the missing capability, no tracefs) and what would allow
+ * it. When the privileged tier is refused and nothing asked needs it, it falls back to the
+ * unprivileged tier, returns 0 and leaves a note in *why; otherwise *why is "".
+ */
+TK_API int tk_collect_open(tk_collect **out, const tk_collect_config *cfg, char *why,
+                           size_t whycap);
+/* The tier actually opened (TK_COLLECT_TIER_UNPRIV or TK_COLLECT_TIER_PRIV). */
+TK_API int tk_collect_tier(const tk_collect *c);
+TK_API int tk_collect_enable(tk_collect *c); /* start recording */
+
+/*
+ * Waits up to timeout_ms (poll on all rings; 0 = do not wait, -1 = forever), then hands
+ * every record available to `emit` as .kev slots: `slots` is one whole event (1 slot, or a
+ * combine event's CB/CC.../CE slots), its CPU field the CPU of the ring, data[0] of each
+ * slot the low 32 bits of `time_ns`, its CLOCK_MONOTONIC_RAW time in ns. Per CPU, times are
+ * non-decreasing. Records lost by perf are emitted as CONTROL DROPPED events (code
+ * _TRACE_CONTROL_DROPPED, data[1..2] = the count's low and high words) on the ring's CPU.
+ * Returns the number of events emitted (>= 0), or a negative TK_E* code; a non-zero return
+ * of `emit` stops the read and is returned.
+ */
+typedef int (*tk_collect_emit_fn)(void *ud, const traceevent_t *slots, size_t n_slots,
+                                  uint64_t time_ns);
+TK_API int tk_collect_read(tk_collect *c, int timeout_ms, tk_collect_emit_fn emit, void *ud);
+TK_API int tk_collect_disable(tk_collect *c); /* stop recording; read drains the rest */
+TK_API void tk_collect_close(tk_collect *c);  /* NULL ok */
+
+/* Counters for -v: records read, records lost (by perf), bytes read from the rings. */
+typedef struct tk_collect_stats {
+	uint64_t records, lost, bytes;
+} tk_collect_stats;
+TK_API void tk_collect_get_stats(const tk_collect *c, tk_collect_stats *st);
+
+/*
+ * The header attributes a file of these events needs: TRACEKIT_KERCALLS=linux-<arch> (the
+ * printer names KER_CALL/KER_EXIT codes by the Linux system-call table, not QNX's kernel
+ * calls) and TRACEKIT_COLLECT_TIER=unprivileged|privileged. Calls cb(ud, key, value) for each.
+ */
+TK_API void tk_collect_header_attrs(const tk_collect *c,
+                                    void (*cb)(void *ud, const char *key, const char *val),
+                                    void *ud);
+
+/*
+ * Events of the collector that QNX 6.4 has no code for (docs/collect.md):
+ * SYSTEM PCTRACE (QNX 8's code 31): a cpu-clock sample: pid, tid, ip low, ip high, then with
+ * call chains each caller's address as low, high word pairs.
+ */
+#define TK_COLLECT_SYS_PCTRACE (31)
+/*
+ * KER_CALL/KER_EXIT codes of Linux system call n (0 <= n < 512; others are recorded as 511):
+ * bits 0-6 = n & 0x7f, bit 7 = exit, bits 8-9 = n >> 7. Fast mode: entry = the low words of
+ * the first two arguments; exit = the return value's low and high words. Wide mode: entry
+ * = n, then the six arguments as low, high word pairs; exit = n, return low, return high.
+ */
+#define TK_COLLECT_KERCALL_CODE(n, exit) \
+	((((unsigned)(n) & 0x7fu) | (((unsigned)(n) >> 7) << 8)) | ((exit) ? 0x80u : 0u))
+#define TK_COLLECT_KERCALL_NR(code) (((code) & 0x7fu) | ((((code) >> 8) & 0x3u) << 7))
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACEKIT_COLLECT_H */

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the csv module (issue 13): VTune external-data CSV reading and writing. */
+#include "tk_test.h"
+
+#include <unistd.h>
+
+#include "tracekit/csv.h"
+
+static tk_csv_reader *open_text(const char *text)
+{
+	tk_csv_reader *r = NULL;
+	int rc = tk_csv_reader_open_mem(&r, text, strlen(text), "t.csv");
+	if (rc != 0)
+		print_message("open: %s\n", r ? tk_csv_reader_errmsg(r) : tk_strerror(rc));
+	assert_int_equal(rc, 0);
+	return r;
+}
+
+/* The error message of the first failing row (or header) of text. */
+static void expect_error(const char *text, const char *msg)
+{
+	tk_csv_reader *r = NULL;
+	tk_csv_row row;
+	int rc = tk_csv_reader_open_mem(&r, text, strlen(text), "t.csv");
+	if (rc == 0) {
+		while ((rc = tk_csv_read_row(r, &row)) == 1)
+			;
+	}
+	assert_true(rc < 0);
+	assert_non_null(r);
+	assert_string_equal(tk_csv_reader_errmsg(r), msg);
+	tk_csv_reader_close(r);
+}
+
+/* Intel's first published example: frames without pid/tid, tasks with them. */
+static void test_intel_qpc(void **state)
+{
+	(void)state;
+	tk_csv_reader *r = open_text("name,start_tsc.QPC,end_tsc,pid,tid\n"
+				     "frame1,2,30,,\n"
+				     "frame1,33,59,,\n"
+				     "taskType1,3,43,1,1\n");
+	tk_csv_row row;
+	assert_int_equal(tk_csv_reader_kind(r), TK_CSV_INTERVALS);
+	assert_int_equal(tk_csv_reader_clock(r), TK_CSV_QPC);
+	assert_int_equal(tk_csv_reader_columns(r), TK_CSV_HAS_PID | TK_CSV_HAS_TID);
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_string_equal(row.name, "frame1");
+	assert_int_equal(row.start, 2);
+	assert_int_equal(row.end, 30);
+	assert_int_equal(row.flags, 0); /* a frame */
+	assert_int_equal(row.line, 2);
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_int_equal(row.start, 33);
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_string_equal(row.name, "taskType1");
+	assert_int_equal(row.flags, TK_CSV_HAS_PID | TK_CSV_HAS_TID); /* a task */
+	assert_int_equal(row.pid, 1);
+	assert_int_equal(row.tid, 1);
+	assert_int_equal(tk_csv_read_row(r, &row), 0);
+	tk_csv_reader_close(r);
+}
+
+static void test_intel_utc_tsc(void **state)
+{
+	(void)state;
+	tk_csv_reader *r = open_text("name,start_tsc.UTC,end_tsc,pid,tid\r\n"
+				     "Frame1,2013-08-28 01:02:03.0004,2013-08-28 01:02:03.0005,,\r\n"
+				     "Task,2013-08-28 01:02:03.0004,2013-08-28 01:02:03.0005,1234,1235\r\n");
+	tk_csv_row row;
+	assert_int_equal(tk_csv_reader_clock(r), TK_CSV_UTC);
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	/* 2013-08-28 01:02:03 UTC is 1377651723 */
+	assert_int_equal(row.start, 1377651723000400000ull);
+	assert_int_equal(row.end, 1377651723000500000ull);
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_int_equal(row.pid, 1234);
+	assert_int_equal(row.tid, 1235);
+	tk_csv_reader_close(r);
+
+	r = open_text("name,start_tsc.TSC,end_tsc,pid,tid\n"
+		      "function1_task_type,419280823342846,419280876920231,12832,11644\n");
+	assert_int_equal(tk_csv_reader_clock(r), TK_CSV_TSC);
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_int_equal(row.start, 419280823342846ull);
+	tk_csv_reader_close(r);
+}
+
+/* pid and tid left out of the header entirely; tid without pid. */
+static void test_optional_columns(void **state)
+{
+	(void)state;
+	tk_csv_row row;
+	tk_csv_reader *r = open_text("name,start_tsc.CLOCK_MONOTONIC_RAW,end_tsc\nf,1,2\n");
+	assert_int_equal(tk_csv_reader_columns(r), 0);
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_int_equal(row.flags, 0);
+	tk_csv_reader_close(r);
+	r = open_text("name,start_tsc.RDTSC,end_tsc,tid\nt,1,2,9\n\nf,3,4,\n");
+	assert_int_equal(tk_csv_reader_columns(r), TK_CSV_HAS_TID);
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_int_equal(row.flags, TK_CSV_HAS_TID);
+	assert_int_equal(row.tid, 9);
+	assert_int_equal(tk_csv_read_row(r, &row), 1); /* the blank line is skipped */
+	assert_int_equal(row.line, 4);
+	assert_int_equal(row.flags, 0);
+	tk_csv_reader_close(r);
+}
+
+static void test_counters(void **state)
+{
+	(void)state;
+	tk_csv_row row;
+	tk_csv_reader *r = open_text("tsc.QPC,Distance.COUNT,\"Power, W.INST\",Temp.INST,pid,tid\n"
+				     "100,10,1.5,-3,,\n"
+				     "200,,3e2,40,7,8\n");
+	int inst;
+	assert_int_equal(tk_csv_reader_kind(r), TK_CSV_COUNTERS);
+	assert_int_equal(tk_csv_reader_n_counters(r), 3);
+	assert_string_equal(tk_csv_reader_counter(r, 0, &inst), "Distance");
+	assert_int_equal(inst, 0);
+	assert_string_equal(tk_csv_reader_counter(r, 1, &inst), "Power, W");
+	assert_int_equal(inst, 1);
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_int_equal(row.time, 100);
+	assert_int_equal(row.n_values, 3);
+	assert_true(row.values[0].present && !row.values[0].is_float && row.values[0].i == 10);
+	assert_true(row.values[1].present && row.values[1].is_float && row.values[1].d == 1.5);
+	assert_true(row.values[2].present && row.values[2].i == -3);
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_false(row.values[0].present);
+	assert_true(row.values[1].d == 300.0);
+	assert_int_equal(row.flags, TK_CSV_HAS_PID | TK_CSV_HAS_TID);
+	tk_csv_reader_close(r);
+}
+
+static void test_quoting(void **state)
+{
+	(void)state;
+	tk_csv_row row;
+	tk_csv_reader *r = open_text("name,start_tsc.QPC,end_tsc\n"
+				     "\"a, \"\"b\"\"\",1,2\n"
+				     "\"two\nlines\",3,4\n"
+				     "next,5,6\n");
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_string_equal(row.name, "a, \"b\"");
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_string_equal(row.name, "two\nlines");
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_int_equal(row.line, 5); /* the quoted newline counts */
+	tk_csv_reader_close(r);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	expect_error("nam,start_tsc.QPC,end_tsc\n",
+		     "t.csv:1:1: wrong header: expected \"name,start_tsc.<CLOCK>,end_tsc...\" (intervals) or "
+		     "\"tsc.<CLOCK>,Name.COUNT|.INST...\" (counters)");
+	expect_error("name,start_tsc.QPX,end_tsc\n",
+		     "t.csv:1:16: unknown timestamp suffix \"QPX\" (QPC, CLOCK_MONOTONIC_RAW, RDTSC, TSC or UTC)");
+	expect_error("name,start_tsc.QPC,end_tsc,pid,tid\nx,1,2\n", "t.csv:2:6: 3 fields, the header has 5");
+	expect_error("name,start_tsc.QPC,end_tsc\nx,1,2,3\n", "t.csv:2:7: 4 fields, the header has 3");
+	expect_error("name,start_tsc.QPC,end_tsc\nx,abc,2\n", "t.csv:2:3: start timestamp \"abc\" is not a number");
+	expect_error("name,start_tsc.QPC,end_tsc\nx,1,-2\n", "t.csv:2:5: end timestamp \"-2\" is negative");
+	expect_error("name,start_tsc.QPC,end_tsc\nx,1,99999999999999999999\n",
+		     "t.csv:2:5: end timestamp \"99999999999999999999\" is out of range");
+	expect_error("name,start_tsc.UTC,end_tsc\nx,2013-13-01 00:00:00,2013-13-01 00:00:01\n",
+		     "t.csv:2:3: start timestamp \"2013-13-01 00:00:00\" is not a date \"YYYY-MM-DD hh:mm:ss[.fraction]\"");
+	expect_error("name,start_tsc.UTC,end_tsc\nx,2013-01-01 00:00:00.,2013-01-01 00:00:01\n",
+		     "t.csv:2:3: start timestamp \"2013-01-01 00:00:00.\" is not a date \"YYYY-MM-DD hh:mm:ss[.fraction]\"");
+	expect_error("name,start_tsc.QPC,end_tsc\nx,9,3\n", "t.csv:2:5: end before start");
+	expect_error("name,start_tsc.QPC,end_tsc,tid,tid\n", "t.csv:1:32: duplicate column \"tid\"");
+	expect_error("tsc.QPC,A.COUNT,A.COUNT\n", "t.csv:1:17: duplicate column \"A.COUNT\"");
+	expect_error("tsc.QPC,A.COUNT,B\n", "t.csv:1:17: counter column \"B\" has neither .COUNT nor .INST");
+	expect_error("tsc.QPC,A.COUNT\n1,x\n", "t.csv:2:3: counter value \"x\" is not a number");
+	expect_error("name,start_tsc.QPC,end_tsc\n\xc3\x28,1,2\n", "t.csv:2:1: name is not valid UTF-8");
+	expect_error("name,start_tsc.QPC,end_tsc\n,1,2\n", "t.csv:2:1: empty name");
+	expect_error("name,start_tsc.QPC,end_tsc\n\"x,1,2\n", "t.csv:2:1: quoted field without its closing quote");
+	expect_error("name,start_tsc.QPC,end_tsc\nx\"y,1,2\n", "t.csv:2:2: quote inside an unquoted field");
+	expect_error("name,start_tsc.QPC,end_tsc\nx,1,2,pid\n", "t.csv:2:7: 4 fields, the header has 3");
+	expect_error("", "t.csv:1: empty file: no header line");
+	expect_error("name,start_tsc.QPC,end_tsc,pid\nx,1,2,4294967296\n",
+		     "t.csv:2:7: pid \"4294967296\" is not a number from 0 to 4294967295");
+}
+
+/* A line without newline longer than the cap: an error once the cap is read, not the file. */
+static void test_long_line(void **state)
+{
+	(void)state;
+	size_t n = 3u * TK_CSV_MAX_RECORD;
+	char *text = malloc(n + 64);
+	assert_non_null(text);
+	strcpy(text, "name,start_tsc.QPC,end_tsc\n");
+	size_t h = strlen(text);
+	memset(text + h, 'a', n);
+	text[h + n] = 0;
+	tk_csv_reader *r = NULL;
+	tk_csv_row row;
+	assert_int_equal(tk_csv_reader_open_mem(&r, text, h + n, "t.csv"), 0);
+	assert_int_equal(tk_csv_read_row(r, &row), TK_ETOOBIG);
+	assert_string_equal(tk_csv_reader_errmsg(r), "t.csv:2: record longer than 1048576 bytes (no line end)");
+	assert_true(tk_csv_reader_offset(r) < 2u * TK_CSV_MAX_RECORD + (8u << 20));
+	/* the reader stays in error */
+	assert_int_equal(tk_csv_read_row(r, &row), TK_ETOOBIG);
+	tk_csv_reader_close(r);
+	free(text);
+}
+
+static void test_times(void **state)
+{
+	(void)state;
+	char buf[48];
+	uint64_t t;
+	assert_int_equal(tk_csv_parse_time("2013-08-28 01:02:03.123456789123", 32, TK_CSV_UTC, &t), 0);
+	assert_int_equal(t, 1377651723123456789ull);
+	tk_csv_format_time(buf, sizeof(buf), TK_CSV_UTC, t);
+	assert_string_equal(buf, "2013-08-28 01:02:03.123456789");
+	assert_int_equal(tk_csv_parse_time("2000-02-29 23:59:59", 19, TK_CSV_UTC, &t), 0);
+	assert_int_equal(t, 951868799000000000ull);
+	assert_int_equal(tk_csv_parse_time("1900-02-29 00:00:00", 19, TK_CSV_UTC, &t), TK_EFORMAT);
+	assert_int_equal(tk_csv_parse_time("2001-02-29 00:00:00", 19, TK_CSV_UTC, &t), TK_EFORMAT);
+	assert_int_equal(tk_csv_parse_time("18446744073709551615", 20, TK_CSV_QPC, &t), 0);
+	assert_int_equal(t, UINT64_MAX);
+	tk_csv_format_time(buf, sizeof(buf), TK_CSV_TSC, t);
+	assert_string_equal(buf, "18446744073709551615");
+	tk_csv_clock c;
+	assert_int_equal(tk_csv_clock_parse("CLOCK_MONOTONIC_RAW", &c), 0);
+	assert_int_equal(c, TK_CSV_CLOCK_MONOTONIC_RAW);
+	assert_int_equal(tk_csv_clock_parse("qpc", &c), TK_EINVAL);
+}
+
+static void test_file_names(void **state)
+{
+	(void)state;
+	char user[64], host[64], buf[64];
+	assert_int_equal(tk_csv_parse_file_name("/x/y/phases-hostname-octagon53.csv", user, 64, host, 64), 1);
+	assert_string_equal(user, "phases");
+	assert_string_equal(host, "octagon53");
+	assert_int_equal(tk_csv_parse_file_name("-hostname-h.csv", user, 64, host, 64), 1);
+	assert_string_equal(user, "");
+	assert_string_equal(host, "h");
+	assert_int_equal(tk_csv_parse_file_name("phases.csv", user, 64, host, 64), 0);
+	assert_string_equal(host, "");
+	assert_int_equal(tk_csv_parse_file_name("a-hostname-.csv", user, 64, host, 64), 0);
+	assert_int_equal(tk_csv_parse_file_name("a-hostname-h.csv", user, 64, host, 1), TK_EOVERFLOW);
+	assert_int_equal(tk_csv_file_name(buf, sizeof(buf), "trace-intervals", "octagon53"), 0);
+	assert_string_equal(buf, "trace-intervals-hostname-octagon53.csv");
+	assert_int_equal(tk_csv_file_name(buf, 8, "trace", "h"), TK_EOVERFLOW);
+	/* the trace's host first, then VTUNE_HOSTNAME, then the machine */
+	setenv("VTUNE_HOSTNAME", "vt", 1);
+	assert_int_equal(tk_csv_default_host(buf, sizeof(buf), "tracehost"), 0);
+	assert_string_equal(buf, "tracehost");
+	assert_int_equal(tk_csv_default_host(buf, sizeof(buf), NULL), 0);
+	assert_string_equal(buf, "vt");
+	unsetenv("VTUNE_HOSTNAME");
+	assert_int_equal(tk_csv_default_host(buf, sizeof(buf), ""), 0);
+	assert_true(buf[0] != 0);
+}
+
+/* What the writer writes reads back the same (quoting, empty pid/tid, values). */
+static void test_writer_round_trip(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("w-hostname-h.csv");
+	tk_csv_writer *w = NULL;
+	assert_int_equal(tk_csv_writer_open(&w, path, TK_CSV_INTERVALS, TK_CSV_UTC, TK_CSV_HAS_PID | TK_CSV_HAS_TID,
+					    NULL, 0),
+			 0);
+	assert_int_equal(tk_csv_write_interval(w, "a,\"b\"\nc", 7, 1377651723000400000ull, 1377651723000500000ull, 0, 0,
+					       0),
+			 0);
+	assert_int_equal(tk_csv_write_interval(w, "t", 1, 5, 6, TK_CSV_HAS_PID | TK_CSV_HAS_TID, 1, 2), 0);
+	assert_int_equal(tk_csv_writer_close(w), 0);
+	FILE *f = fopen(path, "r");
+	char text[512];
+	size_t n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = 0;
+	assert_string_equal(text, "name,start_tsc.UTC,end_tsc,pid,tid\n"
+				  "\"a,\"\"b\"\"\nc\",2013-08-28 01:02:03.000400000,2013-08-28 01:02:03.000500000,,\n"
+				  "t,1970-01-01 00:00:00.000000005,1970-01-01 00:00:00.000000006,1,2\n");
+	tk_csv_reader *r = NULL;
+	tk_csv_row row;
+	assert_int_equal(tk_csv_reader_open(&r, path, NULL), 0);
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_string_equal(row.name, "a,\"b\"\nc");
+	assert_int_equal(row.start, 1377651723000400000ull);
+	assert_int_equal(tk_csv_read_row(r, &row), 1);
+	assert_int_equal(row.flags, TK_CSV_HAS_PID | TK_CSV_HAS_TID);
+	tk_csv_reader_close(r);
+
+	tk_csv_counter cols[2] = {{"Distance", 0}, {"Power", 1}};
+	assert_int_equal(tk_csv_writer_open(&w, path, TK_CSV_COUNTERS, TK_CSV_QPC, 0, cols, 2), 0);
+	tk_csv_value v[2] = {{1, 0, 7, 0}, {1, 1, 0, 0.1}};
+	assert_int_equal(tk_csv_write_counters(w, 100, v, 0, 0, 0), 0);
+	v[0].present = 0;
+	v[1].d = 300;
+	assert_int_equal(tk_csv_write_counters(w, 200, v, 0, 0, 0), 0);
+	assert_int_equal(tk_csv_writer_close(w), 0);
+	f = fopen(path, "r");
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = 0;
+	assert_string_equal(text, "tsc.QPC,Distance.COUNT,Power.INST\n100,7,0.1\n200,,300.0\n");
+}
+
+/* An aborted writer leaves nothing. */
+static void test_writer_abort(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("abort-hostname-h.csv");
+	tk_csv_writer *w = NULL;
+	assert_int_equal(tk_csv_writer_open(&w, path, TK_CSV_INTERVALS, TK_CSV_QPC, 0, NULL, 0), 0);
+	assert_int_equal(tk_csv_write_interval(w, "x", 1, 1, 2, 0, 0, 0), 0);
+	tk_csv_writer_abort(w);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_intel_qpc),
+		cmocka_unit_test(test_intel_utc_tsc),
+		cmocka_unit_test(test_optional_columns),
+		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_quoting),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_long_line),
+		cmocka_unit_test(test_times),
+		cmocka_unit_test(test_file_names),
+		cmocka_unit_test(test_writer_round_trip),
+		cmocka_unit_test(test_writer_abort),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

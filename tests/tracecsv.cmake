@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: MIT
+# tracecsv and the csv module (issue 13): the unit test, the fuzz target's corpus replay is
+# registered with the other fuzz targets; here the golden tests of the tool. Inputs are the
+# CSV files of golden/tracecsv/input (Intel's published examples among them), copied into
+# the sample directory by the csv_inputs fixture. Regenerate with scripts/update-golden.sh.
+tk_unit_test(test_csv)
+
+if(TK_BUILD_TOOLS)
+  set(TC $<TARGET_FILE:tracecsv>)
+  set(TP $<TARGET_FILE:traceprinter>)
+  set(PT $<TARGET_FILE:print_tb5>)
+  set(G ${TK_GOLDEN}/tracecsv)
+  add_test(NAME golden_tracecsv_inputs
+           COMMAND ${CMAKE_COMMAND} -E copy_directory ${CMAKE_CURRENT_SOURCE_DIR}/golden/tracecsv/input ${TK_WORK}/csv)
+  set_tests_properties(golden_tracecsv_inputs PROPERTIES FIXTURES_SETUP csv_inputs FIXTURES_REQUIRED samples
+                       LABELS "golden")
+  # Fixed dates and time zone: the .kev header's DATE lines.
+  function(tk_csv_golden name)
+    tk_golden(NAME tracecsv_${name} ${ARGN})
+    set_tests_properties(golden_tracecsv_${name} PROPERTIES FIXTURES_REQUIRED "samples;csv_inputs"
+                         ENVIRONMENT "TZ=UTC;SOURCE_DATE_EPOCH=1377651723;VTUNE_HOSTNAME=vthost")
+  endfunction()
+
+  # Intel's examples: CSV -> .kev -> traceprinter, and back to CSV
+  foreach(ex phases utcexample tscexample)
+    tk_csv_golden(${ex}_kev STDOUT tracecsv/${ex}_kev.txt
+                  COMMAND sh -c "mkdir -p csv/${ex} && \"$0\" import --tsc-hz 2400000000 -o csv/${ex}/t.kev csv/${ex}-hostname-octagon53.csv && \"$1\" csv/${ex}/t.kev"
+                          ${TC} ${TP})
+    tk_csv_golden(${ex}_export
+                  FILE csv/${ex}e/t-intervals-hostname-octagon53.csv=${G}/${ex}_intervals.csv
+                  COMMAND sh -c "mkdir -p csv/${ex}e && \"$0\" import --tsc-hz 2400000000 -o csv/${ex}e/t.kev csv/${ex}-hostname-octagon53.csv && \"$0\" export -o csv/${ex}e csv/${ex}e/t.kev"
+                          ${TC})
+  endforeach()
+  # counters of both kinds, several per file, quoted names, pid/tid as empty values
+  tk_csv_golden(counters_kev STDOUT tracecsv/counters_kev.txt
+                COMMAND sh -c "mkdir -p csv/ck && \"$0\" import -o csv/ck/t.kev csv/power-hostname-octagon53.csv && \"$1\" csv/ck/t.kev" ${TC} ${TP})
+  tk_csv_golden(counters_export
+                FILE csv/ce/t-counters-hostname-octagon53.csv=${G}/counters.csv
+                FILE csv/ce/t-intervals-hostname-octagon53.csv=${G}/counters_intervals.csv
+                COMMAND sh -c "mkdir -p csv/ce && \"$0\" import -o csv/ce/t.kev csv/power-hostname-octagon53.csv && \"$0\" export -o csv/ce csv/ce/t.kev" ${TC})
+  # several files merged in time order; RFC 4180 quoting survives
+  tk_csv_golden(merge STDOUT tracecsv/merge.txt
+                FILE csv/mg/t-intervals-hostname-h.csv=${G}/merge_intervals.csv
+                COMMAND sh -c "mkdir -p csv/mg && \"$0\" import -o csv/mg/t.kev csv/quoting-hostname-h.csv csv/second-hostname-h.csv && \"$1\" csv/mg/t.kev && \"$0\" export -o csv/mg csv/mg/t.kev" ${TC} ${TP})
+  # CSV -> .tb5 -> print_tb5, and back
+  tk_csv_golden(tb5 STDOUT tracecsv/tb5.txt
+                FILE csv/tb/t-intervals-hostname-octagon53.csv=${G}/phases_intervals.csv
+                FILE csv/tc/c-counters-hostname-octagon53.csv=${G}/counters.csv
+                COMMAND sh -c "mkdir -p csv/tb csv/tc && \"$0\" import -o csv/tb/t.tb5 csv/phases-hostname-octagon53.csv && \"$1\" csv/tb/t.tb5 && \"$0\" import -o csv/tc/c.tb5 csv/power-hostname-octagon53.csv && \"$1\" csv/tc/c.tb5 && \"$0\" export -o csv/tb csv/tb/t.tb5 && \"$0\" export -o csv/tc csv/tc/c.tb5"
+                        ${TC} ${PT})
+  # export -> import -> export gives identical files (.kev and .tb5, every example)
+  add_test(NAME tracecsv_round_trip COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tracecsv_round_trip.sh ${TC}
+           ${TK_WORK}/csv)
+  # its imports read ahead in a thread: ThreadSanitizer runs it too
+  set_tests_properties(tracecsv_round_trip PROPERTIES FIXTURES_REQUIRED "samples;csv_inputs" LABELS "golden;threads"
+                       ENVIRONMENT "TZ=UTC;SOURCE_DATE_EPOCH=1377651723")
+  # merged into a trace of the recorder (needs the examples)
+  if(TARGET worker_pool)
+    add_test(NAME tracecsv_into_recorded COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tracecsv_into.sh ${TC} ${TP}
+             $<TARGET_FILE:worker_pool> ${CMAKE_CURRENT_SOURCE_DIR}/golden/tracecsv/input)
+    set_tests_properties(tracecsv_into_recorded PROPERTIES LABELS "golden" TIMEOUT 120)
+  endif()
+  # merged into an existing trace; export with another clock and host
+  tk_csv_golden(into STDOUT tracecsv/into.txt
+                FILE csv/in/t-counters-vthost.csv=${G}/into_counters.csv
+                COMMAND sh -c "mkdir -p csv/in && \"$0\" import -o csv/in/t.kev --into smp.kev csv/power-hostname-octagon53.csv 2>&1 && \"$1\" csv/in/t.kev && \"$0\" import -o csv/in/u.kev csv/power-hostname-octagon53.csv && \"$0\" export --clock QPC --host vthost -o csv/in csv/in/u.kev && mv csv/in/u-counters-hostname-vthost.csv csv/in/t-counters-vthost.csv"
+                        ${TC} ${TP})
+  # bad input: file, line and column; exit 1; nothing under the output's name
+  foreach(b header suffix fields number negative date end duplicate counter utf8 quote)
+    tk_csv_golden(bad_${b} STDERR tracecsv/bad_${b}.err STATUS 1 ABSENT csv/bad_${b}.kev ABSENT csv/bad_${b}.kev.part
+                  COMMAND ${TC} import -o csv/bad_${b}.kev csv/bad_${b}-hostname-h.csv)
+  endforeach()
+  tk_csv_golden(bad_tb5 STDERR tracecsv/bad_number.err STATUS 1 ABSENT csv/bad.tb5
+                COMMAND ${TC} import -o csv/bad.tb5 csv/bad_number-hostname-h.csv)
+  tk_csv_golden(nohost STDERR tracecsv/nohost.err COMMAND ${TC} import -o csv/nohost.kev csv/nohost.csv)
+  # standard input: an unsorted file (read twice: streamed, then sorted), errors, export
+  tk_csv_golden(stdin_bad STDERR tracecsv/stdin_bad.err STATUS 1 STDIN csv/bad_end-hostname-h.csv
+                ABSENT csv/stdin_bad.kev COMMAND ${TC} import -o csv/stdin_bad.kev -)
+  tk_csv_golden(stdin FILE csv/sd/stdin-intervals-hostname-vthost.csv=${G}/phases_intervals.csv
+                STDIN csv/phases-hostname-octagon53.csv
+                COMMAND sh -c "mkdir -p csv/sd && \"$0\" import -o csv/sd/t.kev - && \"$0\" export -o csv/sd - < csv/sd/t.kev" ${TC})
+  tk_csv_golden(help STDOUT tracecsv/help.txt COMMAND ${TC} --help)
+  tk_csv_golden(bad_option STDERR tracecsv/bad_option.err STATUS 2 COMMAND ${TC} import --frobnicate x.csv)
+  tk_csv_golden(bad_clock STDERR tracecsv/bad_clock.err STATUS 2
+                COMMAND sh -c "mkdir -p csv/bc && \"$0\" import -o csv/bc/t.kev csv/phases-hostname-octagon53.csv && \"$0\" export --clock FOO -o csv/bc csv/bc/t.kev" ${TC})
+  tk_csv_golden(mixed_clocks STDERR tracecsv/mixed_clocks.err STATUS 1 ABSENT csv/mixed.kev
+                COMMAND ${TC} import -o csv/mixed.kev csv/phases-hostname-octagon53.csv csv/power-hostname-octagon53.csv)
+endif()

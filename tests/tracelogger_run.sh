@@ -1,0 +1,458 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tracelogger run as a user runs it, on real workloads, with the events asserted against
+# what each workload knows (docs/tracelogger.md). traceprinter must read every file made.
+# usage: tracelogger_run.sh TRACELOGGER TRACEPRINTER PINGPONG WORKDIR [CASE...]
+# Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm
+#        abort full_disk unpriv syscalls states daemon system forks losses samples (default: all). A case that needs what this machine
+#        cannot give (perf_event_open refused, no setpriv) is skipped with a printed reason;
+#        the script exits 77 only when every case was skipped.
+set -u
+TL=$1 TP=$2 PP=$3 WORK=$4
+shift 4
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples}
+mkdir -p "$WORK"
+W=$(mktemp -d "$WORK/tl.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+failures=0 ran=0 skipped=0
+
+fail() { echo "FAIL [$case]: $*"; failures=$((failures + 1)); }
+skip() { echo "SKIP [$case]: $*"; skipped=$((skipped + 1)); }
+# prints the file (one line per event, time order, ns); fails the case if traceprinter cannot read it
+readable() {
+	if ! "$TP" -n -s -t ns "$1" >"$1.txt" 2>"$1.err"; then
+		fail "traceprinter cannot read $1: $(head -n 3 "$1.err")"
+		return 1
+	fi
+	return 0
+}
+count() { grep -c -- "$1" "$2" || true; }
+# waits (at most 20 s) until the traced command has made file $1: recording has begun
+started() {
+	i=0
+	while [ ! -e "$1" ] && [ $i -lt 200 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 0.1
+}
+
+# Can this machine record at all (the unprivileged tier suffices)?
+probe() {
+	"$TL" -f "$W/probe.kev" -c THREAD -- true >"$W/probe.out" 2>&1
+}
+if ! probe; then
+	echo "SKIP: tracelogger cannot record on this machine: $(cat "$W/probe.out")"
+	exit 77
+fi
+privileged=0
+if "$TL" -f "$W/probe2.kev" -c KERCALL -- true >"$W/probe2.out" 2>&1; then
+	privileged=1
+fi
+
+case_pingpong() { # two threads, pinned to CPU 0: create, names, switch-ins, blocked states, death
+	"$TL" -f "$W/pp.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" -n 2000 -e 0 >"$W/pp.out" 2>"$W/pp.err" ||
+		{ fail "exit status $? ($(cat "$W/pp.err"))"; return; }
+	readable "$W/pp.kev" || return
+	t=$W/pp.kev.txt
+	ping=$(sed -n 's/.*PROCTHREAD_NAME pid:\([0-9]*\) tid:\([0-9]*\) name:ping$/\2/p' "$t" | head -n 1)
+	pong=$(sed -n 's/.*PROCTHREAD_NAME pid:\([0-9]*\) tid:\([0-9]*\) name:pong$/\2/p' "$t" | head -n 1)
+	[ -n "$ping" ] && [ -n "$pong" ] || { fail "no PROCTHREAD_NAME for ping and pong"; return; }
+	pid=$(sed -n "s/.*PROCTHREAD_NAME pid:\([0-9]*\) tid:$pong name:pong\$/\1/p" "$t" | head -n 1)
+	[ "$pid" = "$ping" ] || fail "pong's process $pid is not ping's ($ping)"
+	grep -q "THCREATE *pid:$pid tid:$pong\$" "$t" || fail "no THCREATE of pong ($pong)"
+	n_ping=$(count "THRUNNING *pid:$pid tid:$ping " "$t")
+	n_pong=$(count "THRUNNING *pid:$pid tid:$pong " "$t")
+	[ "$n_ping" -ge 2000 ] && [ "$n_pong" -ge 2000 ] ||
+		fail "switch-ins: ping $n_ping, pong $n_pong (each blocks 2000 times: at least 2000 expected)"
+	# a round trip on one CPU needs a switch: a thread blocks on its pipe read (a blocked
+	# state) or is preempted by the one it woke (THREADY); both threads block many times
+	b_ping=$(grep -E "TH[A-Z]+ *pid:$pid tid:$ping " "$t" | grep -v -c -E "THRUNNING|THREADY|THCREATE" || true)
+	b_pong=$(grep -E "TH[A-Z]+ *pid:$pid tid:$pong " "$t" | grep -v -c -E "THRUNNING|THREADY|THCREATE" || true)
+	r_ping=$(count "THREADY *pid:$pid tid:$ping " "$t")
+	[ "$b_ping" -ge 200 ] && [ "$b_pong" -ge 200 ] && [ $((b_ping + b_pong)) -ge 1000 ] ||
+		fail "blocked states: ping $b_ping, pong $b_pong"
+	[ $((b_ping + r_ping)) -ge $((n_ping - 5)) ] ||
+		fail "ping ran $n_ping times but left the CPU only $b_ping + $r_ping times"
+	grep -q "THDEAD *pid:$pid tid:$pong" "$t" || fail "no THDEAD of pong"
+	grep -q "THDESTROY *pid:$pid tid:$pong" "$t" || fail "no THDESTROY of pong"
+	grep -q "PROCDESTROY.* pid:$pid" "$t" || fail "no PROCDESTROY of the process"
+	# pinned to CPU 0: every one of its switch-ins is on CPU 0
+	other=$(grep "THRUNNING *pid:$pid tid:$pong " "$t" | grep -v -c "CPU:00" || true)
+	[ "$other" = 0 ] || fail "$other switch-ins of pong off CPU 0 under taskset -c 0"
+}
+
+case_user() { # the program's own USER events between the kernel's, in order, with their threads
+	"$TL" -f "$W/u.kev" -- taskset -c 0 "$PP" -n 1000 -e 100 >"$W/u.out" 2>"$W/u.err" ||
+		{ fail "exit status $? ($(cat "$W/u.err"))"; return; }
+	readable "$W/u.kev" || return
+	t=$W/u.kev.txt
+	n1=$(count "USREVENT:EVENT:1," "$t") n2=$(count "USREVENT:EVENT:2," "$t") n3=$(count "USREVENT:EVENT:3," "$t")
+	[ "$n1" = 10 ] && [ "$n2" = 10 ] && [ "$n3" = 1 ] || fail "user events 1/2/3: $n1/$n2/$n3, expected 10/10/1"
+	pong=$(sed -n 's/.*PROCTHREAD_NAME pid:[0-9]* tid:\([0-9]*\) name:pong$/\1/p' "$t" | head -n 1)
+	ping=$(sed -n 's/.*PROCTHREAD_NAME pid:[0-9]* tid:\([0-9]*\) name:ping$/\1/p' "$t" | head -n 1)
+	# times never go back; every EVENT:2 of round k follows EVENT:1 of round k; the thread
+	# running on the event's CPU (last THRUNNING there) is the one that logged it
+	awk -v ping="$ping" -v pong="$pong" '
+		function secs(s) { sub(/^t:/, "", s); return s + 0 }
+		/^t:/ { t = secs($1); if (t < last) { print "time goes back at line " NR; bad = 1 } last = t }
+		/THRUNNING/ { split($0, a, "tid:"); split(a[2], b, " "); run[$2] = b[1] }
+		/USREVENT:EVENT:1,/ { seen1[$NF "" $(NF-1)] = 1; r = $(NF-1); one[r] = 1
+			if (run[$2] != ping) { print "EVENT:1 " r " not on ping: " run[$2]; bad = 1 } }
+		/USREVENT:EVENT:2,/ { r = $(NF-1)
+			if (!(r in one)) { print "EVENT:2 " r " before EVENT:1"; bad = 1 }
+			if (run[$2] != pong) { print "EVENT:2 " r " not on pong: " run[$2]; bad = 1 } }
+		END { exit bad }' "$t" >"$W/u.awk" || fail "order or owners: $(head -n 3 "$W/u.awk")"
+	grep -q "TRACE_TRACEKIT_CLOCK_RAW_NS:: 0" "$t" || fail "no TRACEKIT_CLOCK_RAW_NS in the header"
+	# without the THREAD class the kernel writes no THRUNNING: tracelogger writes one for the
+	# thread of each user event, so the per-CPU rule still gives every event its thread
+	"$TL" -f "$W/u2.kev" -c PROCESS,USER -- taskset -c 0 "$PP" -n 1000 -e 100 >/dev/null 2>"$W/u2.err" ||
+		{ fail "-c PROCESS,USER: exit status $? ($(cat "$W/u2.err"))"; return; }
+	readable "$W/u2.kev" || return
+	t=$W/u2.kev.txt
+	pong=$(sed -n 's/.*PROCTHREAD_NAME pid:[0-9]* tid:\([0-9]*\) name:pong$/\1/p' "$t" | head -n 1)
+	ping=$(sed -n 's/.*PROCTHREAD_NAME pid:[0-9]* tid:\([0-9]*\) name:ping$/\1/p' "$t" | head -n 1)
+	awk -v ping="$ping" -v pong="$pong" '
+		/THRUNNING/ { split($0, a, "tid:"); split(a[2], b, " "); run[$2] = b[1]; n++ }
+		/USREVENT:EVENT:1,/ && run[$2] != ping { print "EVENT:1 on " run[$2]; bad = 1 }
+		/USREVENT:EVENT:2,/ && run[$2] != pong { print "EVENT:2 on " run[$2]; bad = 1 }
+		END { if (n < 20) { print n " THRUNNING"; bad = 1 } exit bad }' "$t" >"$W/u2.awk" ||
+		fail "-c PROCESS,USER: owners: $(head -n 3 "$W/u2.awk")"
+}
+
+case_pipeline() { # a shell pipeline with fork and exec: names after exec
+	"$TL" -A run=pipeline -A "note=a b" -f "$W/sh.kev" -c THREAD,PROCESS -- sh -c 'echo hello | tr a-z A-Z | wc -c >/dev/null' \
+		>"$W/sh.out" 2>"$W/sh.err" || { fail "exit status $? ($(cat "$W/sh.err"))"; return; }
+	readable "$W/sh.kev" || return
+	t=$W/sh.kev.txt
+	grep -q "^ *TRACE_run:: pipeline\$" "$t" && grep -q "^ *TRACE_note:: a b\$" "$t" ||
+		fail "the -A attributes are not in the header"
+	shpid=$(sed -n 's/.*PROCCREATE_NAME ppid:[0-9]* pid:\([0-9]*\) name:sh$/\1/p' "$t" | head -n 1)
+	[ -n "$shpid" ] || { fail "no PROCCREATE_NAME for sh"; return; }
+	for cmd in tr wc; do
+		grep -q "PROCCREATE_NAME ppid:$shpid pid:[0-9]* name:$cmd\$" "$t" ||
+			fail "no PROCCREATE_NAME of $cmd (child of sh $shpid) after its exec"
+	done
+	n=$(count "PROCDESTROY" "$t")
+	[ "$n" -ge 3 ] || fail "$n PROCDESTROY events (sh and its children: at least 3)"
+}
+
+case_status() { # the command's exit status, also when a signal ends it
+	"$TL" -f "$W/st.kev" -- sh -c 'exit 7' >/dev/null 2>"$W/st.err"
+	s=$?
+	[ "$s" = 7 ] || fail "exit status $s, expected 7 ($(cat "$W/st.err"))"
+	readable "$W/st.kev"
+	"$TL" -f "$W/st2.kev" -- sh -c 'kill -USR1 $$' >/dev/null 2>"$W/st2.err"
+	s=$?
+	[ "$s" = 138 ] || fail "killed by SIGUSR1: exit status $s, expected 138"
+	readable "$W/st2.kev"
+}
+
+case_missing() { # a command that does not exist: 127 as a shell, a message, a readable file
+	"$TL" -f "$W/m.kev" -- "$W/no-such-command" arg >"$W/m.out" 2>"$W/m.err"
+	s=$?
+	[ "$s" = 127 ] || fail "exit status $s, expected 127"
+	grep -q "no-such-command: command not found" "$W/m.err" || fail "message: $(cat "$W/m.err")"
+	readable "$W/m.kev"
+	: >"$W/noexec"
+	chmod 644 "$W/noexec"
+	"$TL" -f "$W/m2.kev" -- "$W/noexec" >/dev/null 2>"$W/m2.err"
+	s=$?
+	[ "$s" = 126 ] || fail "a file that cannot be executed: exit status $s, expected 126"
+}
+
+case_gone() { # a pid that is gone: error, nothing written
+	sh -c 'exit 0' &
+	gone=$!
+	wait $gone
+	"$TL" -f "$W/g.kev" -p "$gone" >"$W/g.out" 2>"$W/g.err"
+	s=$?
+	[ "$s" = 1 ] || fail "exit status $s, expected 1"
+	grep -q "pid $gone: no such process" "$W/g.err" || fail "message: $(cat "$W/g.err")"
+	[ ! -e "$W/g.kev" ] || fail "a file was written for a gone pid"
+	# a pid that ends while traced: recording ends with it
+	sleep 0.5 &
+	p=$!
+	"$TL" -f "$W/g2.kev" -c THREAD,PROCESS -p "$p" >/dev/null 2>"$W/g2.err" ||
+		fail "-p of a process that ends: exit status $? ($(cat "$W/g2.err"))"
+	wait $p
+	readable "$W/g2.kev"
+}
+
+events_in() { # events in a printed file (traceprinter -n: one line each)
+	grep -c '^t:' "$1" || true
+}
+
+case_limit_n() { # -n 3: three buffers of 1024 events, then the command runs on untraced
+	"$TL" -n 3 -f "$W/n.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" -n 20000 -e 0 >/dev/null 2>"$W/n.err" ||
+		{ fail "exit status $? ($(cat "$W/n.err"))"; return; }
+	readable "$W/n.kev" || return
+	slots=$(($(stat -c %s "$W/n.kev") / 16))
+	[ "$slots" -le 3300 ] || fail "$slots slots in the file: -n 3 keeps about 3 x 1024 (+ header, TIME events)"
+	[ "$slots" -ge 3072 ] || fail "$slots slots: fewer than 3 buffers"
+	grep -q "THDEAD" "$W/n.kev.txt" && fail "the file holds the end of the command: -n 3 did not stop"
+	true
+}
+
+case_limit_s() { # -s 0.3 on a command that runs 1.5 s: events span about 0.3 s, exit 0 after it ends
+	start=$(date +%s%N)
+	"$TL" -s 0.3 -f "$W/s.kev" -c THREAD,PROCESS -- sh -c 'i=0; while [ $i -lt 15 ]; do sleep 0.1; i=$((i+1)); done' \
+		>/dev/null 2>"$W/s.err" || { fail "exit status $? ($(cat "$W/s.err"))"; return; }
+	elapsed=$((($(date +%s%N) - start) / 1000000))
+	readable "$W/s.kev" || return
+	span=$(awk '/^t:/ { s = $1; sub(/^t:/, "", s); if (!n++) first = s; last = s } END { printf "%d", (last - first) * 1000 }' "$W/s.kev.txt")
+	[ "$span" -le 600 ] || fail "events span $span ms with -s 0.3"
+	[ "$elapsed" -ge 1400 ] || fail "tracelogger ended after $elapsed ms: it must wait for the command"
+}
+
+case_limit_S() { # -S 48K: the file stays below 48 KiB; -M -S 48K keeps the newest 48 KiB instead
+	"$TL" -S 48K -f "$W/S.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" -n 20000 -e 0 >/dev/null 2>"$W/S.err" ||
+		{ fail "exit status $? ($(cat "$W/S.err"))"; return; }
+	readable "$W/S.kev" || return
+	size=$(stat -c %s "$W/S.kev")
+	[ "$size" -le 49152 ] || fail "-S 48K: $size bytes"
+	[ "$size" -ge 40000 ] || fail "-S 48K: only $size bytes"
+	grep -q "THDEAD" "$W/S.kev.txt" && fail "-S 48K: the file holds the end of the command"
+	"$TL" -M -S 48K -f "$W/M.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" -n 20000 -e 0 >/dev/null 2>"$W/M.err" ||
+		{ fail "-M: exit status $? ($(cat "$W/M.err"))"; return; }
+	readable "$W/M.kev" || return
+	n=$(events_in "$W/M.kev.txt")
+	[ "$n" -le 3200 ] || fail "-M -S 48K: $n events (3 buffers of 1024 slots expected)"
+	[ "$n" -ge 1024 ] || fail "-M -S 48K: only $n events"
+	grep -q "THDEAD" "$W/M.kev.txt" || fail "-M -S 48K: the newest events (the end of the command) are missing"
+	grep -q "name:pong" "$W/M.kev.txt" && fail "-M -S 48K: the oldest events (the thread names) were kept"
+	true
+}
+
+case_ring() { # -r -b 2: only the newest 2 buffers, written at the stop
+	"$TL" -r -b 2 -f "$W/r.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" -n 20000 -e 0 >/dev/null 2>"$W/r.err" ||
+		{ fail "exit status $? ($(cat "$W/r.err"))"; return; }
+	readable "$W/r.kev" || return
+	n=$(events_in "$W/r.kev.txt")
+	[ "$n" -le 2200 ] || fail "-r -b 2: $n events (2 x 1024 slots expected)"
+	[ "$n" -ge 1024 ] || fail "-r -b 2: only $n events"
+	grep -q "THDEAD" "$W/r.kev.txt" || fail "-r: the end of the command is missing"
+	grep -q "name:pong" "$W/r.kev.txt" && fail "-r: the start of the command (pong named) was kept"
+	true
+}
+
+case_sigterm() { # SIGTERM: the file is completed, the command gets it too, its status is returned
+	"$TL" -f "$W/t.kev" -c THREAD,PROCESS -- sh -c "touch '$W/t.started'; exec sleep 30" >/dev/null 2>"$W/t.err" &
+	p=$!
+	started "$W/t.started"
+	kill -TERM $p
+	wait $p
+	s=$?
+	[ "$s" = 143 ] || fail "exit status $s, expected 143 (sleep ended by the SIGTERM passed on)"
+	[ ! -e "$W/t.kev.part" ] || fail "a .part file is left"
+	readable "$W/t.kev" || return
+	grep -q "name:sleep" "$W/t.kev.txt" || fail "the command's start is missing"
+}
+
+case_abort() { # a second signal aborts at once, still leaving a readable file
+	"$TL" -f "$W/a.kev" -- sh -c "trap '' TERM INT; touch '$W/a.started'; sleep 3" >/dev/null 2>"$W/a.err" &
+	p=$!
+	started "$W/a.started"
+	kill -TERM $p
+	sleep 0.2
+	kill -TERM $p
+	start=$(date +%s%N)
+	wait $p
+	s=$?
+	elapsed=$((($(date +%s%N) - start) / 1000000))
+	[ "$s" = 143 ] || fail "exit status $s, expected 143"
+	[ "$elapsed" -lt 1500 ] || fail "the abort took $elapsed ms (it must not wait for the command)"
+	grep -q "aborted" "$W/a.err" || fail "no message about the abort: $(cat "$W/a.err")"
+	readable "$W/a.kev"
+}
+
+case_full_disk() { # a file size limit (EFBIG): a clear error, the events until then readable
+	(
+		trap '' XFSZ
+		ulimit -f 64 # 32 KiB
+		"$TL" -f "$W/fd.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" -n 20000 -e 0 >/dev/null 2>"$W/fd.err"
+	)
+	s=$?
+	[ "$s" = 1 ] || fail "exit status $s, expected 1"
+	grep -q "cannot write" "$W/fd.err" || fail "message: $(cat "$W/fd.err")"
+	[ ! -e "$W/fd.kev" ] || fail "a half-written file under the final name"
+	part=$(sed -n 's/.*the events recorded until then are in \(.*\)$/\1/p' "$W/fd.err")
+	[ -n "$part" ] && [ -f "$part" ] || { fail "the message names no partial file: $(cat "$W/fd.err")"; return; }
+	"$TP" -n "$part" >"$W/fd.txt" 2>"$W/fd.tperr"
+	n=$(count "THRUNNING" "$W/fd.txt")
+	[ "$n" -ge 100 ] || fail "only $n THRUNNING readable from $part ($(cat "$W/fd.tperr"))"
+}
+
+case_unpriv() { # as nobody: the unprivileged tier, a note, a readable file
+	command -v setpriv >/dev/null 2>&1 || { skip "no setpriv"; return; }
+	[ "$(id -u)" = 0 ] || { skip "not root: cannot switch to nobody"; return; }
+	d=$(mktemp -d /tmp/tl-unpriv.XXXXXX)
+	chmod 777 "$d"
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$TL" 2>/dev/null; then
+		skip "nobody cannot run $TL (its directories are closed)"
+		rm -rf "$d"
+		return
+	fi
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TL" -f "$d/u.kev" -- taskset -c 0 "$PP" -n 500 -e 100 \
+		>"$W/np.out" 2>"$W/np.err"
+	s=$?
+	if [ "$s" != 0 ]; then
+		if grep -q "perf_event_paranoid" "$W/np.err"; then
+			skip "the machine forbids perf_event_open to users: $(cat "$W/np.err")"
+		else
+			fail "as nobody: exit status $s ($(cat "$W/np.err"))"
+		fi
+		rm -rf "$d"
+		return
+	fi
+	grep -q "note:" "$W/np.err" || fail "as nobody: no note about the unprivileged tier: $(cat "$W/np.err")"
+	cp "$d/u.kev" "$W/np.kev"
+	rm -rf "$d"
+	readable "$W/np.kev" || return
+	grep -q "unprivileged" "$W/np.kev.txt" || fail "the header does not say the unprivileged tier"
+	n=$(count "THRUNNING" "$W/np.kev.txt")
+	[ "$n" -ge 500 ] || fail "as nobody: $n switch-ins"
+	n=$(count "USREVENT" "$W/np.kev.txt")
+	[ "$n" = 11 ] || fail "as nobody: $n user events, 11 expected"
+	# the whole system (no command, no pid) as nobody: refused with the reason, nothing written
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TL" -s 1 -f /tmp/tl-never.kev >/dev/null 2>"$W/np4.err"
+	s=$?
+	[ "$s" = 1 ] || fail "the whole system as nobody: exit status $s, expected 1"
+	grep -q "cannot record: " "$W/np4.err" || fail "the whole system as nobody: $(cat "$W/np4.err")"
+	[ ! -e /tmp/tl-never.kev ] || fail "the whole system as nobody: a file was written"
+	# a process that is not ours: refused with the reason
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TL" -f /tmp/tl-never.kev -p 1 >/dev/null 2>"$W/np3.err"
+	s=$?
+	[ "$s" = 1 ] || fail "-p 1 as nobody: exit status $s, expected 1"
+	[ -s "$W/np3.err" ] || fail "-p 1 as nobody: no message"
+	# asking for system calls as nobody is refused with the reason, not silently dropped
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TL" -f /tmp/tl-never.kev -c KERCALL -- true \
+		>/dev/null 2>"$W/np2.err"
+	s=$?
+	[ "$s" = 1 ] || fail "-c KERCALL as nobody: exit status $s, expected 1"
+	grep -q "perf_event_paranoid\|CAP_PERFMON\|privileg" "$W/np2.err" || fail "-c KERCALL as nobody: $(cat "$W/np2.err")"
+}
+
+case_syscalls() { # privileged: system calls, with their number, fast and wide
+	[ "$privileged" = 1 ] || { skip "system calls need privileges: $(cat "$W/probe2.out")"; return; }
+	"$TL" -f "$W/k.kev" -c KERCALL,THREAD -- "$PP" --getppid 1000 >/dev/null 2>"$W/k.err" ||
+		{ fail "exit status $? ($(cat "$W/k.err"))"; return; }
+	readable "$W/k.kev" || return
+	# getppid is system call 110 on x86-64: KER_CALL/KER_EXIT codes 110 and 110 | 0x80 (collect.h)
+	n=$("$TP" -n -c KERCALL "$W/k.kev" | grep -c '^t:' || true)
+	[ "$n" -ge 2000 ] || fail "$n KERCALL events for 1000 getppid() (2000 expected: entry and exit)"
+	n=$(count "KER_CALL:getppid/110" "$W/k.kev.txt")
+	[ "$n" -ge 1000 ] || fail "$n KER_CALL:getppid/110 for 1000 getppid() (named by the Linux table)"
+	n=$(count "KER_EXIT:getppid/110" "$W/k.kev.txt")
+	[ "$n" -ge 1000 ] || fail "$n KER_EXIT:getppid/110 for 1000 getppid()"
+	"$TL" -w -f "$W/kw.kev" -c KERCALL -- "$PP" --getppid 100 >/dev/null 2>"$W/kw.err" ||
+		{ fail "wide: exit status $? ($(cat "$W/kw.err"))"; return; }
+	readable "$W/kw.kev" || return
+	# -F 1 (QNX's preset: no kernel calls) on the default classes
+	"$TL" -F 1 -f "$W/F.kev" -- "$PP" --getppid 1000 >/dev/null 2>"$W/F.err" ||
+		{ fail "-F 1: exit status $? ($(cat "$W/F.err"))"; return; }
+	readable "$W/F.kev" || return
+	n=$(count "KER_CALL" "$W/F.kev.txt")
+	[ "$n" = 0 ] || fail "-F 1: $n KER_CALL events"
+	grep -q "PROCCREATE_NAME" "$W/F.kev.txt" || fail "-F 1: the other classes are missing"
+	# wide: every argument; the pipe write of pingpong shows its fd and length
+	"$TL" -w -f "$W/kw2.kev" -c KERCALL -- "$PP" -n 10 -e 0 >/dev/null 2>"$W/kw2.err" ||
+		{ fail "wide: exit status $? ($(cat "$W/kw2.err"))"; return; }
+	readable "$W/kw2.kev" || return
+	grep -q "KER_CALL:write/1 nr:1 a0:0x[0-9a-f]* a1:0x[0-9a-f]* a2:0x1 " "$W/kw2.kev.txt" ||
+		fail "wide: no write(fd, buf, 1) with its arguments"
+}
+
+case_states() { # privileged, -w: the exact blocked states: pipe reads, mutex and condition variable
+	[ "$privileged" = 1 ] || { skip "exact blocked states need privileges: $(cat "$W/probe2.out")"; return; }
+	"$TL" -w -f "$W/x.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" -n 1000 -e 0 >/dev/null 2>"$W/x.err" ||
+		{ fail "exit status $? ($(cat "$W/x.err"))"; return; }
+	readable "$W/x.kev" || return
+	pong=$(sed -n 's/.*PROCTHREAD_NAME pid:[0-9]* tid:\([0-9]*\) name:pong$/\1/p' "$W/x.kev.txt" | head -n 1)
+	n=$(count "THRECEIVE *pid:[0-9]* tid:$pong " "$W/x.kev.txt")
+	[ "$n" -ge 100 ] || fail "pong blocked in its pipe read (THRECEIVE) $n times"
+	"$TL" -w -f "$W/l.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" --lock 2000 >/dev/null 2>"$W/l.err" ||
+		{ fail "--lock: exit status $? ($(cat "$W/l.err"))"; return; }
+	readable "$W/l.kev" || return
+	n=$(grep -c -E "THCONDVAR|THMUTEX" "$W/l.kev.txt" || true)
+	[ "$n" -ge 100 ] || fail "$n THCONDVAR/THMUTEX states for 2000 hand-overs under a condition variable"
+}
+
+case_daemon() { # -d1: nothing before START (SIGUSR1), nothing after STOP (SIGUSR2)
+	# START and STOP take effect at tracelogger's next wake-up (a few ms): the commands
+	# that must (not) be recorded run 0.1 s after the signals
+	"$TL" -d1 -c THREAD,PROCESS -f "$W/d.kev" -- sh -c \
+		'sleep 0.2; kill -USR1 $TRACELOGGER_PID; sleep 0.1; cat </dev/null; sleep 0.1;
+		 kill -USR2 $TRACELOGGER_PID; sleep 0.1; head -c 0 </dev/null' \
+		>/dev/null 2>"$W/d.err" || { fail "exit status $? ($(cat "$W/d.err"))"; return; }
+	grep -q "waiting for START" "$W/d.err" || fail "no word about waiting for START: $(cat "$W/d.err")"
+	readable "$W/d.kev" || return
+	n=$(count "PROCCREATE_NAME.*name:cat\$" "$W/d.kev.txt")
+	[ "$n" = 1 ] || fail "cat (between START and STOP) recorded $n times"
+	n=$(count "PROCCREATE_NAME.*name:head\$" "$W/d.kev.txt")
+	[ "$n" = 0 ] || fail "head (after STOP) recorded"
+	tl=$(sed -n 's/.*SIGUSR1 to pid \([0-9]*\).*/\1/p' "$W/d.err")
+	grep -q "PROCCREATE_NAME ppid:$tl " "$W/d.kev.txt" && fail "the shell's start (before START) was recorded"
+	true
+}
+
+case_system() { # privileged: the whole system (QNX's default), and interrupts with -a
+	[ "$privileged" = 1 ] || { skip "the whole system needs privileges: $(cat "$W/probe2.out")"; return; }
+	"$TL" -s 0.3 -f "$W/sys.kev" >/dev/null 2>"$W/sys.err" || { fail "exit status $? ($(cat "$W/sys.err"))"; return; }
+	readable "$W/sys.kev" || return
+	n=$(sed -n 's/.*THRUNNING *pid:\([0-9]*\) .*/\1/p' "$W/sys.kev.txt" | sort -u | wc -l)
+	[ "$n" -ge 2 ] || fail "switch-ins of $n processes in the whole system"
+	"$TL" -a -c INT -s 0.5 -f "$W/int.kev" >/dev/null 2>"$W/int.err" || { fail "-a -c INT: exit status $?"; return; }
+	readable "$W/int.kev" || return
+	n=$("$TP" -n -c INT "$W/int.kev" | grep -c '^t:' || true)
+	[ "$n" -ge 2 ] || fail "$n interrupt events in 0.5 s of the whole system"
+}
+
+case_forks() { # a command that forks a thousand children: every one in the file, or counted lost
+	"$TL" -v -f "$W/f.kev" -c THREAD,PROCESS -- sh -c 'i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done' \
+		>/dev/null 2>"$W/f.err" || { fail "exit status $? ($(cat "$W/f.err"))"; return; }
+	readable "$W/f.kev" || return
+	n=$(count "PROCCREATE_NAME.*name:true\$" "$W/f.kev.txt")
+	lost=$(sed -n 's/.* \([0-9]*\) lost$/\1/p' "$W/f.err" | tail -n 1)
+	[ "$n" = 1000 ] || [ "${lost:-0}" -gt 0 ] || fail "$n execs of true of 1000, and no loss counted"
+	n=$(count "PROCDESTROY" "$W/f.kev.txt")
+	[ "$n" -ge 1000 ] || [ "${lost:-0}" -gt 0 ] || fail "$n PROCDESTROY of 1001, and no loss counted"
+}
+
+case_losses() { # a logger that cannot keep up (stopped 1 s, 1 kernel buffer): losses counted, never silent
+	"$TL" -k 1 -f "$W/lo.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" -n 30000 -e 0 >/dev/null 2>"$W/lo.err" &
+	p=$!
+	sleep 0.2
+	kill -STOP $p
+	sleep 1
+	kill -CONT $p
+	wait $p || { fail "exit status $? ($(cat "$W/lo.err"))"; return; }
+	readable "$W/lo.kev" || return
+	grep -q "kernel records were lost" "$W/lo.err" || fail "no word about lost records: $(cat "$W/lo.err")"
+	n=$(count "DROPPED" "$W/lo.kev.txt")
+	[ "$n" -ge 1 ] || fail "no CONTROL DROPPED event in the file"
+}
+
+case_samples() { # -g: cpu-clock samples with the user call chain, in ring mode too
+	"$TL" -g --freq=1000 -f "$W/g.kev" -c THREAD,SYSTEM -- "$PP" --getppid 3000000 >/dev/null 2>"$W/g.err" ||
+		{ fail "exit status $? ($(cat "$W/g.err"))"; return; }
+	readable "$W/g.kev" || return
+	n=$(count "PCTRACE" "$W/g.kev.txt")
+	[ "$n" -ge 20 ] || fail "$n samples at 1000 Hz of a busy command"
+	n=$(count "PCTRACE.* caller1:0x" "$W/g.kev.txt")
+	[ "$n" -ge 10 ] || fail "$n samples with a call chain"
+	"$TL" -r -b 2 -g -f "$W/gr.kev" -c THREAD,SYSTEM -- "$PP" --getppid 3000000 >/dev/null 2>"$W/gr.err" ||
+		{ fail "-r -g: exit status $? ($(cat "$W/gr.err"))"; return; }
+	readable "$W/gr.kev"
+}
+
+for case in $CASES; do
+	ran=$((ran + 1))
+	before=$failures
+	"case_$case"
+	[ "$failures" = "$before" ] && echo "ok   [$case]"
+done
+echo "tracelogger_run: $ran cases, $failures failures, $skipped skipped"
+[ "$failures" = 0 ] || exit 1
+[ "$skipped" -lt "$ran" ] || exit 77
+exit 0

@@ -1,0 +1,1274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracelogger: records the kernel's side of a trace (thread states, process and thread
+ * life, system calls, interrupts, samples) through the collect module (perf_event_open)
+ * into a .kev file, with QNX tracelogger's options given their Linux meaning and perf-style
+ * additions (-- cmd, -p, -a, -c, -g, -A). A traced command's own events (libtracekit,
+ * TRACEKIT_LOG) are merged into the same file on the same time line. docs/tracelogger.md.
+ *
+ * Output: CYCLES_PER_SEC 1000000000 and TRACEKIT_CLOCK_CYCLES = TRACEKIT_CLOCK_RAW_NS = 0:
+ * every time is CLOCK_MONOTONIC_RAW in ns. Events are written as the collector hands them
+ * over (per CPU in time order) with CONTROL TIME events for the upper 32 bits; when user
+ * events are merged, the file is rewritten once in time order across CPUs. Owners follow
+ * the per-CPU THRUNNING rule (no TRACEKIT_OWNER attribute).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tool_cli.h"
+#include "tracekit/collect.h"
+#include "tracekit/kev.h"
+#include "tracekit/traceparser.h"
+
+#define DEFAULT_OUTPUT "/dev/shm/tracebuffer.kev"
+#define BUF_SLOTS 1024u /* one "buffer": 1024 slots (16 KiB), as QNX's kernel buffers */
+#define MAX_CPUS 64
+
+static const char usage_text[] =
+	"Usage: tracelogger [OPTION]... [-- COMMAND [ARG]...]\n"
+	"Record the kernel's events (thread states, process life, system calls, interrupts)\n"
+	"into a QNX .kev trace file, with a traced command's own tracekit events merged in.\n"
+	"\n"
+	"What to trace (default: the whole system, as QNX's tracelogger, when permitted):\n"
+	"  -- COMMAND [ARG]...     run COMMAND and trace it and its descendants; exit with its\n"
+	"                          status (127 when it cannot be found)\n"
+	"  -p PID[,PID]...         trace running processes (their threads and later children)\n"
+	"  -a                      every CPU, every task (needs privileges)\n"
+	"What to record:\n"
+	"  -c CLASSES              comma-separated: THREAD, PROCESS, SYSTEM, KERCALL, INT, USER\n"
+	"                          (default: all of them that are permitted)\n"
+	"  -F NUM                  filter preset: 0 none, 1 no kernel calls, 2 no interrupts,\n"
+	"                          3 no process class, 4 no thread class, 5 no VThread (none on\n"
+	"                          Linux), 6 no COMM class (none on Linux)\n"
+	"  -w                      wide mode: every system call argument, thread priorities\n"
+	"  -g                      cpu-clock samples with user call chains (at --freq, 999 Hz)\n"
+	"      --freq=HZ           cpu-clock samples per second (0: none, the default without -g)\n"
+	"  -A KEY=VALUE            add a header attribute (repeatable)\n"
+	"Where and how much:\n"
+	"  -f FILE                 output (default " DEFAULT_OUTPUT "; \"-\": standard output)\n"
+	"  -n NUM                  stop after NUM buffers of 1024 events (0: until stopped;\n"
+	"                          default 32 for the whole system or -p, 0 with a command)\n"
+	"  -s SECONDS              stop after SECONDS\n"
+	"  -S SIZE                 stop before the file exceeds SIZE bytes (K or M suffix)\n"
+	"  -M                      with -S: keep the newest SIZE bytes instead of stopping\n"
+	"  -r                      ring mode: keep the newest -b buffers, write them at the stop\n"
+	"  -b NUM                  buffers kept in ring mode (default 64, 16 KiB each)\n"
+	"  -k NUM                  kernel buffers: 16 KiB of perf ring per CPU each (default 32)\n"
+	"  -d1                     daemon mode: record nothing until START (SIGUSR1, e.g. from the\n"
+	"                          traced program: kill(TRACELOGGER_PID, SIGUSR1)); SIGUSR2 stops\n"
+	"  -v                      per-buffer statistics on standard error\n"
+	"  -h, --help              show this help and exit\n"
+	"      --version           show the version and exit\n"
+	"\n"
+	"Ctrl-C or SIGTERM stop the recording and complete the file; a second one aborts at\n"
+	"once, still leaving a readable file. Exit status: the command's with a command, else\n"
+	"0; 1 on an error; 2 on a usage error. See tracelogger(1) (docs/tracelogger.md).\n";
+
+/* ---- signals ---- */
+
+static volatile sig_atomic_t g_stop;   /* first SIGINT/SIGTERM, SIGUSR2, or a limit */
+static volatile sig_atomic_t g_abort;  /* second SIGINT/SIGTERM */
+static volatile sig_atomic_t g_signo;  /* the last stopping signal */
+static volatile sig_atomic_t g_start;  /* SIGUSR1 in daemon mode */
+
+static void on_stop_signal(int sig)
+{
+	if (g_stop && sig != SIGUSR2)
+		g_abort = 1;
+	g_stop = 1;
+	if (sig != SIGUSR2)
+		g_signo = sig;
+	tktool_stop = 1;
+}
+
+static void on_start_signal(int sig)
+{
+	(void)sig;
+	g_start = 1;
+}
+
+static void on_child(int sig)
+{
+	(void)sig; /* only wakes the poll: the command's end is seen at once */
+}
+
+static void install_signals(int daemon)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+	sa.sa_flags = 0;
+	sa.sa_handler = on_stop_signal; /* no SA_RESTART: a blocked wait returns */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (daemon) {
+		sigaction(SIGUSR2, &sa, NULL);
+		sa.sa_handler = on_start_signal;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
+}
+
+/* ---- options ---- */
+
+struct opts {
+	const char *output;
+	unsigned buffers;      /* -b */
+	int daemon;            /* -d1 */
+	int filter;            /* -F */
+	unsigned kbuffers;     /* -k */
+	int size_ring;         /* -M */
+	long long n_buffers;   /* -n, -1 = default */
+	int ring;              /* -r */
+	unsigned seconds_ms;   /* -s, 0 = none */
+	uint64_t max_size;     /* -S, 0 = none */
+	int verbose;           /* -v */
+	int wide;              /* -w */
+	int all_cpus;          /* -a */
+	int *pids;             /* -p */
+	size_t n_pids;
+	uint32_t classes;      /* -c, kernel classes (TK_COLLECT_CLASS bits) */
+	int classes_given;
+	int user_events;       /* USER class selected */
+	int callchains;        /* -g */
+	long freq;             /* --freq, -1 = default */
+	tk_kev_attr attrs[64]; /* -A */
+	size_t n_attrs;
+	char **cmd;            /* after -- */
+};
+
+static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v, mul = 1;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		mul = 1024, end++;
+	else if (*end == 'M' || *end == 'm')
+		mul = 1024 * 1024, end++;
+	else if (*end == 'G' || *end == 'g')
+		mul = 1024ull * 1024 * 1024, end++;
+	if (*end != '\0' || v == 0 || v > UINT64_MAX / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+static int parse_classes(struct opts *o, const char *list)
+{
+	char *copy, *save = NULL, *tok;
+	size_t len = strlen(list);
+
+	if (len == 0 || list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,") != NULL)
+		return tktool_usage_error("-c: empty class name in '%s'", list);
+	copy = strdup(list);
+	if (copy == NULL)
+		return tktool_usage_error("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+		const tk_kev_class_desc *d = tk_kev_class_find(tok);
+		int ext = d != NULL ? d->ext_class : -1;
+		switch (ext) {
+		case _NTO_TRACE_THREAD: o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_THREAD); break;
+		case _NTO_TRACE_PROCESS: o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_PROCESS); break;
+		case _NTO_TRACE_SYSTEM: o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_SYSTEM); break;
+		case _NTO_TRACE_KERCALL:
+		case _NTO_TRACE_KERCALLENTER:
+		case _NTO_TRACE_KERCALLEXIT: o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_KERCALL); break;
+		case _NTO_TRACE_INT:
+		case _NTO_TRACE_INTENTER:
+		case _NTO_TRACE_INTEXIT:
+		case _NTO_TRACE_INT_HANDLER_ENTER:
+		case _NTO_TRACE_INT_HANDLER_EXIT: o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_INT); break;
+		case _NTO_TRACE_USER: o->user_events = 1; break;
+		default: {
+			int rc = d == NULL ? tktool_usage_error("-c: unknown class '%s'", tok)
+					   : tktool_usage_error("-c: class '%s' is not recorded on Linux (THREAD, PROCESS, "
+								"SYSTEM, KERCALL, INT, USER are)", tok);
+			free(copy);
+			return rc;
+		}
+		}
+	}
+	free(copy);
+	o->classes_given = 1;
+	return 0;
+}
+
+static int parse_pids(struct opts *o, const char *list)
+{
+	const char *p = list;
+
+	while (*p != '\0') {
+		char num[32];
+		size_t n = strcspn(p, ",");
+		unsigned long long v;
+		int *grown;
+		if (n == 0 || n >= sizeof(num))
+			return tktool_usage_error("-p: bad process ID list '%s'", list);
+		memcpy(num, p, n);
+		num[n] = '\0';
+		if (parse_uint(num, INT_MAX, &v) != 0 || v == 0)
+			return tktool_usage_error("-p: '%s' is not a process ID", num);
+		grown = realloc(o->pids, (o->n_pids + 1) * sizeof(*o->pids));
+		if (grown == NULL)
+			return tktool_usage_error("out of memory");
+		o->pids = grown;
+		o->pids[o->n_pids++] = (int)v;
+		p += n;
+		if (*p == ',') {
+			p++;
+			if (*p == '\0')
+				return tktool_usage_error("-p: bad process ID list '%s'", list);
+		}
+	}
+	return 0;
+}
+
+enum { OPT_VERSION = 256, OPT_FREQ };
+
+static int parse_args(struct opts *o, int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{"freq", required_argument, NULL, OPT_FREQ},
+		{NULL, 0, NULL, 0},
+	};
+	unsigned long long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->output = DEFAULT_OUTPUT;
+	o->buffers = 64;
+	o->kbuffers = 32;
+	o->n_buffers = -1;
+	o->freq = -1;
+	o->user_events = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:ab:c:d:f:F:ghk:Mn:p:rs:S:vwA:", longs, NULL)) != -1) {
+		switch (c) {
+		case 'a': o->all_cpus = 1; break;
+		case 'b':
+			if (parse_uint(optarg, 1u << 20, &v) != 0 || v == 0)
+				return tktool_usage_error("-b: '%s' is not a number of buffers (1 to 1048576)", optarg);
+			o->buffers = (unsigned)v;
+			break;
+		case 'c':
+			if (!o->classes_given)
+				o->user_events = 0;
+			if (parse_classes(o, optarg) != 0)
+				return 2;
+			break;
+		case 'd':
+			if (strcmp(optarg, "1") != 0)
+				return tktool_usage_error("-d: unknown mode '%s' (1: daemon mode)", optarg);
+			o->daemon = 1;
+			break;
+		case 'f': o->output = optarg; break;
+		case 'F':
+			if (parse_uint(optarg, 6, &v) != 0)
+				return tktool_usage_error("-F: '%s' is not a filter preset (0 to 6)", optarg);
+			o->filter = (int)v;
+			break;
+		case 'g': o->callchains = 1; break;
+		case 'h': fputs(usage_text, stdout); return -1;
+		case 'k':
+			if (parse_uint(optarg, 65536, &v) != 0 || v == 0)
+				return tktool_usage_error("-k: '%s' is not a number of kernel buffers (1 to 65536)", optarg);
+			o->kbuffers = (unsigned)v;
+			break;
+		case 'M': o->size_ring = 1; break;
+		case 'n':
+			if (parse_uint(optarg, UINT32_MAX, &v) != 0)
+				return tktool_usage_error("-n: '%s' is not a number of buffers", optarg);
+			o->n_buffers = (long long)v;
+			break;
+		case 'p':
+			if (parse_pids(o, optarg) != 0)
+				return 2;
+			break;
+		case 'r': o->ring = 1; break;
+		case 's':
+			if (tktool_parse_seconds(optarg, &o->seconds_ms) != 0)
+				return tktool_usage_error("-s: '%s' is not a number of seconds", optarg);
+			break;
+		case 'S':
+			if (parse_size(optarg, &o->max_size) != 0)
+				return tktool_usage_error("-S: '%s' is not a size (bytes, or with K, M or G)", optarg);
+			break;
+		case 'v': o->verbose++; break;
+		case 'w': o->wide = 1; break;
+		case 'A': {
+			char *eq = strchr(optarg, '=');
+			if (eq == NULL || eq == optarg)
+				return tktool_usage_error("-A: '%s' is not KEY=VALUE", optarg);
+			if (o->n_attrs >= sizeof(o->attrs) / sizeof(o->attrs[0]) - 8)
+				return tktool_usage_error("-A: too many attributes");
+			*eq = '\0';
+			if (strstr(optarg, "::") || strstr(optarg, "TRACE_") || strstr(eq + 1, "::") ||
+			    strstr(eq + 1, "TRACE_") || strncmp(optarg, "TRACEKIT_", 9) == 0 || strchr(eq + 1, '\n'))
+				return tktool_usage_error("-A: '%s': a key or value may not contain \"::\", \"TRACE_\" or "
+							  "a newline, and TRACEKIT_ keys are tracekit's", optarg);
+			o->attrs[o->n_attrs].key = optarg;
+			o->attrs[o->n_attrs].value = eq + 1;
+			o->n_attrs++;
+			break;
+		}
+		case OPT_VERSION: tktool_version(NULL); return -1;
+		case OPT_FREQ:
+			if (parse_uint(optarg, 100000, &v) != 0)
+				return tktool_usage_error("--freq: '%s' is not a number of samples per second", optarg);
+			o->freq = (long)v;
+			break;
+		case ':': return tktool_usage_error("option -%c needs a value", optopt);
+		default:
+			if (optopt != 0)
+				return tktool_usage_error("unknown option -%c", optopt);
+			return tktool_usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		o->cmd = argv + optind;
+	if (o->cmd != NULL && o->n_pids > 0)
+		return tktool_usage_error("give a command or -p, not both");
+	if (o->size_ring && o->max_size == 0)
+		return tktool_usage_error("-M needs -S SIZE (the size of the newest events to keep)");
+	if (o->size_ring && o->ring)
+		return tktool_usage_error("-M and -r both choose the ring's size: give one");
+	if (o->daemon && !o->classes_given)
+		return tktool_usage_error("-d1 records only the classes given with -c (daemon mode gathers none by "
+					  "default)");
+	if (o->classes_given && o->classes == 0)
+		return tktool_usage_error("-c: name at least one kernel class (THREAD, PROCESS, SYSTEM, KERCALL, INT)");
+	if (strcmp(o->output, "-") == 0 && isatty(STDOUT_FILENO))
+		return tktool_usage_error("-f -: standard output is a terminal; redirect it or name a file");
+	return 0;
+}
+
+/* ---- output ---- */
+
+/* A buffer of ring mode: whole events only (an event never spans two buffers), at least
+ * BUF_SLOTS slots; the slack takes the event that fills it, up to RING_SLACK slots. */
+#define RING_SLACK 1024u
+struct ring_buf {
+	traceevent_t slots[BUF_SLOTS + RING_SLACK];
+	uint64_t times[BUF_SLOTS + RING_SLACK]; /* time of the event each slot belongs to */
+	unsigned n;
+};
+
+struct logger {
+	struct opts *o;
+	tk_kev_writer *w;
+	uint64_t hdr_bytes; /* header and syspage: the file's size is hdr_bytes + 16 x slots */
+	uint32_t msb[MAX_CPUS];
+	uint64_t msb_valid;
+	/* buffers: counted in slots of the output, 1024 each */
+	unsigned buf_slots;
+	uint64_t buffers;       /* buffers completed */
+	uint64_t events;        /* kernel events taken */
+	uint64_t events_in_buf; /* events of the current buffer */
+	uint64_t reads, reads_at_buf; /* collector reads that brought events (QNX's "interrupts") */
+	int read_counted;             /* this read is counted already */
+	uint64_t lost, lost_at_buf;
+	const char *stop_reason;
+	int write_err;
+	/* ring mode */
+	struct ring_buf **ring;
+	unsigned ring_cap, ring_head, ring_count;
+	uint64_t ring_dropped_bufs;
+	/* owners while writing (per-CPU THRUNNING) */
+	int32_t cur_pid[MAX_CPUS], cur_tid[MAX_CPUS];
+	uint64_t cur_valid;
+	uint64_t first_kernel_ns, last_kernel_ns;
+	int have_kernel_ns;
+};
+
+static unsigned slot_cpu(const traceevent_t *s) { return _NTO_TRACE_GETCPU(s->header) & (MAX_CPUS - 1); }
+
+static void note_owner(struct logger *L, const traceevent_t *s)
+{
+	unsigned cls = _NTO_TRACE_GETEVENT_C(s->header), code = _NTO_TRACE_GETEVENT(s->header);
+
+	if (cls == _TRACE_PR_TH_C && code == STATE_RUNNING) {
+		unsigned cpu = slot_cpu(s);
+		L->cur_pid[cpu] = (int32_t)s->data[1];
+		L->cur_tid[cpu] = (int32_t)s->data[2];
+		L->cur_valid |= 1ull << cpu;
+	}
+}
+
+/* Writes one event now: a CONTROL TIME first when the upper 32 bits changed on its CPU. */
+static int write_now(struct logger *L, const traceevent_t *slots, size_t n, uint64_t t)
+{
+	unsigned cpu = slot_cpu(&slots[0]);
+	uint32_t msb = (uint32_t)(t >> 32);
+	int rc;
+
+	if (!(L->msb_valid & (1ull << cpu)) || L->msb[cpu] != msb) {
+		traceevent_t te;
+		te.header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME);
+		te.data[0] = (uint32_t)t;
+		te.data[1] = msb;
+		te.data[2] = (uint32_t)t;
+		if ((rc = tk_kev_write_raw(L->w, &te, 1)) != TK_OK)
+			return rc;
+		L->msb[cpu] = msb;
+		L->msb_valid |= 1ull << cpu;
+	}
+	note_owner(L, &slots[0]);
+	return tk_kev_write_raw(L->w, slots, n);
+}
+
+static void buffer_done(struct logger *L)
+{
+	L->buffers++;
+	if (L->o->verbose)
+		fprintf(stderr, "tracelogger: iteration %" PRIu64 ", interrupts %" PRIu64 ", events %" PRIu64
+				", lost %" PRIu64 "\n",
+			L->buffers, L->reads - L->reads_at_buf, L->events_in_buf, L->lost - L->lost_at_buf);
+	L->reads_at_buf = L->reads;
+	L->lost_at_buf = L->lost;
+	L->events_in_buf = 0;
+	L->buf_slots = 0;
+	if (L->o->n_buffers > 0 && L->buffers >= (uint64_t)L->o->n_buffers && !g_stop) {
+		L->stop_reason = "the -n number of buffers is full";
+		g_stop = 1;
+	}
+}
+
+static struct ring_buf *ring_current(struct logger *L, size_t n)
+{
+	struct ring_buf *cur = L->ring_count ? L->ring[(L->ring_head + L->ring_count - 1) % L->ring_cap] : NULL;
+	unsigned idx;
+
+	if (cur == NULL || cur->n >= BUF_SLOTS || cur->n + n > BUF_SLOTS + RING_SLACK) {
+		if (L->ring_count == L->ring_cap) { /* full: the oldest buffer is reused */
+			L->ring_head = (L->ring_head + 1) % L->ring_cap;
+			L->ring_count--;
+			L->ring_dropped_bufs++;
+		}
+		idx = (L->ring_head + L->ring_count) % L->ring_cap;
+		if (L->ring[idx] == NULL && (L->ring[idx] = malloc(sizeof(struct ring_buf))) == NULL)
+			return NULL;
+		L->ring[idx]->n = 0;
+		L->ring_count++;
+		cur = L->ring[idx];
+	}
+	return cur;
+}
+
+/* The collector's callback: one kernel event. */
+static int take_event(void *ud, const traceevent_t *slots, size_t n, uint64_t t)
+{
+	struct logger *L = ud;
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (L->stop_reason != NULL)
+		return 1; /* a limit is reached: the read stops, nothing more is taken */
+	if (!L->read_counted) {
+		L->reads++;
+		L->read_counted = 1;
+	}
+	if (_NTO_TRACE_GETEVENT_C(slots[0].header) == _TRACE_CONTROL_C &&
+	    _NTO_TRACE_GETEVENT(slots[0].header) == _TRACE_CONTROL_DROPPED)
+		L->lost += (uint64_t)slots[0].data[1] | ((uint64_t)slots[0].data[2] << 32);
+	if (!L->have_kernel_ns)
+		L->first_kernel_ns = t, L->have_kernel_ns = 1;
+	L->last_kernel_ns = t;
+	if (L->ring != NULL) {
+		struct ring_buf *b;
+		size_t i;
+		if (n > RING_SLACK)
+			return 0; /* cannot be: the collector's largest event is far smaller */
+		if ((b = ring_current(L, n)) == NULL)
+			return TK_ENOMEM;
+		for (i = 0; i < n; i++) {
+			b->slots[b->n] = slots[i];
+			b->times[b->n] = t;
+			b->n++;
+		}
+	} else {
+		if (L->o->max_size > 0 && L->hdr_bytes + (tk_kev_writer_slots(L->w) + n + 1) * sizeof(traceevent_t) > L->o->max_size) {
+			if (!g_stop) {
+				L->stop_reason = "the -S size limit is reached";
+				g_stop = 1;
+			}
+			return 1; /* the read stops; nothing more is taken */
+		}
+		if ((rc = write_now(L, slots, n, t)) != TK_OK) {
+			L->write_err = rc;
+			return rc;
+		}
+	}
+	L->events++;
+	L->events_in_buf++;
+	L->buf_slots += (unsigned)n;
+	if (L->buf_slots >= BUF_SLOTS)
+		buffer_done(L);
+	return 0;
+}
+
+/* Ring mode, at the stop: the kept buffers in order (each holds whole events). */
+static int ring_flush(struct logger *L)
+{
+	unsigned k;
+
+	for (k = 0; k < L->ring_count; k++) {
+		struct ring_buf *b = L->ring[(L->ring_head + k) % L->ring_cap];
+		unsigned i = 0;
+		if (k == 0 && b->n > 0)
+			L->first_kernel_ns = b->times[0];
+		while (i < b->n) {
+			unsigned j = i + 1;
+			int rc;
+			if (_TRACE_GET_STRUCT(b->slots[i].header) == _TRACE_STRUCT_CB)
+				while (j < b->n && _TRACE_GET_STRUCT(b->slots[j - 1].header) != _TRACE_STRUCT_CE)
+					j++;
+			if ((rc = write_now(L, &b->slots[i], j - i, b->times[i])) != TK_OK)
+				return rc;
+			i = j;
+		}
+	}
+	return TK_OK;
+}
+
+/* ---- the traced program's own events ---- */
+
+struct mev { /* one event of the merge: its time and where its slots are */
+	uint64_t t;
+	uint64_t seq;  /* file order, to keep the sort stable */
+	uint32_t off;  /* index of its first slot (kernel: in the mapped file; user: in uslots) */
+	uint16_t n;
+	uint8_t user;
+	int32_t pid, tid; /* user events: the owner (tid 0: unknown) */
+};
+
+struct merge {
+	struct mev *ev;
+	size_t n, cap;
+	traceevent_t *uslots;
+	size_t nu, capu;
+	uint64_t seq;
+	int err;
+	uint64_t lo_ns, hi_ns; /* user events kept: lo_ns <= t <= hi_ns */
+	const char *file;
+};
+
+static int mev_push(struct merge *m, const struct mev *e)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 4096;
+		struct mev *g = realloc(m->ev, cap * sizeof(*g));
+		if (g == NULL)
+			return -1;
+		m->ev = g;
+		m->cap = cap;
+	}
+	m->ev[m->n++] = *e;
+	return 0;
+}
+
+static int user_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct merge *m = ud;
+	unsigned cls = _NTO_TRACE_GETEVENT_C(h);
+	const unsigned *conv = traceparser_get_info(st, _TRACEPARSER_INFO_ENDIAN_CONV, NULL);
+	uint64_t ns = tk_traceparser_ns(st);
+	struct mev e;
+	unsigned nslots, i;
+
+	(void)t;
+	/* The program's own CONTROL events, its buffers' owner THRUNNING, its snapshot of
+	 * threads and processes and its TraceEvent() KER_CALL pairs stay out: the kernel's
+	 * record of them is in the file. */
+	if (m->err || buf == NULL || cls == _TRACE_CONTROL_C || cls == _TRACE_PR_TH_C || cls == _TRACE_KER_CALL_C)
+		return 0;
+	if (ns < m->lo_ns || ns > m->hi_ns)
+		return 0;
+	nslots = len <= 2 ? 1 : (len + 1) / 2;
+	if (nslots > 1024)
+		return 0;
+	if (m->nu + nslots > m->capu) {
+		size_t cap = m->capu ? m->capu * 2 : 4096;
+		traceevent_t *g;
+		while (cap < m->nu + nslots)
+			cap *= 2;
+		g = realloc(m->uslots, cap * sizeof(*g));
+		if (g == NULL) {
+			m->err = TK_ENOMEM;
+			return 0;
+		}
+		m->uslots = g;
+		m->capu = cap;
+	}
+	for (i = 0; i < nslots; i++) {
+		traceevent_t *s = &m->uslots[m->nu + i];
+		unsigned flag = nslots == 1 ? _TRACE_STRUCT_S
+				: i == 0 ? _TRACE_STRUCT_CB : i + 1 == nslots ? _TRACE_STRUCT_CE : _TRACE_STRUCT_CC;
+		uint32_t w0 = 2 * i < len ? buf[2 * i] : 0, w1 = 2 * i + 1 < len ? buf[2 * i + 1] : 0;
+		if (conv != NULL && *conv) {
+			w0 = __builtin_bswap32(w0);
+			w1 = __builtin_bswap32(w1);
+		}
+		s->header = (h & ~(0x3u << 30)) | flag;
+		s->data[0] = (uint32_t)ns;
+		s->data[1] = w0;
+		s->data[2] = w1;
+	}
+	memset(&e, 0, sizeof(e));
+	e.t = ns;
+	e.seq = m->seq++;
+	e.off = (uint32_t)m->nu;
+	e.n = (uint16_t)nslots;
+	e.user = 1;
+	if (!tk_traceparser_owner(st, &e.pid, &e.tid))
+		e.pid = e.tid = 0;
+	m->nu += nslots;
+	if (mev_push(m, &e) != 0)
+		m->err = TK_ENOMEM;
+	return 0;
+}
+
+/* Loads the events of every user-*.kev in dir. Returns the number of files read. */
+static int load_user_events(struct merge *m, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int files = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char path[4400];
+		struct traceparser_state *st;
+		size_t len = strlen(de->d_name);
+		if (strncmp(de->d_name, "user-", 5) != 0 || len < 9 || strcmp(de->d_name + len - 4, ".kev") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		st = traceparser_init(NULL);
+		if (st == NULL)
+			continue;
+		for (unsigned ic = 0; ic < 32; ic++)
+			tk_traceparser_cs_internal(st, m, user_cb, ic, 0, 1023);
+		if (traceparser(st, NULL, path) != 0) {
+			const char *why = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL);
+			tktool_error(path, "%s (the events before it are merged)", why != NULL ? why : "cannot read");
+		}
+		traceparser_destroy(&st);
+		files++;
+	}
+	closedir(d);
+	return files;
+}
+
+static int cmp_mev(const void *a, const void *b)
+{
+	const struct mev *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Indexes the kernel events of a file this program wrote (events from byte hdr_bytes on). */
+static int index_kernel(struct merge *m, const traceevent_t *slot, size_t nslots)
+{
+	uint32_t msb[MAX_CPUS] = {0};
+	size_t i = 0;
+
+	while (i < nslots) {
+		unsigned h = slot[i].header, cpu = _NTO_TRACE_GETCPU(h) & (MAX_CPUS - 1);
+		size_t j = i + 1;
+		struct mev e;
+		if (_NTO_TRACE_GETEVENT_C(h) == _TRACE_CONTROL_C && _NTO_TRACE_GETEVENT(h) == _TRACE_CONTROL_TIME &&
+		    _TRACE_GET_STRUCT(h) == _TRACE_STRUCT_S) {
+			msb[cpu] = slot[i].data[1];
+			i++;
+			continue;
+		}
+		if (_TRACE_GET_STRUCT(h) == _TRACE_STRUCT_CB) {
+			while (j < nslots && j - i < 1024 && _TRACE_GET_STRUCT(slot[j - 1].header) != _TRACE_STRUCT_CE)
+				j++;
+		} else if (_TRACE_GET_STRUCT(h) != _TRACE_STRUCT_S) {
+			i++; /* a stray part: cannot happen in our own file */
+			continue;
+		}
+		memset(&e, 0, sizeof(e));
+		e.t = ((uint64_t)msb[cpu] << 32) | slot[i].data[0];
+		e.seq = m->seq++;
+		e.off = (uint32_t)i;
+		e.n = (uint16_t)(j - i);
+		if (mev_push(m, &e) != 0)
+			return TK_ENOMEM;
+		i = j;
+	}
+	return TK_OK;
+}
+
+/* Writes the merge: every event in time order, a THRUNNING before a user event whose
+ * thread is not the one the kernel shows running on its CPU. */
+static int write_merge(struct logger *L, struct merge *m, const traceevent_t *kslots)
+{
+	size_t i;
+	int rc;
+
+	qsort(m->ev, m->n, sizeof(m->ev[0]), cmp_mev);
+	for (i = 0; i < m->n; i++) {
+		const struct mev *e = &m->ev[i];
+		const traceevent_t *s = e->user ? &m->uslots[e->off] : &kslots[e->off];
+		if (e->user && e->tid != 0) {
+			unsigned cpu = slot_cpu(s);
+			if (!(L->cur_valid & (1ull << cpu)) || L->cur_pid[cpu] != e->pid || L->cur_tid[cpu] != e->tid) {
+				traceevent_t r;
+				r.header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_PR_TH_C, STATE_RUNNING);
+				r.data[0] = (uint32_t)e->t;
+				r.data[1] = (uint32_t)e->pid;
+				r.data[2] = (uint32_t)e->tid;
+				if ((rc = write_now(L, &r, 1, e->t)) != TK_OK)
+					return rc;
+			}
+		}
+		if ((rc = write_now(L, s, e->n, e->t)) != TK_OK)
+			return rc;
+	}
+	return TK_OK;
+}
+
+/* ---- the header ---- */
+
+struct header {
+	tk_kev_header h;
+	tk_kev_attr attrs[96];
+	char keys[16][64], vals[16][256];
+	unsigned n_collect;
+};
+
+static void add_collect_attr(void *ud, const char *key, const char *val)
+{
+	struct header *H = ud;
+
+	if (H->n_collect >= 16 || H->h.n_attrs >= sizeof(H->attrs) / sizeof(H->attrs[0]))
+		return;
+	snprintf(H->keys[H->n_collect], sizeof(H->keys[0]), "%s", key);
+	snprintf(H->vals[H->n_collect], sizeof(H->vals[0]), "%s", val);
+	H->attrs[H->h.n_attrs].key = H->keys[H->n_collect];
+	H->attrs[H->h.n_attrs].value = H->vals[H->n_collect];
+	H->h.n_attrs++;
+	H->n_collect++;
+}
+
+static void build_header(struct header *H, const struct opts *o, const tk_collect *c, const char *file_name)
+{
+	size_t i;
+
+	memset(H, 0, sizeof(*H));
+	H->h.file_name = file_name;
+	H->h.cycles_per_sec = 1000000000ull; /* times are CLOCK_MONOTONIC_RAW ns */
+	H->h.attrs = H->attrs;
+	H->attrs[0].key = "TRACEKIT_CLOCK_CYCLES";
+	H->attrs[0].value = "0";
+	H->attrs[1].key = "TRACEKIT_CLOCK_RAW_NS";
+	H->attrs[1].value = "0";
+	H->h.n_attrs = 2;
+	tk_collect_header_attrs(c, add_collect_attr, H);
+	for (i = 0; i < o->n_attrs; i++)
+		H->attrs[H->h.n_attrs++] = o->attrs[i];
+}
+
+/* ---- the traced command ---- */
+
+struct child {
+	pid_t pid;
+	int go_fd;   /* write end: one byte lets it exec */
+	int err_fd;  /* read end: errno of a failed exec (close-on-exec) */
+	int exited, status;
+	int exec_errno;
+};
+
+static int launch(struct child *ch, char **cmd, const char *user_dir)
+{
+	int go[2], err[2];
+
+	memset(ch, 0, sizeof(*ch));
+	ch->go_fd = ch->err_fd = -1;
+	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
+		return -1;
+	ch->pid = fork();
+	if (ch->pid < 0)
+		return -1;
+	if (ch->pid == 0) {
+		char b, pidbuf[32], logbuf[4400];
+		int e;
+		sigset_t none;
+		close(go[1]);
+		close(err[0]);
+		signal(SIGUSR1, SIG_DFL);
+		signal(SIGUSR2, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		snprintf(pidbuf, sizeof(pidbuf), "%ld", (long)getppid());
+		setenv("TRACELOGGER_PID", pidbuf, 1);
+		if (user_dir != NULL) {
+			snprintf(logbuf, sizeof(logbuf), "%s/user-%%p.kev", user_dir);
+			setenv("TRACEKIT_LOG", logbuf, 1);
+		}
+		while (read(go[0], &b, 1) < 0 && errno == EINTR)
+			;
+		if (read(go[0], &b, 0) < 0) /* keeps the compiler quiet about b */
+			_exit(127);
+		execvp(cmd[0], cmd);
+		e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	close(go[0]);
+	close(err[1]);
+	ch->go_fd = go[1];
+	ch->err_fd = err[0];
+	return 0;
+}
+
+/* Lets the child exec; returns 0, or its exec errno when exec failed. */
+static int release(struct child *ch)
+{
+	char b = 1;
+	int e = 0;
+	ssize_t r;
+
+	if (write(ch->go_fd, &b, 1) < 0) {
+		/* the child is gone already */
+	}
+	close(ch->go_fd);
+	ch->go_fd = -1;
+	do
+		r = read(ch->err_fd, &e, sizeof(e));
+	while (r < 0 && errno == EINTR);
+	close(ch->err_fd);
+	ch->err_fd = -1;
+	ch->exec_errno = r == (ssize_t)sizeof(e) ? e : 0;
+	return ch->exec_errno;
+}
+
+static int child_poll(struct child *ch, int block)
+{
+	int st;
+	pid_t r;
+
+	if (ch->pid <= 0 || ch->exited)
+		return ch->exited;
+	do
+		r = waitpid(ch->pid, &st, block ? 0 : WNOHANG);
+	while (r < 0 && errno == EINTR && block && !g_abort);
+	if (r == ch->pid) {
+		ch->exited = 1;
+		ch->status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+	}
+	return ch->exited;
+}
+
+static int pids_alive(const struct opts *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->n_pids; i++)
+		if (kill(o->pids[i], 0) == 0 || errno == EPERM)
+			return 1;
+	return 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Opens the collector. Falls back to what is permitted when the user asked for nothing privileged. */
+static int open_collect(tk_collect **c, struct opts *o, int child_pid)
+{
+	tk_collect_config cfg;
+	char why[1024];
+	uint32_t all = TK_COLLECT_DEFAULT_CLASSES | TK_COLLECT_CLASS(_NTO_TRACE_KERCALL) | TK_COLLECT_CLASS(_NTO_TRACE_INT);
+	uint32_t classes = o->classes_given ? o->classes : all;
+	int rc, explicit_priv;
+
+	switch (o->filter) {
+	case 1: classes &= ~TK_COLLECT_CLASS(_NTO_TRACE_KERCALL); break;
+	case 2: classes &= ~TK_COLLECT_CLASS(_NTO_TRACE_INT); break;
+	case 3: classes &= ~TK_COLLECT_CLASS(_NTO_TRACE_PROCESS); break;
+	case 4: classes &= ~TK_COLLECT_CLASS(_NTO_TRACE_THREAD); break;
+	default: break;
+	}
+	if (classes == 0) {
+		tktool_usage_error("-F %d leaves no class to record", o->filter);
+		return 2;
+	}
+	explicit_priv = o->all_cpus || (o->classes_given && (o->classes & (TK_COLLECT_CLASS(_NTO_TRACE_KERCALL) |
+									   TK_COLLECT_CLASS(_NTO_TRACE_INT))));
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.size = sizeof(cfg);
+	cfg.classes = classes;
+	cfg.wide = o->wide;
+	cfg.callchains = o->callchains;
+	cfg.sample_hz = o->freq >= 0 ? (unsigned)o->freq : o->callchains ? 999 : 0;
+	cfg.system_wide = o->all_cpus || (o->cmd == NULL && o->n_pids == 0);
+	cfg.pids = o->pids;
+	cfg.n_pids = o->n_pids;
+	cfg.child_pid = child_pid;
+	cfg.ring_kib = (size_t)o->kbuffers * 16;
+	/* Fast mode on a command or pids with only THREAD, PROCESS, SYSTEM: the per-task switch
+	 * records (about one per switch, blocked or preempted); the tracepoints' exact blocked
+	 * states (and the system calls they need watched) come with -w, KERCALL or INT. */
+	if (explicit_priv || cfg.system_wide)
+		cfg.tier = TK_COLLECT_TIER_PRIV;
+	else if (!o->wide && !(classes & (TK_COLLECT_CLASS(_NTO_TRACE_KERCALL) | TK_COLLECT_CLASS(_NTO_TRACE_INT))))
+		cfg.tier = TK_COLLECT_TIER_UNPRIV;
+	else
+		cfg.tier = TK_COLLECT_TIER_AUTO;
+	why[0] = '\0';
+	rc = tk_collect_open(c, &cfg, why, sizeof(why));
+	if (rc == TK_EACCES && !explicit_priv && !cfg.system_wide && !o->classes_given) {
+		/* the default set asked for system calls and interrupts; without them: */
+		char why2[1024];
+		cfg.classes = classes & ~(TK_COLLECT_CLASS(_NTO_TRACE_KERCALL) | TK_COLLECT_CLASS(_NTO_TRACE_INT));
+		cfg.tier = o->wide ? TK_COLLECT_TIER_AUTO : TK_COLLECT_TIER_UNPRIV;
+		why2[0] = '\0';
+		rc = tk_collect_open(c, &cfg, why2, sizeof(why2));
+		if (rc == TK_OK)
+			fprintf(stderr, "tracelogger: note: %s; recording without system calls and interrupts\n", why);
+		else
+			snprintf(why, sizeof(why), "%s", why2);
+	} else if (rc == TK_OK && why[0] != '\0') {
+		fprintf(stderr, "tracelogger: note: %s\n", why);
+	}
+	if (rc != TK_OK) {
+		tktool_error(NULL, "cannot record: %s", why[0] ? why : tk_strerror(rc));
+		return 1;
+	}
+	return 0;
+}
+
+static void remove_dir(const char *dir)
+{
+	if (dir[0] != '\0')
+		tktool_private_dir_remove(dir);
+}
+
+static const char *signame(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
+/* Static: what they point to stays reachable on every way out (the early error returns). */
+static struct opts g_o;
+static struct logger g_L;
+
+int main(int argc, char **argv)
+{
+	struct header H;
+	struct child ch;
+	tk_collect *c = NULL;
+	char dir[4096] = "";
+	char spool[4400] = "";
+	const char *write_path;
+	int rc, status = 0, via_spool, have_child;
+	uint64_t deadline = 0, hdr_bytes;
+
+	tktool_init("tracelogger");
+	rc = parse_args(&g_o, argc, argv);
+	if (rc != 0)
+		return rc < 0 ? 0 : rc;
+	if (g_o.n_buffers < 0)
+		g_o.n_buffers = (g_o.cmd != NULL || g_o.ring || g_o.size_ring || g_o.daemon) ? 0 : 32;
+	for (size_t i = 0; i < g_o.n_pids; i++)
+		if (kill(g_o.pids[i], 0) != 0 && errno == ESRCH) {
+			tktool_error(NULL, "pid %d: no such process", g_o.pids[i]);
+			return 1;
+		}
+	install_signals(g_o.daemon);
+	have_child = g_o.cmd != NULL;
+
+	/* The private directory: the command's own traces (TRACEKIT_LOG), and the kernel's
+	 * events when the output cannot be re-read (standard output, a device, a FIFO). */
+	via_spool = tktool_needs_copy(g_o.output);
+	if (have_child || via_spool) {
+		int r = tktool_needs_copy(g_o.output) ? tktool_private_dir(dir, sizeof(dir))
+						    : tktool_private_dir_beside(g_o.output, dir, sizeof(dir));
+		if (r != 0) {
+			tktool_error(g_o.output, "cannot make a private directory beside it: %s", strerror(errno));
+			return 1;
+		}
+		tktool_cleanup_add_dir(dir);
+	}
+	if (have_child && launch(&ch, g_o.cmd, g_o.user_events ? dir : NULL) != 0) {
+		tktool_error(NULL, "cannot start %s: %s", g_o.cmd[0], strerror(errno));
+		remove_dir(dir);
+		return 1;
+	}
+	rc = open_collect(&c, &g_o, have_child ? ch.pid : 0);
+	if (rc != 0) {
+		if (have_child) {
+			kill(ch.pid, SIGKILL);
+			child_poll(&ch, 1);
+		}
+		remove_dir(dir);
+		return rc;
+	}
+
+	/* The output: written as events come; the final name appears only when complete. */
+	memset(&g_L, 0, sizeof(g_L));
+	g_L.o = &g_o;
+	if (g_o.ring || g_o.size_ring) {
+		g_L.ring_cap = g_o.ring ? g_o.buffers : (unsigned)(g_o.max_size / (BUF_SLOTS * sizeof(traceevent_t)));
+		if (g_L.ring_cap == 0)
+			g_L.ring_cap = 1;
+		g_L.ring = calloc(g_L.ring_cap, sizeof(*g_L.ring));
+		if (g_L.ring == NULL) {
+			tktool_error(NULL, "out of memory");
+			return 1;
+		}
+	}
+	if (via_spool)
+		snprintf(spool, sizeof(spool), "%s/kernel.kev", dir);
+	write_path = via_spool ? spool : g_o.output;
+	build_header(&H, &g_o, c, g_o.output);
+	rc = tk_kev_writer_open(&g_L.w, write_path, &H.h, TK_KEV_NO_AUTO_TIME);
+	if (rc != TK_OK) {
+		tktool_error(g_o.output, "cannot create: %s", tk_strerror(rc));
+		tk_collect_close(c);
+		if (have_child) {
+			kill(ch.pid, SIGKILL);
+			child_poll(&ch, 1);
+		}
+		remove_dir(dir);
+		return 1;
+	}
+	tk_kev_writer_flush(g_L.w);
+	hdr_bytes = g_L.hdr_bytes = tk_kev_writer_bytes(g_L.w);
+
+	/* Start: recording first, then the command, so nothing it does is missed. */
+	if (!g_o.daemon && (rc = tk_collect_enable(c)) != TK_OK) {
+		tktool_error(NULL, "cannot start recording: %s", tk_strerror(rc));
+		g_stop = 1;
+	}
+	if (g_o.daemon)
+		fprintf(stderr, "tracelogger: daemon mode: waiting for START (SIGUSR1 to pid %ld)\n", (long)getpid());
+	if (have_child && release(&ch) != 0) {
+		if (ch.exec_errno == ENOENT)
+			tktool_error(g_o.cmd[0], "command not found");
+		else
+			tktool_error(g_o.cmd[0], "cannot execute: %s", strerror(ch.exec_errno));
+	}
+	if (g_o.seconds_ms > 0)
+		deadline = now_ms() + g_o.seconds_ms;
+
+	/* Record until a limit, a signal, or the end of what is traced. */
+	int enabled = !g_o.daemon;
+	uint64_t start_ns = tk_clock_ns(), stop_ns = UINT64_MAX;
+	while (!g_stop && g_L.write_err == 0) {
+		if (g_o.daemon && !enabled && g_start) {
+			if (tk_collect_enable(c) == TK_OK) {
+				enabled = 1;
+				start_ns = tk_clock_ns();
+				if (g_o.seconds_ms > 0)
+					deadline = now_ms() + g_o.seconds_ms;
+				if (g_o.verbose)
+					fprintf(stderr, "tracelogger: START received\n");
+			}
+		}
+		g_L.read_counted = 0;
+		rc = tk_collect_read(c, 50, take_event, &g_L);
+		if (rc < 0 && rc != g_L.write_err) {
+			tktool_error(NULL, "reading the kernel's events: %s", tk_strerror(rc));
+			status = 1;
+			break;
+		}
+		if (deadline && now_ms() >= deadline && !g_stop) {
+			g_L.stop_reason = "the -s time is up";
+			g_stop = 1;
+		}
+		if (have_child && child_poll(&ch, 0) && !g_stop)
+			break;
+		if (g_o.n_pids > 0 && !pids_alive(&g_o) && !g_stop)
+			break;
+	}
+	/* Drain what the rings still hold (not after a second signal or a limit that stops taking). */
+	tk_collect_disable(c);
+	stop_ns = tk_clock_ns();
+	if (!g_abort && g_L.write_err == 0 && g_L.stop_reason == NULL) {
+		for (int k = 0; k < 64; k++) {
+			g_L.read_counted = 0;
+			rc = tk_collect_read(c, 0, take_event, &g_L);
+			if (rc <= 0)
+				break;
+		}
+	}
+	if (g_o.verbose) {
+		tk_collect_stats cs;
+		tk_collect_get_stats(c, &cs);
+		if (g_L.buf_slots > 0)
+			buffer_done(&g_L);
+		fprintf(stderr, "tracelogger: %" PRIu64 " events, %" PRIu64 " kernel records (%" PRIu64
+				" bytes), %" PRIu64 " lost\n",
+			g_L.events, cs.records, cs.bytes, cs.lost);
+	}
+	tk_collect_close(c);
+	if (g_L.stop_reason != NULL && g_o.verbose)
+		fprintf(stderr, "tracelogger: stopped: %s\n", g_L.stop_reason);
+	if (g_signo != 0 && have_child && g_signo == SIGTERM && !child_poll(&ch, 0))
+		kill(ch.pid, SIGTERM); /* Ctrl-C reaches the command from the terminal itself */
+	if (g_L.lost > 0)
+		fprintf(stderr, "tracelogger: %" PRIu64 " kernel records were lost (the rings overflowed; more -k "
+				"buffers or fewer classes help); the file counts them as CONTROL DROPPED events\n",
+			g_L.lost);
+
+	/* Ring mode: the newest buffers, now. */
+	if (g_L.ring != NULL && g_L.write_err == 0) {
+		if (g_L.ring_dropped_bufs > 0 && g_o.verbose)
+			fprintf(stderr, "tracelogger: ring mode: %" PRIu64 " older buffers overwritten\n",
+				g_L.ring_dropped_bufs);
+		g_L.write_err = ring_flush(&g_L);
+		if (g_L.write_err == TK_OK && g_L.ring_dropped_bufs > 0)
+			start_ns = g_L.first_kernel_ns;
+	}
+
+	/* The command's own events: they are complete when it has ended. */
+	int merge_user = have_child && g_o.user_events && !g_abort && g_L.write_err == 0;
+	if (merge_user && !child_poll(&ch, 0)) {
+		if (g_o.verbose || g_L.stop_reason != NULL)
+			fprintf(stderr, "tracelogger: recording stopped%s%s; waiting for %s (pid %ld) to end\n",
+				g_L.stop_reason ? ": " : "", g_L.stop_reason ? g_L.stop_reason : "", g_o.cmd[0], (long)ch.pid);
+		child_poll(&ch, 1);
+		if (g_abort)
+			merge_user = 0;
+	}
+
+	char part[4400];
+	snprintf(part, sizeof(part), "%s", tk_kev_writer_temp_path(g_L.w));
+	int werr = tk_kev_writer_close(g_L.w); /* on an error: "<path>.part" kept, nothing under the final name */
+	if (g_L.write_err != 0 || werr != TK_OK) {
+		tktool_error(g_o.output, "cannot write: %s; the events recorded until then are in %s",
+			     tk_strerror(g_L.write_err != 0 ? g_L.write_err : werr), part);
+		status = 1;
+		merge_user = 0;
+	}
+	g_L.w = NULL;
+
+	struct merge m;
+	memset(&m, 0, sizeof(m));
+	m.lo_ns = g_o.daemon || g_L.ring_dropped_bufs > 0 ? start_ns : 0;
+	m.hi_ns = g_o.daemon || g_L.stop_reason != NULL ? stop_ns : UINT64_MAX;
+	if (merge_user && load_user_events(&m, dir) > 0 && m.n > 0 && m.err == 0) {
+		/* Rewrite the file once, in time order, with the command's events in it. */
+		int fd = open(write_path, O_RDONLY | O_CLOEXEC);
+		struct stat sb;
+		void *map = MAP_FAILED;
+		if (fd >= 0 && fstat(fd, &sb) == 0 && (uint64_t)sb.st_size > hdr_bytes)
+			map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (map != MAP_FAILED) {
+			const traceevent_t *ks = (const traceevent_t *)((const char *)map + hdr_bytes);
+			size_t nk = ((uint64_t)sb.st_size - hdr_bytes) / sizeof(traceevent_t);
+			size_t nuser = m.n;
+			int r = index_kernel(&m, ks, nk);
+			memset(g_L.msb, 0, sizeof(g_L.msb));
+			g_L.msb_valid = 0;
+			g_L.cur_valid = 0;
+			if (r == TK_OK)
+				r = tk_kev_writer_open(&g_L.w, via_spool ? spool : g_o.output, &H.h, TK_KEV_NO_AUTO_TIME);
+			if (r == TK_OK) {
+				r = write_merge(&g_L, &m, ks);
+				if (r == TK_OK)
+					r = tk_kev_writer_close(g_L.w);
+				else
+					tk_kev_writer_abort(g_L.w);
+			}
+			if (r != TK_OK) {
+				tktool_error(g_o.output, "cannot merge the command's own events: %s; the file has the "
+						       "kernel's events only", tk_strerror(r));
+				status = 1;
+			} else if (g_o.verbose) {
+				fprintf(stderr, "tracelogger: merged %zu events of the command's own traces\n", nuser);
+			}
+			munmap(map, (size_t)sb.st_size);
+		} else if (fd >= 0 || errno != 0) {
+			tktool_error(g_o.output, "cannot re-read it to merge the command's own events: %s", strerror(errno));
+			status = 1;
+		}
+		if (fd >= 0)
+			close(fd);
+	} else if (m.err != 0) {
+		tktool_error(NULL, "cannot merge the command's own events: %s", tk_strerror(m.err));
+		status = 1;
+	}
+	free(m.ev);
+	free(m.uslots);
+	if (g_L.ring != NULL) {
+		for (unsigned k = 0; k < g_L.ring_cap; k++)
+			free(g_L.ring[k]);
+		free(g_L.ring);
+	}
+	free(g_o.pids);
+
+	if (via_spool && status == 0 && tktool_copy_file(spool, g_o.output) != 0) {
+		tktool_error(g_o.output, "cannot write: %s", strerror(errno));
+		status = 1;
+	}
+	remove_dir(dir);
+
+	if (g_abort)
+		fprintf(stderr, "tracelogger: aborted by a second %s; the file has what was recorded until then\n",
+			signame(g_signo));
+	if (have_child) {
+		if (ch.exec_errno != 0)
+			return ch.exec_errno == ENOENT ? 127 : 126;
+		if (!g_abort)
+			child_poll(&ch, 1);
+		if (ch.exited)
+			return status != 0 ? status : ch.status;
+		return 128 + (g_signo ? g_signo : SIGTERM);
+	}
+	if (g_signo != 0 && status == 0)
+		return 0;
+	return status;
+}
