@@ -70,6 +70,7 @@ struct tk_export {
 	/* threads: open addressing on (pid, tid) */
 	tk__thread *threads;
 	size_t n_threads, threads_cap;
+	tk__thread *last_thread; /* the thread of the last event (runs of one thread are common) */
 
 	/* user pairs and counters: code -> index + 1 (0: none) */
 	tk__pair pairs[TK_EXPORT_MAX_PAIRS];

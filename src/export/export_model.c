@@ -268,6 +268,7 @@ static int threads_grow(tk_export *x)
 	free(x->threads);
 	x->threads = t;
 	x->threads_cap = cap;
+	x->last_thread = NULL; /* it moved */
 	return 0;
 }
 
@@ -467,7 +468,10 @@ int tk_export_event(tk_export *x, const tk_kev_decoded *d)
 		return instant(x, NULL, 0, 0, d);
 	}
 	size_t n_before = x->n_threads;
-	tk__thread *t = thread_get(x, d->pid, d->tid);
+	tk__thread *t = x->last_thread;
+	if (t == NULL || t->pid != d->pid || t->tid != d->tid)
+		t = thread_get(x, d->pid, d->tid);
+	x->last_thread = t;
 	if (t != NULL && x->n_threads != n_before && x->fmt->thread_new != NULL &&
 	    (rc = x->fmt->thread_new(x, t)) != 0)
 		return rc;
