@@ -728,12 +728,12 @@ static void test_stats_states(void **state_)
 	char *csv;
 	assert_int_equal(export_stats(path, TK_EXPORT_STATS_CSV, "10:11=req", &csv), 0);
 	assert_true(strncmp(csv, "table,pid,tid,class,event,name,count,total_ns,mean_ns,max_ns,running_ns,ready_ns,"
-				 "blocked_ns,switches,migrations\n", 100) == 0);
-	assert_non_null(strstr(csv, "\nthread,1,1,,,,7,,,,7000,2000,0,2,1\n"));
-	assert_non_null(strstr(csv, "\nthread,1,2,,,,5,,,,5000,2000,1000,2,0\n"));
-	assert_non_null(strstr(csv, "\ninterval,,,,,req,1,1500,1500,1500,,,,,\n"));
-	assert_non_null(strstr(csv, "\nkercall,,,,,MSG_SENDV,1,200,200,200,,,,,\n"));
-	assert_non_null(strstr(csv, "\nprocess,1,,,,,12,,,,12000,,,,\n"));
+				 "blocked_ns,switches,migrations,p50_ns,p90_ns,p99_ns\n", 133) == 0);
+	assert_non_null(strstr(csv, "\nthread,1,1,,,,7,,,,7000,2000,0,2,1,,,\n"));
+	assert_non_null(strstr(csv, "\nthread,1,2,,,,5,,,,5000,2000,1000,2,0,,,\n"));
+	assert_non_null(strstr(csv, "\ninterval,,,,,req,1,1500,1500,1500,,,,,,1500,1500,1500\n"));
+	assert_non_null(strstr(csv, "\nkercall,,,,,MSG_SENDV,1,200,200,200,,,,,,200,200,200\n"));
+	assert_non_null(strstr(csv, "\nprocess,1,,,,,12,,,,12000,,,,,,,\n"));
 	free(csv);
 
 	char *json;
@@ -741,6 +741,29 @@ static void test_stats_states(void **state_)
 	assert_non_null(strstr(json, "{\"pid\":1,\"tid\":1,\"name\":\"\",\"events\":7,\"running_ns\":7000,"
 				     "\"ready_ns\":2000,\"blocked_ns\":0,\"switches\":2,\"migrations\":1}"));
 	assert_non_null(strstr(json, "\"user_intervals\":[\n{\"name\":\"req\",\"count\":1,\"total_ns\":1500,"));
+	free(json);
+}
+
+/* Percentiles of intervals: 100 intervals of 1, 2 ... 100 us; each percentile is the upper
+ * end of its histogram bucket (8 per power of two), at most the maximum. */
+static void test_stats_percentiles(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("pct.kev");
+	tk_kev_writer *w = trace_open(path);
+	uint64_t t = 1000;
+	state(w, 0, t, STATE_RUNNING, 1, 1);
+	for (unsigned i = 1; i <= 100; i++) {
+		ev2(w, 0, _TRACE_USER_C, 10, t += 10, i, 0);
+		ev2(w, 0, _TRACE_USER_C, 11, t += 1000u * i, i, 0);
+	}
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	char *json;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_JSON, "10:11=op", &json), 0);
+	/* p50 = 50 us: bucket [49152, 53247]; p90 = 90 us: [86016, 90111]; p99 = 99 us: [98304,
+	 * 106495], capped at the maximum, 100 us */
+	assert_non_null(strstr(json, "{\"name\":\"op\",\"count\":100,\"total_ns\":5050000,\"mean_ns\":50500,"
+				     "\"max_ns\":100000,\"p50_ns\":53247,\"p90_ns\":90111,\"p99_ns\":100000}"));
 	free(json);
 }
 
@@ -878,6 +901,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_api_errors),
 		cmocka_unit_test(test_perfetto_structure),
 		cmocka_unit_test(test_stats_states),
+		cmocka_unit_test(test_stats_percentiles),
 		cmocka_unit_test(test_stats_owner_markers),
 		cmocka_unit_test(test_sqlite),
 	};

@@ -31,9 +31,46 @@ typedef struct st_process {
 	char name[128];
 } st_process;
 
+/* Durations: count, total, maximum, and a log-linear histogram for percentiles (8 buckets
+ * per power of two: a percentile is the upper end of its bucket, within 12.5%, at most the
+ * maximum). */
+#define HIST_BUCKETS 512
 typedef struct st_interval {
 	uint64_t count, total_ns, max_ns;
+	uint32_t *hist; /* HIST_BUCKETS counts, allocated at the first duration */
 } st_interval;
+
+static unsigned hist_bucket(uint64_t ns)
+{
+	if (ns < 8)
+		return (unsigned)ns;
+	unsigned e = 63u - (unsigned)__builtin_clzll(ns); /* 3..63 */
+	return 8 * (e - 2) + (unsigned)((ns >> (e - 3)) & 7);
+}
+
+static uint64_t hist_upper(unsigned b)
+{
+	if (b < 8)
+		return b;
+	unsigned e = b / 8 + 2, sub = b % 8;
+	return e >= 63 ? UINT64_MAX : ((uint64_t)(8 + sub + 1) << (e - 3)) - 1;
+}
+
+/* The p-th percentile (0 < p <= 100) of an interval's durations; 0 without any. */
+static uint64_t percentile(const st_interval *iv, unsigned p)
+{
+	if (iv->count == 0 || iv->hist == NULL)
+		return 0;
+	uint64_t rank = (iv->count * p + 99) / 100, seen = 0;
+	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
+		seen += iv->hist[b];
+		if (seen >= rank) {
+			uint64_t v = hist_upper(b);
+			return v < iv->max_ns ? v : iv->max_ns;
+		}
+	}
+	return iv->max_ns;
+}
 
 typedef struct st_state {
 	uint64_t *counts;      /* [32 * 1024] by (class, code) */
@@ -329,10 +366,13 @@ static int st_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 		iv = &ss->kercalls[s->arg[0]];
 	if (iv != NULL) {
 		uint64_t dur = end_ns - s->begin_ns;
+		if (iv->hist == NULL && (iv->hist = calloc(HIST_BUCKETS, sizeof(*iv->hist))) == NULL)
+			return tk__export_error(x, TK_ENOMEM, "out of memory");
 		iv->count++;
 		iv->total_ns += dur;
 		if (dur > iv->max_ns)
 			iv->max_ns = dur;
+		iv->hist[hist_bucket(dur)]++;
 	}
 	return 0;
 }
@@ -439,11 +479,11 @@ static int st_finish(tk_export *x)
 		fprintf(f, "\nProcesses\n%10s %10s %8s %16s  %s\n", "pid", "events", "threads", "running (us)", "name");
 	} else if (fmt == TK_EXPORT_STATS_CSV) {
 		fprintf(f, "table,pid,tid,class,event,name,count,total_ns,mean_ns,max_ns,running_ns,ready_ns,blocked_ns,"
-			   "switches,migrations\n");
-		fprintf(f, "trace,,,,,,%llu,%llu,,,,,,,\n", (unsigned long long)es->events, (unsigned long long)span);
+			   "switches,migrations,p50_ns,p90_ns,p99_ns\n");
+		fprintf(f, "trace,,,,,,%llu,%llu,,,,,,,,,,\n", (unsigned long long)es->events, (unsigned long long)span);
 		for (size_t i = 0; i < n; i++) {
 			const st_thread *t = order[i];
-			fprintf(f, "thread,%d,%d,,,%s,%llu,,,,%llu,%llu,%llu,%llu,%llu\n", t->pid, t->tid, t->name,
+			fprintf(f, "thread,%d,%d,,,%s,%llu,,,,%llu,%llu,%llu,%llu,%llu,,,\n", t->pid, t->tid, t->name,
 				(unsigned long long)t->events, (unsigned long long)t->ns[0], (unsigned long long)t->ns[1],
 				(unsigned long long)t->ns[2], (unsigned long long)t->switches,
 				(unsigned long long)t->migrations);
@@ -474,7 +514,7 @@ static int st_finish(tk_export *x)
 			fprintf(f, "%10d %10llu %8zu %16s  %s\n", order[i]->pid, (unsigned long long)events, k - i,
 				us(b1, running), name);
 		else if (fmt == TK_EXPORT_STATS_CSV)
-			fprintf(f, "process,%d,,,,%s,%llu,,,,%llu,,,,\n", order[i]->pid, name, (unsigned long long)events,
+			fprintf(f, "process,%d,,,,%s,%llu,,,,%llu,,,,,,,\n", order[i]->pid, name, (unsigned long long)events,
 				(unsigned long long)running);
 		else {
 			fprintf(f, "%s\n{\"pid\":%d,\"name\":", i ? "," : "", order[i]->pid);
@@ -501,7 +541,7 @@ static int st_finish(tk_export *x)
 		if (fmt == TK_EXPORT_STATS_TEXT)
 			fprintf(f, "%-18s %-24s %12llu\n", cls, ev, (unsigned long long)ss->counts[key]);
 		else if (fmt == TK_EXPORT_STATS_CSV)
-			fprintf(f, "event,,,%s,%s,,%llu,,,,,,,,\n", cls, ev, (unsigned long long)ss->counts[key]);
+			fprintf(f, "event,,,%s,%s,,%llu,,,,,,,,,,,\n", cls, ev, (unsigned long long)ss->counts[key]);
 		else {
 			fprintf(f, "%s\n{\"class\":", first ? "" : ",");
 			json_str(f, cls);
@@ -518,8 +558,8 @@ static int st_finish(tk_export *x)
 		const char *title = kind == 0 ? "User intervals" : "Kernel calls";
 		const char *table = kind == 0 ? "interval" : "kercall";
 		if (fmt == TK_EXPORT_STATS_TEXT)
-			fprintf(f, "\n%s\n%-24s %10s %16s %16s %16s\n", title, "name", "count", "total (us)", "mean (us)",
-				"max (us)");
+			fprintf(f, "\n%s\n%-24s %10s %16s %16s %16s %14s %14s %14s\n", title, "name", "count", "total (us)",
+				"mean (us)", "max (us)", "p50 (us)", "p90 (us)", "p99 (us)");
 		else if (fmt == TK_EXPORT_STATS_JSON)
 			fprintf(f, "],\n\"%s\":[", kind == 0 ? "user_intervals" : "kernel_calls");
 		first = 1;
@@ -535,19 +575,25 @@ static int st_finish(tk_export *x)
 			else
 				snprintf(kname, sizeof(kname), "KERCALL %u", i);
 			uint64_t mean = iv->count ? iv->total_ns / iv->count : 0;
-			if (fmt == TK_EXPORT_STATS_TEXT)
-				fprintf(f, "%-24s %10llu %16s %16s %16s\n", kname, (unsigned long long)iv->count,
-					us(b1, iv->total_ns), us(b2, mean), us(b4, iv->max_ns));
-			else if (fmt == TK_EXPORT_STATS_CSV)
-				fprintf(f, "%s,,,,,%s,%llu,%llu,%llu,%llu,,,,,\n", table, kname,
+			uint64_t p50 = percentile(iv, 50), p90 = percentile(iv, 90), p99 = percentile(iv, 99);
+			if (fmt == TK_EXPORT_STATS_TEXT) {
+				char b5[32], b6[32];
+				fprintf(f, "%-24s %10llu %16s %16s %16s %14s %14s %14s\n", kname, (unsigned long long)iv->count,
+					us(b1, iv->total_ns), us(b2, mean), us(b4, iv->max_ns), us(b3, p50), us(b5, p90),
+					us(b6, p99));
+			} else if (fmt == TK_EXPORT_STATS_CSV)
+				fprintf(f, "%s,,,,,%s,%llu,%llu,%llu,%llu,,,,,,%llu,%llu,%llu\n", table, kname,
 					(unsigned long long)iv->count, (unsigned long long)iv->total_ns,
-					(unsigned long long)mean, (unsigned long long)iv->max_ns);
+					(unsigned long long)mean, (unsigned long long)iv->max_ns, (unsigned long long)p50,
+					(unsigned long long)p90, (unsigned long long)p99);
 			else {
 				fprintf(f, "%s\n{\"name\":", first ? "" : ",");
 				json_str(f, kname);
-				fprintf(f, ",\"count\":%llu,\"total_ns\":%llu,\"mean_ns\":%llu,\"max_ns\":%llu}",
+				fprintf(f, ",\"count\":%llu,\"total_ns\":%llu,\"mean_ns\":%llu,\"max_ns\":%llu,"
+					   "\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu}",
 					(unsigned long long)iv->count, (unsigned long long)iv->total_ns,
-					(unsigned long long)mean, (unsigned long long)iv->max_ns);
+					(unsigned long long)mean, (unsigned long long)iv->max_ns, (unsigned long long)p50,
+					(unsigned long long)p90, (unsigned long long)p99);
 			}
 			first = 0;
 		}
@@ -560,14 +606,13 @@ static int st_finish(tk_export *x)
 			(unsigned long long)es->unmatched_ends, (unsigned long long)es->closed_by_outer,
 			(unsigned long long)es->open_at_end, (unsigned long long)es->unknown_owner);
 	else if (fmt == TK_EXPORT_STATS_CSV)
-		fprintf(f, "unmatched,,,,,,%llu,,,,,,,,\nunknown_owner,,,,,,%llu,,,,,,,,\n",
+		fprintf(f, "unmatched,,,,,,%llu,,,,,,,,,,,\nunknown_owner,,,,,,%llu,,,,,,,,,,,\n",
 			(unsigned long long)es->unmatched_ends, (unsigned long long)es->unknown_owner);
 	else
 		fprintf(f, "],\n\"unmatched_ends\":%llu,\"closed_by_outer\":%llu,\"open_at_end\":%llu,"
 			   "\"unknown_owner\":%llu}\n",
 			(unsigned long long)es->unmatched_ends, (unsigned long long)es->closed_by_outer,
 			(unsigned long long)es->open_at_end, (unsigned long long)es->unknown_owner);
-	(void)b3;
 	return ferror(f) ? tk__export_error(x, TK_EIO, "writing the statistics failed") : 0;
 }
 
@@ -581,6 +626,10 @@ static void st_free(tk_export *x)
 			free(ss->names[i]);
 	free(ss->names);
 	free(ss->counts);
+	for (unsigned i = 0; i < TK_EXPORT_MAX_PAIRS; i++)
+		free(ss->pairs[i].hist);
+	for (unsigned i = 0; i < _TRACE_MAX_KER_CALL_NUM; i++)
+		free(ss->kercalls[i].hist);
 	free(ss->threads);
 	free(ss->procs);
 	free(ss);
