@@ -961,7 +961,7 @@ static int expand_path(const char *spec, char *out, size_t cap)
 }
 
 /*
- * A crashed (or _exit()ed) run's "<path>.part" is kept, never reused: this run's temporary
+ * A crashed (or _exit()ed, or exec()ed) run's "<path>.part" is kept, never reused: this run's temporary
  * then has a unique name (tk_outfile). Said once, with both names, so that the old one is
  * not taken for this run's.
  */
@@ -977,8 +977,8 @@ static void say_kept_part(const char *path)
 	snprintf(part, sizeof(part), "%s.part", path);
 	if (temp[0] == '\0' || strcmp(temp, part) == 0 || strcmp(temp, path) == 0)
 		return; /* the usual temporary, or an output written in place (a device) */
-	say("tracekit: TRACEKIT_LOG=%s: kept %s (an earlier run's, which did not finish); this run "
-	    "writes to %s until it completes\n",
+	say("tracekit: TRACEKIT_LOG=%s: kept %s (a trace never completed: a crash, _exit() or exec); "
+	    "this run writes to %s until it completes\n",
 	    path, part, temp);
 }
 
