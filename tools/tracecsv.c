@@ -70,6 +70,8 @@ static const char usage_text[] =
 static int quiet;
 /* import: standard input, copied once to a private file (an import may read it twice) */
 static const char *stdin_spool = "-";
+/* import: the output's name as the user gave it (the trace may be built in a temporary) */
+static const char *out_shown;
 
 static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warn(const char *fmt, ...)
@@ -92,7 +94,12 @@ static int cleanup_slots[2] = {-1, -1};
 static void cleanup_set2(int i, const char *path)
 {
 	tktool_cleanup_forget(cleanup_slots[i]);
-	cleanup_slots[i] = path && *path && strcmp(path, "-") != 0 ? tktool_cleanup_add(path) : -1;
+	struct stat sb;
+	/* only a regular file of ours: an output written in place (a FIFO, a device) is never
+	 * removed */
+	cleanup_slots[i] = path && *path && strcmp(path, "-") != 0 && (lstat(path, &sb) != 0 || S_ISREG(sb.st_mode))
+				   ? tktool_cleanup_add(path)
+				   : -1;
 }
 #define cleanup_set(path) cleanup_set2(0, path)
 
@@ -1255,7 +1262,7 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 					      : 1000000000u;
 			h.cycles_per_sec = hz;
 			h.cpu_num = 1;
-			h.file_name = out;
+			h.file_name = out_shown ? out_shown : out;
 			time_t date = (time_t)env_epoch();
 			if (date == 0)
 				date = time(NULL);
@@ -2623,8 +2630,36 @@ int main(int argc, char **argv)
 		memset(&im, 0, sizeof(im));
 		im.tsc_hz = tsc_hz;
 		im.qpc_hz = qpc_hz;
-		int rc = tb5 ? import_tb5(&im, argv + optind, (size_t)(argc - optind), output)
-			     : import_kev(&im, argv + optind, (size_t)(argc - optind), output, into);
+		/* an existing FIFO or device is written once, whole: the trace is built in a private
+		 * temporary (an import may start again, sorting in memory) and then copied; the
+		 * node itself is never removed */
+		char pdir[4096] = "", built[4200];
+		const char *target = output;
+		int pslot = -1;
+		if (tktool_needs_copy(output)) {
+			const char *base = strrchr(output, '/');
+			if (tktool_private_dir(pdir, sizeof(pdir)) != 0) {
+				tktool_error(output, "cannot create a temporary directory: %s", strerror(errno));
+				pdir[0] = 0;
+				if (n_stdin)
+					tktool_stdin_file_close(&sf);
+				return 1;
+			}
+			pslot = tktool_cleanup_add_dir(pdir);
+			snprintf(built, sizeof(built), "%s/%s", pdir, base ? base + 1 : output);
+			target = built;
+		}
+		out_shown = output;
+		int rc = tb5 ? import_tb5(&im, argv + optind, (size_t)(argc - optind), target)
+			     : import_kev(&im, argv + optind, (size_t)(argc - optind), target, into);
+		if (rc == 0 && pdir[0] && tktool_copy_file(built, output) != 0) {
+			tktool_error(output, "writing failed: %s", strerror(errno));
+			rc = 1;
+		}
+		if (pdir[0]) {
+			tktool_private_dir_remove(pdir);
+			tktool_cleanup_forget(pslot);
+		}
 		free(im.srcs);
 		if (n_stdin)
 			tktool_stdin_file_close(&sf);
