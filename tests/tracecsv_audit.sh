@@ -30,4 +30,17 @@ for ext in kev tb5; do
 	[ -p "$w/f.$ext" ] || fail "the FIFO f.$ext was removed"
 	cmp -s "$w/ref.$ext" "$w/got.$ext" || fail "the FIFO got another trace than a file ($ext)"
 done
+# 2. a record over 1 MiB is refused with FILE:LINE:COLUMN, with or without its newline
+for nl in yes no; do
+	f="$w/long$nl-hostname-h.csv"
+	{ echo 'name,start_tsc.QPC,end_tsc'; head -c 1048600 /dev/zero | tr '\0' a; printf ',1,2'; [ $nl = no ] || echo; } >"$f"
+	for ext in kev tb5; do
+		rc=0
+		"$tc" import -q -o "$w/long.$ext" "$f" 2>"$w/err" || rc=$?
+		[ $rc -eq 1 ] || fail "long record ($nl newline, $ext): exit $rc"
+		grep -q "^tracecsv: $f:2:1048577: record longer than 1048576 bytes" "$w/err" ||
+			fail "long record ($nl newline, $ext): $(cat "$w/err")"
+		[ ! -e "$w/long.$ext" ] || fail "long.$ext left behind"
+	done
+done
 echo "tracecsv_audit: ok"

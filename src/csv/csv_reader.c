@@ -130,6 +130,17 @@ static int fill(tk_csv_reader *r)
 	}
 }
 
+/* A record over TK_CSV_MAX_RECORD: FILE:LINE:COLUMN, the column the first byte too many. */
+static int too_long(tk_csv_reader *r, const char *why)
+{
+	r->rec = NULL;
+	r->rec_line = r->line;
+	snprintf(r->err, sizeof(r->err), "%s:%llu:%u: record longer than %u bytes%s", r->label,
+		 (unsigned long long)r->line, TK_CSV_MAX_RECORD + 1, TK_CSV_MAX_RECORD, why);
+	r->failed = TK_ETOOBIG;
+	return TK_ETOOBIG;
+}
+
 /*
  * Finds the end of the record at buf[pos]: *len is its length without the line end, *next
  * the offset after the line end. Returns 1, 0 at the end of input, or an error.
@@ -151,6 +162,9 @@ static int next_record(tk_csv_reader *r, size_t *len, size_t *next)
 					if (nl != NULL) {
 						*len = (size_t)(nl - s);
 						*next = *len + 1;
+						/* found in the same block: still at most TK_CSV_MAX_RECORD */
+						if (*len > TK_CSV_MAX_RECORD)
+							return too_long(r, "");
 						return 1;
 					}
 					p = e;
@@ -170,12 +184,8 @@ static int next_record(tk_csv_reader *r, size_t *len, size_t *next)
 			}
 		}
 		scanned = (size_t)(p - s);
-		if (scanned >= TK_CSV_MAX_RECORD) {
-			r->rec = NULL;
-			r->rec_line = r->line;
-			return fail(r, TK_ETOOBIG, SIZE_MAX, "record longer than %u bytes (no line end)",
-				    TK_CSV_MAX_RECORD);
-		}
+		if (scanned >= TK_CSV_MAX_RECORD)
+			return too_long(r, " (no line end)");
 		if (r->eof) {
 			if (scanned == 0)
 				return 0;
