@@ -130,13 +130,14 @@ static int fill(tk_csv_reader *r)
 	}
 }
 
-/* A record over TK_CSV_MAX_RECORD: FILE:LINE:COLUMN, the column the first byte too many. */
-static int too_long(tk_csv_reader *r, const char *why)
+/* A record over TK_CSV_MAX_RECORD whose line end was found: FILE:LINE:COLUMN, the column
+ * that of the first byte too many. */
+static int too_long(tk_csv_reader *r)
 {
 	r->rec = NULL;
 	r->rec_line = r->line;
-	snprintf(r->err, sizeof(r->err), "%s:%llu:%u: record longer than %u bytes%s", r->label,
-		 (unsigned long long)r->line, TK_CSV_MAX_RECORD + 1, TK_CSV_MAX_RECORD, why);
+	snprintf(r->err, sizeof(r->err), "%s:%llu:%u: record longer than %u bytes", r->label,
+		 (unsigned long long)r->line, TK_CSV_MAX_RECORD + 1, TK_CSV_MAX_RECORD);
 	r->failed = TK_ETOOBIG;
 	return TK_ETOOBIG;
 }
@@ -164,7 +165,7 @@ static int next_record(tk_csv_reader *r, size_t *len, size_t *next)
 						*next = *len + 1;
 						/* found in the same block: still at most TK_CSV_MAX_RECORD */
 						if (*len > TK_CSV_MAX_RECORD)
-							return too_long(r, "");
+							return too_long(r);
 						return 1;
 					}
 					p = e;
@@ -184,8 +185,12 @@ static int next_record(tk_csv_reader *r, size_t *len, size_t *next)
 			}
 		}
 		scanned = (size_t)(p - s);
-		if (scanned >= TK_CSV_MAX_RECORD)
-			return too_long(r, " (no line end)");
+		if (scanned >= TK_CSV_MAX_RECORD) {
+			r->rec = NULL;
+			r->rec_line = r->line;
+			return fail(r, TK_ETOOBIG, SIZE_MAX, "record longer than %u bytes (no line end)",
+				    TK_CSV_MAX_RECORD);
+		}
 		if (r->eof) {
 			if (scanned == 0)
 				return 0;
