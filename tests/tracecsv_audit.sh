@@ -45,4 +45,24 @@ for nl in yes no; do
 		[ ! -e "$w/long.$ext" ] || fail "long.$ext left behind"
 	done
 done
+# 3. export refuses a time that does not fit in the target clock (no silent wrap)
+printf 'name,start_tsc.QPC,end_tsc\na,18446744073709551615,18446744073709551615\n' >"$w/q-hostname-h.csv"
+printf 'name,start_tsc.CLOCK_MONOTONIC_RAW,end_tsc\na,18446744073709551615,18446744073709551615\n' >"$w/m-hostname-h.csv"
+for ext in kev tb5; do
+	"$tc" import -q -o "$w/q.$ext" "$w/q-hostname-h.csv"
+	"$tc" import -q -o "$w/m.$ext" "$w/m-hostname-h.csv"
+	# (a .tb5 records no boot date: its UTC is the ns line itself, which cannot wrap)
+	cases="q:CLOCK_MONOTONIC_RAW q:UTC"; [ $ext = tb5 ] || cases="$cases m:UTC"
+	for t in $cases; do
+		f=${t%%:*} c=${t#*:}
+		src=QPC; [ $f = q ] || src=CLOCK_MONOTONIC_RAW
+		rm -rf "$w/x"; mkdir "$w/x"
+		rc=0
+		"$tc" export -q --clock $c -o "$w/x" "$w/$f.$ext" 2>"$w/err" || rc=$?
+		[ $rc -eq 1 ] || fail "export of $f.$ext as $c: exit $rc, wrote $(cat "$w"/x/* 2>/dev/null)"
+		grep -qF "timestamp 18446744073709551615 ($src) does not fit in $c" "$w/err" ||
+			fail "export of $f.$ext as $c: $(cat "$w/err")"
+		[ -z "$(ls "$w/x")" ] || fail "export of $f.$ext as $c left $(ls "$w/x")"
+	done
+done
 echo "tracecsv_audit: ok"

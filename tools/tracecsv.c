@@ -1666,6 +1666,8 @@ struct export {
 	int own_utc_line;   /* the trace's ns time line is UTC */
 	uint64_t boot_ns;   /* BOOT_DATE in ns since 1970 */
 	int cycles_are_own; /* cycle counts are values of the own domain (TRACEKIT_CSV_CLOCK, .tb5) */
+	uint64_t own_hz;    /* the own domain's rate (cycles_are_own): QPC 10 MHz, ns 1 GHz */
+	uint64_t bad_value; /* conv_time() -2: the value that does not fit */
 	int swap;
 	struct traceparser_state *st;
 	tk_csv_writer *iw, *cw;
@@ -1714,6 +1716,20 @@ static int conv_time(struct export *x, uint64_t cycles, uint64_t ns, uint64_t *o
 	if (x->cycles_are_own && c == o) {
 		*out = cycles;
 		return 0;
+	}
+	/* a value whose ns do not fit in 64 bits, or past the end of UTC in ns, is refused (the
+	 * ns time line would wrap) */
+	if (x->cycles_are_own && !tsc_o && x->own_hz != 0) {
+		unsigned __int128 exact = (unsigned __int128)cycles * 1000000000u / x->own_hz;
+		if (exact > UINT64_MAX) {
+			x->bad_value = cycles;
+			return -2;
+		}
+		ns = (uint64_t)exact; /* the own domain's values: exact, whatever the parser's rounding */
+	}
+	if (!x->own_utc_line && c == TK_CSV_UTC && ns > UINT64_MAX - x->boot_ns) {
+		x->bad_value = cycles;
+		return -2;
 	}
 	uint64_t mono; /* ns on a time line since boot */
 	if (x->own_utc_line) {
@@ -1837,6 +1853,7 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		return 0;
 	/* the time on the trace's time line only when a conversion needs it (a 128-bit division) */
 	uint64_t cycles = tk_traceparser_clk(st), t;
+	int crc = 0;
 	uint64_t ns = (x->clock == x->own && x->cycles_are_own) || ((x->clock == TK_CSV_TSC || x->clock == TK_CSV_RDTSC))
 			      ? 0
 			      : tk_traceparser_ns(st);
@@ -1899,7 +1916,7 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		}
 		if (c == x->n_cols)
 			return 0;
-		if (conv_time(x, cycles, ns, &t) != 0)
+		if ((crc = conv_time(x, cycles, ns, &t)) != 0)
 			goto noconv;
 		uint32_t pid = word(x, buf, 1), tid = word(x, buf, 2);
 		unsigned rf = flags & (F_PID | F_TID);
@@ -1930,7 +1947,7 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		x->unnamed++;
 		return 0;
 	}
-	if (conv_time(x, cycles, ns, &t) != 0)
+	if ((crc = conv_time(x, cycles, ns, &t)) != 0)
 		goto noconv;
 	if (code == EV_TASK_BEGIN || code == EV_FRAME_BEGIN) {
 		if (len < 4)
@@ -1974,8 +1991,14 @@ werr:
 	x->failed = 1;
 	return 0;
 noconv:
-	err("%s: the trace's %s timestamps cannot be given as %s", x->trace, tk_csv_clock_name(x->own),
-	    tk_csv_clock_name(x->clock));
+	if (crc == -2) {
+		uint64_t *off = traceparser_get_info(st, TK_TRACEPARSER_INFO_OFFSET, NULL);
+		err("%s: event at byte offset %" PRIu64 ": timestamp %" PRIu64 " (%s) does not fit in %s", x->trace,
+		    off ? *off : 0, x->bad_value, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+	} else {
+		err("%s: the trace's %s timestamps cannot be given as %s", x->trace, tk_csv_clock_name(x->own),
+		    tk_csv_clock_name(x->clock));
+	}
 	x->failed = 1;
 	return 0;
 }
@@ -2024,6 +2047,9 @@ static int kev_setup(struct export *x)
 	if (csvc && tk_csv_clock_parse(csvc, &x->own) == 0) {
 		x->own_utc_line = x->own == TK_CSV_UTC;
 		x->cycles_are_own = 1;
+		char *hz = hval(x->st, "CYCLES_PER_SEC");
+		x->own_hz = hz ? strtoull(hz, NULL, 10) : 0;
+		free(hz);
 	} else {
 		x->own = tk_traceparser_header_value(x->st, "TRACEKIT_CLOCK_RAW_NS", NULL) ? TK_CSV_CLOCK_MONOTONIC_RAW
 											    : TK_CSV_TSC;
@@ -2169,6 +2195,7 @@ struct tb5x {
 	uint32_t *col_of; /* event id -> column + 1 */
 	char *inst;       /* event id -> 1 for .INST */
 	size_t n_inst;
+	size_t n_records; /* records of the stream before this batch (for messages) */
 };
 
 static char *narrow(const TBRW_CHAR *w)
@@ -2274,7 +2301,16 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 				return 1;
 			}
 			uint64_t s, e;
-			if (conv_time(x, iv.start, tb5_ns(x, iv.start), &s) || conv_time(x, iv.end, tb5_ns(x, iv.end), &e)) {
+			int crc = conv_time(x, iv.start, tb5_ns(x, iv.start), &s);
+			if (crc == 0)
+				crc = conv_time(x, iv.end, tb5_ns(x, iv.end), &e);
+			if (crc == -2) {
+				err("%s: interval record %zu: timestamp %" PRIu64 " (%s) does not fit in %s", x->trace,
+				    t->n_records + i + 1, x->bad_value, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+				t->failed = 1;
+				return 1;
+			}
+			if (crc) {
 				err("%s: the trace's %s timestamps cannot be given as %s", x->trace,
 				    tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
 				t->failed = 1;
@@ -2299,7 +2335,14 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 			}
 			size_t c = t->col_of[cv.name] - 1;
 			uint64_t tt;
-			if (conv_time(x, cv.time, tb5_ns(x, cv.time), &tt)) {
+			int crc = conv_time(x, cv.time, tb5_ns(x, cv.time), &tt);
+			if (crc == -2) {
+				err("%s: counter record %zu: timestamp %" PRIu64 " (%s) does not fit in %s", x->trace,
+				    t->n_records + i + 1, x->bad_value, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+				t->failed = 1;
+				return 1;
+			}
+			if (crc) {
 				err("%s: the trace's %s timestamps cannot be given as %s", x->trace,
 				    tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
 				t->failed = 1;
@@ -2325,6 +2368,7 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 				x->row[c].i = (int64_t)cv.value;
 		}
 	}
+	t->n_records += t->counters ? size / sizeof(struct tb5_counter) : size / sizeof(struct tb5_interval);
 	return VT_SUCCESS;
 }
 
@@ -2391,6 +2435,7 @@ static int export_tb5_named(const char *trace, const char *name, const char *dir
 	}
 	x.own_utc_line = x.own == TK_CSV_UTC;
 	x.cycles_are_own = 1;
+	x.own_hz = x.own == TK_CSV_QPC ? QPC_HZ : 1000000000u;
 	x.clock = x.own;
 	if (clock_opt && tk_csv_clock_parse(clock_opt, &x.clock) != 0) {
 		ret = usage_error("--clock: unknown clock \"%s\" (QPC, CLOCK_MONOTONIC_RAW, RDTSC, TSC or UTC)", clock_opt);
@@ -2414,6 +2459,7 @@ static int export_tb5_named(const char *trace, const char *name, const char *dir
 			continue;
 		TBRW_U32 s = stream_of[k] < 0 ? 0 : (TBRW_U32)stream_of[k];
 		t.counters = k;
+		t.n_records = 0;
 		for (uint32_t i = 0; i < t.n_names; i++)
 			free(t.names[i]);
 		free(t.names);
