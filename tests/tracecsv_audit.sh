@@ -65,4 +65,13 @@ for ext in kev tb5; do
 		[ -z "$(ls "$w/x")" ] || fail "export of $f.$ext as $c left $(ls "$w/x")"
 	done
 done
+# 4. --host that cannot be a host in the file names: a usage error, nothing written
+for h in 'a/b' '' 'x-hostname-y'; do
+	rm -rf "$w/x"; mkdir "$w/x"
+	rc=0
+	"$tc" export --host "$h" -o "$w/x" "$w/q.kev" 2>"$w/err" || rc=$?
+	[ $rc -eq 2 ] || fail "--host '$h': exit $rc"
+	grep -q "no '/'" "$w/err" || fail "--host '$h': $(cat "$w/err")"
+	[ -z "$(ls "$w/x")" ] || fail "--host '$h' wrote $(ls "$w/x")"
+done
 echo "tracecsv_audit: ok"

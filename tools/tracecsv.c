@@ -2715,6 +2715,13 @@ int main(int argc, char **argv)
 		return usage_error("--into and --tsc-hz are options of import");
 	if (optind != argc - 1)
 		return usage_error("export: give exactly one trace (.kev or .tb5)");
+	/* the host ends up in the file names and is read back after the last "-hostname-"
+	 * (docs/vtune-csv.md, "File names") */
+	if (host_opt && (host_opt[0] == 0 || strchr(host_opt, '/') || strstr(host_opt, "-hostname-") ||
+			 strlen(host_opt) > 200))
+		return usage_error("--host \"%s\": a host is not empty, holds no '/' and no \"-hostname-\", and has "
+				   "at most 200 bytes",
+				   host_opt);
 	const char *trace = argv[optind];
 	const char *dir = output ? output : ".";
 	struct stat sb;
