@@ -74,4 +74,26 @@ for h in 'a/b' '' 'x-hostname-y'; do
 	grep -q "no '/'" "$w/err" || fail "--host '$h': $(cat "$w/err")"
 	[ -z "$(ls "$w/x")" ] || fail "--host '$h' wrote $(ls "$w/x")"
 done
+# 5. failed writes and a missing output directory name the file and the cause
+#    (a file size limit stands for a full disk: the write fails with EFBIG)
+awk 'BEGIN { print "name,start_tsc.QPC,end_tsc"; for (i = 0; i < 200000; i++) printf "n%d,%d,%d\n", i % 50, i * 10, i * 10 + 5 }' >"$w/big-hostname-h.csv"
+"$tc" import -q -o "$w/bigok.kev" "$w/big-hostname-h.csv"
+rm -rf "$w/x"; mkdir "$w/x"
+rc=0
+(trap '' XFSZ; ulimit -f 64; "$tc" import -q -o "$w/big.kev" "$w/big-hostname-h.csv") 2>"$w/err" || rc=$?
+[ $rc -eq 1 ] || fail "import past the size limit: exit $rc"
+grep -q "^tracecsv: $w/big.kev: write failed at byte offset [0-9]*: File too large" "$w/err" ||
+	fail "import past the size limit: $(cat "$w/err")"
+[ ! -e "$w/big.kev" ] || fail "big.kev left behind"
+rc=0
+(trap '' XFSZ; ulimit -f 64; "$tc" export -q -o "$w/x" "$w/bigok.kev") 2>"$w/err" || rc=$?
+[ $rc -eq 1 ] || fail "export past the size limit: exit $rc"
+grep -q "^tracecsv: $w/x/bigok-intervals-hostname-h.csv: write failed: file too large" "$w/err" ||
+	fail "export past the size limit: $(cat "$w/err")"
+[ -z "$(ls "$w/x")" ] || fail "export past the size limit left $(ls "$w/x")"
+rc=0
+"$tc" export -q -o "$w/nonexistent" "$w/bigok.kev" 2>"$w/err" || rc=$?
+[ $rc -eq 1 ] || fail "export -o a missing directory: exit $rc"
+grep -qF "tracecsv: $w/nonexistent: cannot use the output directory: No such file or directory" "$w/err" ||
+	fail "export -o a missing directory: $(cat "$w/err")"
 echo "tracecsv_audit: ok"

@@ -1130,7 +1130,7 @@ static int write_ev(struct import *im, tk_kev_writer *w, const struct ev *e)
 		uint32_t nwords[1] = {e->name};
 		int rc = tk_kev_write_event_str(w, 0, _TRACE_USER_C, EV_NAME, e->t, nwords, 1, im->names.str[e->name]);
 		if (rc) {
-			err("%s", tk_kev_writer_errmsg(w));
+			err("%s: %s", out_shown, tk_kev_writer_errmsg(w));
 			return -1;
 		}
 		im->defined[e->name] = 1;
@@ -1157,7 +1157,7 @@ static int write_ev(struct import *im, tk_kev_writer *w, const struct ev *e)
 	}
 	int rc = tk_kev_write_event(w, 0, _TRACE_USER_C, code, e->t, words, nw);
 	if (rc)
-		err("%s", tk_kev_writer_errmsg(w));
+		err("%s: %s", out_shown, tk_kev_writer_errmsg(w));
 	return rc ? -1 : 0;
 }
 
@@ -1187,7 +1187,7 @@ static int copy_base_events(struct base *b, tk_kev_writer *w)
 		have += (size_t)n;
 		size_t whole = have / 16 * 16;
 		if (whole > 0 && tk_kev_write_raw_file_order(w, buf, whole / 16) != 0) {
-			err("%s", tk_kev_writer_errmsg(w));
+			err("%s: %s", out_shown, tk_kev_writer_errmsg(w));
 			close(fd);
 			return -1;
 		}
@@ -1286,7 +1286,7 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 		}
 		int rc = tk_kev_writer_open(&w, out, &h, 0);
 		if (rc) {
-			err("%s: %s", out, w ? tk_kev_writer_errmsg(w) : tk_strerror(rc));
+			err("%s: %s", out_shown, w ? tk_kev_writer_errmsg(w) : tk_strerror(rc));
 			w = NULL;
 			goto done;
 		}
@@ -1320,7 +1320,7 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 				owner_pending = 0;
 				if (tk_kev_write_event(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, e.t, bw, 2) ||
 				    tk_kev_write_event(w, 0, _TRACE_PR_TH_C, STATE_RUNNING, e.t, tw, 2)) {
-					err("%s", tk_kev_writer_errmsg(w));
+					err("%s: %s", out_shown, tk_kev_writer_errmsg(w));
 					goto done;
 				}
 			}
@@ -1341,7 +1341,7 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 		w = NULL;
 		cleanup_set(NULL);
 		if (rc) {
-			err("%s: %s", out, tk_strerror(rc));
+			err("%s: write failed: %s", out_shown, tk_strerror(rc));
 			goto done;
 		}
 		ret = 0;
@@ -1831,8 +1831,11 @@ static int flush_row(struct export *x)
 	if (!x->row_has)
 		return 0;
 	x->row_has = 0;
-	if (tk_csv_write_counters(x->cw, x->row_t, x->row, x->row_flags, x->row_pid, x->row_tid) != 0)
+	int rc = tk_csv_write_counters(x->cw, x->row_t, x->row, x->row_flags, x->row_pid, x->row_tid);
+	if (rc != 0) {
+		err("%s: write failed: %s", x->cpath, tk_strerror(rc));
 		return -1;
+	}
 	memset(x->row, 0, x->n_cols * sizeof(*x->row));
 	return 0;
 }
@@ -1924,8 +1927,10 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		/* values of one moment and thread share a row while no column repeats */
 		if (x->row_has && (x->row_t != t || x->row_flags != rf || x->row_pid != pid || x->row_tid != tid ||
 				   x->row[c].present))
-			if (flush_row(x) != 0)
-				goto werr;
+			if (flush_row(x) != 0) {
+				x->failed = 1;
+				return 0;
+			}
 		x->row_has = 1;
 		x->row_t = t;
 		x->row_flags = rf;
@@ -1977,7 +1982,7 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		x->unmatched_end++;
 		return 0;
 	}
-	if (tk_csv_write_interval(x->iw, o->name, strlen(o->name), o->start, t, o->flags, o->pid, o->tid) != 0)
+	if ((crc = tk_csv_write_interval(x->iw, o->name, strlen(o->name), o->start, t, o->flags, o->pid, o->tid)) != 0)
 		goto werr;
 	x->intervals++;
 	open_remove(x, o);
@@ -1987,7 +1992,7 @@ nomem:
 	x->failed = 1;
 	return 0;
 werr:
-	err("writing the CSV file failed");
+	err("%s: write failed: %s", x->ipath, tk_strerror(crc));
 	x->failed = 1;
 	return 0;
 noconv:
@@ -2148,14 +2153,14 @@ static int export_kev_named(const char *trace, const char *name, const char *dir
 		rc = tk_csv_writer_close(x.cw);
 		x.cw = NULL;
 		if (rc) {
-			err("%s: %s", x.cpath, tk_strerror(rc));
+			err("%s: write failed: %s", x.cpath, tk_strerror(rc));
 			goto done;
 		}
 	}
 	rc = tk_csv_writer_close(x.iw);
 	x.iw = NULL;
 	if (rc) {
-		err("%s: %s", x.ipath, tk_strerror(rc));
+		err("%s: write failed: %s", x.ipath, tk_strerror(rc));
 		if (x.n_cols)
 			unlink(x.cpath); /* both files or none */
 		goto done;
@@ -2317,7 +2322,9 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 				return 1;
 			}
 			const char *nm = t->names[iv.name];
-			if (tk_csv_write_interval(t->w, nm, strlen(nm), s, e, iv.flags & (F_PID | F_TID), iv.pid, iv.tid)) {
+			int wrc = tk_csv_write_interval(t->w, nm, strlen(nm), s, e, iv.flags & (F_PID | F_TID), iv.pid, iv.tid);
+			if (wrc) {
+				err("%s: write failed: %s", x->ipath, tk_strerror(wrc));
 				t->failed = 1;
 				return 1;
 			}
@@ -2454,6 +2461,8 @@ static int export_tb5_named(const char *trace, const char *name, const char *dir
 	}
 	if (tktool_refuse_same_file(trace, ipath) || tktool_refuse_same_file(trace, cpath))
 		goto done;
+	snprintf(x.ipath, sizeof(x.ipath), "%s", ipath);
+	snprintf(x.cpath, sizeof(x.cpath), "%s", cpath);
 	for (int k = 0; k < 2; k++) {
 		if (stream_of[k] < 0 && k == 1)
 			continue;
@@ -2532,7 +2541,7 @@ static int export_tb5_named(const char *trace, const char *name, const char *dir
 		int r2 = tk_csv_writer_close(x.cw);
 		x.cw = NULL;
 		if (r2) {
-			err("%s: %s", cpath, tk_strerror(r2));
+			err("%s: write failed: %s", cpath, tk_strerror(r2));
 			ret = 1;
 		}
 	}
@@ -2540,7 +2549,7 @@ static int export_tb5_named(const char *trace, const char *name, const char *dir
 		int r2 = tk_csv_writer_close(x.iw);
 		x.iw = NULL;
 		if (r2) {
-			err("%s: %s", ipath, tk_strerror(r2));
+			err("%s: write failed: %s", ipath, tk_strerror(r2));
 			ret = 1;
 		}
 	}
@@ -2725,8 +2734,12 @@ int main(int argc, char **argv)
 	const char *trace = argv[optind];
 	const char *dir = output ? output : ".";
 	struct stat sb;
-	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		err("%s: not a directory", dir);
+	if (stat(dir, &sb) != 0) {
+		err("%s: cannot use the output directory: %s", dir, strerror(errno));
+		return 1;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		err("%s: cannot use the output directory: not a directory", dir);
 		return 1;
 	}
 	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
