@@ -96,4 +96,9 @@ rc=0
 [ $rc -eq 1 ] || fail "export -o a missing directory: exit $rc"
 grep -qF "tracecsv: $w/nonexistent: cannot use the output directory: No such file or directory" "$w/err" ||
 	fail "export -o a missing directory: $(cat "$w/err")"
+# 6. a symlink output, even dangling, is replaced by a regular file; its target is left alone
+ln -s "$w/target.kev" "$w/link.kev"
+"$tc" import -q -o "$w/link.kev" "$w/q-hostname-h.csv"
+[ -f "$w/link.kev" ] && [ ! -L "$w/link.kev" ] || fail "the symlink output was not replaced by a file"
+[ ! -e "$w/target.kev" ] || fail "the symlink's target was written"
 echo "tracecsv_audit: ok"
