@@ -133,12 +133,33 @@ static void remove_temporaries(void)
 			remove_dir_now(g_cleanup[i]);
 }
 
+/* When the first signal of the stop mode came (CLOCK_MONOTONIC, ns). */
+static volatile sig_atomic_t g_first_sig;
+static uint64_t g_first_ns;
+
+static uint64_t signal_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void on_signal(int sig)
 {
 	if (g_mode == TKTOOL_SIGNAL_STOP && !tktool_stop) {
+		g_first_ns = signal_now_ns();
+		g_first_sig = sig;
 		tktool_stop = 1;
 		return;
 	}
+	/*
+	 * The same signal again within 200 ms is one request delivered twice: timeout(1)
+	 * and kill(0, ...) send it to the process and to its process group. Only a signal
+	 * the user sends again ends the process.
+	 */
+	if (g_mode == TKTOOL_SIGNAL_STOP && g_first_sig == sig && signal_now_ns() - g_first_ns < 200000000u)
+		return;
 	remove_temporaries();
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -207,6 +228,17 @@ void tktool_cleanup_forget(int slot)
 {
 	if (slot >= 0 && slot < CLEANUP_SLOTS)
 		g_cleanup_used[slot] = 0;
+}
+
+static int g_temp_slots[2] = { -1, -1 };
+
+void tktool_temp_cb(void *user_data, const char *dir, const char *file)
+{
+	(void)user_data;
+	tktool_cleanup_forget(g_temp_slots[0]);
+	tktool_cleanup_forget(g_temp_slots[1]);
+	g_temp_slots[0] = dir != NULL ? tktool_cleanup_add_dir(dir) : -1;
+	g_temp_slots[1] = file != NULL ? tktool_cleanup_add(file) : -1;
 }
 
 /* ---- outputs ---- */

@@ -76,6 +76,12 @@ int tktool_cleanup_add(const char *path);
 int tktool_cleanup_add_dir(const char *dir);
 /* Forgets a registered file (it was renamed or removed). slot -1 is accepted. */
 void tktool_cleanup_forget(int slot);
+/*
+ * A library's temporaries callback (tk_bfbin_convert.temp_cb): registers dir (a private
+ * directory) and file (may be NULL) for the handler to remove; (NULL, NULL) forgets
+ * them. One pair at a time; user_data is not used.
+ */
+void tktool_temp_cb(void *user_data, const char *dir, const char *file);
 
 /* ---- outputs ---- */
 
