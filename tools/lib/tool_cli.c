@@ -19,9 +19,29 @@
 
 static const char *g_name = "tracekit";
 
+static struct sigaction g_xfsz_old;
+static int g_xfsz_saved;
+
 void tktool_init(const char *name)
 {
+	struct sigaction ign;
+
 	g_name = name;
+	/*
+	 * Past a file size limit (ulimit -f) a write fails with EFBIG, which the tool reports
+	 * ("File too large") before it removes its temporaries, instead of SIGXFSZ ending the
+	 * process with a core and leaving them.
+	 */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	g_xfsz_saved = sigaction(SIGXFSZ, &ign, &g_xfsz_old) == 0;
+}
+
+void tktool_exec_prepare(void)
+{
+	if (g_xfsz_saved)
+		sigaction(SIGXFSZ, &g_xfsz_old, NULL);
 }
 
 const char *tktool_name(void)

@@ -18,8 +18,13 @@
 
 /* ---- names and messages ---- */
 
-/* Sets the name every message starts with (call first in main). */
+/*
+ * Sets the name every message starts with (call first in main). Also ignores SIGXFSZ, so
+ * that a write past a file size limit fails with EFBIG and is reported like any other.
+ */
 void tktool_init(const char *name);
+/* In a child about to exec another program: gives SIGXFSZ back the disposition it had. */
+void tktool_exec_prepare(void);
 /* The name given to tktool_init. */
 const char *tktool_name(void);
 
