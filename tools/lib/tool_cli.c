@@ -272,20 +272,52 @@ int tktool_refuse_same_file(const char *input, const char *output)
 	return 1;
 }
 
+/*
+ * A FIFO output is opened (for writing, in place) only once a reader has it open, and
+ * that open blocks; below it runs with SIGINT and SIGTERM blocked. So wait for a reader
+ * here, interruptibly: a non-blocking open fails with ENXIO until there is one. The
+ * descriptor returned keeps the reader from seeing an end of file until the real open;
+ * -1 with errno set (EINTR once tktool_stop is set).
+ */
+static int wait_for_reader(const char *path)
+{
+	struct timespec pause = { 0, 20000000 };
+	int fd;
+
+	for (;;) {
+		if (tktool_stop) {
+			errno = EINTR;
+			return -1;
+		}
+		fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd >= 0 || (errno != ENXIO && errno != EINTR))
+			return fd;
+		nanosleep(&pause, NULL); /* a signal only shortens it */
+	}
+}
+
 int tktool_output_create(struct tktool_output *out, const char *path, unsigned flags)
 {
+	struct stat sb;
 	sigset_t old;
-	int rc;
+	int rc, reader = -1;
 
 	memset(out, 0, sizeof(*out));
 	out->path = path;
 	out->cleanup_slot = -1;
+	if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISFIFO(sb.st_mode)) {
+		reader = wait_for_reader(path);
+		if (reader < 0)
+			return errno == EINTR ? TK_ECANCELED : tk_error_from_errno(errno);
+	}
 	/* the temporary exists only once the handler knows its name */
 	block_signals(1, &old);
 	rc = tk_outfile_open(&out->of, path, flags);
 	if (rc == TK_OK && strcmp(tk_outfile_temp_path(out->of), path) != 0 && strcmp(path, "-") != 0)
 		out->cleanup_slot = tktool_cleanup_add(tk_outfile_temp_path(out->of));
 	block_signals(0, &old);
+	if (reader >= 0)
+		close(reader);
 	if (rc != TK_OK)
 		out->of = NULL;
 	return rc;
@@ -375,6 +407,7 @@ static int errno_of(int rc)
 	case TK_EMFILE: return EMFILE;
 	case TK_ENOMEM: return ENOMEM;
 	case TK_EEXIST: return EEXIST;
+	case TK_ECANCELED: return EINTR;
 	default: return EIO;
 	}
 }
