@@ -17,7 +17,7 @@ function(tk_man_page md name section)
   add_custom_command(OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${TK_MAN_DIR}/man${section}
     COMMAND sh ${PROJECT_SOURCE_DIR}/cmake/render_man.sh ${TK_LOWDOWN} ${md} ${out} ${name} ${section}
-            "tracekit ${PROJECT_VERSION}"
+            "tracekit ${PROJECT_VERSION}" ${CMAKE_INSTALL_FULL_DOCDIR}
     DEPENDS ${md} ${PROJECT_SOURCE_DIR}/cmake/render_man.sh
     COMMENT "Rendering ${name}(${section})" VERBATIM)
   install(FILES ${out} DESTINATION ${CMAKE_INSTALL_MANDIR}/man${section})

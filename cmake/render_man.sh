@@ -6,9 +6,10 @@
 # left-adjusted (.ad l: long code in tables made groff warn "cannot adjust line") and not
 # hyphenated (.nh: identifiers stay whole); tables lose the rules between cells and keep 2
 # ens between columns, so that the widest (tbrw_reader's) fits 80 columns.
-# usage: render_man.sh LOWDOWN IN.md OUT NAME SECTION SOURCE
+# A `docs/X.md` named in the text becomes `DOCDIR/X.md`, where the installed documentation is.
+# usage: render_man.sh LOWDOWN IN.md OUT NAME SECTION SOURCE [DOCDIR]
 set -eu
-lowdown=$1 in=$2 out=$3 name=$4 section=$5 source=$6
+lowdown=$1 in=$2 out=$3 name=$4 section=$5 source=$6 docdir=${7:-}
 tmp=$out.tmp.$$
 trap 'rm -f "$tmp" "$tmp.md" "$tmp.ad"' EXIT
 title_line=$(awk '/^<!--.*-->$/ || /^$/ { next } { print NR; exit }' "$in")
@@ -22,8 +23,9 @@ case $first in
 esac
 # Drop what precedes the title and the title; raise every heading one level (outside code
 # blocks), the top level in capitals as manual pages spell them.
-awk -v t="$title_line" 'NR <= t { next }
+awk -v t="$title_line" -v docdir="$docdir" 'NR <= t { next }
      /^```/ { code = !code }
+     !code && docdir != "" { gsub(/`docs\//, "`" docdir "/") }
      !code && /^## / { $0 = "# " toupper(substr($0, 4)) }
      !code && /^###/ { sub(/^#/, "") }
      { print }' "$in" >"$tmp.md"

@@ -79,8 +79,8 @@ banner "12. tracelogger: the kernel's side of a real multi-threaded program, wit
 "$TP" -s -t ns -n -c THREAD,PROCESS,KERCALL,USER -f "$OUT/pingpong.kev" >"$OUT/pingpong.txt"
 printf '  %s events; the threads, as the kernel named them:\n' "$(grep -c '^t:' "$OUT/pingpong.txt")"
 grep 'PROCTHREAD_NAME' "$OUT/pingpong.txt" | sed 's/^/  /' | head -n 6
-echo "  round 50 in time order: ping's USER 1; its write wakes pong (THREADY); ping blocks in its read"
-echo "  (THRECEIVE); pong runs, its read returns, USER 2:"
+echo "  round 50 in time order: ping's USER 1; its write wakes pong (THREADY); ping is preempted (THREADY)"
+echo "  or blocks in its next read (THRECEIVE); pong runs, its read returns, USER 2:"
 sed -n '/USREVENT:EVENT:1, d0:0x00000032/,/USREVENT:EVENT:2, d0:0x00000032/p' "$OUT/pingpong.txt" | head -n 24 | sed 's/^/  /'
 
 banner "13. VTune CSV: Intel's interval example into a .kev trace and a .tb5 file, and back to VTune's CSV"

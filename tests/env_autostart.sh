@@ -5,7 +5,8 @@
 # but one line on standard error.
 # Also (issue 10): bash's children do not re-record into the parent's file; the seed's
 # usr_event_simple runs unchanged beside TRACEKIT_LOG; bad values of the variables each
-# give their own message.
+# give their own message. Audit: an empty TRACEKIT_LOG_RING, TRACEKIT_LOG=- with stdout
+# closed, %% as a literal %, a kept older .part said once.
 # usage: env_autostart.sh LIBTRACEKIT_SO TRACEPRINTER [USR_EVENT_SIMPLE]
 set -eu
 lib=$1 tp=$2 ues=${3:-}
@@ -86,6 +87,39 @@ for v in 4294967297 0 -1 12x "" 1048577; do
 	[ -e "$tmp/bufs.kev" ] || [ -e "$tmp/bufs.kev.part" ] && fail "TRACEKIT_LOG_BUFFERS=$v recorded anyway"
 done
 bad "TRACEKIT_LOG_RING=yes: 1 (ring mode) or 0" TRACEKIT_LOG="$tmp/ring.kev" TRACEKIT_LOG_RING=yes
+# audit: an empty TRACEKIT_LOG_RING is a bad value too (it was accepted silently)
+bad "TRACEKIT_LOG_RING=: 1 (ring mode) or 0" TRACEKIT_LOG="$tmp/ring.kev" TRACEKIT_LOG_RING=
+[ -e "$tmp/ring.kev" ] || [ -e "$tmp/ring.kev.part" ] && fail "TRACEKIT_LOG_RING= recorded anyway"
+# audit: TRACEKIT_LOG=- with standard output closed says so (not "input/output error")
+TRACEKIT_LOG=- LD_PRELOAD="$lib" /bin/true >&- 2>"$tmp/err" || fail "true failed with stdout closed"
+[ "$(wc -l <"$tmp/err")" = 1 ] || fail "stdout closed: expected one line on stderr, got: $(cat "$tmp/err")"
+grep -q "^tracekit: TRACEKIT_LOG=-: .*standard output is not open" "$tmp/err" ||
+	fail "stdout closed: unexpected message: $(cat "$tmp/err")"
+# audit: %% is a literal %; "%%p" is no process ID (so only the first process records)
+TRACEKIT_LOG="$tmp/pct-%%p-%p-%%.kev" LD_PRELOAD="$lib" gzip -c "$tmp/in" >/dev/null 2>"$tmp/err" ||
+	fail "gzip failed"
+[ -s "$tmp/err" ] && fail "%%: unexpected standard error: $(cat "$tmp/err")"
+set -- "$tmp"/pct-*.kev
+[ $# = 1 ] || fail "no pct-%p-<pid>-%.kev: $(ls "$tmp")"
+case "$1" in "$tmp"/pct-%p-[0-9]*-%.kev) ;; *) fail "%% not a literal %: $1" ;; esac
+TRACEKIT_LOG="$tmp/lit-%%p.kev" LD_PRELOAD="$lib" bash -c 'gzip -c "$1" >/dev/null; exit 0' bash "$tmp/in" \
+	2>"$tmp/err" || fail "bash failed"
+[ -s "$tmp/err" ] && fail "%%p: unexpected standard error: $(cat "$tmp/err")"
+[ -s "$tmp/lit-%p.kev" ] || fail "no lit-%p.kev: $(ls "$tmp")"
+"$tp" -f "$tmp/lit-%p.kev" >"$tmp/out" || fail "traceprinter cannot read lit-%p.kev"
+grep -q 'name:.*gzip' "$tmp/out" && fail "%%p: a child of bash recorded into bash's file"
+# audit: a crashed run's .part is kept, and the run that finds it says so once, with the
+# name of its own temporary
+printf 'old' >"$tmp/kp.kev.part"
+TRACEKIT_LOG="$tmp/kp.kev" LD_PRELOAD="$lib" gzip -c "$tmp/in" >/dev/null 2>"$tmp/err" || fail "gzip failed"
+[ "$(wc -l <"$tmp/err")" = 1 ] || fail "kept .part: expected one line on stderr, got: $(cat "$tmp/err")"
+grep -q "^tracekit: TRACEKIT_LOG=$tmp/kp.kev: kept $tmp/kp.kev.part .*writes to $tmp/kp.kev\.[A-Za-z0-9]*\.part" \
+	"$tmp/err" || fail "kept .part: unexpected message: $(cat "$tmp/err")"
+[ "$(cat "$tmp/kp.kev.part")" = old ] || fail "the older .part was changed"
+"$tp" -f "$tmp/kp.kev" >/dev/null || fail "the run beside an older .part left no readable trace"
+set -- "$tmp"/kp.kev.*.part
+[ -e "$1" ] && fail "this run's temporary was left: $*"
+
 TRACEKIT_LOG="$tmp/b16.kev" TRACEKIT_LOG_BUFFERS=16 LD_PRELOAD="$lib" gzip -c "$tmp/in" >/dev/null 2>"$tmp/err" ||
 	fail "gzip failed"
 [ -s "$tmp/err" ] && fail "TRACEKIT_LOG_BUFFERS=16: $(cat "$tmp/err")"

@@ -1748,6 +1748,68 @@ static void test_env_program_closes_fds(void **state)
 	free(l.v);
 }
 
+/* Audit item 1: a daemon closes every descriptor, 0, 1 and 2 included, then opens files of
+ * its own (the third gets number 2), then records: the logger's message that it cannot
+ * write (its descriptor is gone) must not land in the program's files. */
+static int child_close_all(void)
+{
+	const char *user = getenv("TK_TEST_USER_FILE");
+	char name[4200];
+	unsigned i;
+	int fd, fds[3];
+
+	for (i = 0; i < 3000; i++)
+		tk_trace_user(82, i, 0);
+	if (TraceEvent(_NTO_TRACE_FLUSHBUFFER) != 0)
+		return 3;
+	for (fd = 0; fd < 65536; fd++)
+		close(fd);
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "%s.%u", user, i);
+		fds[i] = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fds[i] != (int)i || write(fds[i], "mine\n", 5) != 5)
+			return 4;
+	}
+	for (i = 0; i < 200000; i++) /* many buffers for the logger to write */
+		tk_trace_user(83, i, 0);
+	TraceEvent(_NTO_TRACE_FLUSHBUFFER); /* fails: the trace's descriptor is gone */
+	return 0;                           /* exit: the logger stops (and fails) once more */
+}
+
+static void test_env_program_closes_all_fds(void **state)
+{
+	const char *path = tkt_path("closeall.kev"), *user = tkt_path("closeall.user");
+	const char *errpath = tkt_path("closeall.err");
+	static char extra[4200];
+	char part[4096], name[4200], *data;
+	size_t len;
+	unsigned i;
+	struct evlist l;
+
+	(void)state;
+	snprintf(extra, sizeof(extra), "TK_TEST_USER_FILE=%s", user);
+	assert_int_equal(run_env_child("--autostart-close-all", path, extra, NULL, errpath), 0);
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "%s.%u", user, i);
+		data = tkt_read_file(name, &len);
+		assert_non_null(data);
+		if (len != 5 || memcmp(data, "mine\n", 5) != 0)
+			fail_msg("%s got something of the trace: %.*s", name, (int)len, data);
+		free(data);
+	}
+	/* the original stderr got nothing either: the program closed every descriptor of it */
+	data = tkt_read_file(errpath, &len);
+	assert_non_null(data);
+	if (len != 0)
+		fail_msg("unexpected message: %.*s", (int)len, data);
+	free(data);
+	snprintf(part, sizeof(part), "%s.part", path);
+	assert_false(tkt_exists(path));
+	read_trace(part, &l); /* what was written before stays readable */
+	assert_int_equal(count(&l, USER, 82), 3000);
+	free(l.v);
+}
+
 /* Item 13: TRACEKIT_LOG=- and a program that closes stdout before it exits. */
 static int child_close_stdout(void)
 {
@@ -2163,6 +2225,8 @@ int main(int argc, char **argv)
 		return child_close_fds();
 	if (argc > 1 && strcmp(argv[1], "--autostart-close-stdout") == 0)
 		return child_close_stdout();
+	if (argc > 1 && strcmp(argv[1], "--autostart-close-all") == 0)
+		return child_close_all();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_inserts_and_log_calls),
@@ -2191,6 +2255,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_ring_written_on_stop_and_exit),
 		cmocka_unit_test(test_drops_many_threads),
 		cmocka_unit_test(test_env_program_closes_fds),
+		cmocka_unit_test(test_env_program_closes_all_fds),
 		cmocka_unit_test(test_env_stdout_closed),
 		cmocka_unit_test(test_env_setuid_refused),
 		cmocka_unit_test(test_ring_drops_in_file),

@@ -1331,6 +1331,49 @@ static void test_owner_qnx_cpus(void **state)
 }
 
 /*
+ * Outside a callback there is no event being delivered: tk_traceparser_owner() returns 0
+ * with *pid = *tid = 0 (traceparser.h) with a NULL state, before traceparser() ran and after
+ * it returned, also when the file's last owner (CPU 0 here) is known; inside, it still
+ * names the owner.
+ */
+static void test_owner_outside_callback(void **state)
+{
+	static const uint32_t slots[][4] = {
+		{ H(0, 0, _TRACE_PR_TH_C, STATE_RUNNING), 2, 10, 1 },
+		{ H(0, 0, _TRACE_USER_C, 2), 4, 0, 0 },
+	};
+	const char *path = make_file("owner_outside.kev", 0, slots, sizeof(slots) / sizeof(slots[0]));
+	int32_t pid = 77, tid = 78;
+	int sort;
+
+	(void)state;
+	assert_int_equal(tk_traceparser_owner(NULL, &pid, &tid), 0);
+	assert_int_equal(pid, 0);
+	assert_int_equal(tid, 0);
+	assert_int_equal(tk_traceparser_owner(NULL, NULL, NULL), 0);
+	for (sort = 0; sort < 2; sort++) {
+		struct traceparser_state *st = new_parser();
+		memset(&g_own, 0, sizeof(g_own));
+		pid = 77, tid = 78;
+		assert_int_equal(tk_traceparser_owner(st, &pid, &tid), 0);
+		assert_int_equal(pid, 0);
+		assert_int_equal(tid, 0);
+		traceparser_sort(st, sort ? _TRACEPARSER_SORT : _TRACEPARSER_NOSORT);
+		assert_int_equal(traceparser_cs_range(st, NULL, own_rec_cb, _NTO_TRACE_USER, 0, 1023), 0);
+		assert_int_equal(traceparser(st, NULL, path), 0);
+		assert_int_equal(g_own.n, 1);
+		assert_int_equal(g_own.known[0], 1);
+		assert_int_equal(g_own.pid[0], 10);
+		assert_int_equal(g_own.tid[0], 1);
+		pid = 77, tid = 78;
+		assert_int_equal(tk_traceparser_owner(st, &pid, &tid), 0);
+		assert_int_equal(pid, 0);
+		assert_int_equal(tid, 0);
+		traceparser_destroy(&st);
+	}
+}
+
+/*
  * THRUNNING events reach the owner tracking through a hook in the dispatch table: a
  * callback attached to them still runs with its own user data (or traceparser()'s), and
  * when none is, the "previous callback" information still names the user's previous one.
@@ -1871,6 +1914,7 @@ int main(void)
 		cmocka_unit_test(test_large_files),
 		cmocka_unit_test(test_owner_tracekit_buffers),
 		cmocka_unit_test(test_owner_qnx_cpus),
+		cmocka_unit_test(test_owner_outside_callback),
 		cmocka_unit_test(test_owner_hook_callbacks),
 		cmocka_unit_test(test_time_line),
 		cmocka_unit_test(test_combine_never_finished_fast),

@@ -190,7 +190,9 @@ case_limit_n() { # -n 3: three buffers of 1024 events, then the command runs on 
 	slots=$(($(stat -c %s "$W/n.kev") / 16))
 	[ "$slots" -le 3300 ] || fail "$slots slots in the file: -n 3 keeps about 3 x 1024 (+ header, TIME events)"
 	[ "$slots" -ge 3072 ] || fail "$slots slots: fewer than 3 buffers"
-	grep -q "THDEAD" "$W/n.kev.txt" && fail "the file holds the end of the command: -n 3 did not stop"
+	# (a thread dying before the exec is not the command's: sanitizer runtimes start one there)
+	awk '/name:pingpong/ { run = 1 } run && /THDEAD/ { found = 1 } END { exit !found }' "$W/n.kev.txt" &&
+		fail "the file holds the end of the command: -n 3 did not stop"
 	true
 }
 

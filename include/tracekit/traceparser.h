@@ -274,7 +274,9 @@ TK_API uint64_t tk_traceparser_ns(const struct traceparser_state *stateptr);
  * CONTROL BUFFER before the event (in file order, whatever traceparser_sort() says); in
  * other files (QNX), the last THRUNNING seen on the event's CPU. Combine events have the
  * owner of their first slot. Returns 1 when known; 0 with *pid = *tid = 0 when not (no
- * THRUNNING yet, a buffer without one). pid and tid may be NULL. Call it from a callback.
+ * THRUNNING yet, a buffer without one), and also outside a callback (no event is being
+ * delivered: before traceparser() runs, after it returns, in the NULL callback at the end)
+ * and with a NULL stateptr. pid and tid may be NULL. Call it from a callback.
  */
 TK_API int tk_traceparser_owner(const struct traceparser_state *stateptr, int32_t *pid, int32_t *tid);
 

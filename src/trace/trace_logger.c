@@ -25,10 +25,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -91,6 +93,92 @@ static struct logger {
 	.done_cv = PTHREAD_COND_INITIALIZER,
 };
 
+/*
+ * Where the environment logger's messages go: the program's standard error as it was when
+ * recording started, and never whatever file has its number later (docs/recording.md: a
+ * daemon closes 0, 1, 2 and every other descriptor, then opens files of its own, which get
+ * those numbers). At start fd 2 is duplicated to a high close-on-exec number and its
+ * identity (device, inode, rdev) is kept; a message is written to the duplicate if it still
+ * is that file, else to fd 2 if that still is, else nowhere. A fork child records nothing
+ * and lets the duplicate go (a daemon(3) child must not keep its parent's stderr pipe open).
+ */
+static struct {
+	int fd;    /* the close-on-exec duplicate of fd 2, or -1 */
+	int known; /* fd 2 was open at start: dev, ino and rdev are its identity */
+	dev_t dev, rdev;
+	ino_t ino;
+} g_err = { .fd = -1 };
+
+static int err_is_ours(int fd)
+{
+	struct stat sb;
+
+	return fd >= 0 && fstat(fd, &sb) == 0 && sb.st_dev == g_err.dev && sb.st_ino == g_err.ino &&
+	       sb.st_rdev == g_err.rdev;
+}
+
+static void err_hold(void)
+{
+	struct rlimit rl;
+	struct stat sb;
+	long floor = 1000;
+
+	if (g_err.known || fstat(STDERR_FILENO, &sb) != 0)
+		return; /* already held, or stderr is closed: nothing is ever said */
+	g_err.dev = sb.st_dev;
+	g_err.ino = sb.st_ino;
+	g_err.rdev = sb.st_rdev;
+	g_err.known = 1;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (long)rl.rlim_cur <= floor + 24)
+		floor = (long)rl.rlim_cur * 3 / 4; /* a small limit: still above the usual numbers */
+	g_err.fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, floor > 3 ? floor : 3);
+	if (g_err.fd < 0)
+		g_err.fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+}
+
+/* Nothing more will be said: the duplicate is closed (if it still is ours). */
+static void err_release(void)
+{
+	if (err_is_ours(g_err.fd))
+		close(g_err.fd);
+	g_err.fd = -1;
+	g_err.known = 0;
+}
+
+/* One message ("tracekit: ...\n") to the standard error of the start, or nowhere. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char msg[sizeof(g_log.errmsg) + sizeof(g_log.path) * 2 + 256];
+	const char *p = msg;
+	va_list ap;
+	int n, fd;
+
+	if (!g_err.known)
+		return;
+	fd = err_is_ours(g_err.fd) ? g_err.fd : err_is_ours(STDERR_FILENO) ? STDERR_FILENO : -1;
+	if (fd < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n <= 0)
+		return;
+	if ((size_t)n >= sizeof(msg)) {
+		n = (int)sizeof(msg) - 1;
+		msg[n - 1] = '\n';
+	}
+	while (n > 0) {
+		ssize_t w = write(fd, p, (size_t)n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (int)w;
+	}
+}
+
 static void logger_wake(void *ctx)
 {
 	(void)ctx;
@@ -128,7 +216,7 @@ static void note_write_error(void)
 		/* Recording through the environment: said now, once (a daemon may never exit). */
 		if (g_log.from_env && !g_log.reported) {
 			g_log.reported = 1;
-			fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", g_log.path, g_log.errmsg);
+			say("tracekit: TRACEKIT_LOG=%s: %s\n", g_log.path, g_log.errmsg);
 		}
 	}
 	pthread_mutex_unlock(&g_log.mu);
@@ -562,8 +650,9 @@ static void logger_atexit(void)
 	/* The user asked for the trace through the environment and nobody else will hear of
 	 * the failure: one line, as when the file cannot be created. */
 	if (rc != TK_OK && from_env && !g_log.reported)
-		fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", path,
-			g_log.errmsg[0] ? g_log.errmsg : tk_strerror(rc));
+		say("tracekit: TRACEKIT_LOG=%s: %s\n", path, g_log.errmsg[0] ? g_log.errmsg : tk_strerror(rc));
+	if (from_env)
+		err_release();
 }
 
 static void child_after_fork(void)
@@ -582,6 +671,7 @@ static void child_after_fork(void)
 	pthread_mutex_init(&tk__trace.handler_lock, NULL);
 	g_log.running = 0;
 	g_log.w = NULL;
+	err_release();
 }
 
 /*
@@ -595,8 +685,14 @@ static int check_path(const char *path)
 	const char *base = strrchr(path, '/');
 
 	base = base ? base + 1 : path;
-	if (strcmp(path, "-") == 0)
+	if (strcmp(path, "-") == 0) {
+		if (fcntl(STDOUT_FILENO, F_GETFD) < 0 && errno == EBADF) { /* `>&-` */
+			snprintf(g_log.errmsg, sizeof(g_log.errmsg),
+				 "cannot write the trace to standard output: standard output is not open");
+			return TK_EINVAL;
+		}
 		return TK_OK;
+	}
 	if (path[0] == '\0' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) || base[0] == '\0') {
 		snprintf(g_log.errmsg, sizeof(g_log.errmsg), "cannot create %s: %s", path,
 			 path[0] == '\0' ? "empty file name" : strerror(EISDIR));
@@ -792,7 +888,9 @@ static int logger_yield(void *ctx)
 		return 0;
 	rc = tk_logger_stop();
 	if (rc != TK_OK && rc != TK_ESTATE && !g_log.reported)
-		fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", path, g_log.errmsg[0] ? g_log.errmsg : tk_strerror(rc));
+		say("tracekit: TRACEKIT_LOG=%s: %s\n", path, g_log.errmsg[0] ? g_log.errmsg : tk_strerror(rc));
+	if (rc != TK_ESTATE)
+		err_release(); /* the environment's recording is over */
 	return rc != TK_ESTATE;
 }
 
@@ -826,7 +924,11 @@ static unsigned parse_count(const char *s, unsigned max)
 	return (unsigned)v;
 }
 
-/* spec with every "%p" replaced by the process ID; -1 if it does not fit in cap. */
+/*
+ * spec with every "%p" replaced by the process ID and every "%%" by one "%" (any other "%"
+ * stays as it is); -1 if it does not fit in cap. With out NULL, only says whether spec has
+ * a "%p" (1 or 0).
+ */
 static int expand_path(const char *spec, char *out, size_t cap)
 {
 	size_t n = 0;
@@ -835,6 +937,8 @@ static int expand_path(const char *spec, char *out, size_t cap)
 
 	for (; *spec != '\0'; spec++) {
 		if (spec[0] == '%' && spec[1] == 'p') {
+			if (out == NULL)
+				return 1;
 			if (n + (size_t)pid_len >= cap)
 				return -1;
 			memcpy(out + n, pid, (size_t)pid_len);
@@ -842,12 +946,40 @@ static int expand_path(const char *spec, char *out, size_t cap)
 			spec++;
 			continue;
 		}
+		if (spec[0] == '%' && spec[1] == '%')
+			spec++; /* a literal "%" */
+		if (out == NULL)
+			continue;
 		if (n + 1 >= cap)
 			return -1;
 		out[n++] = *spec;
 	}
+	if (out == NULL)
+		return 0;
 	out[n] = '\0';
 	return 0;
+}
+
+/*
+ * A crashed (or _exit()ed, or exec()ed) run's "<path>.part" is kept, never reused: this run's temporary
+ * then has a unique name (tk_outfile). Said once, with both names, so that the old one is
+ * not taken for this run's.
+ */
+static void say_kept_part(const char *path)
+{
+	char part[sizeof(g_log.path) + 8], temp[sizeof(g_log.path) + 16];
+
+	if (strcmp(path, "-") == 0)
+		return;
+	pthread_mutex_lock(&g_log.mu);
+	snprintf(temp, sizeof(temp), "%s", g_log.w != NULL ? tk_kev_writer_temp_path(g_log.w) : "");
+	pthread_mutex_unlock(&g_log.mu);
+	snprintf(part, sizeof(part), "%s.part", path);
+	if (temp[0] == '\0' || strcmp(temp, part) == 0 || strcmp(temp, path) == 0)
+		return; /* the usual temporary, or an output written in place (a device) */
+	say("tracekit: TRACEKIT_LOG=%s: kept %s (a trace never completed: a crash, _exit() or exec); "
+	    "this run writes to %s until it completes\n",
+	    path, part, temp);
 }
 
 /*
@@ -858,8 +990,10 @@ static int expand_path(const char *spec, char *out, size_t cap)
  * Without "%p" only this process records: TRACEKIT_LOG is taken out of the environment
  * (the array itself, also the one main() gets, not through unsetenv(): bash brings its own
  * getenv/unsetenv, and its children would otherwise record into the same file).
+ *
+ * Returns 1 if recording started.
  */
-__attribute__((constructor)) static void trace_autostart(int argc, char **argv, char **envp)
+static int autostart(char **envp)
 {
 	extern char **environ;
 	const char *spec = secure_getenv("TRACEKIT_LOG"), *env;
@@ -867,49 +1001,58 @@ __attribute__((constructor)) static void trace_autostart(int argc, char **argv, 
 	char path[4096];
 	int rc;
 
-	(void)argc;
-	(void)argv;
 	if (getauxval(AT_SECURE) != 0) {
-		if (getenv("TRACEKIT_LOG") != NULL)
-			fprintf(stderr, "tracekit: TRACEKIT_LOG ignored: a privileged (setuid, setgid) process never "
-					"records through the environment\n");
-		return;
+		say("tracekit: TRACEKIT_LOG ignored: a privileged (setuid, setgid) process never records through the "
+		    "environment\n");
+		return 0;
 	}
 	if (spec == NULL || spec[0] == '\0')
-		return;
-	if (strstr(spec, "%p") == NULL) {
+		return 0;
+	if (expand_path(spec, NULL, 0) == 0) {
 		/* the string stays valid: only the pointer arrays change */
 		env_drop(environ, "TRACEKIT_LOG");
 		if (envp != environ)
 			env_drop(envp, "TRACEKIT_LOG");
 	}
 	if (expand_path(spec, path, sizeof(path)) != 0) {
-		fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", spec, strerror(ENAMETOOLONG));
-		return;
+		say("tracekit: TRACEKIT_LOG=%s: %s\n", spec, strerror(ENAMETOOLONG));
+		return 0;
 	}
 	env = secure_getenv("TRACEKIT_LOG_BUFFERS");
 	if (env != NULL && (opts.n_buffers = parse_count(env, TRACE_MAX_BUFFERS)) == 0) {
-		fprintf(stderr, "tracekit: TRACEKIT_LOG_BUFFERS=%s: not a number of buffers from 1 to %u; not recording\n",
-			env, TRACE_MAX_BUFFERS);
-		return;
+		say("tracekit: TRACEKIT_LOG_BUFFERS=%s: not a number of buffers from 1 to %u; not recording\n", env,
+		    TRACE_MAX_BUFFERS);
+		return 0;
 	}
 	env = secure_getenv("TRACEKIT_LOG_RING");
-	if (env != NULL && strcmp(env, "0") != 0 && strcmp(env, "1") != 0 && env[0] != '\0') {
-		fprintf(stderr, "tracekit: TRACEKIT_LOG_RING=%s: 1 (ring mode) or 0 (linear); not recording\n", env);
-		return;
+	if (env != NULL && strcmp(env, "0") != 0 && strcmp(env, "1") != 0) { /* "" too: a typo, not a choice */
+		say("tracekit: TRACEKIT_LOG_RING=%s: 1 (ring mode) or 0 (linear); not recording\n", env);
+		return 0;
 	}
 	opts.ring = env != NULL && strcmp(env, "1") == 0;
 	rc = tk_logger_start(path, &opts);
 	if (rc != TK_OK) {
 		/* The user asked for a trace through the environment: this is the only place
 		 * to say it cannot be made. */
-		fprintf(stderr, "tracekit: TRACEKIT_LOG=%s: %s\n", path,
-			g_log.errmsg[0] ? g_log.errmsg : tk_strerror(rc));
-		return;
+		say("tracekit: TRACEKIT_LOG=%s: %s\n", path, g_log.errmsg[0] ? g_log.errmsg : tk_strerror(rc));
+		return 0;
 	}
 	pthread_mutex_lock(&g_log.mu);
 	g_log.from_env = 1;
 	pthread_mutex_unlock(&g_log.mu);
+	say_kept_part(path);
 	TraceEvent(_NTO_TRACE_ADDALLCLASSES);
 	TraceEvent(_NTO_TRACE_START);
+	return 1;
+}
+
+__attribute__((constructor)) static void trace_autostart(int argc, char **argv, char **envp)
+{
+	(void)argc;
+	(void)argv;
+	if (getenv("TRACEKIT_LOG") == NULL)
+		return;
+	err_hold(); /* before anything can be said */
+	if (!autostart(envp))
+		err_release();
 }

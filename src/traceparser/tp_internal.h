@@ -219,6 +219,7 @@ struct traceparser_state {
 	uint64_t cpu_owner_known;
 	int32_t buf_pid, buf_tid;
 	int buf_owner_known;
+	int delivering; /* a callback of the user's is running: there is an event being delivered */
 	int cur_owner_explicit; /* the event being delivered carries its own owner */
 	int32_t cur_pid, cur_tid;
 	int cur_owner_known;

@@ -161,7 +161,14 @@ static int thrun_hook(struct traceparser_state *st, void *ud, unsigned h, unsign
 		return st->prev_return;
 	}
 	st->hook_prev_valid = 0;
-	return st->thrun_cb.fn(st, st->thrun_cb.ud, h, t, buf, len);
+	{
+		int was = st->delivering, rc;
+
+		st->delivering = 1;
+		rc = st->thrun_cb.fn(st, st->thrun_cb.ud, h, t, buf, len);
+		st->delivering = was;
+		return rc;
+	}
 }
 
 /* The previous callback of the user's (not the owner hook's call of no callback). */
@@ -447,7 +454,9 @@ int tk_traceparser_owner(const struct traceparser_state *st, int32_t *pid, int32
 	int32_t p = 0, t = 0;
 	int known = 0;
 
-	if (st != NULL) {
+	/* Outside a callback (before traceparser(), after it returned, in the NULL callback at
+	 * the end) no event is being delivered: not known. */
+	if (st != NULL && st->delivering) {
 		if (st->cur_owner_explicit) {
 			known = st->cur_owner_known;
 			p = st->cur_pid;
@@ -504,12 +513,16 @@ static inline void deliver_at(struct traceparser_state *st, uint32_t index, uint
 			      unsigned *buf, unsigned len, uint64_t slot)
 {
 	const struct tp_cb *cb = &st->cb[index];
+	int was;
 
 	if (cb->fn != NULL) {
 		st->cur_header = h;
 		st->cur_time = t;
 		st->cur_slot = slot;
+		was = st->delivering;
+		st->delivering = 1;
 		st->prev_return = cb->fn(st, cb->ud, h, t, buf, len);
+		st->delivering = was;
 		st->prev_header = h;
 	}
 }
