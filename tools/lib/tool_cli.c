@@ -148,7 +148,8 @@ static void remove_temporaries(void)
 	for (i = 0; i < CLEANUP_SLOTS; i++)
 		if (g_cleanup_used[i] == 1)
 			unlink(g_cleanup[i]);
-	for (i = 0; i < CLEANUP_SLOTS; i++)
+	/* the last registered first: a library's private directory may be inside the tool's */
+	for (i = CLEANUP_SLOTS - 1; i >= 0; i--)
 		if (g_cleanup_used[i] == 2)
 			remove_dir_now(g_cleanup[i]);
 }
