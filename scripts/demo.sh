@@ -101,4 +101,15 @@ else
 	exit 1
 fi
 
+banner "14. Looking at a trace: tracekit stats, and exports for trace viewers (Chrome JSON, Perfetto, SQLite)"
+TK="$BUILD/tools/tracekit"
+"$TK" stats "$OUT/pingpong.kev" | sed -n '1,8p'
+"$TK" convert --pair=10:11=item "$OUT/worker_pool.kev" "$OUT/worker_pool.json"
+"$TK" convert "$OUT/pingpong.kev" "$OUT/pingpong.pftrace"
+"$TK" convert "$OUT/pingpong.kev" "$OUT/pingpong.db"
+ls -l "$OUT/worker_pool.json" "$OUT/pingpong.pftrace" "$OUT/pingpong.db" | sed 's/^/  /'
+echo "  Open the .pftrace or .json in ui.perfetto.dev (it runs in the browser: the file is not"
+echo "  uploaded) or the .json in chrome://tracing or speedscope; query the .db with sqlite3"
+echo "  (docs/export.md has example queries)."
+
 printf '\nThe traces and their conversions are in %s/.\n' "$OUT"

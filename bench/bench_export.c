@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Export benchmark: writes (once) a .kev trace of N events as a traced program makes them
+ * (4 threads; function entry/exit, user begin/end pairs and instants, thread switches) and
+ * exports it to /dev/null as Chrome JSON, Perfetto protobuf and statistics, and to a new
+ * SQLite database beside it, best of R runs each. Prints key=value lines for bench/run_export.sh.
+ *
+ *   bench_export TRACE.kev [N [RUNS]]     default 10000000 events, 3 runs
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <tracekit/export.h>
+#include <tracekit/kev.h>
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int ev(tk_kev_writer *w, unsigned cls, unsigned code, uint64_t t, uint32_t a, uint32_t b)
+{
+	uint32_t words[2] = { a, b };
+	return tk_kev_write_event(w, 0, cls, code, t, words, 2);
+}
+
+/* The trace: segments of 1000 events per thread after a THRUNNING, each a run of
+ * USER 10, FUNC_ENTER f, FUNC_ENTER g, FUNC_EXIT g, FUNC_EXIT f, USER 11, USER 20. */
+static int write_trace(const char *path, uint64_t n)
+{
+	tk_kev_header hdr;
+	tk_kev_writer *w = NULL;
+	uint64_t t = 1000000, i = 0;
+	int rc;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u;
+	hdr.cpu_num = 1;
+	tk_kev_attr attr = { "TRACEKIT_USER_PAIRS", "10:11=item" };
+	hdr.attrs = &attr;
+	hdr.n_attrs = 1;
+	if ((rc = tk_kev_writer_open(&w, path, &hdr, 0)) != 0)
+		return rc;
+	static const unsigned seq_cls[7] = { _TRACE_USER_C, _TRACE_SYSTEM_C, _TRACE_SYSTEM_C, _TRACE_SYSTEM_C,
+					     _TRACE_SYSTEM_C, _TRACE_USER_C, _TRACE_USER_C };
+	static const unsigned seq_code[7] = { 10, _NTO_TRACE_SYS_FUNC_ENTER, _NTO_TRACE_SYS_FUNC_ENTER,
+					      _NTO_TRACE_SYS_FUNC_EXIT, _NTO_TRACE_SYS_FUNC_EXIT, 11, 20 };
+	static const uint32_t seq_fn[7] = { 0, 0x401000, 0x402000, 0x402000, 0x401000, 0, 0 };
+	unsigned k = 0;
+	while (i < n && rc == 0) {
+		uint32_t tid = 1 + (uint32_t)((i / 1000) % 4);
+		rc = ev(w, _TRACE_PR_TH_C, STATE_RUNNING, t += 50, 4242, tid);
+		i++;
+		for (unsigned j = 1; j < 1000 && i < n && rc == 0; j++, i++, k = (k + 1) % 7)
+			rc = ev(w, seq_cls[k], seq_code[k], t += 37, seq_fn[k] ? seq_fn[k] : (uint32_t)i,
+				seq_fn[k] ? 0x400100 : 512);
+	}
+	if (rc != 0) {
+		tk_kev_writer_abort(w);
+		return rc;
+	}
+	return tk_kev_writer_close(w);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench_export TRACE.kev [N [RUNS]]\n");
+		return 2;
+	}
+	const char *path = argv[1];
+	uint64_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 10000000u;
+	int runs = argc > 3 ? atoi(argv[3]) : 3;
+	struct stat sb;
+	char done[4096];
+	snprintf(done, sizeof(done), "%s.complete", path);
+	if (stat(done, &sb) != 0) {
+		int rc = write_trace(path, n);
+		if (rc != 0) {
+			fprintf(stderr, "bench_export: writing %s: %s\n", path, tk_strerror(rc));
+			return 1;
+		}
+		FILE *f = fopen(done, "w");
+		if (f != NULL)
+			fclose(f);
+	}
+	static const struct {
+		const char *name;
+		tk_export_format fmt;
+	} formats[] = { { "json", TK_EXPORT_CHROME_JSON },
+			{ "perfetto", TK_EXPORT_PERFETTO },
+			{ "stats", TK_EXPORT_STATS_TEXT } };
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		double best = 0;
+		tk_export_stats st;
+		for (int r = 0; r < runs; r++) {
+			FILE *out = fopen("/dev/null", "w");
+			char err[256];
+			if (out == NULL)
+				return 1;
+			double t0 = now_s();
+			int rc = tk_export_file(path, out, formats[i].fmt, NULL, NULL, &st, err, sizeof(err));
+			double dt = now_s() - t0;
+			fclose(out);
+			if (rc != 0) {
+				fprintf(stderr, "bench_export: %s: %s\n", formats[i].name, err);
+				return 1;
+			}
+			if (best == 0 || dt < best)
+				best = dt;
+		}
+		printf("%s_events=%" PRIu64 "\n%s_seconds_best=%.6f\n%s_events_per_sec=%.0f\n%s_slices=%" PRIu64 "\n",
+		       formats[i].name, st.events, formats[i].name, best, formats[i].name, (double)st.events / best,
+		       formats[i].name, st.slices);
+	}
+	/* SQLite: a new database each run, removed after */
+	double best = 0;
+	tk_export_stats st;
+	char db[4200];
+	snprintf(db, sizeof(db), "%s.bench.db", path);
+	for (int r = 0; r < runs; r++) {
+		char err[256];
+		remove(db);
+		double t0 = now_s();
+		int rc = tk_export_sqlite(path, db, NULL, NULL, &st, err, sizeof(err));
+		double dt = now_s() - t0;
+		remove(db);
+		if (rc != 0) {
+			fprintf(stderr, "bench_export: sqlite: %s\n", err);
+			return 1;
+		}
+		if (best == 0 || dt < best)
+			best = dt;
+	}
+	printf("sqlite_events=%" PRIu64 "\nsqlite_seconds_best=%.6f\nsqlite_events_per_sec=%.0f\n", st.events, best,
+	       (double)st.events / best);
+	return 0;
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tk_export_file(): a whole .kev file through libtraceparser, every event decoded
+ * (tk_traceparser_decode()) and handed to an exporter. The pairs and counters the trace
+ * declares in its header (TRACEKIT_USER_PAIRS, TRACEKIT_USER_COUNTERS) are read once the
+ * header is parsed, before the first event.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracekit/traceparser.h"
+#include "export/export_internal.h"
+
+typedef struct export_run {
+	tk_export *x;
+	const char *pairs, *counters;
+	int rc;            /* first error of the exporter: later events are skipped */
+	tk_kev_decoded dec; /* large: here rather than on the callback's stack */
+} export_run;
+
+static int on_event(struct traceparser_state *st, void *ud, unsigned header, unsigned time, unsigned *buf,
+		    unsigned len)
+{
+	export_run *r = ud;
+
+	if (r->rc != 0)
+		return 0;
+	if (tk_traceparser_decode(st, header, time, buf, len, 0, &r->dec) != 0)
+		return 0;
+	r->rc = tk_export_event(r->x, &r->dec);
+	return 0;
+}
+
+/* After the header, before the first event: the trace's own declarations, then the caller's. */
+static int on_header(struct traceparser_state *st, void *ud, unsigned header, unsigned time, unsigned *buf,
+		     unsigned len)
+{
+	export_run *r = ud;
+	const char *v;
+
+	(void)header, (void)time, (void)buf, (void)len;
+	if (r->rc == 0 && r->pairs != NULL)
+		r->rc = tk_export_add_spec(r->x, r->pairs, 0);
+	if (r->rc == 0 && r->counters != NULL)
+		r->rc = tk_export_add_spec(r->x, r->counters, 1);
+	v = tk_traceparser_header_value(st, "TRACEKIT_OWNER", NULL);
+	r->x->owner_markers = v != NULL && strcmp(v, "buffer") == 0;
+	/* the caller's declarations win: header items that conflict or are malformed are skipped */
+	if (r->rc == 0 && (v = tk_traceparser_header_value(st, "TRACEKIT_USER_PAIRS", NULL)) != NULL)
+		r->rc = tk__export_add_spec(r->x, v, 0, 1);
+	if (r->rc == 0 && (v = tk_traceparser_header_value(st, "TRACEKIT_USER_COUNTERS", NULL)) != NULL)
+		r->rc = tk__export_add_spec(r->x, v, 1, 1);
+	return 0;
+}
+
+/* The whole job with an exporter already made (freed here, whatever happens). */
+int tk__export_run_file(tk_export *x, const char *in_path, const char *pairs, const char *counters,
+			tk_export_stats *stats, char *errmsg, size_t errmsg_cap)
+{
+	export_run *r;
+	struct traceparser_state *st;
+	int rc, parse_rc, parse_errno;
+
+	r = calloc(1, sizeof(*r));
+	if (r == NULL) {
+		tk_export_free(x);
+		return TK_ENOMEM;
+	}
+	r->x = x;
+	/* the declarations are checked before any input is read (added for real in on_header) */
+	r->pairs = pairs;
+	r->counters = counters;
+	if ((pairs != NULL && (rc = tk_export_add_spec(r->x, pairs, 0)) != 0) ||
+	    (counters != NULL && (rc = tk_export_add_spec(r->x, counters, 1)) != 0)) {
+		if (errmsg != NULL && errmsg_cap > 0)
+			snprintf(errmsg, errmsg_cap, "%s", tk_export_errmsg(r->x));
+		tk_export_free(r->x);
+		free(r);
+		return rc;
+	}
+	tk__export_reset_declarations(r->x);
+	st = traceparser_init(NULL);
+	if (st == NULL) {
+		tk_export_free(r->x);
+		free(r);
+		return TK_ENOMEM;
+	}
+	for (unsigned cls = 0; cls < 32; cls++)
+		tk_traceparser_cs_internal(st, r, on_event, cls, cls == 0 ? 1 : 0, 1023);
+	traceparser_cs(st, r, on_header, _NTO_TRACE_EMPTY, _NTO_TRACE_EMPTYEVENT);
+
+	parse_rc = traceparser(st, r, in_path);
+	parse_errno = errno;
+	if (parse_rc != 0 && errmsg != NULL && errmsg_cap > 0) {
+		const char *msg = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL);
+		snprintf(errmsg, errmsg_cap, "%s", msg != NULL && *msg ? msg : strerror(parse_errno));
+	}
+	traceparser_destroy(&st);
+
+	/* the document is completed even after damage: what was read stays viewable */
+	rc = r->rc;
+	if (rc == 0 && (parse_rc == 0 || r->x->started)) /* unreadable from the start: nothing */
+		rc = tk_export_finish(r->x);
+	if (rc != 0) {
+		if (errmsg != NULL && errmsg_cap > 0)
+			snprintf(errmsg, errmsg_cap, "%s", tk_export_errmsg(r->x)[0] ? tk_export_errmsg(r->x)
+										: tk_strerror(rc));
+	} else if (parse_rc != 0) {
+		rc = tk_error_from_errno(parse_errno);
+		if (rc == 0 || rc == TK_EINVAL)
+			rc = TK_ECORRUPT;
+	}
+	if (stats != NULL)
+		*stats = *tk_export_get_stats(r->x);
+	tk_export_free(r->x);
+	free(r);
+	return rc;
+}
+
+int tk_export_file(const char *in_path, FILE *stream, tk_export_format fmt, const char *pairs,
+		   const char *counters, tk_export_stats *stats, char *errmsg, size_t errmsg_cap)
+{
+	tk_export *x;
+	int rc;
+
+	if (errmsg != NULL && errmsg_cap > 0)
+		errmsg[0] = '\0';
+	if (in_path == NULL || stream == NULL)
+		return TK_EINVAL;
+	rc = tk_export_new(&x, fmt, stream);
+	if (rc != 0)
+		return rc;
+	return tk__export_run_file(x, in_path, pairs, counters, stats, errmsg, errmsg_cap);
+}

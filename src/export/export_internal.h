@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the export module: the format-independent model (threads, their stacks of open
+ * slices, names, pairs and counters: export_model.c), the output buffer every format
+ * writes through, and the interface a format implements (export_json.c).
+ */
+#ifndef EXPORT_INTERNAL_H
+#define EXPORT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tracekit/export.h"
+
+/* What opened a slice. */
+enum tk__slice_kind { TK__SLICE_FUNC, TK__SLICE_USER, TK__SLICE_KERCALL };
+
+/* Why a slice was closed. */
+enum tk__close_reason { TK__CLOSE_END, TK__CLOSE_OUTER, TK__CLOSE_TRACE_END };
+
+/* An open slice: what the format needs at its end (the begin event is gone by then). */
+typedef struct tk__slice {
+	uint8_t kind;     /* tk__slice_kind */
+	uint16_t pair;    /* TK__SLICE_USER: index of the pair */
+	uint64_t key;     /* what the end must match: thisfn, pair index, call number */
+	uint64_t begin_ns;
+	uint64_t arg[2];  /* FUNC: thisfn, call_site; USER: d0, d1; KERCALL: number, cpu */
+	const char *name; /* the pair's name (USER); NULL: label, or the address (FUNC) */
+	char label[32];   /* KERCALL: the call's name */
+} tk__slice;
+
+typedef struct tk__thread {
+	int32_t pid, tid;
+	uint32_t used;      /* 1 for a taken hash slot */
+	uint32_t depth;     /* open slices on the stack */
+	uint32_t cap;
+	uint32_t overflow;  /* begins past TK_EXPORT_MAX_DEPTH still open */
+	tk__slice *stack;
+} tk__thread;
+
+typedef struct tk__pair {
+	uint32_t begin_code, end_code;
+	char name[48];
+} tk__pair;
+
+typedef struct tk__counter {
+	uint32_t code;
+	char name[48];
+} tk__counter;
+
+struct tk__format;
+
+struct tk_export {
+	const struct tk__format *fmt;
+	tk_export_format format;
+	int owner_markers; /* TRACEKIT_OWNER=buffer: the THRUNNING after a BUFFER names the owner */
+	FILE *stream;
+	int failed;        /* a write failed: TK_EIO from now on */
+	int started;       /* the format's header is written */
+	int finished;
+	char errmsg[256];
+	tk_export_stats stats;
+
+	/* output buffer, written to the stream when full */
+	char *out;
+	size_t out_len, out_cap;
+
+	/* threads: open addressing on (pid, tid) */
+	tk__thread *threads;
+	size_t n_threads, threads_cap;
+	tk__thread *last_thread; /* the thread of the last event (runs of one thread are common) */
+
+	/* user pairs and counters: code -> index + 1 (0: none) */
+	tk__pair pairs[TK_EXPORT_MAX_PAIRS];
+	tk__counter counters[TK_EXPORT_MAX_PAIRS];
+	unsigned n_pairs, n_counters;
+	uint16_t pair_begin[1024], pair_end[1024], counter_of[1024];
+
+	void *fmt_state; /* the format's own state */
+};
+
+/* What a format implements. Every function returns 0 or a TK_E* code. */
+typedef struct tk__format {
+	int (*start)(tk_export *x);
+	int (*event)(tk_export *x, const tk_kev_decoded *d); /* every event first; may be NULL */
+	int (*process_name)(tk_export *x, int32_t pid, const char *name, size_t len, int utf8);
+	int (*thread_name)(tk_export *x, int32_t pid, int32_t tid, const char *name, size_t len, int utf8);
+	int (*slice_begin)(tk_export *x, const tk__thread *t, const tk__slice *s); /* may be NULL */
+	int (*slice_end)(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
+			 const tk_kev_decoded *end, int reason);
+	/* t: the event's thread, NULL when it is not tracked (pid/tid then say what is known) */
+	int (*instant)(tk_export *x, const tk__thread *t, int32_t pid, int32_t tid, const tk_kev_decoded *d);
+	int (*counter)(tk_export *x, const tk__thread *t, const tk__counter *c, uint64_t ns, int64_t value);
+	int (*thread_new)(tk_export *x, const tk__thread *t); /* first event of a thread; may be NULL */
+	int (*finish)(tk_export *x);
+	void (*free)(tk_export *x);
+} tk__format;
+
+extern const tk__format tk__export_json;
+extern const tk__format tk__export_perfetto;
+extern const tk__format tk__export_stats;
+extern const tk__format tk__export_sqlite;
+
+/* An exporter of a given format; stream may be NULL for a format that writes no stream. */
+int tk__export_create(tk_export **out, const tk__format *format, tk_export_format fmt, FILE *stream);
+
+/* tk_export_file() with the exporter made by the caller; x is freed. */
+int tk__export_run_file(tk_export *x, const char *in_path, const char *pairs, const char *counters,
+			tk_export_stats *stats, char *errmsg, size_t errmsg_cap);
+
+/* ---- the output buffer ------------------------------------------------------------------ */
+
+int tk__export_flush(tk_export *x);
+
+/* Makes room for n more bytes (flushing); 0 or TK_EIO. */
+static inline int tk__out_room(tk_export *x, size_t n)
+{
+	if (x->out_len + n <= x->out_cap)
+		return 0;
+	return tk__export_flush(x) == 0 && n <= x->out_cap ? 0 : -1;
+}
+
+static inline void tk__out_mem(tk_export *x, const void *p, size_t n)
+{
+	/* callers reserve room first for short pieces; long ones go through in chunks */
+	const char *s = p;
+	while (n > 0) {
+		size_t room = x->out_cap - x->out_len, k = n < room ? n : room;
+		if (k == 0) {
+			if (tk__export_flush(x) != 0)
+				return;
+			continue;
+		}
+		memcpy(x->out + x->out_len, s, k);
+		x->out_len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+#define TK__OUT_LIT(x, lit) tk__out_mem((x), (lit), sizeof(lit) - 1)
+
+/* Decimal and hexadecimal numbers (room for 24 bytes must be reserved). */
+static inline void tk__out_u64(tk_export *x, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	while (n > 0)
+		x->out[x->out_len++] = tmp[--n];
+}
+
+static inline void tk__out_i64(tk_export *x, int64_t v)
+{
+	if (v < 0) {
+		x->out[x->out_len++] = '-';
+		tk__out_u64(x, (uint64_t)0 - (uint64_t)v);
+	} else {
+		tk__out_u64(x, (uint64_t)v);
+	}
+}
+
+static inline void tk__out_hex(tk_export *x, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[16];
+	int n = 0;
+	do {
+		tmp[n++] = digits[v & 0xf];
+		v >>= 4;
+	} while (v != 0);
+	x->out[x->out_len++] = '0';
+	x->out[x->out_len++] = 'x';
+	while (n > 0)
+		x->out[x->out_len++] = tmp[--n];
+}
+
+/* tk_export_add_spec(); lenient: items that are malformed or conflict are skipped. */
+int tk__export_add_spec(tk_export *x, const char *spec, int counters, int lenient);
+
+/* Forgets every pair and counter declared. */
+void tk__export_reset_declarations(tk_export *x);
+
+/* The fields of an event as JSON object members (no braces) into the output buffer
+ * (export_json.c; also the args column of the SQLite export). */
+void tk__json_fields(tk_export *x, const tk_kev_decoded *d);
+
+/* Sets the error message (printf-like) and returns err. */
+int tk__export_error(tk_export *x, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif /* EXPORT_INTERNAL_H */

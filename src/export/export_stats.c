@@ -1,0 +1,650 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Statistics of a trace, as a "format" of the exporter: the model hands it every event
+ * (counted per class and event, per owning thread, and followed through THREAD state
+ * changes) and every slice it closes (user intervals and kernel calls: count, total, mean,
+ * max). Nothing is written until the end, when the report goes out as text, CSV or JSON
+ * (docs/export.md, "Statistics"). Memory: a table per thread and per (class, event) seen.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export_internal.h"
+
+enum { BUCKET_RUNNING, BUCKET_READY, BUCKET_BLOCKED, N_BUCKETS };
+
+typedef struct st_thread {
+	int32_t pid, tid;
+	uint32_t used;
+	int state;            /* -1: unknown yet; otherwise the last STATE_* */
+	int last_cpu;         /* CPU of the last THRUNNING, -1 */
+	uint64_t since_ns;    /* when the state was entered */
+	uint64_t events;      /* events owned */
+	uint64_t ns[N_BUCKETS];
+	uint64_t switches, migrations;
+	char name[64];
+} st_thread;
+
+typedef struct st_process {
+	int32_t pid;
+	uint32_t used;
+	char name[128];
+} st_process;
+
+/* Durations: count, total, maximum, and a log-linear histogram for percentiles (8 buckets
+ * per power of two: a percentile is the upper end of its bucket, within 12.5%, at most the
+ * maximum). */
+#define HIST_BUCKETS 512
+typedef struct st_interval {
+	uint64_t count, total_ns, max_ns;
+	uint32_t *hist; /* HIST_BUCKETS counts, allocated at the first duration */
+} st_interval;
+
+static unsigned hist_bucket(uint64_t ns)
+{
+	if (ns < 8)
+		return (unsigned)ns;
+	unsigned e = 63u - (unsigned)__builtin_clzll(ns); /* 3..63 */
+	return 8 * (e - 2) + (unsigned)((ns >> (e - 3)) & 7);
+}
+
+static uint64_t hist_upper(unsigned b)
+{
+	if (b < 8)
+		return b;
+	unsigned e = b / 8 + 2, sub = b % 8;
+	return e >= 63 ? UINT64_MAX : ((uint64_t)(8 + sub + 1) << (e - 3)) - 1;
+}
+
+/* The p-th percentile (0 < p <= 100) of an interval's durations; 0 without any. */
+static uint64_t percentile(const st_interval *iv, unsigned p)
+{
+	if (iv->count == 0 || iv->hist == NULL)
+		return 0;
+	uint64_t rank = (iv->count * p + 99) / 100, seen = 0;
+	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
+		seen += iv->hist[b];
+		if (seen >= rank) {
+			uint64_t v = hist_upper(b);
+			return v < iv->max_ns ? v : iv->max_ns;
+		}
+	}
+	return iv->max_ns;
+}
+
+typedef struct st_state {
+	uint64_t *counts;      /* [32 * 1024] by (class, code) */
+	char **names;          /* "CLASS\tEVENT" of each (class, code) seen */
+	st_thread *threads;
+	size_t n_threads, threads_cap;
+	st_process *procs;
+	size_t n_procs, procs_cap;
+	st_interval pairs[TK_EXPORT_MAX_PAIRS];
+	st_interval kercalls[_TRACE_MAX_KER_CALL_NUM];
+	char kercall_names[_TRACE_MAX_KER_CALL_NUM][32];
+	struct { int32_t pid, tid; int valid; } running_on[64]; /* by CPU */
+	int after_buffer;      /* the last event was a CONTROL BUFFER (or TIME/DROPPED after it) */
+	uint64_t state_events; /* THREAD state changes followed */
+	uint64_t tables_full;  /* threads or processes past the cap: not counted separately */
+} st_state;
+
+#define ST_MAX_THREADS (1u << 20)
+
+static size_t hash2(int32_t a, int32_t b, size_t mask)
+{
+	uint64_t k = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+	return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+static st_thread *st_thread_get(st_state *ss, int32_t pid, int32_t tid)
+{
+	if ((ss->n_threads + 1) * 2 > ss->threads_cap) {
+		if (ss->n_threads >= ST_MAX_THREADS)
+			goto find_only;
+		size_t cap = ss->threads_cap == 0 ? 64 : ss->threads_cap * 2;
+		st_thread *t = calloc(cap, sizeof(*t));
+		if (t == NULL)
+			goto find_only;
+		for (size_t i = 0; i < ss->threads_cap; i++) {
+			if (!ss->threads[i].used)
+				continue;
+			size_t h = hash2(ss->threads[i].pid, ss->threads[i].tid, cap - 1);
+			while (t[h].used)
+				h = (h + 1) & (cap - 1);
+			t[h] = ss->threads[i];
+		}
+		free(ss->threads);
+		ss->threads = t;
+		ss->threads_cap = cap;
+	}
+find_only:
+	if (ss->threads_cap == 0)
+		return NULL;
+	size_t mask = ss->threads_cap - 1, h = hash2(pid, tid, mask);
+	while (ss->threads[h].used) {
+		if (ss->threads[h].pid == pid && ss->threads[h].tid == tid)
+			return &ss->threads[h];
+		h = (h + 1) & mask;
+	}
+	if ((ss->n_threads + 1) * 2 > ss->threads_cap) {
+		ss->tables_full++;
+		return NULL;
+	}
+	st_thread *t = &ss->threads[h];
+	t->used = 1;
+	t->pid = pid;
+	t->tid = tid;
+	t->state = -1;
+	t->last_cpu = -1;
+	ss->n_threads++;
+	return t;
+}
+
+/* Lookup only: never grows the table (pointers held by the caller stay valid). */
+static st_thread *st_thread_find(st_state *ss, int32_t pid, int32_t tid)
+{
+	if (ss->threads_cap == 0)
+		return NULL;
+	size_t mask = ss->threads_cap - 1, h = hash2(pid, tid, mask);
+	while (ss->threads[h].used) {
+		if (ss->threads[h].pid == pid && ss->threads[h].tid == tid)
+			return &ss->threads[h];
+		h = (h + 1) & mask;
+	}
+	return NULL;
+}
+
+static st_process *st_proc_get(st_state *ss, int32_t pid)
+{
+	if ((ss->n_procs + 1) * 2 > ss->procs_cap && ss->n_procs < ST_MAX_THREADS) {
+		size_t cap = ss->procs_cap == 0 ? 32 : ss->procs_cap * 2;
+		st_process *p = calloc(cap, sizeof(*p));
+		if (p != NULL) {
+			for (size_t i = 0; i < ss->procs_cap; i++) {
+				if (!ss->procs[i].used)
+					continue;
+				size_t h = hash2(ss->procs[i].pid, 0, cap - 1);
+				while (p[h].used)
+					h = (h + 1) & (cap - 1);
+				p[h] = ss->procs[i];
+			}
+			free(ss->procs);
+			ss->procs = p;
+			ss->procs_cap = cap;
+		}
+	}
+	if (ss->procs_cap == 0)
+		return NULL;
+	size_t mask = ss->procs_cap - 1, h = hash2(pid, 0, mask);
+	while (ss->procs[h].used) {
+		if (ss->procs[h].pid == pid)
+			return &ss->procs[h];
+		h = (h + 1) & mask;
+	}
+	if ((ss->n_procs + 1) * 2 > ss->procs_cap) {
+		ss->tables_full++;
+		return NULL;
+	}
+	ss->procs[h].used = 1;
+	ss->procs[h].pid = pid;
+	ss->n_procs++;
+	return &ss->procs[h];
+}
+
+static void copy_text(char *dst, size_t cap, const char *s, size_t n)
+{
+	size_t k = n < cap - 1 ? n : cap - 1;
+	for (size_t i = 0; i < k; i++) /* control characters would break the text and CSV layouts */
+		dst[i] = (unsigned char)s[i] < 0x20 || s[i] == ',' || s[i] == '"' ? '_' : s[i];
+	dst[k] = '\0';
+}
+
+static int st_start(tk_export *x)
+{
+	st_state *ss = calloc(1, sizeof(*ss));
+	if (ss == NULL)
+		return tk__export_error(x, TK_ENOMEM, "out of memory");
+	ss->counts = calloc(32 * 1024, sizeof(*ss->counts));
+	ss->names = calloc(32 * 1024, sizeof(*ss->names));
+	x->fmt_state = ss;
+	if (ss->counts == NULL || ss->names == NULL)
+		return tk__export_error(x, TK_ENOMEM, "out of memory");
+	return 0;
+}
+
+static int bucket_of(int state)
+{
+	if (state == STATE_RUNNING)
+		return BUCKET_RUNNING;
+	if (state == STATE_READY)
+		return BUCKET_READY;
+	return BUCKET_BLOCKED;
+}
+
+static void enter_state(st_thread *t, int state, uint64_t ns)
+{
+	if (t->state > STATE_DEAD && ns >= t->since_ns)
+		t->ns[bucket_of(t->state)] += ns - t->since_ns;
+	t->state = state;
+	t->since_ns = ns;
+}
+
+/* A thread enters state at ns on cpu: the time in its previous state is counted. A thread
+ * that starts running on a CPU where another one still ran has preempted it: that one is
+ * READY from then on, even if the trace does not say so. */
+static void thread_state(st_state *ss, st_thread *t, int state, uint64_t ns, unsigned cpu)
+{
+	cpu &= 63;
+	if (state == STATE_RUNNING && ss->running_on[cpu].valid &&
+	    (ss->running_on[cpu].pid != t->pid || ss->running_on[cpu].tid != t->tid)) {
+		st_thread *prev = st_thread_find(ss, ss->running_on[cpu].pid, ss->running_on[cpu].tid);
+		if (prev != NULL && prev->state == STATE_RUNNING && prev->last_cpu == (int)cpu)
+			enter_state(prev, STATE_READY, ns);
+	}
+	if (t->state == STATE_RUNNING && state != STATE_RUNNING && t->last_cpu >= 0 &&
+	    ss->running_on[t->last_cpu].valid && ss->running_on[t->last_cpu].pid == t->pid &&
+	    ss->running_on[t->last_cpu].tid == t->tid)
+		ss->running_on[t->last_cpu].valid = 0;
+	if (state == STATE_RUNNING) {
+		ss->running_on[cpu].pid = t->pid;
+		ss->running_on[cpu].tid = t->tid;
+		ss->running_on[cpu].valid = 1;
+		if (t->state != STATE_RUNNING)
+			t->switches++;
+		if (t->last_cpu >= 0 && (unsigned)t->last_cpu != cpu)
+			t->migrations++;
+		t->last_cpu = (int)cpu;
+	}
+	enter_state(t, state, ns);
+	ss->state_events++;
+}
+
+static uint64_t field_value(const tk_kev_decoded *d, const char *name, int *found)
+{
+	const tk_kev_field *f = tk_kev_field_find(d, name);
+	*found = f != NULL && f->type < TK_KEV_FIELD_STR;
+	return *found ? f->v.u : 0;
+}
+
+static int st_event(tk_export *x, const tk_kev_decoded *d)
+{
+	st_state *ss = x->fmt_state;
+	unsigned key = (d->cls & 31) * 1024 + (d->code & 1023);
+
+	ss->counts[key]++;
+	if (ss->names[key] == NULL) {
+		char buf[80];
+		const char *cls = d->cls_desc != NULL ? d->cls_desc->name : NULL;
+		char cls_buf[16];
+		if (cls == NULL) {
+			snprintf(cls_buf, sizeof(cls_buf), "CLASS %u", d->cls);
+			cls = cls_buf;
+		}
+		if (d->event_name[0] != '\0')
+			snprintf(buf, sizeof(buf), "%s\t%s", cls, d->event_name);
+		else if (d->number >= 0)
+			snprintf(buf, sizeof(buf), "%s\t%s %d", cls, d->cls == 6 ? "USER" : "EVENT", d->number);
+		else
+			snprintf(buf, sizeof(buf), "%s\tEVENT %u", cls, d->code);
+		ss->names[key] = strdup(buf);
+		if (ss->names[key] == NULL)
+			return tk__export_error(x, TK_ENOMEM, "out of memory");
+	}
+	if (d->cls == 2 && d->code < _TRACE_MAX_KER_CALL_NUM && ss->kercall_names[d->code][0] == '\0' &&
+	    d->event_name[0] != '\0')
+		snprintf(ss->kercall_names[d->code], sizeof(ss->kercall_names[0]), "%s", d->event_name);
+
+	/* the owner's events */
+	if (d->cls != 1 && (d->flags & TK_KEV_DEC_OWNER_KNOWN)) {
+		st_thread *t = st_thread_get(ss, d->pid, d->tid);
+		if (t != NULL)
+			t->events++;
+	}
+
+	/* names */
+	if (d->cls == 4 && (d->code == _TRACE_PR_TH_CREATE_P_NAME || d->code == _TRACE_PR_TH_NAME_T)) {
+		const tk_kev_field *f = tk_kev_field_find(d, "name");
+		int has_pid, has_tid;
+		int32_t pid = (int32_t)field_value(d, "pid", &has_pid);
+		int32_t tid = (int32_t)field_value(d, "tid", &has_tid);
+		if (f != NULL && f->type == TK_KEV_FIELD_STR && has_pid) {
+			if (d->code == _TRACE_PR_TH_CREATE_P_NAME) {
+				st_process *p = st_proc_get(ss, pid);
+				if (p != NULL)
+					copy_text(p->name, sizeof(p->name), f->str, f->len);
+			} else if (has_tid) {
+				st_thread *t = st_thread_get(ss, pid, tid);
+				if (t != NULL)
+					copy_text(t->name, sizeof(t->name), f->str, f->len);
+			}
+		}
+	}
+
+	/* thread states: THREAD codes 0..STATE_MAX-1 name the thread that changes state */
+	if (d->cls == 4 && d->code < STATE_MAX && d->number >= 0) {
+		int owner_marker = x->owner_markers && ss->after_buffer && d->code == STATE_RUNNING;
+		int has_pid, has_tid;
+		int32_t pid = (int32_t)field_value(d, "pid", &has_pid);
+		int32_t tid = (int32_t)field_value(d, "tid", &has_tid);
+		if (!owner_marker && has_pid && has_tid) {
+			st_thread *t = st_thread_get(ss, pid, tid);
+			if (t != NULL)
+				thread_state(ss, t, (int)d->code, d->time_ns, d->cpu);
+		}
+	}
+	if (d->cls == 1 && d->code == _TRACE_CONTROL_BUFFER)
+		ss->after_buffer = 1;
+	else if (!(d->cls == 1 && (d->code == _TRACE_CONTROL_TIME || d->code == _TRACE_CONTROL_DROPPED)))
+		ss->after_buffer = 0;
+	return 0;
+}
+
+static int st_ignore_name(tk_export *x, int32_t pid, const char *name, size_t len, int utf8)
+{
+	(void)x, (void)pid, (void)name, (void)len, (void)utf8;
+	return 0;
+}
+
+static int st_ignore_thread_name(tk_export *x, int32_t pid, int32_t tid, const char *name, size_t len, int utf8)
+{
+	(void)x, (void)pid, (void)tid, (void)name, (void)len, (void)utf8;
+	return 0;
+}
+
+static int st_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
+			const tk_kev_decoded *end, int reason)
+{
+	st_state *ss = x->fmt_state;
+	st_interval *iv = NULL;
+
+	(void)t, (void)end;
+	if (reason != TK__CLOSE_END) /* no real end: its length would mislead */
+		return 0;
+	if (s->kind == TK__SLICE_USER)
+		iv = &ss->pairs[s->pair];
+	else if (s->kind == TK__SLICE_KERCALL && s->arg[0] < _TRACE_MAX_KER_CALL_NUM)
+		iv = &ss->kercalls[s->arg[0]];
+	if (iv != NULL) {
+		uint64_t dur = end_ns - s->begin_ns;
+		if (iv->hist == NULL && (iv->hist = calloc(HIST_BUCKETS, sizeof(*iv->hist))) == NULL)
+			return tk__export_error(x, TK_ENOMEM, "out of memory");
+		iv->count++;
+		iv->total_ns += dur;
+		if (dur > iv->max_ns)
+			iv->max_ns = dur;
+		iv->hist[hist_bucket(dur)]++;
+	}
+	return 0;
+}
+
+static int st_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t tid, const tk_kev_decoded *d)
+{
+	(void)x, (void)t, (void)pid, (void)tid, (void)d;
+	return 0;
+}
+
+static int st_counter(tk_export *x, const tk__thread *t, const tk__counter *c, uint64_t ns, int64_t value)
+{
+	(void)x, (void)t, (void)c, (void)ns, (void)value;
+	return 0;
+}
+
+/* ---- the report ------------------------------------------------------------------------------- */
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const st_thread *p = *(st_thread *const *)a, *q = *(st_thread *const *)b;
+	if (p->pid != q->pid)
+		return p->pid < q->pid ? -1 : 1;
+	return p->tid < q->tid ? -1 : p->tid > q->tid;
+}
+
+/* ns as "<us>.<3 digits>" */
+static const char *us(char buf[32], uint64_t ns)
+{
+	snprintf(buf, 32, "%llu.%03u", (unsigned long long)(ns / 1000), (unsigned)(ns % 1000));
+	return buf;
+}
+
+static const char *proc_name(st_state *ss, int32_t pid)
+{
+	if (ss->procs_cap == 0)
+		return "";
+	size_t mask = ss->procs_cap - 1, h = hash2(pid, 0, mask);
+	while (ss->procs[h].used) {
+		if (ss->procs[h].pid == pid)
+			return ss->procs[h].name;
+		h = (h + 1) & mask;
+	}
+	return "";
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c >= 0x80)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static int st_finish(tk_export *x)
+{
+	st_state *ss = x->fmt_state;
+	const tk_export_stats *es = &x->stats;
+	FILE *f = x->stream;
+	int fmt = x->format;
+	char b1[32], b2[32], b3[32], b4[32];
+	size_t n = 0;
+
+	/* threads still in a state: counted up to the end of the trace */
+	st_thread **order = malloc((ss->n_threads + 1) * sizeof(*order));
+	if (order == NULL)
+		return tk__export_error(x, TK_ENOMEM, "out of memory");
+	for (size_t i = 0; i < ss->threads_cap; i++) {
+		st_thread *t = &ss->threads[i];
+		if (!t->used)
+			continue;
+		if (t->state > STATE_DEAD && es->last_ns >= t->since_ns)
+			t->ns[bucket_of(t->state)] += es->last_ns - t->since_ns;
+		t->since_ns = es->last_ns;
+		order[n++] = t;
+	}
+	qsort(order, n, sizeof(*order), cmp_thread);
+	uint64_t span = es->last_ns >= es->first_ns ? es->last_ns - es->first_ns : 0;
+
+	if (tk__export_flush(x) != 0) {
+		free(order);
+		return TK_EIO;
+	}
+	if (fmt == TK_EXPORT_STATS_TEXT) {
+		fprintf(f, "%llu events, %zu threads, %s us from %s to %s us\n", (unsigned long long)es->events, n,
+			us(b1, span), us(b2, es->first_ns), us(b3, es->last_ns));
+		fprintf(f, "\nThreads (time from THREAD state events: %llu followed)\n",
+			(unsigned long long)ss->state_events);
+		fprintf(f, "%10s %10s %10s %16s %16s %16s %9s %10s  %s\n", "pid", "tid", "events", "running (us)",
+			"ready (us)", "blocked (us)", "switches", "migrations", "name");
+		for (size_t i = 0; i < n; i++) {
+			const st_thread *t = order[i];
+			fprintf(f, "%10d %10d %10llu %16s %16s %16s %9llu %10llu  %s\n", t->pid, t->tid,
+				(unsigned long long)t->events, us(b1, t->ns[0]), us(b2, t->ns[1]), us(b3, t->ns[2]),
+				(unsigned long long)t->switches, (unsigned long long)t->migrations, t->name);
+		}
+		fprintf(f, "\nProcesses\n%10s %10s %8s %16s  %s\n", "pid", "events", "threads", "running (us)", "name");
+	} else if (fmt == TK_EXPORT_STATS_CSV) {
+		fprintf(f, "table,pid,tid,class,event,name,count,total_ns,mean_ns,max_ns,running_ns,ready_ns,blocked_ns,"
+			   "switches,migrations,p50_ns,p90_ns,p99_ns\n");
+		fprintf(f, "trace,,,,,,%llu,%llu,,,,,,,,,,\n", (unsigned long long)es->events, (unsigned long long)span);
+		for (size_t i = 0; i < n; i++) {
+			const st_thread *t = order[i];
+			fprintf(f, "thread,%d,%d,,,%s,%llu,,,,%llu,%llu,%llu,%llu,%llu,,,\n", t->pid, t->tid, t->name,
+				(unsigned long long)t->events, (unsigned long long)t->ns[0], (unsigned long long)t->ns[1],
+				(unsigned long long)t->ns[2], (unsigned long long)t->switches,
+				(unsigned long long)t->migrations);
+		}
+	} else {
+		fprintf(f, "{\"events\":%llu,\"first_ns\":%llu,\"last_ns\":%llu,\"threads\":[",
+			(unsigned long long)es->events, (unsigned long long)es->first_ns, (unsigned long long)es->last_ns);
+		for (size_t i = 0; i < n; i++) {
+			const st_thread *t = order[i];
+			fprintf(f, "%s\n{\"pid\":%d,\"tid\":%d,\"name\":", i ? "," : "", t->pid, t->tid);
+			json_str(f, t->name);
+			fprintf(f, ",\"events\":%llu,\"running_ns\":%llu,\"ready_ns\":%llu,\"blocked_ns\":%llu,"
+				   "\"switches\":%llu,\"migrations\":%llu}",
+				(unsigned long long)t->events, (unsigned long long)t->ns[0], (unsigned long long)t->ns[1],
+				(unsigned long long)t->ns[2], (unsigned long long)t->switches,
+				(unsigned long long)t->migrations);
+		}
+		fprintf(f, "],\n\"processes\":[");
+	}
+
+	/* processes: the sums of their threads (the list is sorted by pid) */
+	for (size_t i = 0, k = 0; i < n; i = k) {
+		uint64_t events = 0, running = 0;
+		for (k = i; k < n && order[k]->pid == order[i]->pid; k++)
+			events += order[k]->events, running += order[k]->ns[0];
+		const char *name = proc_name(ss, order[i]->pid);
+		if (fmt == TK_EXPORT_STATS_TEXT)
+			fprintf(f, "%10d %10llu %8zu %16s  %s\n", order[i]->pid, (unsigned long long)events, k - i,
+				us(b1, running), name);
+		else if (fmt == TK_EXPORT_STATS_CSV)
+			fprintf(f, "process,%d,,,,%s,%llu,,,,%llu,,,,,,,\n", order[i]->pid, name, (unsigned long long)events,
+				(unsigned long long)running);
+		else {
+			fprintf(f, "%s\n{\"pid\":%d,\"name\":", i ? "," : "", order[i]->pid);
+			json_str(f, name);
+			fprintf(f, ",\"events\":%llu,\"threads\":%zu,\"running_ns\":%llu}", (unsigned long long)events,
+				k - i, (unsigned long long)running);
+		}
+	}
+	free(order);
+
+	/* events per class and event */
+	if (fmt == TK_EXPORT_STATS_TEXT)
+		fprintf(f, "\nEvents by class and event\n%-18s %-24s %12s\n", "class", "event", "count");
+	else if (fmt == TK_EXPORT_STATS_JSON)
+		fprintf(f, "],\n\"events_by_class\":[");
+	int first = 1;
+	for (unsigned key = 0; key < 32 * 1024; key++) {
+		if (ss->counts[key] == 0)
+			continue;
+		char cls[40];
+		const char *tab = strchr(ss->names[key], '\t');
+		snprintf(cls, sizeof(cls), "%.*s", (int)(tab - ss->names[key]), ss->names[key]);
+		const char *ev = tab + 1;
+		if (fmt == TK_EXPORT_STATS_TEXT)
+			fprintf(f, "%-18s %-24s %12llu\n", cls, ev, (unsigned long long)ss->counts[key]);
+		else if (fmt == TK_EXPORT_STATS_CSV)
+			fprintf(f, "event,,,%s,%s,,%llu,,,,,,,,,,,\n", cls, ev, (unsigned long long)ss->counts[key]);
+		else {
+			fprintf(f, "%s\n{\"class\":", first ? "" : ",");
+			json_str(f, cls);
+			fprintf(f, ",\"event\":");
+			json_str(f, ev);
+			fprintf(f, ",\"count\":%llu}", (unsigned long long)ss->counts[key]);
+		}
+		first = 0;
+	}
+
+	/* intervals: user pairs, then kernel calls */
+	for (int kind = 0; kind < 2; kind++) {
+		unsigned n_iv = kind == 0 ? x->n_pairs : _TRACE_MAX_KER_CALL_NUM;
+		const char *title = kind == 0 ? "User intervals" : "Kernel calls";
+		const char *table = kind == 0 ? "interval" : "kercall";
+		if (fmt == TK_EXPORT_STATS_TEXT)
+			fprintf(f, "\n%s\n%-24s %10s %16s %16s %16s %14s %14s %14s\n", title, "name", "count", "total (us)",
+				"mean (us)", "max (us)", "p50 (us)", "p90 (us)", "p99 (us)");
+		else if (fmt == TK_EXPORT_STATS_JSON)
+			fprintf(f, "],\n\"%s\":[", kind == 0 ? "user_intervals" : "kernel_calls");
+		first = 1;
+		for (unsigned i = 0; i < n_iv; i++) {
+			const st_interval *iv = kind == 0 ? &ss->pairs[i] : &ss->kercalls[i];
+			char kname[64];
+			if (kind == 0)
+				snprintf(kname, sizeof(kname), "%s", x->pairs[i].name);
+			else if (iv->count == 0)
+				continue;
+			else if (ss->kercall_names[i][0] != '\0')
+				snprintf(kname, sizeof(kname), "%s", ss->kercall_names[i]);
+			else
+				snprintf(kname, sizeof(kname), "KERCALL %u", i);
+			uint64_t mean = iv->count ? iv->total_ns / iv->count : 0;
+			uint64_t p50 = percentile(iv, 50), p90 = percentile(iv, 90), p99 = percentile(iv, 99);
+			if (fmt == TK_EXPORT_STATS_TEXT) {
+				char b5[32], b6[32];
+				fprintf(f, "%-24s %10llu %16s %16s %16s %14s %14s %14s\n", kname, (unsigned long long)iv->count,
+					us(b1, iv->total_ns), us(b2, mean), us(b4, iv->max_ns), us(b3, p50), us(b5, p90),
+					us(b6, p99));
+			} else if (fmt == TK_EXPORT_STATS_CSV)
+				fprintf(f, "%s,,,,,%s,%llu,%llu,%llu,%llu,,,,,,%llu,%llu,%llu\n", table, kname,
+					(unsigned long long)iv->count, (unsigned long long)iv->total_ns,
+					(unsigned long long)mean, (unsigned long long)iv->max_ns, (unsigned long long)p50,
+					(unsigned long long)p90, (unsigned long long)p99);
+			else {
+				fprintf(f, "%s\n{\"name\":", first ? "" : ",");
+				json_str(f, kname);
+				fprintf(f, ",\"count\":%llu,\"total_ns\":%llu,\"mean_ns\":%llu,\"max_ns\":%llu,"
+					   "\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu}",
+					(unsigned long long)iv->count, (unsigned long long)iv->total_ns,
+					(unsigned long long)mean, (unsigned long long)iv->max_ns, (unsigned long long)p50,
+					(unsigned long long)p90, (unsigned long long)p99);
+			}
+			first = 0;
+		}
+	}
+
+	/* what could not be paired */
+	if (fmt == TK_EXPORT_STATS_TEXT)
+		fprintf(f, "\nUnmatched ends %llu, closed by an outer end %llu, open at the end %llu, "
+			   "without a known thread %llu\n",
+			(unsigned long long)es->unmatched_ends, (unsigned long long)es->closed_by_outer,
+			(unsigned long long)es->open_at_end, (unsigned long long)es->unknown_owner);
+	else if (fmt == TK_EXPORT_STATS_CSV)
+		fprintf(f, "unmatched,,,,,,%llu,,,,,,,,,,,\nunknown_owner,,,,,,%llu,,,,,,,,,,,\n",
+			(unsigned long long)es->unmatched_ends, (unsigned long long)es->unknown_owner);
+	else
+		fprintf(f, "],\n\"unmatched_ends\":%llu,\"closed_by_outer\":%llu,\"open_at_end\":%llu,"
+			   "\"unknown_owner\":%llu}\n",
+			(unsigned long long)es->unmatched_ends, (unsigned long long)es->closed_by_outer,
+			(unsigned long long)es->open_at_end, (unsigned long long)es->unknown_owner);
+	return ferror(f) ? tk__export_error(x, TK_EIO, "writing the statistics failed") : 0;
+}
+
+static void st_free(tk_export *x)
+{
+	st_state *ss = x->fmt_state;
+	if (ss == NULL)
+		return;
+	if (ss->names != NULL)
+		for (unsigned i = 0; i < 32 * 1024; i++)
+			free(ss->names[i]);
+	free(ss->names);
+	free(ss->counts);
+	for (unsigned i = 0; i < TK_EXPORT_MAX_PAIRS; i++)
+		free(ss->pairs[i].hist);
+	for (unsigned i = 0; i < _TRACE_MAX_KER_CALL_NUM; i++)
+		free(ss->kercalls[i].hist);
+	free(ss->threads);
+	free(ss->procs);
+	free(ss);
+	x->fmt_state = NULL;
+}
+
+const tk__format tk__export_stats = {
+	.start = st_start,
+	.event = st_event,
+	.process_name = st_ignore_name,
+	.thread_name = st_ignore_thread_name,
+	.slice_begin = NULL,
+	.slice_end = st_slice_end,
+	.instant = st_instant,
+	.counter = st_counter,
+	.finish = st_finish,
+	.free = st_free,
+};

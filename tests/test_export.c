@@ -1,0 +1,909 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the export module (tracekit/export.h): slices that nest whatever the input
+ * (unmatched exits dropped, inner slices closed by an outer end, open ones closed at the
+ * end), user pairs and counters and their declarations, names, JSON escaping, write errors.
+ *
+ * Also the golden driver:
+ *   test_export --json|--perfetto|--stats|--stats-csv|--stats-json TRACE.kev [PAIRS [COUNTERS]]
+ * writes the export to standard output (exit 1 and a message on error).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tk_test.h"
+
+#include <sqlite3.h>
+
+#include <tracekit/export.h>
+#include <tracekit/kev.h>
+
+/* ---- building traces ------------------------------------------------------------------ */
+
+static tk_kev_writer *trace_open(const char *path)
+{
+	tk_kev_header hdr;
+	tk_kev_writer *w = NULL;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u; /* 1 cycle = 1 ns: times are the cycle counts */
+	hdr.cpu_num = 2;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	return w;
+}
+
+static void ev2(tk_kev_writer *w, unsigned cpu, unsigned cls, unsigned code, uint64_t t, uint32_t a, uint32_t b)
+{
+	uint32_t words[2] = { a, b };
+	assert_int_equal(tk_kev_write_event(w, cpu, cls, code, t, words, 2), 0);
+}
+
+static void running(tk_kev_writer *w, uint64_t t, uint32_t pid, uint32_t tid)
+{
+	ev2(w, 0, _TRACE_PR_TH_C, STATE_RUNNING, t, pid, tid);
+}
+
+static void func(tk_kev_writer *w, uint64_t t, int enter, uint32_t fn)
+{
+	ev2(w, 0, _TRACE_SYSTEM_C, enter ? _NTO_TRACE_SYS_FUNC_ENTER : _NTO_TRACE_SYS_FUNC_EXIT, t, fn, 0x9000);
+}
+
+static void user(tk_kev_writer *w, uint64_t t, unsigned code, uint32_t d0, uint32_t d1)
+{
+	ev2(w, 0, _TRACE_USER_C, code, t, d0, d1);
+}
+
+/* Exports path to a string; returns the status, *out the text (free it). */
+static int export_to_string(const char *path, const char *pairs, const char *counters, tk_export_stats *st,
+			    char **out)
+{
+	char *buf = NULL, err[256];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	int rc = tk_export_file(path, f, TK_EXPORT_CHROME_JSON, pairs, counters, st, err, sizeof(err));
+	fclose(f);
+	*out = buf;
+	return rc;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+/* A then B entered; A exits (B closed by the outer end); an exit of C that was never
+ * entered (dropped); a user pair; D left open (closed at the last time). */
+static void test_slices_nest(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("nest.kev");
+	tk_kev_writer *w = trace_open(path);
+	running(w, 1000, 7, 1);
+	func(w, 2000, 1, 0xa0);
+	func(w, 3000, 1, 0xb0);
+	func(w, 4000, 0, 0xa0);
+	func(w, 5000, 0, 0xc0);
+	user(w, 6000, 10, 1, 2);
+	user(w, 7500, 11, 3, 4);
+	func(w, 8000, 1, 0xd0);
+	user(w, 9000, 20, 5, 6);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *json;
+	assert_int_equal(export_to_string(path, "10:11=step", NULL, &st, &json), 0);
+	assert_int_equal(st.slices, 4);
+	assert_int_equal(st.closed_by_outer, 1);
+	assert_int_equal(st.unmatched_ends, 1);
+	assert_int_equal(st.open_at_end, 1);
+	assert_int_equal(st.instants, 2); /* THRUNNING and USER 20 */
+	assert_int_equal(st.threads, 1);
+	assert_int_equal(st.first_ns, 1000);
+	assert_int_equal(st.last_ns, 9000);
+	/* B: 3 us to 4 us, closed by A's exit; A: 2 us to 4 us */
+	assert_non_null(strstr(json, "{\"name\":\"0xb0\",\"cat\":\"SYSTEM\",\"ph\":\"X\",\"ts\":3.000,\"dur\":1.000,"
+				     "\"pid\":7,\"tid\":1,\"args\":{\"thisfn\":\"0xb0\",\"call_site\":\"0x9000\","
+				     "\"closed\":\"by an outer end\"}}"));
+	assert_non_null(strstr(json, "{\"name\":\"0xa0\",\"cat\":\"SYSTEM\",\"ph\":\"X\",\"ts\":2.000,\"dur\":2.000,"));
+	assert_non_null(strstr(json, "{\"name\":\"step\",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":6.000,\"dur\":1.500,"
+				     "\"pid\":7,\"tid\":1,\"args\":{\"d0\":\"0x1\",\"d1\":\"0x2\",\"end\":{\"d0\":\"0x3\","
+				     "\"d1\":\"0x4\"}}}"));
+	assert_non_null(strstr(json, "\"name\":\"0xd0\",\"cat\":\"SYSTEM\",\"ph\":\"X\",\"ts\":8.000,\"dur\":1.000,"));
+	assert_non_null(strstr(json, "\"closed\":\"at the end of the trace\""));
+	assert_non_null(strstr(json, "{\"name\":\"USER 20\",\"cat\":\"USER\",\"ph\":\"i\",\"s\":\"t\",\"ts\":9.000,"
+				     "\"pid\":7,\"tid\":1,\"args\":{\"cpu\":0,\"d0\":\"0x5\",\"d1\":\"0x6\"}}"));
+	assert_int_equal(count(json, "0xc0"), 0);
+	assert_non_null(strstr(json, "\"unmatched_ends\":1,\"closed_by_outer\":1,\"open_at_end\":1"));
+	/* the document ends properly */
+	size_t n = strlen(json);
+	assert_true(n > 4 && strcmp(json + n - 4, "}}}\n") == 0);
+	free(json);
+}
+
+/* Slices of different threads never close each other; an end on another thread is unmatched. */
+static void test_slices_per_thread(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("threads.kev");
+	tk_kev_writer *w = trace_open(path);
+	running(w, 100, 7, 1);
+	func(w, 200, 1, 0xa0);
+	running(w, 300, 7, 2);
+	func(w, 400, 1, 0xa0);
+	func(w, 500, 0, 0xa0); /* thread 2's */
+	func(w, 550, 0, 0xa0); /* thread 2 has nothing open any more */
+	running(w, 600, 7, 1);
+	func(w, 700, 0, 0xa0); /* thread 1's */
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *json;
+	assert_int_equal(export_to_string(path, NULL, NULL, &st, &json), 0);
+	assert_int_equal(st.slices, 2);
+	assert_int_equal(st.unmatched_ends, 1);
+	assert_int_equal(st.closed_by_outer, 0);
+	assert_int_equal(st.threads, 2);
+	assert_non_null(strstr(json, "\"ts\":0.200,\"dur\":0.500,\"pid\":7,\"tid\":1,"));
+	assert_non_null(strstr(json, "\"ts\":0.400,\"dur\":0.100,\"pid\":7,\"tid\":2,"));
+	free(json);
+}
+
+/* Deeper than TK_EXPORT_MAX_DEPTH: the extra begins are counted and their ends absorbed. */
+static void test_depth_overflow(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("deep.kev");
+	tk_kev_writer *w = trace_open(path);
+	const unsigned n = TK_EXPORT_MAX_DEPTH + 10;
+	running(w, 1, 1, 1);
+	for (unsigned i = 0; i < n; i++)
+		func(w, 10 + i, 1, 0x1000 + i);
+	for (unsigned i = n; i-- > 0;)
+		func(w, 10 + 2 * n - i, 0, 0x1000 + i);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *json;
+	assert_int_equal(export_to_string(path, NULL, NULL, &st, &json), 0);
+	assert_int_equal(st.slices, TK_EXPORT_MAX_DEPTH);
+	assert_int_equal(st.depth_overflow, 10);
+	assert_int_equal(st.unmatched_ends, 0);
+	assert_int_equal(st.closed_by_outer, 0);
+	free(json);
+}
+
+/* Names become metadata, escaped into valid JSON (quotes, control characters, bad UTF-8). */
+static void test_names_escaped(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("names.kev");
+	tk_kev_writer *w = trace_open(path);
+	uint32_t pp[2] = { 1, 42 }, pt[2] = { 42, 3 };
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P_NAME, 10, pp, 2,
+						"/bin/\"quoted\"\\app"),
+			 0);
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, 20, pt, 2,
+						"tab\there \xff\xfe"),
+			 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *json;
+	assert_int_equal(export_to_string(path, NULL, NULL, &st, &json), 0);
+	assert_int_equal(st.names, 2);
+	assert_non_null(strstr(json, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":42,\"tid\":42,"
+				     "\"args\":{\"name\":\"/bin/\\\"quoted\\\"\\\\app\"}}"));
+	assert_non_null(strstr(json, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":42,\"tid\":3,"
+				     "\"args\":{\"name\":\"tab\\there \\u00ff\\u00fe\"}}"));
+	free(json);
+}
+
+/* Counters: d0 low and d1 high word of a signed value, on the event's process. */
+static void test_counters(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("counters.kev");
+	tk_kev_writer *w = trace_open(path);
+	running(w, 1, 5, 6);
+	user(w, 2000, 40, 7, 0);
+	user(w, 3000, 40, 0xfffffffeu, 0xffffffffu);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *json;
+	assert_int_equal(export_to_string(path, NULL, "40=queue depth", &st, &json), 0);
+	assert_int_equal(st.counters, 2);
+	assert_non_null(strstr(json, "{\"name\":\"queue depth\",\"ph\":\"C\",\"ts\":2.000,\"pid\":5,"
+				     "\"args\":{\"value\":7}}"));
+	assert_non_null(strstr(json, "\"ts\":3.000,\"pid\":5,\"args\":{\"value\":-2}}"));
+	free(json);
+}
+
+/* Declarations: syntax, ranges, conflicts; the header's declarations yield to the caller's. */
+static void test_declarations(void **state)
+{
+	(void)state;
+	tk_export *x;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_int_equal(tk_export_new(&x, TK_EXPORT_CHROME_JSON, f), 0);
+	assert_int_equal(tk_export_add_spec(x, "10:11=item,0x20:0x21", 0), 0);
+	assert_int_equal(tk_export_add_spec(x, "10:11=renamed", 0), 0); /* the same pair again */
+	assert_int_equal(tk_export_add_spec(x, "11:12", 0), TK_EINVAL);  /* 11 is taken */
+	assert_non_null(strstr(tk_export_errmsg(x), "already declared"));
+	assert_int_equal(tk_export_add_spec(x, "12", 0), TK_EINVAL);
+	assert_non_null(strstr(tk_export_errmsg(x), "'12'"));
+	assert_int_equal(tk_export_add_spec(x, "1:2=", 0), TK_EINVAL);
+	assert_int_equal(tk_export_add_spec(x, "1024:1", 0), TK_EINVAL);
+	assert_int_equal(tk_export_add_spec(x, "5:5", 0), TK_EINVAL);
+	assert_int_equal(tk_export_add_spec(x, "x:1", 0), TK_EINVAL);
+	assert_int_equal(tk_export_add_spec(x, "1:2;", 0), TK_EINVAL);
+	assert_int_equal(tk_export_add_spec(x, "40=depth,41", 1), 0);
+	assert_int_equal(tk_export_add_spec(x, "10", 1), TK_EINVAL); /* a pair's code */
+	assert_int_equal(tk_export_add_pair(x, 3, 3, NULL), TK_EINVAL);
+	assert_int_equal(tk_export_add_counter(x, 2000, NULL), TK_EINVAL);
+	assert_int_equal(tk_export_finish(x), 0);
+	assert_int_equal(tk_export_add_pair(x, 50, 51, NULL), TK_ESTATE); /* too late */
+	tk_export_free(x);
+	fclose(f);
+	free(buf);
+
+	/* a bad spec given to tk_export_file() is refused before the input is read */
+	char err[256];
+	f = open_memstream(&buf, &len);
+	assert_int_equal(tk_export_file("no-such-file.kev", f, TK_EXPORT_CHROME_JSON, "1:", NULL, NULL, err,
+					sizeof(err)),
+			 TK_EINVAL);
+	fclose(f);
+	assert_int_equal(len, 0);
+	assert_non_null(strstr(err, "bad user pair '1:'"));
+	free(buf);
+
+	/* the header declares 10:11 and 20:21, the caller 20:22: the header's 20:21 is skipped */
+	const char *path = tkt_path("declared.kev");
+	tk_kev_header hdr;
+	tk_kev_attr attrs[1] = { { "TRACEKIT_USER_PAIRS", "10:11=from header,20:21,junk" } };
+	tk_kev_writer *w = NULL;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u;
+	hdr.attrs = attrs;
+	hdr.n_attrs = 1;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	running(w, 1, 1, 1);
+	user(w, 10, 10, 0, 0);
+	user(w, 20, 11, 0, 0);
+	user(w, 30, 20, 0, 0);
+	user(w, 40, 22, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	tk_export_stats st;
+	char *json;
+	assert_int_equal(export_to_string(path, "20:22=mine", NULL, &st, &json), 0);
+	assert_int_equal(st.slices, 2);
+	assert_non_null(strstr(json, "{\"name\":\"from header\",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":0.010,\"dur\":0.010"));
+	assert_non_null(strstr(json, "{\"name\":\"mine\",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":0.030,\"dur\":0.010"));
+	free(json);
+}
+
+/* Damage midway: what came before is exported in a complete document, the error says where. */
+static void test_damaged_input(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("damaged.kev");
+	tk_kev_writer *w = trace_open(path);
+	running(w, 1, 1, 1);
+	func(w, 10, 1, 0xa0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	/* a partial slot at the end */
+	FILE *f = fopen(path, "ab");
+	assert_non_null(f);
+	fwrite("\x01\x02\x03", 1, 3, f);
+	fclose(f);
+
+	char *buf = NULL, err[256];
+	size_t len = 0;
+	tk_export_stats st;
+	f = open_memstream(&buf, &len);
+	int rc = tk_export_file(path, f, TK_EXPORT_CHROME_JSON, NULL, NULL, &st, err, sizeof(err));
+	fclose(f);
+	if (rc != 0) { /* the parser reports the partial slot */
+		assert_true(rc == TK_ETRUNC || rc == TK_ECORRUPT || rc == TK_EIO);
+		assert_non_null(strstr(err, "byte offset"));
+	}
+	assert_int_equal(st.slices, 1);
+	assert_int_equal(st.open_at_end, 1);
+	assert_true(len > 4 && strcmp(buf + len - 4, "}}}\n") == 0);
+	free(buf);
+
+	/* a missing file: nothing written */
+	f = open_memstream(&buf, &len);
+	rc = tk_export_file(tkt_path("missing.kev"), f, TK_EXPORT_CHROME_JSON, NULL, NULL, NULL, err, sizeof(err));
+	fclose(f);
+	assert_int_equal(rc, TK_ENOENT);
+	assert_int_equal(len, 0);
+	free(buf);
+}
+
+/* A full disk: TK_EIO with the cause. */
+static void test_write_error(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("big.kev");
+	tk_kev_writer *w = trace_open(path);
+	running(w, 1, 1, 1);
+	for (unsigned i = 0; i < 20000; i++)
+		user(w, 10 + i, 30, i, i);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	FILE *f = fopen("/dev/full", "w");
+	if (f == NULL)
+		skip();
+	char err[256];
+	int rc = tk_export_file(path, f, TK_EXPORT_CHROME_JSON, NULL, NULL, NULL, err, sizeof(err));
+	fclose(f);
+	assert_int_equal(rc, TK_EIO);
+	assert_non_null(strstr(err, "No space left on device"));
+}
+
+static void test_api_errors(void **state)
+{
+	(void)state;
+	tk_export *x = (tk_export *)1;
+	assert_int_equal(tk_export_new(&x, TK_EXPORT_CHROME_JSON, NULL), TK_EINVAL);
+	assert_null(x);
+	assert_int_equal(tk_export_new(&x, (tk_export_format)99, stdout), TK_EINVAL);
+	assert_int_equal(tk_export_new(NULL, TK_EXPORT_CHROME_JSON, stdout), TK_EINVAL);
+	assert_int_equal(tk_export_event(NULL, NULL), TK_EINVAL);
+	assert_int_equal(tk_export_finish(NULL), TK_EINVAL);
+	assert_null(tk_export_get_stats(NULL));
+	assert_string_equal(tk_export_errmsg(NULL), "");
+	tk_export_free(NULL);
+}
+
+/* ---- Perfetto: a protobuf walker for the structural checks -------------------------------- */
+
+struct pbr {
+	const unsigned char *p, *end;
+	int bad;
+};
+
+static uint64_t pbr_varint(struct pbr *b)
+{
+	uint64_t v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (b->p >= b->end) {
+			b->bad = 1;
+			return 0;
+		}
+		unsigned char c = *b->p++;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return v;
+	}
+	b->bad = 1;
+	return 0;
+}
+
+/* Next field: 1 with *field, and *v (varint) or *sub (length-delimited); 0 at the end. */
+static int pbr_next(struct pbr *b, unsigned *field, uint64_t *v, struct pbr *sub)
+{
+	if (b->p >= b->end || b->bad)
+		return 0;
+	uint64_t key = pbr_varint(b);
+	*field = (unsigned)(key >> 3);
+	switch (key & 7) {
+	case 0:
+		*v = pbr_varint(b);
+		sub->p = sub->end = NULL;
+		return !b->bad;
+	case 2: {
+		uint64_t n = pbr_varint(b);
+		if (b->bad || n > (uint64_t)(b->end - b->p)) {
+			b->bad = 1;
+			return 0;
+		}
+		sub->p = b->p;
+		sub->end = b->p + n;
+		sub->bad = 0;
+		b->p += n;
+		*v = n;
+		return 1;
+	}
+	default:
+		b->bad = 1; /* the exporter writes no other wire types */
+		return 0;
+	}
+}
+
+#define PF_MAX_TRACKS 64
+
+struct pf_check {
+	uint64_t tracks[PF_MAX_TRACKS];
+	int depth[PF_MAX_TRACKS];
+	unsigned n_tracks;
+	uint64_t max_name, max_cat, max_arg; /* interned so far */
+	unsigned begins, ends, instants, counters, packets, descriptors, named_threads, named_processes;
+};
+
+static int pf_track(struct pf_check *c, uint64_t uuid)
+{
+	for (unsigned i = 0; i < c->n_tracks; i++)
+		if (c->tracks[i] == uuid)
+			return (int)i;
+	return -1;
+}
+
+static void pf_interned(struct pf_check *c, struct pbr *b)
+{
+	unsigned f;
+	uint64_t v;
+	struct pbr sub;
+	while (pbr_next(b, &f, &v, &sub)) {
+		unsigned g;
+		uint64_t iid = 0, w;
+		struct pbr s2;
+		int named = 0;
+		while (pbr_next(&sub, &g, &w, &s2)) {
+			if (g == 1)
+				iid = w;
+			if (g == 2)
+				named = 1;
+		}
+		assert_true(named);
+		/* iids of each kind are given in order 1, 2, 3 ... */
+		uint64_t *max = f == 1 ? &c->max_cat : f == 2 ? &c->max_name : &c->max_arg;
+		assert_true(f >= 1 && f <= 3);
+		assert_int_equal(iid, *max + 1);
+		*max = iid;
+	}
+	assert_false(b->bad);
+}
+
+static void pf_event(struct pf_check *c, struct pbr *b, int has_ts, unsigned flags)
+{
+	unsigned f, type = 0;
+	uint64_t v, track = 0;
+	struct pbr sub;
+	int named = 0;
+	assert_true(has_ts);
+	while (pbr_next(b, &f, &v, &sub)) {
+		switch (f) {
+		case 9:
+			type = (unsigned)v;
+			break;
+		case 11:
+			track = v;
+			break;
+		case 10:
+			assert_true(v >= 1 && v <= c->max_name);
+			named = 1;
+			break;
+		case 23:
+			named = 1;
+			break;
+		case 3:
+			assert_true(v >= 1 && v <= c->max_cat);
+			break;
+		case 4: { /* a debug annotation: an interned or inline name and one value */
+			unsigned g, n_values = 0;
+			uint64_t w;
+			struct pbr s2;
+			while (pbr_next(&sub, &g, &w, &s2)) {
+				if (g == 1)
+					assert_true(w >= 1 && w <= c->max_arg);
+				else if (g != 10)
+					n_values++;
+			}
+			assert_int_equal(n_values, 1);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	assert_false(b->bad);
+	int t = pf_track(c, track);
+	assert_true(t >= 0); /* described before use */
+	switch (type) {
+	case 1:
+		assert_true(named);
+		assert_int_equal(flags, 2);
+		c->depth[t]++;
+		c->begins++;
+		break;
+	case 2:
+		assert_true(c->depth[t] > 0); /* ends never outnumber begins */
+		c->depth[t]--;
+		c->ends++;
+		break;
+	case 3:
+		assert_true(named);
+		assert_int_equal(flags, 2);
+		c->instants++;
+		break;
+	case 4:
+		c->counters++;
+		break;
+	default:
+		fail_msg("TrackEvent of type %u", type);
+	}
+}
+
+static void pf_descriptor(struct pf_check *c, struct pbr *b)
+{
+	unsigned f;
+	uint64_t v, uuid = 0, parent = 0;
+	struct pbr sub;
+	while (pbr_next(b, &f, &v, &sub)) {
+		if (f == 1)
+			uuid = v;
+		else if (f == 5)
+			parent = v;
+		else if (f == 3 || f == 4) {
+			unsigned g;
+			uint64_t w;
+			struct pbr s2;
+			while (pbr_next(&sub, &g, &w, &s2)) {
+				if (f == 4 && g == 5)
+					c->named_threads++;
+				if (f == 3 && g == 6)
+					c->named_processes++;
+			}
+		}
+	}
+	assert_true(uuid != 0);
+	if (parent != 0)
+		assert_true(pf_track(c, parent) >= 0);
+	if (pf_track(c, uuid) < 0) {
+		assert_true(c->n_tracks < PF_MAX_TRACKS);
+		c->tracks[c->n_tracks++] = uuid;
+	}
+	c->descriptors++;
+}
+
+/* Walks a whole Perfetto export: packets, sequence, interning, tracks, slice balance. */
+static void pf_walk(const void *data, size_t len, struct pf_check *c)
+{
+	struct pbr top = { data, (const unsigned char *)data + len, 0 }, pkt;
+	unsigned f;
+	uint64_t v;
+
+	memset(c, 0, sizeof(*c));
+	while (pbr_next(&top, &f, &v, &pkt)) {
+		assert_int_equal(f, 1); /* Trace.packet */
+		unsigned g, flags = 0;
+		uint64_t w, seq = 0;
+		int has_ts = 0;
+		struct pbr sub, ev = { NULL, NULL, 0 }, desc = { NULL, NULL, 0 }, interned = { NULL, NULL, 0 };
+		while (pbr_next(&pkt, &g, &w, &sub)) {
+			if (g == 10)
+				seq = w;
+			else if (g == 13)
+				flags = (unsigned)w;
+			else if (g == 8)
+				has_ts = 1;
+			else if (g == 11)
+				ev = sub;
+			else if (g == 12)
+				interned = sub;
+			else if (g == 60)
+				desc = sub;
+			else
+				fail_msg("unexpected TracePacket field %u", g);
+		}
+		assert_false(pkt.bad);
+		assert_int_equal(seq, 1);
+		if (c->packets == 0)
+			assert_int_equal(flags, 1); /* the first packet clears the incremental state */
+		else
+			assert_true(flags == 0 || flags == 2);
+		if (interned.p != NULL)
+			pf_interned(c, &interned);
+		if (desc.p != NULL)
+			pf_descriptor(c, &desc);
+		if (ev.p != NULL)
+			pf_event(c, &ev, has_ts, flags);
+		c->packets++;
+	}
+	assert_false(top.bad);
+	for (unsigned i = 0; i < c->n_tracks; i++)
+		assert_int_equal(c->depth[i], 0); /* every slice ended */
+}
+
+static int export_perfetto(const char *path, const char *pairs, const char *counters, tk_export_stats *st,
+			   char **out, size_t *len)
+{
+	char err[256];
+	FILE *f = open_memstream(out, len);
+	assert_non_null(f);
+	int rc = tk_export_file(path, f, TK_EXPORT_PERFETTO, pairs, counters, st, err, sizeof(err));
+	fclose(f);
+	return rc;
+}
+
+/* The nesting trace plus names and a counter, as Perfetto packets. */
+static void test_perfetto_structure(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("perfetto.kev");
+	tk_kev_writer *w = trace_open(path);
+	uint32_t pp[2] = { 1, 7 }, pt[2] = { 7, 1 };
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P_NAME, 500, pp, 2, "app"),
+			 0);
+	running(w, 1000, 7, 1);
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, 1100, pt, 2, "main"), 0);
+	func(w, 2000, 1, 0xa0);
+	func(w, 3000, 1, 0xb0);
+	func(w, 4000, 0, 0xa0);
+	func(w, 5000, 0, 0xc0);
+	user(w, 6000, 10, 1, 2);
+	user(w, 6500, 40, 9, 0);
+	user(w, 7500, 11, 3, 4);
+	func(w, 8000, 1, 0xd0);
+	user(w, 9000, 20, 5, 6);
+	running(w, 9500, 7, 2);
+	func(w, 9600, 1, 0xa0); /* interned name used again, on another thread */
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *buf = NULL;
+	size_t len = 0;
+	assert_int_equal(export_perfetto(path, "10:11=step", "40=depth", &st, &buf, &len), 0);
+	struct pf_check c;
+	pf_walk(buf, len, &c);
+	assert_int_equal(c.begins, st.slices);
+	assert_int_equal(c.ends, st.slices);
+	assert_int_equal(st.slices, 5);
+	assert_int_equal(c.instants, st.instants);
+	assert_int_equal(c.counters, 1);
+	assert_int_equal(c.named_processes, 1);
+	assert_int_equal(c.named_threads, 1);
+	/* tracks: no-thread, process 7, threads 7/1 and 7/2, the counter */
+	assert_int_equal(c.n_tracks, 5);
+	assert_int_equal(c.max_name, 6); /* THRUNNING 0xa0 0xb0 step 0xd0 "USER 20", each once */
+	free(buf);
+}
+
+/* ---- statistics ----------------------------------------------------------------------------- */
+
+static void state(tk_kev_writer *w, unsigned cpu, uint64_t t, unsigned st, uint32_t pid, uint32_t tid)
+{
+	ev2(w, cpu, _TRACE_PR_TH_C, st, t, pid, tid);
+}
+
+static int export_stats(const char *path, tk_export_format fmt, const char *pairs, char **out)
+{
+	char err[256];
+	size_t len = 0;
+	FILE *f = open_memstream(out, &len);
+	assert_non_null(f);
+	int rc = tk_export_file(path, f, fmt, pairs, NULL, NULL, err, sizeof(err));
+	fclose(f);
+	return rc;
+}
+
+/* Thread states of a QNX-style trace (the owner is the last THRUNNING of the CPU): time
+ * running, ready, blocked; a preempted thread counts as ready; switches and migrations;
+ * user intervals and kernel calls with a real end. */
+static void test_stats_states(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("states.kev");
+	tk_kev_writer *w = trace_open(path);
+	state(w, 0, 1000, STATE_RUNNING, 1, 1);
+	state(w, 0, 2000, STATE_RUNNING, 1, 2);  /* 1/1 preempted: ready */
+	state(w, 0, 4000, STATE_RECEIVE, 1, 2);  /* blocked */
+	state(w, 1, 4000, STATE_RUNNING, 1, 1);  /* on another CPU: a migration */
+	state(w, 0, 5000, STATE_READY, 1, 2);
+	state(w, 0, 7000, STATE_RUNNING, 1, 2);
+	ev2(w, 1, _TRACE_USER_C, 10, 8000, 0, 0);  /* 1/1: an interval of 1.5 us */
+	ev2(w, 1, _TRACE_USER_C, 11, 9500, 0, 0);
+	ev2(w, 1, _TRACE_USER_C, 10, 9600, 0, 0);  /* never ends: not counted */
+	ev2(w, 1, _TRACE_KER_CALL_C, __KER_MSG_SENDV, 9700, 3, 4);
+	ev2(w, 1, _TRACE_KER_CALL_C, _TRACE_MAX_KER_CALL_NUM + __KER_MSG_SENDV, 9900, 0, 0);
+	ev2(w, 0, _TRACE_USER_C, 30, 10000, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	char *txt;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_TEXT, "10:11=req", &txt), 0);
+	/* 1/1: running 1-2 and 4-10 us, ready 2-4 us; 1/2: running 2-4 and 7-10, blocked 4-5, ready 5-7 */
+	assert_non_null(strstr(txt, "         1          1          7            7.000            2.000            0.000         2          1"));
+	assert_non_null(strstr(txt, "         1          2          5            5.000            2.000            1.000         2          0"));
+	assert_non_null(strstr(txt, "req                               1            1.500            1.500            1.500"));
+	assert_non_null(strstr(txt, "MSG_SENDV                         1            0.200            0.200            0.200"));
+	assert_non_null(strstr(txt, "KERCALLENTER       MSG_SENDV                           1\n"));
+	assert_non_null(strstr(txt, "(time from THREAD state events: 6 followed)"));
+	assert_non_null(strstr(txt, "open at the end 1,"));
+	free(txt);
+
+	char *csv;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_CSV, "10:11=req", &csv), 0);
+	assert_true(strncmp(csv, "table,pid,tid,class,event,name,count,total_ns,mean_ns,max_ns,running_ns,ready_ns,"
+				 "blocked_ns,switches,migrations,p50_ns,p90_ns,p99_ns\n", 133) == 0);
+	assert_non_null(strstr(csv, "\nthread,1,1,,,,7,,,,7000,2000,0,2,1,,,\n"));
+	assert_non_null(strstr(csv, "\nthread,1,2,,,,5,,,,5000,2000,1000,2,0,,,\n"));
+	assert_non_null(strstr(csv, "\ninterval,,,,,req,1,1500,1500,1500,,,,,,1500,1500,1500\n"));
+	assert_non_null(strstr(csv, "\nkercall,,,,,MSG_SENDV,1,200,200,200,,,,,,200,200,200\n"));
+	assert_non_null(strstr(csv, "\nprocess,1,,,,,12,,,,12000,,,,,,,\n"));
+	free(csv);
+
+	char *json;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_JSON, "10:11=req", &json), 0);
+	assert_non_null(strstr(json, "{\"pid\":1,\"tid\":1,\"name\":\"\",\"events\":7,\"running_ns\":7000,"
+				     "\"ready_ns\":2000,\"blocked_ns\":0,\"switches\":2,\"migrations\":1}"));
+	assert_non_null(strstr(json, "\"user_intervals\":[\n{\"name\":\"req\",\"count\":1,\"total_ns\":1500,"));
+	free(json);
+}
+
+/* Percentiles of intervals: 100 intervals of 1, 2 ... 100 us; each percentile is the upper
+ * end of its histogram bucket (8 per power of two), at most the maximum. */
+static void test_stats_percentiles(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("pct.kev");
+	tk_kev_writer *w = trace_open(path);
+	uint64_t t = 1000;
+	state(w, 0, t, STATE_RUNNING, 1, 1);
+	for (unsigned i = 1; i <= 100; i++) {
+		ev2(w, 0, _TRACE_USER_C, 10, t += 10, i, 0);
+		ev2(w, 0, _TRACE_USER_C, 11, t += 1000u * i, i, 0);
+	}
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	char *json;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_JSON, "10:11=op", &json), 0);
+	/* p50 = 50 us: bucket [49152, 53247]; p90 = 90 us: [86016, 90111]; p99 = 99 us: [98304,
+	 * 106495], capped at the maximum, 100 us */
+	assert_non_null(strstr(json, "{\"name\":\"op\",\"count\":100,\"total_ns\":5050000,\"mean_ns\":50500,"
+				     "\"max_ns\":100000,\"p50_ns\":53247,\"p90_ns\":90111,\"p99_ns\":100000}"));
+	free(json);
+}
+
+/* In a tracekit recording (TRACEKIT_OWNER=buffer) the THRUNNING after a BUFFER only names
+ * the buffer's owner: it is no state change. */
+static void test_stats_owner_markers(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("markers.kev");
+	tk_kev_header hdr;
+	tk_kev_attr attrs[1] = { { "TRACEKIT_OWNER", "buffer" } };
+	tk_kev_writer *w = NULL;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u;
+	hdr.attrs = attrs;
+	hdr.n_attrs = 1;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	ev2(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, 100, 1, 16);
+	state(w, 0, 100, STATE_RUNNING, 5, 6); /* the owner marker */
+	state(w, 0, 200, STATE_READY, 5, 7);   /* a real state change */
+	ev2(w, 0, _TRACE_USER_C, 1, 300, 0, 0);
+	ev2(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, 400, 2, 16);
+	state(w, 0, 400, STATE_RUNNING, 5, 7);
+	ev2(w, 0, _TRACE_USER_C, 1, 500, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	char *txt;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_TEXT, NULL, &txt), 0);
+	assert_non_null(strstr(txt, "(time from THREAD state events: 1 followed)"));
+	/* 5/6 owns THRUNNING, THREADY and USER 1; 5/7 owns THRUNNING and USER 1; 5/7 ready 0.2-0.5 us */
+	assert_non_null(strstr(txt, "         5          6          3            0.000            0.000            0.000         0          0"));
+	assert_non_null(strstr(txt, "         5          7          2            0.000            0.300            0.000         0          0"));
+	free(txt);
+}
+
+/* ---- SQLite --------------------------------------------------------------------------------- */
+
+static int64_t sql_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *s;
+	int64_t v = -1;
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* The states trace as a database: thread-state intervals add up to the statistics' times,
+ * slices, events with their fields as JSON, names. */
+static void test_sqlite(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("sq.kev");
+	tk_kev_writer *w = trace_open(path);
+	uint32_t pp[2] = { 0, 1 }, pt[2] = { 1, 2 };
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P_NAME, 500, pp, 2, "srv"), 0);
+	state(w, 0, 1000, STATE_RUNNING, 1, 1);
+	state(w, 0, 2000, STATE_RUNNING, 1, 2);
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, 2500, pt, 2, "worker"), 0);
+	state(w, 0, 4000, STATE_RECEIVE, 1, 2);
+	state(w, 1, 4000, STATE_RUNNING, 1, 1);
+	state(w, 0, 5000, STATE_READY, 1, 2);
+	state(w, 0, 7000, STATE_RUNNING, 1, 2);
+	ev2(w, 1, _TRACE_USER_C, 10, 8000, 0x77, 0);
+	ev2(w, 1, _TRACE_USER_C, 11, 9500, 0, 0);
+	ev2(w, 1, _TRACE_USER_C, 40, 9600, 5, 0);
+	ev2(w, 1, _TRACE_KER_CALL_C, __KER_MSG_SENDV, 9700, 3, 4);
+	ev2(w, 1, _TRACE_KER_CALL_C, _TRACE_MAX_KER_CALL_NUM + __KER_MSG_SENDV, 9900, 0, 0);
+	ev2(w, 0, _TRACE_USER_C, 30, 10000, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	const char *db_path = tkt_path("sq.db");
+	char err[256];
+	tk_export_stats st;
+	assert_int_equal(tk_export_sqlite(path, db_path, "10:11=req", "40=depth", &st, err, sizeof(err)), 0);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events"), (int64_t)st.events);
+	assert_int_equal(sql_int(db, "SELECT sum(dur) FROM thread_states WHERE pid=1 AND tid=1 AND bucket='running'"), 7000);
+	assert_int_equal(sql_int(db, "SELECT sum(dur) FROM thread_states WHERE pid=1 AND tid=1 AND bucket='ready'"), 2000);
+	assert_int_equal(sql_int(db, "SELECT sum(dur) FROM thread_states WHERE pid=1 AND tid=2 AND bucket='running'"), 5000);
+	assert_int_equal(sql_int(db, "SELECT sum(dur) FROM thread_states WHERE pid=1 AND tid=2 AND bucket='blocked'"), 1000);
+	assert_int_equal(sql_int(db, "SELECT dur FROM thread_states WHERE pid=1 AND tid=2 AND state='RECEIVE'"), 1000);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slices"), (int64_t)st.slices);
+	assert_int_equal(sql_int(db, "SELECT dur FROM slices WHERE name='req' AND closed IS NULL"), 1500);
+	assert_int_equal(sql_int(db, "SELECT dur FROM slices WHERE name='MSG_SENDV' AND category='KERCALL'"), 200);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slices WHERE closed='at the end of the trace'"), 0);
+	assert_int_equal(sql_int(db, "SELECT value FROM counters WHERE name='depth' AND pid=1"), 5);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events WHERE event='USER 10' AND "
+				     "json_extract(args, '$.d0')='0x77' AND pid=1 AND tid=1"),
+			 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM threads WHERE pid=1 AND tid=2 AND name='worker'"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM processes WHERE pid=1 AND name='srv'"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE type='index' AND name NOT LIKE 'sqlite_%'"), 6);
+	sqlite3_close(db);
+
+	/* an existing database is refused: its tables are there */
+	assert_int_equal(tk_export_sqlite(path, db_path, NULL, NULL, NULL, err, sizeof(err)), TK_EIO);
+	assert_non_null(strstr(err, "already exists"));
+}
+
+/* ---- the golden driver -------------------------------------------------------------------- */
+
+static int driver(int argc, char **argv)
+{
+	char err[256];
+	tk_export_format fmt = strcmp(argv[1], "--perfetto") == 0    ? TK_EXPORT_PERFETTO
+			       : strcmp(argv[1], "--stats") == 0     ? TK_EXPORT_STATS_TEXT
+			       : strcmp(argv[1], "--stats-csv") == 0 ? TK_EXPORT_STATS_CSV
+			       : strcmp(argv[1], "--stats-json") == 0 ? TK_EXPORT_STATS_JSON
+								     : TK_EXPORT_CHROME_JSON;
+	int rc = tk_export_file(argv[2], stdout, fmt, argc > 3 && argv[3][0] ? argv[3] : NULL,
+				argc > 4 && argv[4][0] ? argv[4] : NULL, NULL, err, sizeof(err));
+	if (rc != 0) {
+		fprintf(stderr, "test_export: %s: %s\n", argv[2], err[0] ? err : tk_strerror(rc));
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && strncmp(argv[1], "--", 2) == 0)
+		return driver(argc, argv);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_slices_nest),
+		cmocka_unit_test(test_slices_per_thread),
+		cmocka_unit_test(test_depth_overflow),
+		cmocka_unit_test(test_names_escaped),
+		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_declarations),
+		cmocka_unit_test(test_damaged_input),
+		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_api_errors),
+		cmocka_unit_test(test_perfetto_structure),
+		cmocka_unit_test(test_stats_states),
+		cmocka_unit_test(test_stats_percentiles),
+		cmocka_unit_test(test_stats_owner_markers),
+		cmocka_unit_test(test_sqlite),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,23 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# tracekit's bash completion: commands, convert's formats, stats' options.
+# usage: tracekit_completion.sh COMPLETION_SCRIPT
+set -u
+. "$1"
+fail=0
+complete_words() { # expected words...
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMPREPLY=()
+	_tracekit
+	if [ "${COMPREPLY[*]}" != "$*" ]; then
+		echo "completing '${COMP_WORDS[*]}': got '${COMPREPLY[*]}', expected '$*'"
+		fail=1
+	fi
+}
+COMP_WORDS=(tracekit c); complete_words convert
+COMP_WORDS=(tracekit ''); complete_words print convert stats info help --help --version
+COMP_WORDS=(tracekit convert --to=p); complete_words --to=perfetto
+COMP_WORDS=(tracekit stats --format=); complete_words --format=text --format=csv --format=json
+COMP_WORDS=(tracekit help s); complete_words stats
+COMP_WORDS=(tracekit print -t ''); complete_words lsb cycles ns
+exit $fail
