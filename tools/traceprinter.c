@@ -47,7 +47,8 @@ static const char usage_text[] =
 	"      --version          show the version and exit\n"
 	"\n"
 	"Exit status: 0 on success, 1 when the file cannot be read or is malformed (every event\n"
-	"before the problem is still printed), 2 on a usage error.\n"
+	"before the problem is still printed on standard output; with -o, the output file is\n"
+	"left as it was), 2 on a usage error.\n"
 	"The output format is described in traceprinter(1) (docs/traceprinter.md).\n";
 
 
