@@ -846,6 +846,7 @@ static int launch(struct child *ch, char **cmd, const char *user_dir)
 		close(err[0]);
 		signal(SIGUSR1, SIG_DFL);
 		signal(SIGUSR2, SIG_DFL);
+		tktool_exec_prepare(); /* SIGXFSZ as tracelogger found it */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		snprintf(pidbuf, sizeof(pidbuf), "%ld", (long)getppid());
