@@ -54,6 +54,10 @@ if(TK_BUILD_TOOLS)
   # its imports read ahead in a thread: ThreadSanitizer runs it too
   set_tests_properties(tracecsv_round_trip PROPERTIES FIXTURES_REQUIRED "samples;csv_inputs" LABELS "golden;threads"
                        ENVIRONMENT "TZ=UTC;SOURCE_DATE_EPOCH=1377651723")
+  # audit regressions (issue 10): FIFO outputs, long records, out-of-range times, --host, diagnostics
+  add_test(NAME tracecsv_audit COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tracecsv_audit.sh ${TC}
+           ${CMAKE_CURRENT_SOURCE_DIR}/golden/tracecsv/input)
+  set_tests_properties(tracecsv_audit PROPERTIES LABELS "golden" TIMEOUT 300)
   # merged into a trace of the recorder (needs the examples)
   if(TARGET worker_pool)
     add_test(NAME tracecsv_into_recorded COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tracecsv_into.sh ${TC} ${TP}

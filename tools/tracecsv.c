@@ -70,6 +70,8 @@ static const char usage_text[] =
 static int quiet;
 /* import: standard input, copied once to a private file (an import may read it twice) */
 static const char *stdin_spool = "-";
+/* import: the output's name as the user gave it (the trace may be built in a temporary) */
+static const char *out_shown;
 
 static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warn(const char *fmt, ...)
@@ -92,7 +94,12 @@ static int cleanup_slots[2] = {-1, -1};
 static void cleanup_set2(int i, const char *path)
 {
 	tktool_cleanup_forget(cleanup_slots[i]);
-	cleanup_slots[i] = path && *path && strcmp(path, "-") != 0 ? tktool_cleanup_add(path) : -1;
+	struct stat sb;
+	/* only a regular file of ours: an output written in place (a FIFO, a device) is never
+	 * removed */
+	cleanup_slots[i] = path && *path && strcmp(path, "-") != 0 && (lstat(path, &sb) != 0 || S_ISREG(sb.st_mode))
+				   ? tktool_cleanup_add(path)
+				   : -1;
 }
 #define cleanup_set(path) cleanup_set2(0, path)
 
@@ -1123,7 +1130,7 @@ static int write_ev(struct import *im, tk_kev_writer *w, const struct ev *e)
 		uint32_t nwords[1] = {e->name};
 		int rc = tk_kev_write_event_str(w, 0, _TRACE_USER_C, EV_NAME, e->t, nwords, 1, im->names.str[e->name]);
 		if (rc) {
-			err("%s", tk_kev_writer_errmsg(w));
+			err("%s: %s", out_shown, tk_kev_writer_errmsg(w));
 			return -1;
 		}
 		im->defined[e->name] = 1;
@@ -1150,7 +1157,7 @@ static int write_ev(struct import *im, tk_kev_writer *w, const struct ev *e)
 	}
 	int rc = tk_kev_write_event(w, 0, _TRACE_USER_C, code, e->t, words, nw);
 	if (rc)
-		err("%s", tk_kev_writer_errmsg(w));
+		err("%s: %s", out_shown, tk_kev_writer_errmsg(w));
 	return rc ? -1 : 0;
 }
 
@@ -1180,7 +1187,7 @@ static int copy_base_events(struct base *b, tk_kev_writer *w)
 		have += (size_t)n;
 		size_t whole = have / 16 * 16;
 		if (whole > 0 && tk_kev_write_raw_file_order(w, buf, whole / 16) != 0) {
-			err("%s", tk_kev_writer_errmsg(w));
+			err("%s: %s", out_shown, tk_kev_writer_errmsg(w));
 			close(fd);
 			return -1;
 		}
@@ -1255,7 +1262,7 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 					      : 1000000000u;
 			h.cycles_per_sec = hz;
 			h.cpu_num = 1;
-			h.file_name = out;
+			h.file_name = out_shown ? out_shown : out;
 			time_t date = (time_t)env_epoch();
 			if (date == 0)
 				date = time(NULL);
@@ -1279,7 +1286,7 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 		}
 		int rc = tk_kev_writer_open(&w, out, &h, 0);
 		if (rc) {
-			err("%s: %s", out, w ? tk_kev_writer_errmsg(w) : tk_strerror(rc));
+			err("%s: %s", out_shown, w ? tk_kev_writer_errmsg(w) : tk_strerror(rc));
 			w = NULL;
 			goto done;
 		}
@@ -1313,7 +1320,7 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 				owner_pending = 0;
 				if (tk_kev_write_event(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, e.t, bw, 2) ||
 				    tk_kev_write_event(w, 0, _TRACE_PR_TH_C, STATE_RUNNING, e.t, tw, 2)) {
-					err("%s", tk_kev_writer_errmsg(w));
+					err("%s: %s", out_shown, tk_kev_writer_errmsg(w));
 					goto done;
 				}
 			}
@@ -1334,7 +1341,7 @@ static int import_kev(struct import *im, char **paths, size_t n, const char *out
 		w = NULL;
 		cleanup_set(NULL);
 		if (rc) {
-			err("%s: %s", out, tk_strerror(rc));
+			err("%s: write failed: %s", out_shown, tk_strerror(rc));
 			goto done;
 		}
 		ret = 0;
@@ -1659,6 +1666,8 @@ struct export {
 	int own_utc_line;   /* the trace's ns time line is UTC */
 	uint64_t boot_ns;   /* BOOT_DATE in ns since 1970 */
 	int cycles_are_own; /* cycle counts are values of the own domain (TRACEKIT_CSV_CLOCK, .tb5) */
+	uint64_t own_hz;    /* the own domain's rate (cycles_are_own): QPC 10 MHz, ns 1 GHz */
+	uint64_t bad_value; /* conv_time() -2: the value that does not fit */
 	int swap;
 	struct traceparser_state *st;
 	tk_csv_writer *iw, *cw;
@@ -1707,6 +1716,20 @@ static int conv_time(struct export *x, uint64_t cycles, uint64_t ns, uint64_t *o
 	if (x->cycles_are_own && c == o) {
 		*out = cycles;
 		return 0;
+	}
+	/* a value whose ns do not fit in 64 bits, or past the end of UTC in ns, is refused (the
+	 * ns time line would wrap) */
+	if (x->cycles_are_own && !tsc_o && x->own_hz != 0) {
+		unsigned __int128 exact = (unsigned __int128)cycles * 1000000000u / x->own_hz;
+		if (exact > UINT64_MAX) {
+			x->bad_value = cycles;
+			return -2;
+		}
+		ns = (uint64_t)exact; /* the own domain's values: exact, whatever the parser's rounding */
+	}
+	if (!x->own_utc_line && c == TK_CSV_UTC && ns > UINT64_MAX - x->boot_ns) {
+		x->bad_value = cycles;
+		return -2;
 	}
 	uint64_t mono; /* ns on a time line since boot */
 	if (x->own_utc_line) {
@@ -1808,8 +1831,11 @@ static int flush_row(struct export *x)
 	if (!x->row_has)
 		return 0;
 	x->row_has = 0;
-	if (tk_csv_write_counters(x->cw, x->row_t, x->row, x->row_flags, x->row_pid, x->row_tid) != 0)
+	int rc = tk_csv_write_counters(x->cw, x->row_t, x->row, x->row_flags, x->row_pid, x->row_tid);
+	if (rc != 0) {
+		err("%s: write failed: %s", x->cpath, tk_strerror(rc));
 		return -1;
+	}
 	memset(x->row, 0, x->n_cols * sizeof(*x->row));
 	return 0;
 }
@@ -1830,6 +1856,7 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		return 0;
 	/* the time on the trace's time line only when a conversion needs it (a 128-bit division) */
 	uint64_t cycles = tk_traceparser_clk(st), t;
+	int crc = 0;
 	uint64_t ns = (x->clock == x->own && x->cycles_are_own) || ((x->clock == TK_CSV_TSC || x->clock == TK_CSV_RDTSC))
 			      ? 0
 			      : tk_traceparser_ns(st);
@@ -1892,7 +1919,7 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		}
 		if (c == x->n_cols)
 			return 0;
-		if (conv_time(x, cycles, ns, &t) != 0)
+		if ((crc = conv_time(x, cycles, ns, &t)) != 0)
 			goto noconv;
 		uint32_t pid = word(x, buf, 1), tid = word(x, buf, 2);
 		unsigned rf = flags & (F_PID | F_TID);
@@ -1900,8 +1927,10 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		/* values of one moment and thread share a row while no column repeats */
 		if (x->row_has && (x->row_t != t || x->row_flags != rf || x->row_pid != pid || x->row_tid != tid ||
 				   x->row[c].present))
-			if (flush_row(x) != 0)
-				goto werr;
+			if (flush_row(x) != 0) {
+				x->failed = 1;
+				return 0;
+			}
 		x->row_has = 1;
 		x->row_t = t;
 		x->row_flags = rf;
@@ -1923,7 +1952,7 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		x->unnamed++;
 		return 0;
 	}
-	if (conv_time(x, cycles, ns, &t) != 0)
+	if ((crc = conv_time(x, cycles, ns, &t)) != 0)
 		goto noconv;
 	if (code == EV_TASK_BEGIN || code == EV_FRAME_BEGIN) {
 		if (len < 4)
@@ -1953,7 +1982,7 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		x->unmatched_end++;
 		return 0;
 	}
-	if (tk_csv_write_interval(x->iw, o->name, strlen(o->name), o->start, t, o->flags, o->pid, o->tid) != 0)
+	if ((crc = tk_csv_write_interval(x->iw, o->name, strlen(o->name), o->start, t, o->flags, o->pid, o->tid)) != 0)
 		goto werr;
 	x->intervals++;
 	open_remove(x, o);
@@ -1963,12 +1992,18 @@ nomem:
 	x->failed = 1;
 	return 0;
 werr:
-	err("writing the CSV file failed");
+	err("%s: write failed: %s", x->ipath, tk_strerror(crc));
 	x->failed = 1;
 	return 0;
 noconv:
-	err("%s: the trace's %s timestamps cannot be given as %s", x->trace, tk_csv_clock_name(x->own),
-	    tk_csv_clock_name(x->clock));
+	if (crc == -2) {
+		uint64_t *off = traceparser_get_info(st, TK_TRACEPARSER_INFO_OFFSET, NULL);
+		err("%s: event at byte offset %" PRIu64 ": timestamp %" PRIu64 " (%s) does not fit in %s", x->trace,
+		    off ? *off : 0, x->bad_value, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+	} else {
+		err("%s: the trace's %s timestamps cannot be given as %s", x->trace, tk_csv_clock_name(x->own),
+		    tk_csv_clock_name(x->clock));
+	}
 	x->failed = 1;
 	return 0;
 }
@@ -2017,6 +2052,9 @@ static int kev_setup(struct export *x)
 	if (csvc && tk_csv_clock_parse(csvc, &x->own) == 0) {
 		x->own_utc_line = x->own == TK_CSV_UTC;
 		x->cycles_are_own = 1;
+		char *hz = hval(x->st, "CYCLES_PER_SEC");
+		x->own_hz = hz ? strtoull(hz, NULL, 10) : 0;
+		free(hz);
 	} else {
 		x->own = tk_traceparser_header_value(x->st, "TRACEKIT_CLOCK_RAW_NS", NULL) ? TK_CSV_CLOCK_MONOTONIC_RAW
 											    : TK_CSV_TSC;
@@ -2115,14 +2153,14 @@ static int export_kev_named(const char *trace, const char *name, const char *dir
 		rc = tk_csv_writer_close(x.cw);
 		x.cw = NULL;
 		if (rc) {
-			err("%s: %s", x.cpath, tk_strerror(rc));
+			err("%s: write failed: %s", x.cpath, tk_strerror(rc));
 			goto done;
 		}
 	}
 	rc = tk_csv_writer_close(x.iw);
 	x.iw = NULL;
 	if (rc) {
-		err("%s: %s", x.ipath, tk_strerror(rc));
+		err("%s: write failed: %s", x.ipath, tk_strerror(rc));
 		if (x.n_cols)
 			unlink(x.cpath); /* both files or none */
 		goto done;
@@ -2162,6 +2200,7 @@ struct tb5x {
 	uint32_t *col_of; /* event id -> column + 1 */
 	char *inst;       /* event id -> 1 for .INST */
 	size_t n_inst;
+	size_t n_records; /* records of the stream before this batch (for messages) */
 };
 
 static char *narrow(const TBRW_CHAR *w)
@@ -2267,14 +2306,25 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 				return 1;
 			}
 			uint64_t s, e;
-			if (conv_time(x, iv.start, tb5_ns(x, iv.start), &s) || conv_time(x, iv.end, tb5_ns(x, iv.end), &e)) {
+			int crc = conv_time(x, iv.start, tb5_ns(x, iv.start), &s);
+			if (crc == 0)
+				crc = conv_time(x, iv.end, tb5_ns(x, iv.end), &e);
+			if (crc == -2) {
+				err("%s: interval record %zu: timestamp %" PRIu64 " (%s) does not fit in %s", x->trace,
+				    t->n_records + i + 1, x->bad_value, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+				t->failed = 1;
+				return 1;
+			}
+			if (crc) {
 				err("%s: the trace's %s timestamps cannot be given as %s", x->trace,
 				    tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
 				t->failed = 1;
 				return 1;
 			}
 			const char *nm = t->names[iv.name];
-			if (tk_csv_write_interval(t->w, nm, strlen(nm), s, e, iv.flags & (F_PID | F_TID), iv.pid, iv.tid)) {
+			int wrc = tk_csv_write_interval(t->w, nm, strlen(nm), s, e, iv.flags & (F_PID | F_TID), iv.pid, iv.tid);
+			if (wrc) {
+				err("%s: write failed: %s", x->ipath, tk_strerror(wrc));
 				t->failed = 1;
 				return 1;
 			}
@@ -2292,7 +2342,14 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 			}
 			size_t c = t->col_of[cv.name] - 1;
 			uint64_t tt;
-			if (conv_time(x, cv.time, tb5_ns(x, cv.time), &tt)) {
+			int crc = conv_time(x, cv.time, tb5_ns(x, cv.time), &tt);
+			if (crc == -2) {
+				err("%s: counter record %zu: timestamp %" PRIu64 " (%s) does not fit in %s", x->trace,
+				    t->n_records + i + 1, x->bad_value, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+				t->failed = 1;
+				return 1;
+			}
+			if (crc) {
 				err("%s: the trace's %s timestamps cannot be given as %s", x->trace,
 				    tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
 				t->failed = 1;
@@ -2318,6 +2375,7 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 				x->row[c].i = (int64_t)cv.value;
 		}
 	}
+	t->n_records += t->counters ? size / sizeof(struct tb5_counter) : size / sizeof(struct tb5_interval);
 	return VT_SUCCESS;
 }
 
@@ -2384,6 +2442,7 @@ static int export_tb5_named(const char *trace, const char *name, const char *dir
 	}
 	x.own_utc_line = x.own == TK_CSV_UTC;
 	x.cycles_are_own = 1;
+	x.own_hz = x.own == TK_CSV_QPC ? QPC_HZ : 1000000000u;
 	x.clock = x.own;
 	if (clock_opt && tk_csv_clock_parse(clock_opt, &x.clock) != 0) {
 		ret = usage_error("--clock: unknown clock \"%s\" (QPC, CLOCK_MONOTONIC_RAW, RDTSC, TSC or UTC)", clock_opt);
@@ -2402,11 +2461,14 @@ static int export_tb5_named(const char *trace, const char *name, const char *dir
 	}
 	if (tktool_refuse_same_file(trace, ipath) || tktool_refuse_same_file(trace, cpath))
 		goto done;
+	snprintf(x.ipath, sizeof(x.ipath), "%s", ipath);
+	snprintf(x.cpath, sizeof(x.cpath), "%s", cpath);
 	for (int k = 0; k < 2; k++) {
 		if (stream_of[k] < 0 && k == 1)
 			continue;
 		TBRW_U32 s = stream_of[k] < 0 ? 0 : (TBRW_U32)stream_of[k];
 		t.counters = k;
+		t.n_records = 0;
 		for (uint32_t i = 0; i < t.n_names; i++)
 			free(t.names[i]);
 		free(t.names);
@@ -2479,7 +2541,7 @@ static int export_tb5_named(const char *trace, const char *name, const char *dir
 		int r2 = tk_csv_writer_close(x.cw);
 		x.cw = NULL;
 		if (r2) {
-			err("%s: %s", cpath, tk_strerror(r2));
+			err("%s: write failed: %s", cpath, tk_strerror(r2));
 			ret = 1;
 		}
 	}
@@ -2487,7 +2549,7 @@ static int export_tb5_named(const char *trace, const char *name, const char *dir
 		int r2 = tk_csv_writer_close(x.iw);
 		x.iw = NULL;
 		if (r2) {
-			err("%s: %s", ipath, tk_strerror(r2));
+			err("%s: write failed: %s", ipath, tk_strerror(r2));
 			ret = 1;
 		}
 	}
@@ -2623,8 +2685,36 @@ int main(int argc, char **argv)
 		memset(&im, 0, sizeof(im));
 		im.tsc_hz = tsc_hz;
 		im.qpc_hz = qpc_hz;
-		int rc = tb5 ? import_tb5(&im, argv + optind, (size_t)(argc - optind), output)
-			     : import_kev(&im, argv + optind, (size_t)(argc - optind), output, into);
+		/* an existing FIFO or device is written once, whole: the trace is built in a private
+		 * temporary (an import may start again, sorting in memory) and then copied; the
+		 * node itself is never removed */
+		char pdir[4096] = "", built[4200];
+		const char *target = output;
+		int pslot = -1;
+		if (tktool_needs_copy(output)) {
+			const char *base = strrchr(output, '/');
+			if (tktool_private_dir(pdir, sizeof(pdir)) != 0) {
+				tktool_error(output, "cannot create a temporary directory: %s", strerror(errno));
+				pdir[0] = 0;
+				if (n_stdin)
+					tktool_stdin_file_close(&sf);
+				return 1;
+			}
+			pslot = tktool_cleanup_add_dir(pdir);
+			snprintf(built, sizeof(built), "%s/%s", pdir, base ? base + 1 : output);
+			target = built;
+		}
+		out_shown = output;
+		int rc = tb5 ? import_tb5(&im, argv + optind, (size_t)(argc - optind), target)
+			     : import_kev(&im, argv + optind, (size_t)(argc - optind), target, into);
+		if (rc == 0 && pdir[0] && tktool_copy_file(built, output) != 0) {
+			tktool_error(output, "writing failed: %s", strerror(errno));
+			rc = 1;
+		}
+		if (pdir[0]) {
+			tktool_private_dir_remove(pdir);
+			tktool_cleanup_forget(pslot);
+		}
 		free(im.srcs);
 		if (n_stdin)
 			tktool_stdin_file_close(&sf);
@@ -2634,11 +2724,22 @@ int main(int argc, char **argv)
 		return usage_error("--into and --tsc-hz are options of import");
 	if (optind != argc - 1)
 		return usage_error("export: give exactly one trace (.kev or .tb5)");
+	/* the host ends up in the file names and is read back after the last "-hostname-"
+	 * (docs/vtune-csv.md, "File names") */
+	if (host_opt && (host_opt[0] == 0 || strchr(host_opt, '/') || strstr(host_opt, "-hostname-") ||
+			 strlen(host_opt) > 200))
+		return usage_error("--host \"%s\": a host is not empty, holds no '/' and no \"-hostname-\", and has "
+				   "at most 200 bytes",
+				   host_opt);
 	const char *trace = argv[optind];
 	const char *dir = output ? output : ".";
 	struct stat sb;
-	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		err("%s: not a directory", dir);
+	if (stat(dir, &sb) != 0) {
+		err("%s: cannot use the output directory: %s", dir, strerror(errno));
+		return 1;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		err("%s: cannot use the output directory: not a directory", dir);
 		return 1;
 	}
 	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);

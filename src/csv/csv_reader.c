@@ -130,6 +130,18 @@ static int fill(tk_csv_reader *r)
 	}
 }
 
+/* A record over TK_CSV_MAX_RECORD whose line end was found: FILE:LINE:COLUMN, the column
+ * that of the first byte too many. */
+static int too_long(tk_csv_reader *r)
+{
+	r->rec = NULL;
+	r->rec_line = r->line;
+	snprintf(r->err, sizeof(r->err), "%s:%llu:%u: record longer than %u bytes", r->label,
+		 (unsigned long long)r->line, TK_CSV_MAX_RECORD + 1, TK_CSV_MAX_RECORD);
+	r->failed = TK_ETOOBIG;
+	return TK_ETOOBIG;
+}
+
 /*
  * Finds the end of the record at buf[pos]: *len is its length without the line end, *next
  * the offset after the line end. Returns 1, 0 at the end of input, or an error.
@@ -151,6 +163,9 @@ static int next_record(tk_csv_reader *r, size_t *len, size_t *next)
 					if (nl != NULL) {
 						*len = (size_t)(nl - s);
 						*next = *len + 1;
+						/* found in the same block: still at most TK_CSV_MAX_RECORD */
+						if (*len > TK_CSV_MAX_RECORD)
+							return too_long(r);
 						return 1;
 					}
 					p = e;

@@ -4,6 +4,7 @@
  * (tk_outfile: a temporary renamed on commit) a block at a time.
  */
 #include <inttypes.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,7 @@ struct tk_csv_writer {
 static int flush_block(tk_csv_writer *w)
 {
 	if (w->len > 0 && !w->err && fwrite(w->buf, 1, w->len, w->f) != w->len)
-		w->err = TK_EIO;
+		w->err = errno != 0 ? tk_error_from_errno(errno) : TK_EIO; /* ENOSPC, EFBIG, ... kept */
 	w->bytes += w->len;
 	w->len = 0;
 	return w->err;
