@@ -65,4 +65,9 @@ for f in "$out" "$out.part" "$out.part-journal" "$out.part-wal" "$out.part-shm";
 		fail=1
 	fi
 done
+# nor the private directory the database was built in
+if ls -A "$work" | grep -q "^\.$(basename "$out")\.part\."; then
+	echo "--- the private directory of $out was left: $(ls -A "$work")"
+	fail=1
+fi
 exit $fail

@@ -69,6 +69,12 @@ int main(int argc, char **argv)
 	int opt, rc;
 
 	tktool_init("bfbin2sqlite3");
+	/*
+	 * From the start to the end: a SIGINT at any moment (before the conversion, while
+	 * it commits) stops the tool through tktool_stop and never kills it with the
+	 * default action, which would leave the partial database behind.
+	 */
+	tktool_catch_signals(TKTOOL_SIGNAL_STOP);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":o:lqh", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -134,10 +140,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	tktool_catch_signals(TKTOOL_SIGNAL_STOP);
 	cv.stop = &tktool_stop;
 	cv.progress_cb = tktool_progress_bytes;
 	cv.user_data = &progress;
+	cv.temp_cb = tktool_temp_cb; /* a second signal removes the partial file too */
 	cv.warning_cb = on_warning;
 
 	rc = tk_bfbin_to_sqlite3(in_open, out_open, &cv);

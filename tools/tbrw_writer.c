@@ -124,7 +124,10 @@ int main(int argc, char **argv)
 		goto done;
 	}
 	if (to_stdout && tktool_copy_file(tmp_path, out_path) != 0) {
-		fprintf(stderr, TOOL ": error writing %s: %s\n", out_name, strerror(errno));
+		if (tktool_stop) /* waiting for a reader of a FIFO */
+			fprintf(stderr, TOOL ": %s: interrupted\n", out_name);
+		else
+			fprintf(stderr, TOOL ": %s: cannot write: %s\n", out_name, strerror(errno));
 		goto done;
 	}
 	status = 0;

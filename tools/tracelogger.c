@@ -108,6 +108,8 @@ static void on_child(int sig)
 	(void)sig; /* only wakes the poll: the command's end is seen at once */
 }
 
+static struct sigaction g_pipe_old; /* SIGPIPE as tracelogger found it: the command's */
+
 static void install_signals(int daemon)
 {
 	struct sigaction sa;
@@ -133,7 +135,7 @@ static void install_signals(int daemon)
 	}
 	/* A reader of standard output that goes away (| head): EPIPE, reported, not a silent death */
 	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGPIPE, &sa, &g_pipe_old);
 }
 
 /* ---- options ---- */
@@ -920,7 +922,8 @@ static int launch(struct child *ch, char **cmd, const char *user_dir, int daemon
 		close(err[0]);
 		signal(SIGUSR1, SIG_DFL);
 		signal(SIGUSR2, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL); /* ignored here; the command gets the usual default */
+		sigaction(SIGPIPE, &g_pipe_old, NULL); /* ignored here; the command's as tracelogger found it */
+		tktool_exec_prepare(); /* SIGXFSZ as tracelogger found it */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (daemon) { /* only a daemon-mode tracelogger takes START and STOP */

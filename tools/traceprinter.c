@@ -5,10 +5,13 @@
  * A thin shell over libtraceparser (reading) and tk_kev_printer (formatting).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tool_cli.h"
 #include "tracekit/traceparser.h"
@@ -44,7 +47,8 @@ static const char usage_text[] =
 	"      --version          show the version and exit\n"
 	"\n"
 	"Exit status: 0 on success, 1 when the file cannot be read or is malformed (every event\n"
-	"before the problem is still printed), 2 on a usage error.\n"
+	"before the problem is still printed on standard output; with -o, the output file is\n"
+	"left as it was), 2 on a usage error.\n"
 	"The output format is described in traceprinter(1) (docs/traceprinter.md).\n";
 
 
@@ -55,10 +59,19 @@ struct ctx {
 	FILE *out;
 	int verbose;
 	int need_clk;
+	int write_errno; /* errno of the first failed write, 0 when none */
 	int swap;
 	int write_failed;
 	struct tktool_progress progress;
 };
+
+/* Notes a failed write of the printout, keeping the errno of the first one. */
+static void write_failed(struct ctx *c)
+{
+	if (!c->write_failed)
+		c->write_errno = errno != 0 ? errno : EIO;
+	c->write_failed = 1;
+}
 
 /* The progress line follows the parser through the file (byte offset of each event). */
 static void show_progress(struct ctx *c, struct traceparser_state *st)
@@ -95,7 +108,7 @@ static ssize_t debug_write(void *cookie, const char *buf, size_t size)
 		return (ssize_t)size;
 	}
 	if (tk_kev_printer_flush(c->printer) != TK_OK || fwrite(buf, 1, size, c->out) != size) {
-		c->write_failed = 1;
+		write_failed(c);
 		return -1;
 	}
 	return (ssize_t)size;
@@ -107,7 +120,7 @@ static void flush_output(void *ud)
 	struct ctx *c = ud;
 
 	if (tk_kev_printer_flush(c->printer) != TK_OK || fflush(c->out) != 0)
-		c->write_failed = 1;
+		write_failed(c);
 }
 
 static int null_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
@@ -143,7 +156,7 @@ static int print_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned
 	ev.clk = c->need_clk ? tk_traceparser_clk(st) : 0;
 	ev.ns = c->need_clk ? tk_traceparser_ns(st) : 0;
 	if (tk_kev_print_event(c->printer, &ev) != TK_OK)
-		c->write_failed = 1;
+		write_failed(c);
 	return 0;
 }
 
@@ -269,6 +282,23 @@ int main(int argc, char **argv)
 	    (exclude && mark_classes("--exclude", exclude, sel, 0) != 0))
 		return 2;
 
+	/*
+	 * An input that cannot be opened prints nothing (no banner) and creates no output; a
+	 * named pipe or device is left for the parser to open once (a probe could make its
+	 * writer see a reader come and go).
+	 */
+	if (strcmp(input, "-") != 0) {
+		struct stat sb;
+		int fd = -1;
+
+		if (stat(input, &sb) != 0 || (S_ISREG(sb.st_mode) && (fd = open(input, O_RDONLY | O_CLOEXEC)) < 0)) {
+			tktool_error(input, "couldn't open input trace file: %s", strerror(errno));
+			return 1;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+
 	if (output != NULL) {
 		if (tktool_refuse_same_file(input, output))
 			return 1;
@@ -333,14 +363,27 @@ int main(int argc, char **argv)
 	traceparser_destroy(&st);
 	fclose(debug_stream);
 	if (tk_kev_printer_flush(c.printer) != TK_OK)
-		c.write_failed = 1;
+		write_failed(&c);
 	tk_kev_printer_free(c.printer);
 
+	errno = 0;
 	if (fflush(c.out) != 0 || ferror(c.out) || c.write_failed) {
-		fprintf(stderr, "traceprinter: error writing %s: %s\n", output ? tktool_out_name(output) : "standard output",
-			strerror(errno));
+		/* "traceprinter: FILE: cannot write: REASON", as tktool_output_commit says it */
+		int err = c.write_errno != 0 ? c.write_errno : errno != 0 ? errno : EIO;
+
+		fprintf(stderr, "traceprinter: %s: cannot write: %s\n", output ? tktool_out_name(output) : "standard output",
+			strerror(err));
 		tktool_output_abort(&outfile);
 		return 1;
+	}
+	/*
+	 * -o FILE is the whole printout or nothing: an input that is not a trace, malformed
+	 * or truncated leaves an existing FILE as it was (the events before the problem are
+	 * printed only without -o, on standard output).
+	 */
+	if (status != 0) {
+		tktool_output_abort(&outfile);
+		return status;
 	}
 	if (output != NULL && tktool_output_commit(&outfile) != 0)
 		return 1;

@@ -71,6 +71,15 @@ typedef struct tk_bfbin_convert {
 	 * input"). Read only when struct_size covers it.
 	 */
 	int input_fd;
+	/*
+	 * SQLite and HDF5: called (with user_data) once the private directory the file is
+	 * built in exists, with its path and that of the "<out>.part" symlink to the file
+	 * (NULL when it could not be made), and again with (NULL, NULL) once both are gone
+	 * (renamed into place or discarded). A tool's signal handler that ends the process
+	 * removes them (everything in dir, then dir; link). Read only when struct_size
+	 * covers it; NULL: not called.
+	 */
+	void (*temp_cb)(void *user_data, const char *dir, const char *link);
 } tk_bfbin_convert;
 
 /*
@@ -81,7 +90,7 @@ typedef struct tk_bfbin_convert {
 #define TK_BFBIN_HDF5_LEVEL_DEFAULT (-1)
 
 #define TK_BFBIN_CONVERT_INIT \
-	{ sizeof(tk_bfbin_convert), 0, 0, NULL, NULL, NULL, NULL, { 0 }, 0, NULL, TK_BFBIN_HDF5_LEVEL_DEFAULT, -1 }
+	{ sizeof(tk_bfbin_convert), 0, 0, NULL, NULL, NULL, NULL, { 0 }, 0, NULL, TK_BFBIN_HDF5_LEVEL_DEFAULT, -1, NULL }
 
 /*
  * SQLite: store an integer above INT64_MAX as a REAL (approximately), with one warning

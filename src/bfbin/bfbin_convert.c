@@ -2,8 +2,9 @@
 /*
  * What every .byfl converter shares: error and warning reporting, running the parser
  * with the caller's live-input options and stop flag, output checks, the default output
- * name, and the sync-then-rename that publishes a database file.
+ * name, and the private directory a database file is built in, then renamed from.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -131,41 +132,6 @@ size_t tk__bf_u64_to_dec(char *buf, uint64_t v)
 	return n;
 }
 
-void tk__bf_remove_with_siblings(const char *path)
-{
-	static const char *const suffixes[] = { "", "-journal", "-wal", "-shm" };
-	size_t len = strlen(path), i;
-	char *name = malloc(len + sizeof("-journal"));
-
-	if (name == NULL) {
-		unlink(path);
-		return;
-	}
-	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		memcpy(name, path, len);
-		strcpy(name + len, suffixes[i]);
-		unlink(name);
-	}
-	free(name);
-}
-
-int tk__bf_sync_rename(const char *from, const char *to)
-{
-	int fd = open(from, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return tk_error_from_errno(errno);
-	if (fsync(fd) != 0 && errno != EINVAL) {
-		int err = errno;
-		close(fd);
-		return tk_error_from_errno(err);
-	}
-	close(fd);
-	if (rename(from, to) != 0)
-		return tk_error_from_errno(errno);
-	return TK_OK;
-}
-
 char *tk_bfbin_default_output(const char *in_path, const char *ext)
 {
 	const char *base, *dot;
@@ -219,17 +185,152 @@ int tk__bfconv_check_db_output(struct tk__bfconv *c, const char *path)
 	return TK_OK;
 }
 
-int tk__bfconv_create_temp(struct tk__bfconv *c, const char *tmp)
+/* Removes every entry of a private directory (one level), then the directory. */
+static void bf_remove_dir(const char *dir)
 {
-	int fd;
+	DIR *d = opendir(dir);
+	struct dirent *e;
 
-	tk__bf_remove_with_siblings(tmp); /* a stale partial database would keep its tables */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		int err = errno;
-		return tk__bfconv_fail(c, tk_error_from_errno(err), "Failed to create %s (%s)", tmp, strerror(err));
+	if (d != NULL) {
+		while ((e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* Removes "<out>.part" only while it is still the symlink we made. */
+static void bf_remove_link(struct tk__bf_temp *t)
+{
+	char buf[4096];
+	ssize_t n;
+
+	if (!t->linked)
+		return;
+	n = readlink(t->link, buf, sizeof(buf) - 1);
+	if (n >= 0) {
+		buf[n] = '\0';
+		if (strcmp(buf, t->link_target) == 0)
+			unlink(t->link);
+	}
+}
+
+static void bf_temp_free(struct tk__bf_temp *t)
+{
+	free(t->dir);
+	free(t->file);
+	free(t->link);
+	free(t->link_target);
+	memset(t, 0, sizeof(*t));
+}
+
+void tk__bfconv_temp_discard(struct tk__bf_temp *t)
+{
+	bf_remove_link(t);
+	if (t->dir != NULL)
+		bf_remove_dir(t->dir);
+	if (t->cv != NULL)
+		t->cv->temp_cb(t->cv->user_data, NULL, NULL);
+	bf_temp_free(t);
+}
+
+static char *bf_concat(const char *a, const char *b, const char *c)
+{
+	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+	char *s = malloc(la + lb + lc + 1);
+
+	if (s != NULL) {
+		memcpy(s, a, la);
+		memcpy(s + la, b, lb);
+		memcpy(s + la + lb, c, lc + 1);
+	}
+	return s;
+}
+
+int tk__bfconv_temp_create(struct tk__bfconv *c, const char *out, struct tk__bf_temp *t)
+{
+	const char *slash = strrchr(out, '/');
+	const char *base = slash != NULL ? slash + 1 : out;
+	size_t dir_len = slash != NULL ? (size_t)(slash - out) + 1 : 0;
+	struct stat old;
+	int have_old, fd, err;
+	char *prefix;
+
+	memset(t, 0, sizeof(*t));
+	prefix = malloc(dir_len + 1);
+	if (prefix == NULL)
+		return tk__bfconv_fail(c, TK_ENOMEM, "Out of memory");
+	memcpy(prefix, out, dir_len);
+	prefix[dir_len] = '\0';
+	t->dir = bf_concat(prefix, ".", base);
+	free(prefix);
+	if (t->dir != NULL) {
+		char *d = bf_concat(t->dir, ".part.XXXXXX", "");
+		free(t->dir);
+		t->dir = d;
+	}
+	if (t->dir == NULL) {
+		bf_temp_free(t);
+		return tk__bfconv_fail(c, TK_ENOMEM, "Out of memory");
+	}
+	if (mkdtemp(t->dir) == NULL) {
+		err = errno;
+		free(t->dir);
+		t->dir = NULL;
+		bf_temp_free(t);
+		return tk__bfconv_fail(c, tk_error_from_errno(err), "Failed to create %s.part (%s)", out, strerror(err));
+	}
+	t->file = bf_concat(t->dir, "/", base);
+	t->link = bf_concat(out, ".part", "");
+	/* relative to the output's directory: ".<base>.part.XXXXXX/<base>" */
+	t->link_target = bf_concat(t->dir + dir_len, "/", base);
+	if (t->file == NULL || t->link == NULL || t->link_target == NULL) {
+		tk__bfconv_temp_discard(t);
+		return tk__bfconv_fail(c, TK_ENOMEM, "Out of memory");
+	}
+	have_old = lstat(out, &old) == 0 && S_ISREG(old.st_mode);
+	fd = open(t->file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, have_old ? 0600 : 0644);
+	/* the mode of the output it replaces, exactly (open() applied the umask) */
+	if (fd < 0 || (have_old && fchmod(fd, old.st_mode & 0777) != 0)) {
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		tk__bfconv_temp_discard(t);
+		return tk__bfconv_fail(c, tk_error_from_errno(err), "Failed to create %s.part (%s)", out, strerror(err));
+	}
+	if (have_old && geteuid() == 0 && (old.st_uid != 0 || old.st_gid != 0) && fchown(fd, old.st_uid, old.st_gid) != 0) {
+		/* best effort, as tk_outfile: the mode still keeps others out as before */
 	}
 	close(fd);
+	/*
+	 * "<out>.part": a stale one (an older run's file or link) is replaced by a link to the
+	 * file being built. unlink() and symlink() follow nothing; when the name is taken
+	 * again in between, there is simply no link.
+	 */
+	unlink(t->link);
+	t->linked = symlink(t->link_target, t->link) == 0;
+	if (TK__BFCONV_HAS(c->cv, temp_cb) && c->cv->temp_cb != NULL) {
+		t->cv = c->cv;
+		t->cv->temp_cb(t->cv->user_data, t->dir, t->linked ? t->link : NULL);
+	}
+	return TK_OK;
+}
+
+int tk__bfconv_temp_commit(struct tk__bf_temp *t, const char *out)
+{
+	int fd = open(t->file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc = TK_OK;
+
+	if (fd < 0)
+		return tk_error_from_errno(errno);
+	if (fsync(fd) != 0 && errno != EINVAL)
+		rc = tk_error_from_errno(errno);
+	close(fd);
+	if (rc == TK_OK && rename(t->file, out) != 0)
+		rc = tk_error_from_errno(errno);
+	if (rc != TK_OK)
+		return rc; /* the caller discards */
+	tk__bfconv_temp_discard(t);
 	return TK_OK;
 }
 

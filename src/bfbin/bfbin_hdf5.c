@@ -14,8 +14,9 @@
  * written 1024 at a time (one chunk), strings in a per-batch arena whose offsets become
  * pointers just before H5Dwrite. Names HDF5 cannot hold (with '/', ".", "", duplicates)
  * and empty or repeated column names are reported as errors where Byfl died with an
- * uncaught H5::Exception. The file is
- * built as "<out>.part" and renamed after a successful close and fsync.
+ * uncaught H5::Exception. The file is built in a private directory beside <out> (see
+ * struct tk__bf_temp; "<out>.part" links to it) and renamed after a successful close
+ * and fsync.
  *
  * The file is written through the driver of bfbin_hdf5_vfd.c, which never lets HDF5 see
  * a failed write: a full disk or a file size limit is reported as "Failed to write
@@ -482,7 +483,8 @@ int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert 
 	bfbin_callback_t cbs;
 	struct h5_state s;
 	hid_t fapl;
-	char *tmp = NULL;
+	struct tk__bf_temp temp = { NULL, NULL, NULL, NULL, 0, NULL };
+	const char *tmp = NULL;
 	int rc;
 
 	memset(&s, 0, sizeof(s));
@@ -500,24 +502,20 @@ int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert 
 	s.out_path = h5_path;
 	s.io.on_error = h5_io_error;
 	s.io.user_data = &s;
-	tmp = malloc(strlen(h5_path) + sizeof(".part"));
-	if (tmp == NULL)
-		return h5_nomem(&s);
-	strcpy(tmp, h5_path);
-	strcat(tmp, ".part");
 
 	/* Errors become messages of ours; HDF5 must not print its stack on our stderr. */
 	H5Eget_auto2(H5E_DEFAULT, &old_func, &old_data);
 	H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-	if ((rc = tk__bfconv_create_temp(&s.base, tmp)) != TK_OK)
+	if ((rc = tk__bfconv_temp_create(&s.base, h5_path, &temp)) != TK_OK)
 		goto fail;
+	tmp = temp.link; /* the name messages give */
 	s.driver = tk__h5vfd_register();
 	fapl = s.driver >= 0 ? tk__h5vfd_fapl(s.driver, &s.io) : H5I_INVALID_HID;
 	if (fapl < 0) {
 		rc = h5_fail(&s, "Failed to set up HDF5 output to %s", tmp);
 		goto fail;
 	}
-	s.file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+	s.file = H5Fcreate(temp.file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
 	H5Pclose(fapl);
 	if (s.file < 0) {
 		rc = h5_fail(&s, "Failed to create %s", tmp);
@@ -557,7 +555,7 @@ int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert 
 	s.file = -1;
 	if (rc != TK_OK)
 		goto fail;
-	rc = tk__bf_sync_rename(tmp, h5_path);
+	rc = tk__bfconv_temp_commit(&temp, h5_path);
 	if (rc != TK_OK) {
 		tk__bfconv_fail(&s.base, rc, "Failed to write %s (%s)", h5_path, tk_strerror(rc));
 		goto fail;
@@ -572,7 +570,7 @@ fail:
 		H5Tclose(s.bool_type);
 	if (s.file >= 0)
 		H5Fclose(s.file); /* succeeds: the driver keeps what it cannot write (H5F_CLOSE_STRONG) */
-	unlink(tmp);
+	tk__bfconv_temp_discard(&temp);
 	if (s.base.rc != TK_OK)
 		rc = s.base.rc;
 done:
@@ -588,6 +586,5 @@ done:
 	free(s.table);
 	free(s.rows);
 	free(s.arena);
-	free(tmp);
 	return rc;
 }

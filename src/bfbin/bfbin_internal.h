@@ -101,15 +101,34 @@ size_t tk__bf_u64_to_dec(char *buf, uint64_t v);
 int tk__bfconv_check_db_output(struct tk__bfconv *c, const char *path);
 
 /*
- * Creates the empty temporary file of a database converter (after removing a stale one
- * and its journals), so a path that cannot be written gets a plain errno message.
+ * Where a database converter builds its file. SQLite and HDF5 open files by name (SQLite
+ * also its journals, "<db>-journal", "-wal", "-shm"), so nothing they open may be found
+ * in a directory others can write: the file is built in a private directory (mkdtemp,
+ * mode 0700) beside the output, ".<base>.part.XXXXXX/<base>", on the output's file
+ * system, and moved onto the output by one rename. Nothing another user (or an earlier
+ * run) made can be under any name the libraries use. "<out>.part" is a symlink to the
+ * file being built, made with symlink(2) (which never follows anything), so that a live
+ * database can be queried meanwhile; it is best effort and removed at the end.
  */
-int tk__bfconv_create_temp(struct tk__bfconv *c, const char *tmp);
+struct tk__bf_temp {
+	char *dir;  /* the private directory, NULL when none */
+	char *file; /* the file SQLite or HDF5 writes */
+	char *link; /* "<out>.part", the name messages give */
+	char *link_target;
+	int linked; /* whether we made that symlink */
+	tk_bfbin_convert *cv; /* whose temp_cb is told, NULL when none */
+};
 
-/* Removes "<path>" and SQLite's "<path>-journal", "-wal", "-shm" siblings. */
-void tk__bf_remove_with_siblings(const char *path);
+/*
+ * Makes the private directory and the empty file (with the mode of the output it will
+ * replace, 0644 minus the umask for a new one), so a path that cannot be written gets a
+ * plain errno message. On failure nothing is left and t is cleared.
+ */
+int tk__bfconv_temp_create(struct tk__bfconv *c, const char *out, struct tk__bf_temp *t);
+/* fsync()s the finished file and renames it onto out, then removes the rest. TK_E* code. */
+int tk__bfconv_temp_commit(struct tk__bf_temp *t, const char *out);
+/* Removes the file, its journals, the directory and our "<out>.part" link. */
+void tk__bfconv_temp_discard(struct tk__bf_temp *t);
 
-/* fsync()s a closed file by name, then renames it. Returns 0 or a TK_E* code. */
-int tk__bf_sync_rename(const char *from, const char *to);
 
 #endif /* TK_BFBIN_INTERNAL_H */

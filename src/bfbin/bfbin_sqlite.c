@@ -7,11 +7,12 @@
  * is; with TK_BFBIN_REAL_OVERFLOW it is bound as REAL, with one warning per table, as
  * Byfl did.
  *
- * The database is built as "<out>.part" and renamed to <out> after a clean close and an
- * fsync; any failure removes it (and its journal). Without live input it is written with
+ * The database is built in a private directory beside <out> (see struct tk__bf_temp;
+ * "<out>.part" links to it) and renamed to <out> after a clean close and an fsync; any
+ * failure removes it (and its journal). Without live input it is written with
  * no journal and no syncs until the end: an interrupted conversion leaves nothing worth
  * recovering anyway. With live input it is a WAL database committed whenever the input
- * runs dry, so "<out>.part" can be queried while it grows; it is switched back to a
+ * runs dry, so it can be queried (through "<out>.part") while it grows; it is switched back to a
  * rollback journal before the rename. Identifiers are quoted the standard way ("name",
  * with '"' doubled); Byfl used single quotes, which SQLite accepts only as a quirk.
  *
@@ -741,7 +742,8 @@ int tk_bfbin_to_sqlite3(const char *in_path, const char *db_path, tk_bfbin_conve
 {
 	bfbin_callback_t cbs;
 	struct sq_state s;
-	char *tmp = NULL;
+	struct tk__bf_temp temp = { NULL, NULL, NULL, NULL, 0, NULL };
+	const char *tmp;
 	int rc;
 
 	memset(&s, 0, sizeof(s));
@@ -753,14 +755,10 @@ int tk_bfbin_to_sqlite3(const char *in_path, const char *db_path, tk_bfbin_conve
 	s.live = cv->live_input != 0;
 	s.out_path = db_path;
 	pthread_once(&sq_vfs_once, sq_vfs_register);
-	tmp = malloc(strlen(db_path) + sizeof(".part"));
-	if (tmp == NULL)
-		return tk__bfconv_fail(&s.base, TK_ENOMEM, "Out of memory");
-	strcpy(tmp, db_path);
-	strcat(tmp, ".part");
-	if ((rc = tk__bfconv_create_temp(&s.base, tmp)) != TK_OK)
-		goto fail_open;
-	rc = sqlite3_open_v2(tmp, &s.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	if ((rc = tk__bfconv_temp_create(&s.base, db_path, &temp)) != TK_OK)
+		return rc;
+	tmp = temp.link; /* the name messages give */
+	rc = sqlite3_open_v2(temp.file, &s.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			     sq_vfs_ok ? SQ_VFS_NAME : NULL);
 	if (rc != SQLITE_OK) {
 		rc = tk__bfconv_fail(&s.base, TK_EIO, "Failed to create %s (%s)", tmp,
@@ -814,12 +812,11 @@ int tk_bfbin_to_sqlite3(const char *in_path, const char *db_path, tk_bfbin_conve
 		rc = tk__bfconv_fail(&s.base, TK_EIO, "Failed to close %s (%s)", tmp, sqlite3_errstr(rc));
 		goto fail_open;
 	}
-	rc = tk__bf_sync_rename(tmp, db_path);
+	rc = tk__bfconv_temp_commit(&temp, db_path);
 	if (rc != TK_OK) {
 		tk__bfconv_fail(&s.base, rc, "Failed to write %s (%s)", db_path, tk_strerror(rc));
 		goto fail_open;
 	}
-	free(tmp);
 	sq_free_col_names(&s);
 	free(s.col_names);
 	free(s.table);
@@ -832,8 +829,7 @@ int tk_bfbin_to_sqlite3(const char *in_path, const char *db_path, tk_bfbin_conve
 fail_open:
 	sqlite3_finalize(s.stmt);
 	sqlite3_close_v2(s.db);
-	tk__bf_remove_with_siblings(tmp);
-	free(tmp);
+	tk__bfconv_temp_discard(&temp);
 	sq_free_col_names(&s);
 	free(s.col_names);
 	free(s.table);

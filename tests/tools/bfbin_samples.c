@@ -377,6 +377,22 @@ static void large(void)
 	end();
 }
 
+/* 20,000 one-row tables: a conversion whose end (closing, renaming) takes a while. */
+static void many_tables(void)
+{
+	char name[32];
+	int t;
+
+	for (t = 0; t < 20000; t++) {
+		snprintf(name, sizeof(name), "T%05d", t);
+		basic(name);
+		col(TK_BFBIN_UINT64, "v");
+		u64((uint64_t)t);
+		row();
+		end();
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -386,6 +402,7 @@ int main(int argc, char **argv)
 		{ "call_stack", call_stack }, { "by_func", by_func },       { "tricky", tricky },
 		{ "dup_tables", dup_tables }, { "slash_name", slash_name }, { "big_uint", big_uint },
 		{ "dup_columns", dup_columns }, { "empty_key", empty_key }, { "large", large },
+		{ "many_tables", many_tables },
 	};
 	size_t i;
 

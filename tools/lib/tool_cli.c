@@ -19,9 +19,29 @@
 
 static const char *g_name = "tracekit";
 
+static struct sigaction g_xfsz_old;
+static int g_xfsz_saved;
+
 void tktool_init(const char *name)
 {
+	struct sigaction ign;
+
 	g_name = name;
+	/*
+	 * Past a file size limit (ulimit -f) a write fails with EFBIG, which the tool reports
+	 * ("File too large") before it removes its temporaries, instead of SIGXFSZ ending the
+	 * process with a core and leaving them.
+	 */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	g_xfsz_saved = sigaction(SIGXFSZ, &ign, &g_xfsz_old) == 0;
+}
+
+void tktool_exec_prepare(void)
+{
+	if (g_xfsz_saved)
+		sigaction(SIGXFSZ, &g_xfsz_old, NULL);
 }
 
 const char *tktool_name(void)
@@ -128,17 +148,39 @@ static void remove_temporaries(void)
 	for (i = 0; i < CLEANUP_SLOTS; i++)
 		if (g_cleanup_used[i] == 1)
 			unlink(g_cleanup[i]);
-	for (i = 0; i < CLEANUP_SLOTS; i++)
+	/* the last registered first: a library's private directory may be inside the tool's */
+	for (i = CLEANUP_SLOTS - 1; i >= 0; i--)
 		if (g_cleanup_used[i] == 2)
 			remove_dir_now(g_cleanup[i]);
+}
+
+/* When the first signal of the stop mode came (CLOCK_MONOTONIC, ns). */
+static volatile sig_atomic_t g_first_sig;
+static uint64_t g_first_ns;
+
+static uint64_t signal_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void on_signal(int sig)
 {
 	if (g_mode == TKTOOL_SIGNAL_STOP && !tktool_stop) {
+		g_first_ns = signal_now_ns();
+		g_first_sig = sig;
 		tktool_stop = 1;
 		return;
 	}
+	/*
+	 * The same signal again within 200 ms is one request delivered twice: timeout(1)
+	 * and kill(0, ...) send it to the process and to its process group. Only a signal
+	 * the user sends again ends the process.
+	 */
+	if (g_mode == TKTOOL_SIGNAL_STOP && g_first_sig == sig && signal_now_ns() - g_first_ns < 200000000u)
+		return;
 	remove_temporaries();
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -209,6 +251,17 @@ void tktool_cleanup_forget(int slot)
 		g_cleanup_used[slot] = 0;
 }
 
+static int g_temp_slots[2] = { -1, -1 };
+
+void tktool_temp_cb(void *user_data, const char *dir, const char *file)
+{
+	(void)user_data;
+	tktool_cleanup_forget(g_temp_slots[0]);
+	tktool_cleanup_forget(g_temp_slots[1]);
+	g_temp_slots[0] = dir != NULL ? tktool_cleanup_add_dir(dir) : -1;
+	g_temp_slots[1] = file != NULL ? tktool_cleanup_add(file) : -1;
+}
+
 /* ---- outputs ---- */
 
 int tktool_refuse_same_file(const char *input, const char *output)
@@ -220,20 +273,52 @@ int tktool_refuse_same_file(const char *input, const char *output)
 	return 1;
 }
 
+/*
+ * A FIFO output is opened (for writing, in place) only once a reader has it open, and
+ * that open blocks; below it runs with SIGINT and SIGTERM blocked. So wait for a reader
+ * here, interruptibly: a non-blocking open fails with ENXIO until there is one. The
+ * descriptor returned keeps the reader from seeing an end of file until the real open;
+ * -1 with errno set (EINTR once tktool_stop is set).
+ */
+static int wait_for_reader(const char *path)
+{
+	struct timespec pause = { 0, 20000000 };
+	int fd;
+
+	for (;;) {
+		if (tktool_stop) {
+			errno = EINTR;
+			return -1;
+		}
+		fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd >= 0 || (errno != ENXIO && errno != EINTR))
+			return fd;
+		nanosleep(&pause, NULL); /* a signal only shortens it */
+	}
+}
+
 int tktool_output_create(struct tktool_output *out, const char *path, unsigned flags)
 {
+	struct stat sb;
 	sigset_t old;
-	int rc;
+	int rc, reader = -1;
 
 	memset(out, 0, sizeof(*out));
 	out->path = path;
 	out->cleanup_slot = -1;
+	if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISFIFO(sb.st_mode)) {
+		reader = wait_for_reader(path);
+		if (reader < 0)
+			return errno == EINTR ? TK_ECANCELED : tk_error_from_errno(errno);
+	}
 	/* the temporary exists only once the handler knows its name */
 	block_signals(1, &old);
 	rc = tk_outfile_open(&out->of, path, flags);
 	if (rc == TK_OK && strcmp(tk_outfile_temp_path(out->of), path) != 0 && strcmp(path, "-") != 0)
 		out->cleanup_slot = tktool_cleanup_add(tk_outfile_temp_path(out->of));
 	block_signals(0, &old);
+	if (reader >= 0)
+		close(reader);
 	if (rc != TK_OK)
 		out->of = NULL;
 	return rc;
@@ -323,6 +408,7 @@ static int errno_of(int rc)
 	case TK_EMFILE: return EMFILE;
 	case TK_ENOMEM: return ENOMEM;
 	case TK_EEXIST: return EEXIST;
+	case TK_ECANCELED: return EINTR;
 	default: return EIO;
 	}
 }

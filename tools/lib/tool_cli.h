@@ -18,8 +18,13 @@
 
 /* ---- names and messages ---- */
 
-/* Sets the name every message starts with (call first in main). */
+/*
+ * Sets the name every message starts with (call first in main). Also ignores SIGXFSZ, so
+ * that a write past a file size limit fails with EFBIG and is reported like any other.
+ */
 void tktool_init(const char *name);
+/* In a child about to exec another program: gives SIGXFSZ back the disposition it had. */
+void tktool_exec_prepare(void);
 /* The name given to tktool_init. */
 const char *tktool_name(void);
 
@@ -76,6 +81,12 @@ int tktool_cleanup_add(const char *path);
 int tktool_cleanup_add_dir(const char *dir);
 /* Forgets a registered file (it was renamed or removed). slot -1 is accepted. */
 void tktool_cleanup_forget(int slot);
+/*
+ * A library's temporaries callback (tk_bfbin_convert.temp_cb): registers dir (a private
+ * directory) and file (may be NULL) for the handler to remove; (NULL, NULL) forgets
+ * them. One pair at a time; user_data is not used.
+ */
+void tktool_temp_cb(void *user_data, const char *dir, const char *file);
 
 /* ---- outputs ---- */
 
