@@ -4,13 +4,14 @@
 # what each workload knows (docs/tracelogger.md). traceprinter must read every file made.
 # usage: tracelogger_run.sh TRACELOGGER TRACEPRINTER PINGPONG WORKDIR [CASE...]
 # Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm
-#        abort full_disk unpriv syscalls states daemon system forks losses samples (default: all). A case that needs what this machine
+#        abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr
+#        epipe class_filter sub_classes other_user size_min (default: all). A case that needs what this machine
 #        cannot give (perf_event_open refused, no setpriv) is skipped with a printed reason;
 #        the script exits 77 only when every case was skipped.
 set -u
 TL=$1 TP=$2 PP=$3 WORK=$4
 shift 4
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr epipe class_filter sub_classes other_user size_min}
 mkdir -p "$WORK"
 W=$(mktemp -d "$WORK/tl.XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -446,6 +447,125 @@ case_samples() { # -g: cpu-clock samples with the user call chain, in ring mode 
 	"$TL" -r -b 2 -g -f "$W/gr.kev" -c THREAD,SYSTEM -- "$PP" --getppid 3000000 >/dev/null 2>"$W/gr.err" ||
 		{ fail "-r -g: exit status $? ($(cat "$W/gr.err"))"; return; }
 	readable "$W/gr.kev"
+}
+
+case_stray_usr() { # SIGUSR1/SIGUSR2 outside -d1: ignored, the run completes; TRACELOGGER_PID only with -d1
+	"$TL" -f "$W/su.kev" -c THREAD -- sh -c 'echo "pid:${TRACELOGGER_PID:-unset}" >'"$W/su.env"'; sleep 1' \
+		>/dev/null 2>"$W/su.err" &
+	p=$!
+	started "$W/su.env"
+	kill -USR1 $p
+	sleep 0.1
+	kill -USR2 $p 2>/dev/null
+	wait $p
+	s=$?
+	[ $s = 0 ] || { fail "exit status $s after SIGUSR1/SIGUSR2 without -d1 ($(cat "$W/su.err"))"; return; }
+	[ -e "$W/su.kev.part" ] && fail "su.kev.part left behind"
+	ls -d "$W"/.tracelogger.* >/dev/null 2>&1 && fail "a private directory left behind"
+	readable "$W/su.kev" || return
+	[ "$(cat "$W/su.env")" = "pid:unset" ] || fail "TRACELOGGER_PID set without -d1: $(cat "$W/su.env")"
+}
+
+case_epipe() { # -f - into a reader that goes away: a message, exit 1, no temporaries left
+	d=$(mktemp -d "$W/ep.XXXXXX")
+	(TMPDIR=$d "$TL" -f - -c THREAD -- taskset -c 0 "$PP" -n 100000 -e 0 2>"$W/ep.err"; echo $? >"$W/ep.rc") |
+		head -c 100 >/dev/null
+	s=$(cat "$W/ep.rc")
+	[ "$s" = 1 ] || fail "exit status $s, not 1 ($(cat "$W/ep.err"))"
+	grep -q "^tracelogger: standard output: .*Broken pipe" "$W/ep.err" || fail "no word about the broken pipe: $(cat "$W/ep.err")"
+	left=$(find "$d" -mindepth 1 | head -n 3)
+	[ -z "$left" ] || fail "temporaries left behind: $left"
+	rm -rf "$d"
+}
+
+case_class_filter() { # the classes not selected are not written, even those the collector needs inside
+	for sel in "-F 3" "-c THREAD" "-c THREAD,SYSTEM"; do
+		# shellcheck disable=SC2086
+		"$TL" $sel -f "$W/cf.kev" -- sh -c 'ls / >/dev/null' >/dev/null 2>"$W/cf.err" ||
+			{ fail "$sel: exit status $? ($(cat "$W/cf.err"))"; continue; }
+		readable "$W/cf.kev" || continue
+		n=$(grep -c -E "PROCESS *:" "$W/cf.kev.txt" || true)
+		[ "$n" = 0 ] || fail "$sel: $n PROCESS events written: $(grep -m 1 -E "PROCESS *:" "$W/cf.kev.txt")"
+		n=$(count ":THRUNNING " "$W/cf.kev.txt")
+		[ "$n" -ge 1 ] || fail "$sel: no THREAD events"
+	done
+	if [ $privileged = 1 ]; then
+		"$TL" -f "$W/cf.kev" -c THREAD,KERCALL -- sh -c 'ls / >/dev/null' >/dev/null 2>"$W/cf.err" ||
+			{ fail "THREAD,KERCALL: exit status $? ($(cat "$W/cf.err"))"; return; }
+		readable "$W/cf.kev" || return
+		n=$(grep -c -E "PROCESS *:" "$W/cf.kev.txt" || true)
+		[ "$n" = 0 ] || fail "THREAD,KERCALL: $n PROCESS events written"
+	fi
+	"$TL" -f "$W/cf.kev" -c PROCESS -- sh -c 'ls / >/dev/null' >/dev/null 2>"$W/cf.err" ||
+		{ fail "PROCESS: exit status $? ($(cat "$W/cf.err"))"; return; }
+	readable "$W/cf.kev" || return
+	grep -q "PROCTHREAD_NAME" "$W/cf.kev.txt" || fail "-c PROCESS: no PROCTHREAD_NAME"
+	n=$(grep -c -E "THREAD *:" "$W/cf.kev.txt" || true)
+	[ "$n" = 0 ] || fail "-c PROCESS: $n THREAD events written"
+}
+
+case_sub_classes() { # privileged: -c KERCALLENTER only entries, KERCALLEXIT only exits, INTEXIT only exits
+	[ $privileged = 1 ] || { skip "system calls and interrupts need privilege here"; return; }
+	for sel in KERCALLENTER:KER_CALL:KER_EXIT KERCALLEXIT:KER_EXIT:KER_CALL; do
+		c=${sel%%:*} r=${sel#*:}
+		want=${r%%:*} not=${r#*:}
+		"$TL" -f "$W/sc.kev" -c "$c" -- sh -c 'ls / >/dev/null' >/dev/null 2>"$W/sc.err" ||
+			{ fail "$c: exit status $? ($(cat "$W/sc.err"))"; continue; }
+		readable "$W/sc.kev" || continue
+		n=$(count "$want:" "$W/sc.kev.txt")
+		[ "$n" -ge 10 ] || fail "-c $c: only $n $want"
+		n=$(count "$not:" "$W/sc.kev.txt")
+		[ "$n" = 0 ] || fail "-c $c: $n $not written"
+	done
+	for sel in INTEXIT:INT_EXIT:INT_ENTR INTENTER:INT_ENTR:INT_EXIT; do
+		c=${sel%%:*} r=${sel#*:}
+		want=${r%%:*} not=${r#*:}
+		"$TL" -a -s 1 -f "$W/sc.kev" -c "$c" >/dev/null 2>"$W/sc.err" ||
+			{ fail "$c: exit status $? ($(cat "$W/sc.err"))"; continue; }
+		readable "$W/sc.kev" || continue
+		n=$(count "$want:" "$W/sc.kev.txt")
+		[ "$n" -ge 1 ] || { skip "-c $c: no interrupt in 1 s"; continue; }
+		n=$(count "$not:" "$W/sc.kev.txt")
+		[ "$n" = 0 ] || fail "-c $c: $n $not written"
+	done
+}
+
+case_other_user() { # as nobody, -p of another user's process: the cause named, not perf_event_paranoid
+	command -v setpriv >/dev/null 2>&1 || { skip "no setpriv"; return; }
+	[ "$(id -u)" = 0 ] || { skip "not root: cannot switch to nobody"; return; }
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$TL" 2>/dev/null; then
+		skip "nobody cannot run $TL (its directories are closed)"
+		return
+	fi
+	d=$(mktemp -d /tmp/tl-other.XXXXXX)
+	chmod 777 "$d"
+	sleep 5 &
+	victim=$!
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$TL" -f "$d/o.kev" -p $victim -s 0.2 \
+		>/dev/null 2>"$W/ou.err"
+	s=$?
+	kill $victim 2>/dev/null
+	wait $victim 2>/dev/null
+	[ $s = 1 ] || fail "exit status $s, not 1 ($(cat "$W/ou.err"))"
+	grep -q "pid $victim belongs to another user" "$W/ou.err" || fail "the cause not named: $(cat "$W/ou.err")"
+	grep -q "paranoid" "$W/ou.err" && fail "blames perf_event_paranoid: $(cat "$W/ou.err")"
+	[ -e "$d/o.kev" ] && fail "a file written"
+	rm -rf "$d"
+}
+
+case_size_min() { # -S smaller than the header: a usage error naming the minimum, nothing written
+	"$TL" -S 1 -f "$W/sm.kev" -c THREAD -- true >/dev/null 2>"$W/sm.err"
+	s=$?
+	[ $s = 2 ] || fail "-S 1: exit status $s, not 2 ($(cat "$W/sm.err"))"
+	grep -q "minimum here is [0-9]* bytes" "$W/sm.err" || fail "-S 1: no minimum named: $(cat "$W/sm.err")"
+	[ -e "$W/sm.kev" ] || [ -e "$W/sm.kev.part" ] && fail "-S 1: a file left"
+	min=$(sed -n 's/.*minimum here is \([0-9]*\) bytes.*/\1/p' "$W/sm.err")
+	[ -n "$min" ] || return
+	"$TL" -S "$min" -f "$W/sm.kev" -c THREAD -- true >/dev/null 2>"$W/sm.err" ||
+		{ fail "-S $min (the minimum named): exit status $? ($(cat "$W/sm.err"))"; return; }
+	readable "$W/sm.kev" || return
+	sz=$(wc -c <"$W/sm.kev")
+	[ "$sz" -le "$min" ] || fail "-S $min: the file has $sz bytes"
 }
 
 for case in $CASES; do

@@ -108,6 +108,8 @@ static void on_child(int sig)
 	(void)sig; /* only wakes the poll: the command's end is seen at once */
 }
 
+static struct sigaction g_pipe_old; /* SIGPIPE as tracelogger found it: the command's */
+
 static void install_signals(int daemon)
 {
 	struct sigaction sa;
@@ -125,7 +127,15 @@ static void install_signals(int daemon)
 		sigaction(SIGUSR2, &sa, NULL);
 		sa.sa_handler = on_start_signal;
 		sigaction(SIGUSR1, &sa, NULL);
+	} else {
+		/* START and STOP mean something only with -d1: a stray one never ends a run */
+		sa.sa_handler = SIG_IGN;
+		sigaction(SIGUSR1, &sa, NULL);
+		sigaction(SIGUSR2, &sa, NULL);
 	}
+	/* A reader of standard output that goes away (| head): EPIPE, reported, not a silent death */
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, &g_pipe_old);
 }
 
 /* ---- options ---- */
@@ -148,6 +158,7 @@ struct opts {
 	size_t n_pids;
 	uint32_t classes;      /* -c, kernel classes (TK_COLLECT_CLASS bits) */
 	int classes_given;
+	uint32_t sub_sel;      /* -c, the parts of KERCALL and INT named (bits 1 << _NTO_TRACE_KERCALLENTER, ...) */
 	int user_events;       /* USER class selected */
 	int callchains;        /* -g */
 	long freq;             /* --freq, -1 = default */
@@ -194,6 +205,9 @@ static int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+#define SEL_KERCALL ((1u << _NTO_TRACE_KERCALLENTER) | (1u << _NTO_TRACE_KERCALLEXIT) | (1u << _NTO_TRACE_KERCALLINT))
+#define SEL_INT ((1u << _NTO_TRACE_INTENTER) | (1u << _NTO_TRACE_INTEXIT) | (1u << _NTO_TRACE_INT_HANDLER_ENTER) | (1u << _NTO_TRACE_INT_HANDLER_EXIT))
+
 static int parse_classes(struct opts *o, const char *list)
 {
 	char *copy, *save = NULL, *tok;
@@ -211,14 +225,27 @@ static int parse_classes(struct opts *o, const char *list)
 		case _NTO_TRACE_THREAD: o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_THREAD); break;
 		case _NTO_TRACE_PROCESS: o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_PROCESS); break;
 		case _NTO_TRACE_SYSTEM: o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_SYSTEM); break;
+		/* KERCALLENTER, INTEXIT, ...: recorded as their class, written alone (as traceprinter -c selects) */
 		case _NTO_TRACE_KERCALL:
+			o->sub_sel |= SEL_KERCALL;
+			o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_KERCALL);
+			break;
 		case _NTO_TRACE_KERCALLENTER:
-		case _NTO_TRACE_KERCALLEXIT: o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_KERCALL); break;
+		case _NTO_TRACE_KERCALLEXIT:
+			o->sub_sel |= 1u << ext;
+			o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_KERCALL);
+			break;
 		case _NTO_TRACE_INT:
+			o->sub_sel |= SEL_INT;
+			o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_INT);
+			break;
 		case _NTO_TRACE_INTENTER:
 		case _NTO_TRACE_INTEXIT:
 		case _NTO_TRACE_INT_HANDLER_ENTER:
-		case _NTO_TRACE_INT_HANDLER_EXIT: o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_INT); break;
+		case _NTO_TRACE_INT_HANDLER_EXIT:
+			o->sub_sel |= 1u << ext;
+			o->classes |= TK_COLLECT_CLASS(_NTO_TRACE_INT);
+			break;
 		case _NTO_TRACE_USER: o->user_events = 1; break;
 		default: {
 			int rc = d == NULL ? tktool_usage_error("-c: unknown class '%s'", tok)
@@ -398,6 +425,11 @@ struct ring_buf {
 
 struct logger {
 	struct opts *o;
+	/* what is not written: the classes (and parts of KERCALL and INT) not selected, which
+	 * the collector may still produce (the names it needs, the exits of calls it watches) */
+	tk_kev_range deny[16];
+	unsigned n_deny;
+	int deny_ker_enter, deny_ker_exit;
 	tk_kev_writer *w;
 	uint64_t hdr_bytes; /* header and syspage: the file's size is hdr_bytes + 16 x slots */
 	uint32_t msb[MAX_CPUS];
@@ -497,6 +529,48 @@ static struct ring_buf *ring_current(struct logger *L, size_t n)
 	return cur;
 }
 
+static void deny_add(struct logger *L, unsigned ext, int whole_int)
+{
+	tk_kev_range r[4];
+	int n = whole_int ? tk_kev_map_events(ext, _NTO_TRACE_INTFIRST, _NTO_TRACE_INTLAST, 0, r)
+			  : tk_kev_map_class(ext, r);
+	for (int i = 0; i < n && L->n_deny < sizeof(L->deny) / sizeof(L->deny[0]); i++)
+		L->deny[L->n_deny++] = r[i];
+}
+
+/* The filter of what is written, from the classes recorded (after -c and -F). */
+static void build_filter(struct logger *L, uint32_t classes, uint32_t sub_sel)
+{
+	static const unsigned ic[] = { _NTO_TRACE_INTENTER, _NTO_TRACE_INTEXIT, _NTO_TRACE_INT_HANDLER_ENTER,
+				       _NTO_TRACE_INT_HANDLER_EXIT };
+
+	L->n_deny = 0;
+	if (!(classes & TK_COLLECT_CLASS(_NTO_TRACE_PROCESS)))
+		deny_add(L, _NTO_TRACE_PROCESS, 0);
+	if (!(classes & TK_COLLECT_CLASS(_NTO_TRACE_THREAD))) {
+		deny_add(L, _NTO_TRACE_THREAD, 0);
+		deny_add(L, _NTO_TRACE_VTHREAD, 0);
+	}
+	/* the collector's system-call codes mark the exit with bit 7 (TK_COLLECT_KERCALL_CODE) */
+	L->deny_ker_enter = !(classes & TK_COLLECT_CLASS(_NTO_TRACE_KERCALL)) || !(sub_sel & (1u << _NTO_TRACE_KERCALLENTER));
+	L->deny_ker_exit = !(classes & TK_COLLECT_CLASS(_NTO_TRACE_KERCALL)) || !(sub_sel & (1u << _NTO_TRACE_KERCALLEXIT));
+	for (size_t i = 0; i < sizeof(ic) / sizeof(ic[0]); i++)
+		if (!(classes & TK_COLLECT_CLASS(_NTO_TRACE_INT)) || !(sub_sel & (1u << ic[i])))
+			deny_add(L, ic[i], 1);
+}
+
+static int denied(const struct logger *L, uint32_t header)
+{
+	unsigned cls = _NTO_TRACE_GETEVENT_C(header) >> 10, code = _NTO_TRACE_GETEVENT(header);
+
+	if (cls == (_TRACE_KER_CALL_C >> 10))
+		return (code & 0x80u) ? L->deny_ker_exit : L->deny_ker_enter;
+	for (unsigned i = 0; i < L->n_deny; i++)
+		if (L->deny[i].cls == cls && code >= L->deny[i].first && code <= L->deny[i].last)
+			return 1;
+	return 0;
+}
+
 /* The collector's callback: one kernel event. */
 static int take_event(void *ud, const traceevent_t *slots, size_t n, uint64_t t)
 {
@@ -507,6 +581,8 @@ static int take_event(void *ud, const traceevent_t *slots, size_t n, uint64_t t)
 		return 0;
 	if (L->stop_reason != NULL)
 		return 1; /* a limit is reached: the read stops, nothing more is taken */
+	if (denied(L, slots[0].header))
+		return 0; /* a class not selected */
 	if (!L->read_counted) {
 		L->reads++;
 		L->read_counted = 1;
@@ -827,7 +903,7 @@ struct child {
 	int exec_errno;
 };
 
-static int launch(struct child *ch, char **cmd, const char *user_dir)
+static int launch(struct child *ch, char **cmd, const char *user_dir, int daemon)
 {
 	int go[2], err[2];
 
@@ -846,11 +922,16 @@ static int launch(struct child *ch, char **cmd, const char *user_dir)
 		close(err[0]);
 		signal(SIGUSR1, SIG_DFL);
 		signal(SIGUSR2, SIG_DFL);
+		sigaction(SIGPIPE, &g_pipe_old, NULL); /* ignored here; the command's as tracelogger found it */
 		tktool_exec_prepare(); /* SIGXFSZ as tracelogger found it */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		snprintf(pidbuf, sizeof(pidbuf), "%ld", (long)getppid());
-		setenv("TRACELOGGER_PID", pidbuf, 1);
+		if (daemon) { /* only a daemon-mode tracelogger takes START and STOP */
+			snprintf(pidbuf, sizeof(pidbuf), "%ld", (long)getppid());
+			setenv("TRACELOGGER_PID", pidbuf, 1);
+		} else {
+			unsetenv("TRACELOGGER_PID");
+		}
 		if (user_dir != NULL) {
 			snprintf(logbuf, sizeof(logbuf), "%s/user-%%p.kev", user_dir);
 			setenv("TRACEKIT_LOG", logbuf, 1);
@@ -929,7 +1010,7 @@ static uint64_t now_ms(void)
 }
 
 /* Opens the collector. Falls back to what is permitted when the user asked for nothing privileged. */
-static int open_collect(tk_collect **c, struct opts *o, int child_pid)
+static int open_collect(tk_collect **c, struct opts *o, int child_pid, uint32_t *recorded)
 {
 	tk_collect_config cfg;
 	char why[1024];
@@ -972,6 +1053,7 @@ static int open_collect(tk_collect **c, struct opts *o, int child_pid)
 		cfg.tier = TK_COLLECT_TIER_AUTO;
 	why[0] = '\0';
 	rc = tk_collect_open(c, &cfg, why, sizeof(why));
+	*recorded = cfg.classes;
 	if (rc == TK_EACCES && !explicit_priv && !cfg.system_wide && !o->classes_given) {
 		/* the default set asked for system calls and interrupts; without them: */
 		char why2[1024];
@@ -979,6 +1061,7 @@ static int open_collect(tk_collect **c, struct opts *o, int child_pid)
 		cfg.tier = o->wide ? TK_COLLECT_TIER_AUTO : TK_COLLECT_TIER_UNPRIV;
 		why2[0] = '\0';
 		rc = tk_collect_open(c, &cfg, why2, sizeof(why2));
+		*recorded = cfg.classes;
 		if (rc == TK_OK)
 			fprintf(stderr, "tracelogger: note: %s; recording without system calls and interrupts\n", why);
 		else
@@ -999,6 +1082,43 @@ static void remove_dir(const char *dir)
 		tktool_private_dir_remove(dir);
 }
 
+/* The real uid of a process (from /proc/PID/status), or -1 when it cannot be read. */
+static long pid_uid(int pid)
+{
+	char path[64], line[256];
+	long uid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "Uid: %ld", &uid) == 1)
+			break;
+	fclose(f);
+	return uid;
+}
+
+/* Whether this process passes the kernel's ptrace-access check for another user's task:
+ * CAP_SYS_PTRACE (19) or CAP_PERFMON (38) in its effective set. */
+static int may_trace_others(void)
+{
+	char line[256];
+	unsigned long long eff = 0;
+	int found = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (f == NULL)
+		return 1; /* cannot tell: let the kernel answer */
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			found = 1;
+			break;
+		}
+	fclose(f);
+	return !found || (eff & (1ULL << 19)) || (eff & (1ULL << 38));
+}
+
 static const char *signame(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
 
 /* Static: what they point to stays reachable on every way out (the early error returns). */
@@ -1015,6 +1135,7 @@ int main(int argc, char **argv)
 	const char *write_path;
 	int rc, status = 0, via_spool, have_child;
 	uint64_t deadline = 0, hdr_bytes;
+	uint32_t recorded = 0;
 
 	tktool_init("tracelogger");
 	rc = parse_args(&g_o, argc, argv);
@@ -1027,6 +1148,15 @@ int main(int argc, char **argv)
 			tktool_error(NULL, "pid %d: no such process", g_o.pids[i]);
 			return 1;
 		}
+	for (size_t i = 0; i < g_o.n_pids; i++) {
+		long uid = pid_uid(g_o.pids[i]);
+		if (uid >= 0 && (uid_t)uid != geteuid() && !may_trace_others()) {
+			tktool_error(NULL, "pid %d belongs to another user (uid %ld): the kernel lets a process "
+					   "record only its own user's processes unless it has CAP_SYS_PTRACE "
+					   "(run tracelogger as that user, or as root)", g_o.pids[i], uid);
+			return 1;
+		}
+	}
 	install_signals(g_o.daemon);
 	have_child = g_o.cmd != NULL;
 
@@ -1042,12 +1172,12 @@ int main(int argc, char **argv)
 		}
 		tktool_cleanup_add_dir(dir);
 	}
-	if (have_child && launch(&ch, g_o.cmd, g_o.user_events ? dir : NULL) != 0) {
+	if (have_child && launch(&ch, g_o.cmd, g_o.user_events ? dir : NULL, g_o.daemon) != 0) {
 		tktool_error(NULL, "cannot start %s: %s", g_o.cmd[0], strerror(errno));
 		remove_dir(dir);
 		return 1;
 	}
-	rc = open_collect(&c, &g_o, have_child ? ch.pid : 0);
+	rc = open_collect(&c, &g_o, have_child ? ch.pid : 0, &recorded);
 	if (rc != 0) {
 		if (have_child) {
 			kill(ch.pid, SIGKILL);
@@ -1060,6 +1190,7 @@ int main(int argc, char **argv)
 	/* The output: written as events come; the final name appears only when complete. */
 	memset(&g_L, 0, sizeof(g_L));
 	g_L.o = &g_o;
+	build_filter(&g_L, recorded, g_o.classes_given ? g_o.sub_sel : SEL_KERCALL | SEL_INT);
 	if (g_o.ring || g_o.size_ring) {
 		g_L.ring_cap = g_o.ring ? g_o.buffers : (unsigned)(g_o.max_size / (BUF_SLOTS * sizeof(traceevent_t)));
 		if (g_L.ring_cap == 0)
@@ -1087,6 +1218,22 @@ int main(int argc, char **argv)
 	}
 	tk_kev_writer_flush(g_L.w);
 	hdr_bytes = g_L.hdr_bytes = tk_kev_writer_bytes(g_L.w);
+	/* -S: the file's header alone (its size is known only once written) must leave room for an
+	 * event (one slot, and the one the limit keeps free); else the file could hold nothing */
+	if (g_o.max_size > 0 && g_o.max_size < hdr_bytes + 2 * sizeof(traceevent_t)) {
+		tk_kev_writer_abort(g_L.w);
+		g_L.w = NULL;
+		tk_collect_close(c);
+		if (have_child) {
+			kill(ch.pid, SIGKILL);
+			child_poll(&ch, 1);
+		}
+		remove_dir(dir);
+		free(g_L.ring);
+		return tktool_usage_error("-S %" PRIu64 ": smaller than the file's header (%" PRIu64 " bytes) and "
+					  "one event; the minimum here is %" PRIu64 " bytes",
+					  g_o.max_size, hdr_bytes, (uint64_t)(hdr_bytes + 2 * sizeof(traceevent_t)));
+	}
 
 	/* Start: recording first, then the command, so nothing it does is missed. */
 	if (!g_o.daemon && (rc = tk_collect_enable(c)) != TK_OK) {
@@ -1252,7 +1399,10 @@ int main(int argc, char **argv)
 	free(g_o.pids);
 
 	if (via_spool && status == 0 && tktool_copy_file(spool, g_o.output) != 0) {
-		tktool_error(g_o.output, "cannot write: %s", strerror(errno));
+		if (strcmp(g_o.output, "-") == 0)
+			tktool_error(NULL, "standard output: cannot write: %s", strerror(errno));
+		else
+			tktool_error(g_o.output, "cannot write: %s", strerror(errno));
 		status = 1;
 	}
 	remove_dir(dir);
