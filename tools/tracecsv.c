@@ -1554,7 +1554,11 @@ static int import_tb5(struct import *im, char **paths, size_t n, const char *out
 			goto done;
 		}
 		char part[4200];
-		snprintf(part, sizeof(part), "%s.part", out);
+		int part_len = snprintf(part, sizeof(part), "%s.part", out);
+		if (part_len < 0 || (size_t)part_len >= sizeof(part)) {
+			err("%s: name too long", out);
+			goto done;
+		}
 		cleanup_set(part);
 		if (im->unsorted) {
 			im->memory = 1;
