@@ -47,9 +47,9 @@ int main(int argc, char **argv)
 	const char *input, *output;
 	char *default_output = NULL;
 	struct tktool_progress progress = { 0 };
-	char tmp_dir[4096] = "", tmp_path[4200];
+	struct tktool_stdout_stage stage;
+	int staged = 0;
 	const char *in_open, *out_open;
-	int dir_slot = -1;
 	int opt, rc;
 
 	tktool_init("bfbin2hdf5");
@@ -103,15 +103,13 @@ int main(int argc, char **argv)
 	out_open = output;
 	if (strcmp(output, "-") == 0) {
 		/* written with seeks: built in a directory only we can enter, then copied */
-		if (tktool_private_dir(tmp_dir, sizeof(tmp_dir)) != 0) {
-			tmp_dir[0] = '\0';
+		if (tktool_stdout_stage_begin(&stage, "out.h5") != 0) {
 			fprintf(stderr, "bfbin2hdf5: Failed to create a temporary directory (%s)\n", strerror(errno));
 			free(default_output);
 			return 1;
 		}
-		dir_slot = tktool_cleanup_add_dir(tmp_dir);
-		snprintf(tmp_path, sizeof(tmp_path), "%s/out.h5", tmp_dir);
-		out_open = tmp_path;
+		staged = 1;
+		out_open = stage.path;
 	} else if (tk_same_file(input, output)) {
 		fprintf(stderr, "bfbin2hdf5: The output file %s is the input file\n", output);
 		free(default_output);
@@ -127,13 +125,9 @@ int main(int argc, char **argv)
 	tktool_progress_end(&progress);
 	if (rc != TK_OK)
 		fprintf(stderr, "bfbin2hdf5: %s\n", cv.error);
-	if (rc == TK_OK && tmp_dir[0] != '\0' && tktool_copy_to_stdout(tmp_path) != 0) {
+	if (staged && tktool_stdout_stage_end(&stage, rc == TK_OK) != 0) {
 		fprintf(stderr, "bfbin2hdf5: Failed to write standard output (%s)\n", strerror(errno));
 		rc = TK_EIO;
-	}
-	if (tmp_dir[0] != '\0') {
-		tktool_private_dir_remove(tmp_dir);
-		tktool_cleanup_forget(dir_slot);
 	}
 	free(default_output);
 	return rc == TK_OK ? 0 : 1;

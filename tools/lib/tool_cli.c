@@ -473,6 +473,34 @@ int tktool_needs_copy(const char *path)
 	return stat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode);
 }
 
+int tktool_stdout_stage_begin(struct tktool_stdout_stage *s, const char *leaf)
+{
+	int n;
+
+	s->slot = -1;
+	if (tktool_private_dir(s->dir, sizeof(s->dir)) != 0)
+		return -1;
+	n = snprintf(s->path, sizeof(s->path), "%s/%s", s->dir, leaf);
+	if (n < 0 || (size_t)n >= sizeof(s->path)) {
+		tktool_private_dir_remove(s->dir);
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	s->slot = tktool_cleanup_add_dir(s->dir);
+	return 0;
+}
+
+int tktool_stdout_stage_end(struct tktool_stdout_stage *s, int copy)
+{
+	int rc = copy ? tktool_copy_to_stdout(s->path) : 0;
+	int saved = errno;
+
+	tktool_private_dir_remove(s->dir);
+	tktool_cleanup_forget(s->slot);
+	errno = saved;
+	return rc;
+}
+
 int tktool_private_dir(char *dir, size_t size)
 {
 	const char *tmp = getenv("TMPDIR");

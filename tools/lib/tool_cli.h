@@ -151,6 +151,20 @@ int tktool_needs_copy(const char *path);
 int tktool_private_dir(char *dir, size_t size);
 void tktool_private_dir_remove(const char *dir);
 /*
+ * Standard output for a library that writes its output by name with seeks (SQLite, HDF5):
+ * tktool_stdout_stage_begin() makes a private directory (removed on SIGINT/SIGTERM too) and
+ * sets s->path to LEAF inside it; tktool_stdout_stage_end() copies that file to standard
+ * output when copy is set, then removes the directory. begin returns 0, or -1 with errno
+ * set (nothing left); end returns 0, or -1 with errno set when the copy failed.
+ */
+struct tktool_stdout_stage {
+	char dir[4096];
+	char path[4200];
+	int slot;
+};
+int tktool_stdout_stage_begin(struct tktool_stdout_stage *s, const char *leaf);
+int tktool_stdout_stage_end(struct tktool_stdout_stage *s, int copy);
+/*
  * The same beside path ("<path's directory>/.tool.XXXXXX"), on path's file system, for an
  * output a library writes by name: built there, it is moved to path by one rename.
  */
