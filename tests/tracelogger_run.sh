@@ -399,16 +399,27 @@ case_daemon() { # -d1: nothing before START (SIGUSR1), nothing after STOP (SIGUS
 	true
 }
 
+# Three busy processes for $1 seconds: more than two CPUs' worth, so they take turns (switch-ins) and
+# the ticks of busy CPUs raise softirqs. The whole-system cases bring their own activity: an idle
+# CI machine may have none to see, and inside a PID namespace every task outside it shows as pid 0.
+busy() {
+	for _ in 1 2 3; do timeout "$1" sh -c 'while :; do :; done' & done
+}
+
 case_system() { # privileged: the whole system (QNX's default), and interrupts with -a
 	[ "$privileged" = 1 ] || { skip "the whole system needs privileges: $(cat "$W/probe2.out")"; return; }
+	busy 1.5
 	"$TL" -s 0.3 -f "$W/sys.kev" >/dev/null 2>"$W/sys.err" || { fail "exit status $? ($(cat "$W/sys.err"))"; return; }
 	readable "$W/sys.kev" || return
 	n=$(sed -n 's/.*THRUNNING *pid:\([0-9]*\) .*/\1/p' "$W/sys.kev.txt" | sort -u | wc -l)
 	[ "$n" -ge 2 ] || fail "switch-ins of $n processes in the whole system"
+	wait
+	busy 1.5
 	"$TL" -a -c INT -s 0.5 -f "$W/int.kev" >/dev/null 2>"$W/int.err" || { fail "-a -c INT: exit status $?"; return; }
 	readable "$W/int.kev" || return
 	n=$("$TP" -n -c INT "$W/int.kev" | grep -c '^t:' || true)
 	[ "$n" -ge 2 ] || fail "$n interrupt events in 0.5 s of the whole system"
+	wait
 }
 
 case_forks() { # a command that forks a thousand children: every one in the file, or counted lost
