@@ -234,8 +234,9 @@ int tk_session_check(const void *region, size_t size, char *why, size_t cap)
 		return why_set(why, cap, "byte %u (pool_off): %llu, expected %llu (page-aligned, after the registry)",
 			       HOFF(pool_off), (unsigned long long)h.pool_off, (unsigned long long)l.pool_off);
 	if (h.pool_size != l.pool_size)
-		return why_set(why, cap, "byte %u (pool_size): %llu, expected %llu for %u buffers", HOFF(pool_size),
-			       (unsigned long long)h.pool_size, (unsigned long long)l.pool_size, h.n_buffers);
+		return why_set(why, cap, "byte %u (pool_size): %llu, expected %llu for %u buffers (n_buffers, byte %u)",
+			       HOFF(pool_size), (unsigned long long)h.pool_size, (unsigned long long)l.pool_size, h.n_buffers,
+			       HOFF(n_buffers));
 	if (l.size != size)
 		return why_set(why, cap, "byte %u (region_size): %zu bytes, %u buffers and %u slots need %llu",
 			       HOFF(region_size), size, h.n_buffers, h.n_slots, (unsigned long long)l.size);
@@ -664,6 +665,50 @@ int tk_session_register(tk_session *s)
 		}
 	}
 	return fail(TK_EBUSY, "session %s: the registry's %u slots are all taken", s->h->name, s->n_slots);
+}
+
+struct dead_buf {
+	uint32_t idx, seq, n;
+};
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct dead_buf *x = a, *y = b;
+	int32_t d = (int32_t)(x->seq - y->seq); /* sequence numbers wrap */
+
+	return d < 0 ? -1 : d > 0;
+}
+
+int tk_session_collect_dead(tk_session *s, uint32_t pid, tk_session_buffer_fn fn, void *ctx)
+{
+	uint32_t n_bufs, i, n = 0, buf_size;
+	struct dead_buf *v;
+
+	if (s == NULL || fn == NULL || pid == 0)
+		return TK_EINVAL;
+	n_bufs = tk_pool_n_buffers(s->pool);
+	buf_size = tk_pool_buffer_size(s->pool);
+	v = malloc((size_t)n_bufs * sizeof(*v));
+	if (v == NULL)
+		return fail(TK_ENOMEM, "out of memory");
+	for (i = 0; i < n_bufs; i++) {
+		tk_pool_desc *d = tk_pool_desc_of(s->pool, i);
+		uint32_t st = atomic_load_explicit(&d->state, memory_order_acquire), recs;
+		if (d->owner_pid != pid || (st != TK_POOL_WRITING && st != TK_POOL_QUEUED))
+			continue;
+		recs = st == TK_POOL_WRITING ? atomic_load_explicit(&d->committed, memory_order_acquire) / 16u
+					     : atomic_load_explicit(&d->records, memory_order_relaxed);
+		if (recs > buf_size / 16u)
+			recs = buf_size / 16u; /* never past the buffer, whatever the region says */
+		v[n++] = (struct dead_buf){ i, d->seq, recs };
+	}
+	qsort(v, n, sizeof(*v), by_seq);
+	for (i = 0; i < n; i++) {
+		fn(tk_pool_buffer(s->pool, v[i].idx), v[i].n, v[i].idx, tk_pool_desc_of(s->pool, v[i].idx), ctx);
+		tk_pool_give(s->pool, v[i].idx);
+	}
+	free(v);
+	return (int)n;
 }
 
 /* ---- create, open, close ------------------------------------------------------------------- */
