@@ -131,6 +131,14 @@ TK_API const char *tk_session_errmsg(void);
  */
 TK_API int tk_session_check(const void *region, size_t size, char *why, size_t cap);
 
+/*
+ * Formats size bytes at region (page-aligned, exactly tk_session_region_size(n_buffers)) as
+ * an empty, stopped session named name, logged by the calling process: what
+ * tk_session_create() writes into the new shared-memory file; public for tests and the fuzz
+ * target. TK_OK or TK_EINVAL.
+ */
+TK_API int tk_session_format(void *region, size_t size, const char *name, uint32_t n_buffers);
+
 /* ---- logger-side control (the same configuration TraceEvent() sets) ------------------ */
 
 /*

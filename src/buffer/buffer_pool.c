@@ -404,10 +404,13 @@ void tk_pool_queue(tk_pool *p, uint32_t idx, uint32_t records)
 	struct pool_hdr *h = hdr_of(p);
 	struct pool_cell *cells = cells_of(p);
 	uint64_t pos = atomic_load_explicit(&h->q_head, memory_order_relaxed);
+	unsigned long spins = 0;
 
 	atomic_store_explicit(&tk_pool_desc_of(p, idx)->records, records, memory_order_relaxed);
 	atomic_store_explicit(&tk_pool_desc_of(p, idx)->state, TK_POOL_QUEUED, memory_order_release);
-	for (;;) {
+	for (;; spins++) {
+		if (spins > (1ul << 22))
+			return; /* a damaged queue (another process wrote garbage): the buffer stays out of it */
 		struct pool_cell *c = &cells[pos & p->queue_mask];
 		uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
 		int64_t dif = (int64_t)(seq - pos);
@@ -432,11 +435,14 @@ int tk_pool_dequeue(tk_pool *p, uint32_t *idx)
 	struct pool_hdr *h = hdr_of(p);
 	struct pool_cell *cells = cells_of(p);
 	uint64_t pos = atomic_load_explicit(&h->q_tail, memory_order_relaxed);
+	unsigned long spins = 0;
 
-	for (;;) {
+	for (;; spins++) {
 		struct pool_cell *c = &cells[pos & p->queue_mask];
 		uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
 		int64_t dif = (int64_t)(seq - (pos + 1));
+		if (spins > (1ul << 22))
+			return TK_EBUSY; /* a damaged queue */
 		if (dif == 0) {
 			if (atomic_compare_exchange_weak_explicit(&h->q_tail, &pos, pos + 1, memory_order_relaxed,
 								  memory_order_relaxed)) {

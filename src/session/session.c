@@ -752,11 +752,49 @@ static uint32_t read_logger_pid(const tk_session *s)
 						       : 0;
 }
 
+int tk_session_format(void *region, size_t size, const char *name, uint32_t n_buffers)
+{
+	struct layout l;
+	struct tk__sess_hdr *h = region;
+	tk_pool *p;
+	int rc;
+
+	if (region == NULL || ((uintptr_t)region % PAGE) != 0 || !tk_session_name_valid(name) ||
+	    layout(n_buffers, TK_SESSION_SLOTS, &l) != 0 || size != l.size)
+		return TK_EINVAL;
+	memset(region, 0, (size_t)l.pool_off); /* (a new shared-memory file is zero already) */
+	h->version = TK_SESS_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->region_size = l.size;
+	h->owner_uid = (uint32_t)geteuid();
+	h->logger_pid = (uint32_t)getpid();
+	h->logger_start = tk_session_proc_start_time(h->logger_pid);
+	h->cycles_per_sec = tk_clock_cycles_per_sec();
+	tk__clock_pair(&h->clock_cycles, &h->clock_ns);
+	h->config_off = l.config_off;
+	h->config_size = sizeof(struct tk__trace_config);
+	h->registry_off = l.registry_off;
+	h->n_slots = TK_SESSION_SLOTS;
+	h->slot_size = sizeof(struct tk__sess_slot);
+	h->pool_off = l.pool_off;
+	h->pool_size = l.pool_size;
+	h->n_buffers = n_buffers;
+	h->buf_size = TK_SESSION_BUFFER_SIZE;
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	rc = tk_pool_init(&p, (unsigned char *)region + l.pool_off, (size_t)l.pool_size, n_buffers,
+			  TK_SESSION_BUFFER_SIZE);
+	if (rc != TK_OK)
+		return rc;
+	tk_pool_destroy(p);
+	atomic_thread_fence(memory_order_release);
+	memcpy(h->magic, TK_SESS_MAGIC, 8); /* last: before it, nobody takes this for a session */
+	return TK_OK;
+}
+
 int tk_session_create(tk_session **out, const char *name, uint32_t n_buffers)
 {
 	struct layout l;
 	tk_session *s;
-	struct tk__sess_hdr *h;
 	int rc, err;
 
 	if (out == NULL)
@@ -826,37 +864,12 @@ int tk_session_create(tk_session **out, const char *name, uint32_t n_buffers)
 		close_handle(s);
 		return fail(errno_code(err), "session %s: cannot map the region: %s", name, strerror(err));
 	}
-	h = (struct tk__sess_hdr *)(void *)s->base;
-	h->version = TK_SESS_VERSION;
-	h->hdr_size = sizeof(*h);
-	h->region_size = l.size;
-	h->owner_uid = (uint32_t)geteuid();
-	h->logger_pid = (uint32_t)getpid();
-	h->logger_start = tk_session_proc_start_time(h->logger_pid);
-	h->cycles_per_sec = tk_clock_cycles_per_sec();
-	tk__clock_pair(&h->clock_cycles, &h->clock_ns);
-	h->config_off = l.config_off;
-	h->config_size = sizeof(struct tk__trace_config);
-	h->registry_off = l.registry_off;
-	h->n_slots = TK_SESSION_SLOTS;
-	h->slot_size = sizeof(struct tk__sess_slot);
-	h->pool_off = l.pool_off;
-	h->pool_size = l.pool_size;
-	h->n_buffers = n_buffers;
-	h->buf_size = TK_SESSION_BUFFER_SIZE;
-	snprintf(h->name, sizeof(h->name), "%s", name);
-	{
-		tk_pool *p;
-		rc = tk_pool_init(&p, s->base + l.pool_off, (size_t)l.pool_size, n_buffers, TK_SESSION_BUFFER_SIZE);
-		if (rc != TK_OK) {
-			shm_unlink(s->shm_name);
-			close_handle(s);
-			return fail(rc, "session %s: cannot format the pool: %s", name, tk_strerror(rc));
-		}
-		tk_pool_destroy(p);
+	rc = tk_session_format(s->base, s->size, name, n_buffers);
+	if (rc != TK_OK) {
+		shm_unlink(s->shm_name);
+		close_handle(s);
+		return fail(rc, "session %s: cannot format the region: %s", name, tk_strerror(rc));
 	}
-	memcpy(h->magic, TK_SESS_MAGIC, 8); /* last: before it, nobody takes this for a session */
-	atomic_thread_fence(memory_order_release);
 	rc = bind_region(s);
 	if (rc != TK_OK) {
 		shm_unlink(s->shm_name);
