@@ -282,12 +282,11 @@ int tk_pool_attach(tk_pool **out, void *region, size_t region_size)
 
 	if (out == NULL || region == NULL || region_size < sizeof(*h))
 		return TK_EINVAL;
-	if (tk_pool_check(region, region_size, 0, NULL, 0) != TK_OK)
+	if (tk_pool_check(region, region_size, 0, NULL, 0) != TK_OK || layout(h->n_bufs, h->buf_size, &l) != 0)
 		return TK_EFORMAT;
 	p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return TK_ENOMEM;
-	layout(h->n_bufs, h->buf_size, &l);
 	p->base = region;
 	p->size = region_size;
 	keep_layout(p, h->n_bufs, h->buf_size, &l);

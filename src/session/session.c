@@ -377,10 +377,24 @@ int tk_session_wait(tk_session *s, unsigned timeout_ms)
 	return 0;
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * The configuration lock: held for microseconds. A holder that died is taken over; a live
+ * one that keeps it (only a process of the same user, misbehaving, could) is waited for at
+ * most a second, then the change goes ahead without it (docs/sessions.md, "Trust model").
+ */
 void tk__session_lock(tk_session *s)
 {
 	uint32_t me = (uint32_t)getpid(), cur;
 	unsigned spins = 0;
+	uint64_t t0 = 0;
 
 	for (;;) {
 		cur = 0;
@@ -393,11 +407,15 @@ void tk__session_lock(tk_session *s)
 			continue;
 		}
 		/* a holder that died with it: take it over */
-		if (cur == me || (kill((pid_t)cur, 0) != 0 && errno == ESRCH)) {
+		if (kill((pid_t)cur, 0) != 0 && errno == ESRCH) {
 			if (atomic_compare_exchange_strong(&s->h->cfg_lock, &cur, me))
 				return;
 			continue;
 		}
+		if (t0 == 0)
+			t0 = mono_ms();
+		else if (mono_ms() - t0 > 1000)
+			return;
 		{
 			struct timespec ts = { 0, 2000000L };
 			atomic_fetch_add(&s->h->cfg_waiters, 1);
@@ -409,7 +427,9 @@ void tk__session_lock(tk_session *s)
 
 void tk__session_unlock(tk_session *s)
 {
-	atomic_store(&s->h->cfg_lock, 0);
+	uint32_t me = (uint32_t)getpid();
+
+	atomic_compare_exchange_strong(&s->h->cfg_lock, &me, 0); /* (not ours after a timeout: left alone) */
 	if (atomic_load(&s->h->cfg_waiters) != 0)
 		futex(&s->h->cfg_lock, FUTEX_WAKE, 1, NULL);
 }
@@ -960,9 +980,10 @@ int tk_session_open(tk_session **out, const char *name, unsigned flags)
 		return fail(rc, "session %s (/dev/shm%s): %s", name, "/tracekit.<uid>.<name>", why);
 	}
 	if (((struct tk__sess_hdr *)(void *)s->base)->owner_uid != (uint32_t)geteuid()) {
+		uint32_t owner = ((struct tk__sess_hdr *)(void *)s->base)->owner_uid;
 		close_handle(s);
-		return fail(TK_EACCES, "session %s: byte 24 (owner_uid): uid %u, not ours (%u): refused", name,
-			    ((struct tk__sess_hdr *)(void *)s->base)->owner_uid, (unsigned)geteuid());
+		return fail(TK_EACCES, "session %s: byte 24 (owner_uid): uid %u, not ours (%u): refused", name, owner,
+			    (unsigned)geteuid());
 	}
 	rc = bind_region(s);
 	if (rc != TK_OK) {
