@@ -932,6 +932,139 @@ static void test_fork_child(void **state)
 	free(d);
 }
 
+/* Too few buffers for the threads that record: drops are counted, nobody blocks. */
+static void *flood_thread(void *arg)
+{
+	uint32_t i, tid = (uint32_t)gettid_();
+
+	(void)arg;
+	for (i = 0; i < 50000; i++)
+		tk_trace_user(1, i, tid);
+	return NULL;
+}
+
+static void test_too_few_buffers(void **state)
+{
+	const char *name = name_of("small");
+	tk_session *lg;
+	struct drain *d = calloc(1, sizeof(*d));
+	tk_pool_stats ps;
+	pid_t pid;
+	int st;
+	uint64_t t0;
+
+	(void)state;
+	assert_int_equal(tk_session_create(&lg, name, 2), TK_OK);
+	assert_int_equal(tk_session_set_class(lg, _NTO_TRACE_USER, 1), TK_OK);
+	assert_int_equal(tk_session_start(lg), TK_OK);
+	pid = fork();
+	if (pid == 0) {
+		pthread_t th[4];
+		int i;
+		setenv("TRACEKIT_SESSION", name, 1);
+		TraceEvent(_NTO_TRACE_QUERYVERSION);
+		for (i = 0; i < 4; i++)
+			pthread_create(&th[i], NULL, flood_thread, NULL);
+		for (i = 0; i < 4; i++)
+			pthread_join(th[i], NULL);
+		_exit(0);
+	}
+	/* nobody drains: the writer must still finish */
+	t0 = now_ms();
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		assert_true(now_ms() - t0 < 60000);
+		usleep(10000);
+	}
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	tk_pool_get_stats(tk_session_pool(lg), &ps);
+	assert_true(ps.records_dropped > 0);
+	drain_queue(tk_session_pool(lg), d);
+	tk_session_collect_dead(lg, (uint32_t)pid, check_buffer, d);
+	if (d->errors)
+		fail_msg("%d errors; last: %s", d->errors, d->err);
+	tk_pool_get_stats(tk_session_pool(lg), &ps);
+	assert_true(d->events > 0);
+	assert_true(d->events + ps.records_dropped >= 4 * 50000u);
+	assert_int_equal(ps.records_dropped, d->dropped_reported + ps.dropped_pending);
+	tk_session_close(lg);
+	free(d);
+}
+
+/* The logger dies (SIGKILL) while a writer records: the next one recovers the region (every
+ * event the writer committed is there), then creates the session anew. */
+static void test_logger_killed_and_recovered(void **state)
+{
+	const char *name = name_of("recover");
+	tk_session *r, *again;
+	struct drain *d = calloc(1, sizeof(*d));
+	pid_t logger, writer;
+	int st, ready[2];
+	char c;
+	unsigned k, found = 0;
+
+	(void)state;
+	assert_int_equal(pipe(ready), 0);
+	logger = fork();
+	if (logger == 0) {
+		tk_session *lg;
+		if (tk_session_create(&lg, name, 64) != TK_OK || tk_session_set_class(lg, _NTO_TRACE_USER, 1) != TK_OK ||
+		    tk_session_start(lg) != TK_OK || write(ready[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause(); /* never drains */
+	}
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	writer = fork();
+	if (writer == 0) {
+		uint32_t i, tid = (uint32_t)gettid_();
+		setenv("TRACEKIT_SESSION", name, 1);
+		TraceEvent(_NTO_TRACE_QUERYVERSION);
+		for (i = 0; i < 10000; i++)
+			tk_trace_user(1, i, tid);
+		if (write(ready[1], "w", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	kill(logger, SIGKILL);
+	assert_int_equal(waitpid(logger, &st, 0), logger);
+	/* orphaned: no new session until recovered; the writer lives on, attached to it */
+	assert_int_equal(tk_session_create(&again, name, 64), TK_EEXIST);
+	assert_int_equal(tk_session_open(&r, name, TK_SESSION_RECOVER), TK_OK);
+	kill(writer, SIGKILL);
+	assert_int_equal(waitpid(writer, &st, 0), writer);
+	drain_queue(tk_session_pool(r), d);
+	while (tk_pool_skip_stuck(tk_session_pool(r)))
+		drain_queue(tk_session_pool(r), d);
+	{
+		tk_session_process_info info;
+		uint32_t i;
+		for (i = 0; i < tk_session_n_slots(r); i++)
+			if (tk_session_process(r, i, &info) == TK_OK && info.state == TK_SESSION_ATTACHED &&
+			    !tk_session_process_alive(&info)) {
+				tk_session_collect_dead(r, info.pid, check_buffer, d);
+				tk_session_reap(r, info.pid);
+			}
+	}
+	if (d->errors)
+		fail_msg("%d errors; last: %s", d->errors, d->err);
+	for (k = 0; k < d->n; k++)
+		if (d->v[k].pid == (uint32_t)writer) {
+			assert_int_equal(d->v[k].n, 10000);
+			assert_int_equal(d->v[k].next, 10000);
+			found = 1;
+		}
+	assert_true(found);
+	assert_int_equal(tk_session_close(r), TK_OK);
+	assert_int_equal(tk_session_create(&again, name, 64), TK_OK);
+	assert_int_equal(tk_session_close(again), TK_OK);
+	close(ready[0]);
+	close(ready[1]);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -946,6 +1079,8 @@ int main(void)
 		cmocka_unit_test(test_three_writers_one_configurer),
 		cmocka_unit_test(test_sigkill_loop),
 		cmocka_unit_test(test_fork_child),
+		cmocka_unit_test(test_too_few_buffers),
+		cmocka_unit_test(test_logger_killed_and_recovered),
 	};
 
 	unsetenv("TRACEKIT_SESSION");
