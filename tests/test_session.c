@@ -932,6 +932,52 @@ static void test_fork_child(void **state)
 	free(d);
 }
 
+/* A producer that died between claiming a queue cell and publishing it: the consumer skips
+ * the cell, the queue works on, and the region still passes the check (new writers attach). */
+static void test_stuck_queue_cell(void **state)
+{
+	const char *name = name_of("stuck");
+	tk_session *lg, *w;
+	tk_pool *p;
+	uint32_t idx, got;
+	_Atomic uint64_t *q_head;
+	char path[256];
+
+	(void)state;
+	assert_int_equal(tk_session_create(&lg, name, 4), TK_OK);
+	p = tk_session_pool(lg);
+	{
+		/* the pool header's q_head is at byte 128 of the pool: reach it from the session layout */
+		int fd;
+		unsigned char *m;
+		size_t size = tk_session_region_size(4);
+		uint64_t pool_off;
+		shm_path(name, path, sizeof(path));
+		fd = open(path, O_RDWR);
+		assert_true(fd >= 0);
+		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		assert_true(m != MAP_FAILED);
+		close(fd);
+		memcpy(&pool_off, m + 96, 8);
+		q_head = (_Atomic uint64_t *)(void *)(m + pool_off + 128);
+		assert_int_equal(tk_pool_skip_stuck(p), 0); /* nothing stuck */
+		atomic_fetch_add(q_head, 1);                /* a cell claimed, never published */
+		assert_int_equal(tk_pool_take(p, &idx), TK_OK);
+		tk_pool_queue(p, idx, 3); /* queued behind it */
+		assert_int_equal(tk_pool_dequeue(p, &got), TK_EBUSY); /* blocked */
+		assert_int_equal(tk_pool_skip_stuck(p), 1);
+		assert_int_equal(tk_pool_dequeue(p, &got), TK_OK);
+		assert_int_equal(got, idx);
+		tk_pool_give(p, got);
+		assert_int_equal(tk_pool_dequeue(p, &got), TK_EBUSY);
+		assert_int_equal(tk_session_check(m, size, NULL, 0), TK_OK);
+		munmap(m, size);
+	}
+	assert_int_equal(tk_session_open(&w, name, TK_SESSION_WRITER), TK_OK);
+	tk_session_close(w);
+	tk_session_close(lg);
+}
+
 /* Too few buffers for the threads that record: drops are counted, nobody blocks. */
 static void *flood_thread(void *arg)
 {
@@ -1079,6 +1125,7 @@ int main(void)
 		cmocka_unit_test(test_three_writers_one_configurer),
 		cmocka_unit_test(test_sigkill_loop),
 		cmocka_unit_test(test_fork_child),
+		cmocka_unit_test(test_stuck_queue_cell),
 		cmocka_unit_test(test_too_few_buffers),
 		cmocka_unit_test(test_logger_killed_and_recovered),
 	};
