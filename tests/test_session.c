@@ -13,8 +13,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -978,6 +980,77 @@ static void test_stuck_queue_cell(void **state)
 	tk_session_close(lg);
 }
 
+/* Which session a process attaches to, by environment. The "default" session is made in a
+ * private /dev/shm (a mount namespace of our own: root only), so that no other program of the
+ * machine attaches to it meanwhile. */
+static int attach_as(const char *session_env, const char *log_env)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		if (session_env != NULL)
+			setenv("TRACEKIT_SESSION", session_env, 1);
+		else
+			unsetenv("TRACEKIT_SESSION");
+		if (log_env != NULL)
+			setenv("TRACEKIT_LOG", log_env, 1);
+		else
+			unsetenv("TRACEKIT_LOG");
+		TraceEvent(_NTO_TRACE_QUERYVERSION);
+		_exit(atomic_load(&tk__trace.sess) != NULL ? 10 : 11);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st) == 10;
+}
+
+static void test_which_session(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	if (geteuid() != 0) {
+		skip();
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		tk_session *def, *named;
+		const char *name = name_of("named");
+		if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+		    mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777") != 0)
+			_exit(77); /* no namespaces here */
+		if (attach_as(NULL, NULL) != 0) /* no default session: none */
+			_exit(1);
+		if (tk_session_create(&def, TK_SESSION_DEFAULT, 4) != TK_OK || tk_session_create(&named, name, 4) != TK_OK)
+			_exit(2);
+		if (attach_as(NULL, NULL) != 1) /* neither variable: the default session */
+			_exit(3);
+		if (attach_as(NULL, "/tmp/x.kev") != 0) /* TRACEKIT_LOG wins over the default session */
+			_exit(4);
+		if (attach_as("", NULL) != 0) /* empty: none */
+			_exit(5);
+		if (attach_as(name, "/tmp/x.kev") != 1) /* a named session wins over TRACEKIT_LOG */
+			_exit(6);
+		if (attach_as("tkt_no_such_session", NULL) != 0)
+			_exit(7);
+		tk_session_close(named);
+		if (attach_as(name, NULL) != 0) /* closed: gone */
+			_exit(8);
+		tk_session_close(def);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		skip();
+		return;
+	}
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* Too few buffers for the threads that record: drops are counted, nobody blocks. */
 static void *flood_thread(void *arg)
 {
@@ -1126,6 +1199,7 @@ int main(void)
 		cmocka_unit_test(test_sigkill_loop),
 		cmocka_unit_test(test_fork_child),
 		cmocka_unit_test(test_stuck_queue_cell),
+		cmocka_unit_test(test_which_session),
 		cmocka_unit_test(test_too_few_buffers),
 		cmocka_unit_test(test_logger_killed_and_recovered),
 	};
