@@ -306,7 +306,7 @@ static sym_proc *proc_get(tk_symbols *s, int32_t pid, int create, int *oom)
 	return &s->procs[lo];
 }
 
-/* Adds a record (sorted by start, then time); identical to one already there: nothing. */
+/* Adds a record (sorted by start); 0, or 1 when it is one already there (nothing added). */
 static int add_record(tk_symbols *s, int32_t pid, const sym_map *r)
 {
 	sym_proc *p;
@@ -329,7 +329,7 @@ static int add_record(tk_symbols *s, int32_t pid, const sym_map *r)
 			if (!between) {
 				if (r->t < m->t)
 					p->maps[i].t = r->t;
-				return 0;
+				return 1;
 			}
 		}
 	}
@@ -378,7 +378,7 @@ static int add_map(tk_symbols *s, int32_t pid, uint64_t t, uint64_t vaddr, uint6
 	r.kind = kind;
 	if ((rc = add_record(s, pid, &r)) == 0)
 		s->stats.mappings++;
-	return rc;
+	return rc == 1 ? 0 : rc;
 }
 
 int tk_symbols_add_mapping(tk_symbols *s, int32_t pid, uint64_t time_ns, uint64_t vaddr, uint64_t len,
@@ -405,7 +405,8 @@ int tk_symbols_remove_mapping(tk_symbols *s, int32_t pid, uint64_t time_ns, uint
 	r.t = time_ns;
 	r.file = NO_FILE;
 	r.kind = MAP_FILE_OFFSET;
-	return add_record(s, pid, &r);
+	int rc = add_record(s, pid, &r);
+	return rc == 1 ? 0 : rc;
 }
 
 /* ---- events ---------------------------------------------------------------------------------- */
