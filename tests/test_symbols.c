@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tk_test.h"
+#include "tracekit/export.h"
 #include "tracekit/kev.h"
 #include "tracekit/symbols.h"
 
@@ -374,6 +375,48 @@ static void test_root(void **state)
 	tk_symbols_free(s);
 }
 
+/* The exporter names a function slice by its function, and by its address without symbols. */
+static void test_export_names(void **state)
+{
+	static tk_kev_decoded d;
+	uint64_t a = known_addr();
+	uint32_t fn[4] = { (uint32_t)a, (uint32_t)(a >> 32), 0, 0 };
+
+	(void)state;
+	for (int with = 0; with < 2; with++) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&text, &len);
+		tk_export *x = NULL;
+		tk_symbols *s = with ? self_symbols(0) : NULL;
+		char hex[64];
+
+		assert_non_null(out);
+		assert_int_equal(tk_export_new(&x, TK_EXPORT_CHROME_JSON, out), 0);
+		assert_int_equal(tk_export_set_symbols(x, s), 0);
+		for (unsigned code = _NTO_TRACE_SYS_FUNC_ENTER; code <= _NTO_TRACE_SYS_FUNC_EXIT; code++) {
+			decode_system(&d, code, fn, 4, NULL, 1000 + code);
+			d.pid = getpid();
+			d.tid = 1;
+			d.flags |= TK_KEV_DEC_OWNER_KNOWN;
+			assert_int_equal(tk_export_event(x, &d), 0);
+		}
+		assert_int_equal(tk_export_set_symbols(x, s), TK_EINVAL); /* events went out */
+		assert_int_equal(tk_export_finish(x), 0);
+		tk_export_free(x);
+		fclose(out);
+		snprintf(hex, sizeof(hex), "{\"name\":\"0x%llx\",\"cat\":\"SYSTEM\",\"ph\":\"X\"",
+			 (unsigned long long)a);
+		if (with)
+			assert_non_null(
+				strstr(text, "{\"name\":\"tkt_symbols_known_function\",\"cat\":\"SYSTEM\",\"ph\":\"X\""));
+		else
+			assert_non_null(strstr(text, hex));
+		free(text);
+		tk_symbols_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_root),
+		cmocka_unit_test(test_export_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

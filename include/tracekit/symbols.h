@@ -81,8 +81,8 @@ TK_API int tk_symbols_set_root(tk_symbols *s, const char *root);
 /*
  * Process pid has, from time_ns (the trace's nanoseconds, tk_kev_decoded.time_ns) on,
  * [vaddr, vaddr + len) mapped from file path at file offset offset (as /proc/PID/maps and
- * perf's MMAP2 say it). A mapping identical to one pid already has is not added again. The file is opened at the first lookup that needs it. Returns 0,
- * TK_EINVAL (NULL path, empty range or one that wraps, a path not absolute or longer
+ * perf's MMAP2 say it). A mapping identical to one pid already has is not added again.
+ * The file is opened at the first lookup that needs it. Returns 0, TK_EINVAL (NULL path, empty range or one that wraps, a path not absolute or longer
  * than TK_SYMBOLS_MAX_PATH), TK_ETOOBIG (TK_SYMBOLS_MAX_MAPPINGS reached) or TK_ENOMEM.
  */
 TK_API int tk_symbols_add_mapping(tk_symbols *s, int32_t pid, uint64_t time_ns, uint64_t vaddr, uint64_t len,
@@ -102,7 +102,7 @@ TK_API int tk_symbols_remove_mapping(tk_symbols *s, int32_t pid, uint64_t time_n
 /*
  * Feeds one decoded event (tk_traceparser_decode()): SYSTEM MMAP (wide form: pid,
  * vaddr, len, offset, path), MUNMAP and MAPNAME change the mappings, every other event is
- * ignored. Returns 1 when the event changed the mappings, 0 when it did not concern them
+ * ignored. Returns 1 for a mapping event taken, 0 when it did not concern them
  * (or was malformed: a fast-mode MMAP without length and path, a relative path; counted
  * in dropped_mappings), TK_ENOMEM.
  */

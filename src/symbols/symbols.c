@@ -2,8 +2,9 @@
 /*
  * Addresses to function names and source lines (tracekit/symbols.h): the mappings of each
  * process with the time they hold from (records sorted by start; a lookup takes the latest
- * record holding the address at its time, see the header), the binaries they name (opened once each with libdwfl, at the first lookup that needs them)
- * and a direct-mapped cache of results.
+ * record holding the address at its time, see the header), the binaries they name (each
+ * opened once with libdwfl, at the first lookup that needs it) and a direct-mapped cache
+ * of results.
  *
  * An address A in a mapping [start, end) of file offset pgoff is at file offset
  * A - start + pgoff; the PT_LOAD segment holding that offset turns it into the binary's own
