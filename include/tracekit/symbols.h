@@ -82,8 +82,9 @@ TK_API int tk_symbols_set_root(tk_symbols *s, const char *root);
  * Process pid has, from time_ns (the trace's nanoseconds, tk_kev_decoded.time_ns) on,
  * [vaddr, vaddr + len) mapped from file path at file offset offset (as /proc/PID/maps and
  * perf's MMAP2 say it). A mapping identical to one pid already has is not added again.
- * The file is opened at the first lookup that needs it. Returns 0, TK_EINVAL (NULL path, empty range or one that wraps, a path not absolute or longer
- * than TK_SYMBOLS_MAX_PATH), TK_ETOOBIG (TK_SYMBOLS_MAX_MAPPINGS reached) or TK_ENOMEM.
+ * The file is opened at the first lookup that needs it. Returns 0, TK_EINVAL (NULL path,
+ * empty range or one that wraps, a path not absolute or longer than TK_SYMBOLS_MAX_PATH),
+ * TK_ETOOBIG (TK_SYMBOLS_MAX_MAPPINGS reached) or TK_ENOMEM.
  */
 TK_API int tk_symbols_add_mapping(tk_symbols *s, int32_t pid, uint64_t time_ns, uint64_t vaddr, uint64_t len,
 				  uint64_t offset, const char *path);
