@@ -3,7 +3,8 @@
 # Symbols in traceprinter: tests/tools/symbols_prog (built with -g -finstrument-functions)
 # records its functions' entries and exits; traceprinter --symbols prints them as
 # name+0xOFF (file:line) with the lines of the source, whatever the order of the buffers in
-# the file; every other line is as without the option; tracekit print passes it through.
+# the file, and so its ADDRESS (trace_here()) and an interrupt handler's address; every
+# other line is as without the option; tracekit print passes it through.
 # usage: symbols_traceprinter.sh SYMBOLS_PROG TRACEPRINTER TRACEKIT SOURCE
 set -eu
 prog=$1 tp=$2 tk=$3 src=$4
@@ -32,11 +33,14 @@ expect 3 "SYSTEM  :FUNC_EXIT thisfn:symprog_inner+0x0 $loc:$inner) call_site:sym
 expect 1 "SYSTEM  :FUNC_ENTER thisfn:symprog_outer+0x0 $loc:$outer) call_site:worker+0x[0-9a-f]* $loc:[0-9]*)\$"
 expect 1 "SYSTEM  :FUNC_EXIT thisfn:symprog_outer+0x0 $loc:$outer) call_site:worker+0x"
 expect 0 "FUNC_.*thisfn:0x"
+expect 1 "SYSTEM  :ADDRESS addr:symprog_outer+0x[0-9a-f]* $loc:[0-9]*)\$"
+expect 1 "INT_HANDLER_ENTR:0x00000051 (81) *PID:[0-9]* IP:symprog_inner+0x0 $loc:$inner) AREA:0x00000000\$"
 # every other line as without --symbols
-grep -v 'SYSTEM  :FUNC_' "$tmp/sym.txt" >"$tmp/sym_rest.txt" || true
-grep -v 'SYSTEM  :FUNC_' "$tmp/plain.txt" >"$tmp/plain_rest.txt" || true
+addr_lines='SYSTEM  :FUNC_\|SYSTEM  :ADDRESS\|INT_HANDLER_ENTR'
+grep -v "$addr_lines" "$tmp/sym.txt" >"$tmp/sym_rest.txt" || true
+grep -v "$addr_lines" "$tmp/plain.txt" >"$tmp/plain_rest.txt" || true
 if ! cmp -s "$tmp/sym_rest.txt" "$tmp/plain_rest.txt"; then
-	echo "--- traceprinter --symbols changed lines other than FUNC_ENTER/EXIT:"
+	echo "--- traceprinter --symbols changed lines other than FUNC_ENTER/EXIT, ADDRESS, INT_HANDLER_ENTRY:"
 	diff -u "$tmp/plain_rest.txt" "$tmp/sym_rest.txt" | head -n 20
 	fail=1
 fi

@@ -153,7 +153,7 @@ static int null_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned 
  * --symbols: replaces the value of the address field `name` in the event's text with what
  * it resolves to ("thisfn:0x0040113a" becomes "thisfn:main+0x0 (prog.c:12)").
  */
-static void symbolize_field(struct ctx *c, int32_t pid, const char *name, size_t *len)
+static void symbolize_field(struct ctx *c, int32_t pid, const char *name, const char *printed, size_t *len)
 {
 	const tk_kev_field *f = tk_kev_field_find(&c->dec, name);
 	char key[32], text[4096];
@@ -163,7 +163,7 @@ static void symbolize_field(struct ctx *c, int32_t pid, const char *name, size_t
 	if (f == NULL || f->type == TK_KEV_FIELD_NONE || f->type >= TK_KEV_FIELD_STR || f->v.u == 0 ||
 	    tk_symbols_lookup(c->symbols, pid, c->dec.time_ns, f->v.u, &sym) != 0)
 		return;
-	snprintf(key, sizeof(key), " %s:0x", name);
+	snprintf(key, sizeof(key), " %s:0x", printed != NULL ? printed : name);
 	if ((p = strstr(c->line, key)) == NULL)
 		return;
 	v = p + strlen(key) - 2;
@@ -182,8 +182,8 @@ static void symbolize_field(struct ctx *c, int32_t pid, const char *name, size_t
 
 /*
  * --symbols: SYSTEM MMAP/MUNMAP/MAPNAME events feed the symbolizer (standard input has no
- * first pass); events holding code addresses (FUNC_ENTER/EXIT, ADDRESS, PCTRACE samples)
- * are printed with their addresses resolved. Returns 1 when the event was printed here, 0
+ * first pass); events holding code addresses (FUNC_ENTER/EXIT, ADDRESS, PCTRACE samples,
+ * INT_HANDLER_ENTRY's handler) are printed with their addresses resolved. Returns 1 when the event was printed here, 0
  * to print it as usual.
  */
 static int print_symbolized(struct ctx *c, struct traceparser_state *st, const tk_kev_event *ev)
@@ -196,24 +196,31 @@ static int print_symbolized(struct ctx *c, struct traceparser_state *st, const t
 	int32_t pid;
 	size_t len;
 
-	if (TK_KEV_CLASS(ev->header) != 5 ||
+	unsigned cls = TK_KEV_CLASS(ev->header), code = TK_KEV_CODE(ev->header);
+
+	if (!(cls == 5 || (cls == 3 && code == _TRACE_INT_HANDLER_ENTRY)) ||
 	    tk_traceparser_decode(st, ev->header, ev->time, ev->data, ev->len, 0, d) != 0)
 		return 0;
-	if (tk_symbols_event(c->symbols, d) != 0 ||
-	    (d->code != _NTO_TRACE_SYS_FUNC_ENTER && d->code != _NTO_TRACE_SYS_FUNC_EXIT &&
-	     d->code != _NTO_TRACE_SYS_ADDRESS && d->code != 31 /* PCTRACE */))
+	if (cls == 5 && (tk_symbols_event(c->symbols, d) != 0 ||
+			 (d->code != _NTO_TRACE_SYS_FUNC_ENTER && d->code != _NTO_TRACE_SYS_FUNC_EXIT &&
+			  d->code != _NTO_TRACE_SYS_ADDRESS && d->code != 31 /* PCTRACE */)))
 		return 0;
 	len = tk_kev_format_event(c->line, sizeof(c->line), tk_kev_printer_flags(c->printer), ev);
 	if (len >= sizeof(c->line))
 		return 0;
 	pf = tk_kev_field_find(d, "pid");
-	pid = d->code == 31 && pf != NULL && pf->type < TK_KEV_FIELD_STR ? (int32_t)pf->v.u : d->pid;
-	symbolize_field(c, pid, "thisfn", &len);
-	symbolize_field(c, pid, "call_site", &len);
-	symbolize_field(c, pid, "addr", &len);
-	symbolize_field(c, pid, "ip", &len);
-	for (size_t i = 0; i < sizeof(callers) / sizeof(callers[0]); i++)
-		symbolize_field(c, pid, callers[i], &len);
+	/* a sample's and an interrupt handler's process is in the event; the others' its owner */
+	pid = (cls == 3 || d->code == 31) && pf != NULL && pf->type < TK_KEV_FIELD_STR ? (int32_t)pf->v.u : d->pid;
+	if (cls == 3) {
+		symbolize_field(c, pid, "ip", "IP", &len);
+	} else {
+		symbolize_field(c, pid, "thisfn", NULL, &len);
+		symbolize_field(c, pid, "call_site", NULL, &len);
+		symbolize_field(c, pid, "addr", NULL, &len);
+		symbolize_field(c, pid, "ip", NULL, &len);
+		for (size_t i = 0; i < sizeof(callers) / sizeof(callers[0]); i++)
+			symbolize_field(c, pid, callers[i], NULL, &len);
+	}
 	if (tk_kev_printer_flush(c->printer) != TK_OK || fwrite(c->line, 1, len, c->out) != len)
 		write_failed(c);
 	return 1;

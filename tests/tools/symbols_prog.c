@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * symbols_prog: records itself with function entry/exit (built with -g
- * -finstrument-functions) for the symbols tests (tests/symbols_traceprinter.sh): a worker
- * thread calls symprog_outer(), which calls symprog_inner() three times, so the trace
- * holds FUNC_ENTER/EXIT of both in the worker's buffers and the mappings in the START
- * thread's. usage: symbols_prog OUTPUT.kev
+ * -finstrument-functions, not position-independent) for the symbols tests
+ * (tests/symbols_traceprinter.sh, symbols_export.sh): a worker thread calls symprog_outer(),
+ * which marks its place with trace_here() and calls symprog_inner() three times, so the
+ * trace holds FUNC_ENTER/EXIT of both and an ADDRESS in the worker's buffers and the
+ * mappings in the START thread's; the main thread then inserts an INT_HANDLER_ENTRY whose
+ * handler is symprog_inner (a 32-bit address: the program is linked at 0x400000).
+ * usage: symbols_prog OUTPUT.kev
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "tracekit/trace.h"
 
@@ -22,6 +27,7 @@ __attribute__((noinline)) int symprog_inner(int x)
 __attribute__((noinline)) int symprog_outer(int n)
 {
 	int sum = 0;
+	trace_here();
 	for (int i = 0; i < n; i++)
 		sum += symprog_inner(i);
 	return sum;
@@ -51,10 +57,14 @@ int main(int argc, char **argv)
 	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_SYSTEM);
 	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_PROCESS);
 	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_THREAD);
+	TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_INT);
 	TraceEvent(_NTO_TRACE_SETCLASSWIDE, _NTO_TRACE_SYSTEM); /* 64-bit function addresses */
 	TraceEvent(_NTO_TRACE_START);
 	if (pthread_create(&th, NULL, worker, NULL) != 0 || pthread_join(th, &r) != 0)
 		return 1;
+	/* pid, interrupt 81, handler, area */
+	unsigned handler[4] = { (unsigned)getpid(), 81, (unsigned)(uintptr_t)symprog_inner, 0 };
+	TraceEvent(_NTO_TRACE_INSERTCCLASSEVENT, 3 /* INT */, _TRACE_INT_HANDLER_ENTRY, handler, 4u);
 	TraceEvent(_NTO_TRACE_STOP);
 	if (tk_logger_stop() != TK_OK) {
 		fprintf(stderr, "%s: %s\n", argv[0], tk_logger_errmsg());
