@@ -61,4 +61,15 @@ if [ "$(wc -l <"$tmp/stdin.txt")" != "$(wc -l <"$tmp/sym.txt")" ]; then
 	echo "--- traceprinter --symbols on standard input printed another number of lines"
 	fail=1
 fi
+# a damaged file: the same message and exit status as without --symbols
+head -c 700 "$tmp/s.kev" >"$tmp/cut.kev"
+st1=0 st2=0
+"$tp" --symbols "$tmp/cut.kev" >"$tmp/cut1.txt" 2>"$tmp/cut1.err" || st1=$?
+"$tp" "$tmp/cut.kev" >"$tmp/cut2.txt" 2>"$tmp/cut2.err" || st2=$?
+if [ "$st1" != 1 ] || [ "$st2" != 1 ] || ! cmp -s "$tmp/cut1.err" "$tmp/cut2.err" ||
+	! cmp -s "$tmp/cut1.txt" "$tmp/cut2.txt"; then
+	echo "--- a damaged file: exit $st1 with --symbols, $st2 without; messages:"
+	cat "$tmp/cut1.err" "$tmp/cut2.err"
+	fail=1
+fi
 exit $fail
