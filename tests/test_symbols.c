@@ -302,6 +302,15 @@ static void test_events(void **state)
 	assert_int_equal(tk_symbols_event(s, &d), 0);
 	assert_int_equal(tk_symbols_get_stats(s)->dropped_mappings, dropped + 3);
 
+	/* QNX's MAPNAME (pid, vaddr, len: 32-bit; name): an image at its base */
+	uint32_t mn[3] = { 43, 0x10000000u, 0x8000 };
+	decode_system(&d, _NTO_TRACE_SYS_MAPNAME, mn, 3, "/nonexistent/qnx/libc.so.3", 4500);
+	assert_int_equal(tk_symbols_event(s, &d), 1);
+	assert_int_equal(tk_symbols_lookup(s, 43, 4600, 0x10000010u, &sym), TK_ENOENT);
+	assert_string_equal(sym.module, "/nonexistent/qnx/libc.so.3");
+	assert_int_equal(tk_symbols_lookup(s, 43, 4600, 0x10008000u, &sym), TK_ENOENT);
+	assert_null(sym.module); /* past its length */
+
 	/* other events are not its business */
 	uint32_t fn[2] = { 1, 2 };
 	decode_system(&d, _NTO_TRACE_SYS_FUNC_ENTER, fn, 2, NULL, 5000);
