@@ -384,6 +384,58 @@ static void test_root(void **state)
 	tk_symbols_free(s);
 }
 
+/* More binaries than are kept open at once: each resolves, the least recently used is
+ * closed and opened again when needed, names stay valid, descriptors stay bounded. */
+static int open_fds(void)
+{
+	char path[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+static void test_many_binaries(void **state)
+{
+	enum { N = 300 };
+	tk_symbols *s = NULL;
+	tk_symbol sym;
+	const char *first_name = NULL;
+	char link[4096];
+	int fds_before;
+
+	(void)state;
+	read_self_maps();
+	fds_before = open_fds();
+	assert_int_equal(tk_symbols_new(&s), 0);
+	for (int round = 0; round < 2; round++) {
+		for (int p = 0; p < N; p++) {
+			snprintf(link, sizeof(link), "%s/exe-%d", tkt_dir(), p);
+			if (round == 0) {
+				unlink(link);
+				assert_int_equal(symlink(exe, link), 0);
+				for (size_t i = 0; i < n_maps; i++)
+					assert_int_equal(tk_symbols_add_mapping(s, 1000 + p, 0, maps[i].start,
+										maps[i].end - maps[i].start, maps[i].offset,
+										link),
+							 0);
+			}
+			assert_int_equal(tk_symbols_lookup(s, 1000 + p, 0, known_addr() + (unsigned)round, &sym), 0);
+			assert_string_equal(sym.name, "tkt_symbols_known_function");
+			if (first_name == NULL)
+				first_name = sym.name;
+		}
+	}
+	assert_string_equal(first_name, "tkt_symbols_known_function"); /* still valid */
+	assert_true(open_fds() - fds_before <= 2 * 128);
+	assert_int_equal(tk_symbols_get_stats(s)->files_failed, 0);
+	tk_symbols_free(s);
+	assert_int_equal(open_fds(), fds_before);
+}
+
 /* The exporter names a function slice by its function, and by its address without symbols. */
 static void test_export_names(void **state)
 {
@@ -438,6 +490,7 @@ int main(void)
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_root),
 		cmocka_unit_test(test_export_names),
+		cmocka_unit_test(test_many_binaries),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,10 @@
 #include "tracekit/traceparser.h"
 
 #define CACHE_SIZE (1u << 14)
+/* Binaries kept open at once (each holds a descriptor or two: the file, its debug file);
+ * the least recently used is closed beyond, and opened again when needed. */
+#define MAX_OPEN 128
+#define ARENA_CHUNK (64u * 1024)
 
 typedef struct sym_load {
 	uint64_t offset, filesz, vaddr;
@@ -30,7 +34,8 @@ typedef struct sym_load {
 
 typedef struct sym_file {
 	char *path;      /* as the trace names it */
-	int state;       /* 0: not opened yet, 1: open, -1: failed */
+	int state;       /* 0: not open (yet, or closed as least recently used), 1: open, -1: failed */
+	uint64_t used;   /* the lookup count when last used (least recently used: closed first) */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	uint64_t bias;
@@ -75,6 +80,12 @@ struct tk_symbols {
 	uint32_t next_gen;
 	char *root;
 	sym_cache *cache;
+	size_t n_open;
+	/* names and source files, copied (a binary may be closed) and interned */
+	char **chunks;
+	size_t n_chunks, chunks_cap, chunk_used;
+	const char **strings; /* hash set */
+	size_t n_strings, strings_cap;
 	tk_symbols_stats stats;
 };
 
@@ -121,6 +132,10 @@ void tk_symbols_free(tk_symbols *s)
 	}
 	for (size_t i = 0; i < s->n_procs; i++)
 		free(s->procs[i].maps);
+	for (size_t i = 0; i < s->n_chunks; i++)
+		free(s->chunks[i]);
+	free(s->chunks);
+	free(s->strings);
 	free(s->files);
 	free(s->file_hash);
 	free(s->procs);
@@ -215,7 +230,74 @@ static long file_index(tk_symbols *s, const char *path, size_t len)
 	return (long)s->n_files++;
 }
 
-/* Opens a binary (once): a regular ELF file, reported to its own Dwfl at base 0. */
+/* A copy of str that lives as long as s (one per distinct string); NULL when out of memory. */
+static const char *intern(tk_symbols *s, const char *str)
+{
+	size_t len = strlen(str), k;
+
+	if ((s->n_strings + 1) * 2 > s->strings_cap) {
+		size_t cap = s->strings_cap == 0 ? 1024 : s->strings_cap * 2;
+		const char **set = calloc(cap, sizeof(*set));
+		if (set == NULL)
+			return NULL;
+		for (size_t i = 0; i < s->strings_cap; i++) {
+			if (s->strings[i] == NULL)
+				continue;
+			k = path_hash(s->strings[i], strlen(s->strings[i])) & (cap - 1);
+			while (set[k] != NULL)
+				k = (k + 1) & (cap - 1);
+			set[k] = s->strings[i];
+		}
+		free(s->strings);
+		s->strings = set;
+		s->strings_cap = cap;
+	}
+	k = path_hash(str, len) & (s->strings_cap - 1);
+	while (s->strings[k] != NULL) {
+		if (strcmp(s->strings[k], str) == 0)
+			return s->strings[k];
+		k = (k + 1) & (s->strings_cap - 1);
+	}
+	if (len + 1 > ARENA_CHUNK)
+		return NULL; /* longer than any name: left unresolved */
+	if (s->n_chunks == 0 || s->chunk_used + len + 1 > ARENA_CHUNK) {
+		if (s->n_chunks == s->chunks_cap) {
+			size_t cap = s->chunks_cap == 0 ? 16 : s->chunks_cap * 2;
+			char **c = realloc(s->chunks, cap * sizeof(*c));
+			if (c == NULL)
+				return NULL;
+			s->chunks = c;
+			s->chunks_cap = cap;
+		}
+		if ((s->chunks[s->n_chunks] = malloc(ARENA_CHUNK)) == NULL)
+			return NULL;
+		s->n_chunks++;
+		s->chunk_used = 0;
+	}
+	char *copy = s->chunks[s->n_chunks - 1] + s->chunk_used;
+	s->chunk_used += len + 1;
+	memcpy(copy, str, len + 1);
+	s->strings[k] = copy;
+	s->n_strings++;
+	return copy;
+}
+
+static void file_close(tk_symbols *s, sym_file *f)
+{
+	if (f->dwfl != NULL)
+		dwfl_end(f->dwfl);
+	f->dwfl = NULL;
+	f->mod = NULL;
+	free(f->loads);
+	f->loads = NULL;
+	f->n_loads = 0;
+	if (f->state == 1)
+		s->n_open--;
+	f->state = 0;
+}
+
+/* Opens a binary: a regular ELF file, reported to its own Dwfl at base 0. A file that
+ * fails is not tried again; one closed as least recently used is opened again. */
 static int file_open(tk_symbols *s, sym_file *f)
 {
 	char full[2 * TK_SYMBOLS_MAX_PATH + 2];
@@ -224,8 +306,17 @@ static int file_open(tk_symbols *s, sym_file *f)
 	Elf *elf;
 	size_t n_ph = 0;
 
+	f->used = s->stats.lookups;
 	if (f->state != 0)
 		return f->state;
+	if (s->n_open >= MAX_OPEN) {
+		sym_file *lru = NULL;
+		for (size_t i = 0; i < s->n_files; i++)
+			if (s->files[i].state == 1 && (lru == NULL || s->files[i].used < lru->used))
+				lru = &s->files[i];
+		if (lru != NULL)
+			file_close(s, lru);
+	}
 	f->state = -1;
 	s->stats.files_failed++;
 	snprintf(full, sizeof(full), "%s%s", s->root != NULL ? s->root : "", f->path);
@@ -258,6 +349,7 @@ static int file_open(tk_symbols *s, sym_file *f)
 		goto fail;
 	f->bias = bias;
 	f->state = 1;
+	s->n_open++;
 	s->stats.files_failed--;
 	return 1;
 fail:
@@ -568,14 +660,14 @@ static void resolve(tk_symbols *s, const sym_map *m, uint64_t addr, tk_symbol *o
 	GElf_Off sym_off = 0;
 	GElf_Sym sym;
 	const char *name = dwfl_module_addrinfo(f->mod, a, &sym_off, &sym, NULL, NULL, NULL);
-	if (name == NULL || name[0] == '\0')
+	if (name == NULL || name[0] == '\0' || (name = intern(s, name)) == NULL)
 		return;
 	out->name = name;
 	out->offset = sym_off;
 	Dwfl_Line *line = dwfl_module_getsrc(f->mod, a);
 	int lineno = 0;
 	const char *src = line != NULL ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-	if (src != NULL && lineno > 0) {
+	if (src != NULL && lineno > 0 && (src = intern(s, src)) != NULL) {
 		out->file = src;
 		out->line = lineno;
 	}
