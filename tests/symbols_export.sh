@@ -17,7 +17,7 @@ check() { # what got expected
 	fi
 }
 
-"$prog" "$tmp/s.kev"
+"$prog" "$tmp/s.kev" >/dev/null
 "$tk" convert "$tmp/s.kev" "$tmp/s.json"
 check "JSON slices symprog_inner" "$(grep -c '"name":"symprog_inner","cat":"SYSTEM","ph":"X"' "$tmp/s.json" || true)" 3
 check "JSON slices symprog_outer" "$(grep -c '"name":"symprog_outer","cat":"SYSTEM","ph":"X"' "$tmp/s.json" || true)" 1

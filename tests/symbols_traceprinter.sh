@@ -12,7 +12,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
-"$prog" "$tmp/s.kev"
+"$prog" "$tmp/s.kev" >"$tmp/prog.out"
+handlers=$(grep -c '^int_handler$' "$tmp/prog.out" || true)
 "$tp" -n --symbols "$tmp/s.kev" >"$tmp/sym.txt"
 "$tp" -n "$tmp/s.kev" >"$tmp/plain.txt"
 
@@ -34,7 +35,7 @@ expect 1 "SYSTEM  :FUNC_ENTER thisfn:symprog_outer+0x0 $loc:$outer) call_site:wo
 expect 1 "SYSTEM  :FUNC_EXIT thisfn:symprog_outer+0x0 $loc:$outer) call_site:worker+0x"
 expect 0 "FUNC_.*thisfn:0x"
 expect 1 "SYSTEM  :ADDRESS addr:symprog_outer+0x[0-9a-f]* $loc:[0-9]*)\$"
-expect 1 "INT_HANDLER_ENTR:0x00000051 (81) *PID:[0-9]* IP:symprog_inner+0x0 $loc:$inner) AREA:0x00000000\$"
+expect "$handlers" "INT_HANDLER_ENTR:0x00000051 (81) *PID:[0-9]* IP:symprog_inner+0x0 $loc:$inner) AREA:0x00000000\$"
 # every other line as without --symbols
 addr_lines='SYSTEM  :FUNC_\|SYSTEM  :ADDRESS\|INT_HANDLER_ENTR'
 grep -v "$addr_lines" "$tmp/sym.txt" >"$tmp/sym_rest.txt" || true

@@ -6,7 +6,8 @@
  * which marks its place with trace_here() and calls symprog_inner() three times, so the
  * trace holds FUNC_ENTER/EXIT of both and an ADDRESS in the worker's buffers and the
  * mappings in the START thread's; the main thread then inserts an INT_HANDLER_ENTRY whose
- * handler is symprog_inner (a 32-bit address: the program is linked at 0x400000).
+ * handler is symprog_inner when its address has 32 bits (the program linked at 0x400000),
+ * and says so with a line "int_handler" on standard output.
  * usage: symbols_prog OUTPUT.kev
  */
 #include <pthread.h>
@@ -62,9 +63,12 @@ int main(int argc, char **argv)
 	TraceEvent(_NTO_TRACE_START);
 	if (pthread_create(&th, NULL, worker, NULL) != 0 || pthread_join(th, &r) != 0)
 		return 1;
-	/* pid, interrupt 81, handler, area */
-	unsigned handler[4] = { (unsigned)getpid(), 81, (unsigned)(uintptr_t)symprog_inner, 0 };
-	TraceEvent(_NTO_TRACE_INSERTCCLASSEVENT, 3 /* INT */, _TRACE_INT_HANDLER_ENTRY, handler, 4u);
+	if ((uintptr_t)symprog_inner <= UINT32_MAX) {
+		/* pid, interrupt 81, handler, area */
+		unsigned handler[4] = { (unsigned)getpid(), 81, (unsigned)(uintptr_t)symprog_inner, 0 };
+		TraceEvent(_NTO_TRACE_INSERTCCLASSEVENT, 3 /* INT */, _TRACE_INT_HANDLER_ENTRY, handler, 4u);
+		printf("int_handler\n");
+	}
 	TraceEvent(_NTO_TRACE_STOP);
 	if (tk_logger_stop() != TK_OK) {
 		fprintf(stderr, "%s: %s\n", argv[0], tk_logger_errmsg());
