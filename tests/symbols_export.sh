@@ -6,6 +6,7 @@
 # when given); with --no-symbols the names are the addresses, as before.
 # usage: symbols_export.sh SYMBOLS_PROG TRACEKIT PROTOC|"" PROTO_DIR SQLITE3|""
 set -eu
+unset DEBUGINFOD_URLS # separate debug files from this machine only: no downloads
 prog=$1 tk=$2 protoc=$3 protodir=$4 sq=$5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

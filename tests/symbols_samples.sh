@@ -7,6 +7,7 @@
 # Exits 77 (skipped) when perf_event_open is refused here.
 # usage: symbols_samples.sh TRACELOGGER TRACEPRINTER PINGPONG
 set -eu
+unset DEBUGINFOD_URLS # separate debug files from this machine only: no downloads
 tl=$1 tp=$2 pp=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -7,6 +7,7 @@
 # other line is as without the option; tracekit print passes it through.
 # usage: symbols_traceprinter.sh SYMBOLS_PROG TRACEPRINTER TRACEKIT SOURCE
 set -eu
+unset DEBUGINFOD_URLS # separate debug files from this machine only: no downloads
 prog=$1 tp=$2 tk=$3 src=$4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

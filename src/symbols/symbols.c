@@ -631,6 +631,30 @@ static const sym_map *map_find(const sym_proc *p, uint64_t addr, uint64_t t, int
 	return best != NULL ? best : earliest;
 }
 
+/*
+ * The source line of a (module address) through the compilation unit that holds it, for
+ * binaries without .debug_aranges (clang's default), where dwfl_module_getsrc() finds none.
+ */
+static const char *src_by_units(sym_file *f, GElf_Addr a, int *lineno)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf *dw = dwfl_module_getdwarf(f->mod, &bias);
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Die cudie;
+
+	if (dw == NULL)
+		return NULL;
+	while (dwarf_get_units(dw, cu, &next, NULL, NULL, &cudie, NULL) == 0) {
+		cu = next;
+		if (dwarf_haspc(&cudie, a - bias) != 1)
+			continue;
+		Dwarf_Line *line = dwarf_getsrc_die(&cudie, a - bias);
+		const char *src = line != NULL ? dwarf_linesrc(line, NULL, NULL) : NULL;
+		return src != NULL && dwarf_lineno(line, lineno) == 0 ? src : NULL;
+	}
+	return NULL;
+}
+
 static void resolve(tk_symbols *s, const sym_map *m, uint64_t addr, tk_symbol *out)
 {
 	sym_file *f;
@@ -666,7 +690,8 @@ static void resolve(tk_symbols *s, const sym_map *m, uint64_t addr, tk_symbol *o
 	out->offset = sym_off;
 	Dwfl_Line *line = dwfl_module_getsrc(f->mod, a);
 	int lineno = 0;
-	const char *src = line != NULL ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	const char *src = line != NULL ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL)
+				       : src_by_units(f, a, &lineno);
 	if (src != NULL && lineno > 0 && (src = intern(s, src)) != NULL) {
 		out->file = src;
 		out->line = lineno;
