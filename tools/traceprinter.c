@@ -183,8 +183,8 @@ static void symbolize_field(struct ctx *c, int32_t pid, const char *name, const 
 /*
  * --symbols: SYSTEM MMAP/MUNMAP/MAPNAME events feed the symbolizer (standard input has no
  * first pass); events holding code addresses (FUNC_ENTER/EXIT, ADDRESS, PCTRACE samples,
- * INT_HANDLER_ENTRY's handler) are printed with their addresses resolved. Returns 1 when the event was printed here, 0
- * to print it as usual.
+ * INT_HANDLER_ENTRY's handler) are printed with their addresses resolved. Returns 1 when
+ * the event was printed here, 0 to print it as usual.
  */
 static int print_symbolized(struct ctx *c, struct traceparser_state *st, const tk_kev_event *ev)
 {
