@@ -213,13 +213,15 @@ static int print_symbolized(struct ctx *c, struct traceparser_state *st, const t
 	pid = (cls == 3 || d->code == 31) && pf != NULL && pf->type < TK_KEV_FIELD_STR ? (int32_t)pf->v.u : d->pid;
 	if (cls == 3) {
 		symbolize_field(c, pid, "ip", "IP", &len);
-	} else {
-		symbolize_field(c, pid, "thisfn", NULL, &len);
-		symbolize_field(c, pid, "call_site", NULL, &len);
+	} else if (d->code == _NTO_TRACE_SYS_ADDRESS) {
 		symbolize_field(c, pid, "addr", NULL, &len);
+	} else if (d->code == 31) {
 		symbolize_field(c, pid, "ip", NULL, &len);
 		for (size_t i = 0; i < sizeof(callers) / sizeof(callers[0]); i++)
 			symbolize_field(c, pid, callers[i], NULL, &len);
+	} else {
+		symbolize_field(c, pid, "thisfn", NULL, &len);
+		symbolize_field(c, pid, "call_site", NULL, &len);
 	}
 	if (tk_kev_printer_flush(c->printer) != TK_OK || fwrite(c->line, 1, len, c->out) != len)
 		write_failed(c);
