@@ -598,7 +598,7 @@ static const char *hex_name(char *buf, uint64_t v)
 
 static const char *slice_name(char buf[32], const tk__slice *s)
 {
-	if (s->kind == TK__SLICE_FUNC)
+	if (s->kind == TK__SLICE_FUNC && s->name == NULL)
 		return hex_name(buf, s->arg[0]);
 	return s->name != NULL ? s->name : s->label;
 }
