@@ -343,6 +343,10 @@ typedef struct pf_state {
 	name_slot addr_cache[ADDR_CACHE]; /* function addresses: name iid (aux 1: taken) */
 	name_slot *ev_cache;              /* instants by class, code: name iid (key: number + 1) */
 	uint32_t kercall_iid[1024];       /* kernel-call slice names by number (0: not yet) */
+	uint32_t kind_iid[3][3];          /* by slice kind: category, arg 0, arg 1 (0: not yet) */
+	uint64_t track_uuid;              /* the last track_uuid written, and its encoding */
+	unsigned char track_enc[12];
+	unsigned track_enc_len;
 	char kercall_label[1024][32];
 
 	/* scheduling */
@@ -376,13 +380,16 @@ static unsigned char *packet_room(tk_export *x, size_t n)
 }
 
 /* Trace.packet (field 1) opened at p, with the sequence fields. *at: its length byte. */
-static unsigned char *packet_open(unsigned char *p, unsigned char **at, unsigned flags)
+static inline unsigned char *packet_open(unsigned char *p, unsigned char **at, unsigned flags)
 {
 	*at = w_begin(&p, 1);
-	p = w_uint(p, 10, SEQ_ID);
-	if (flags != 0)
-		p = w_uint(p, 13, flags);
-	return p;
+	p[0] = (unsigned char)TAG(10, WIRE_VARINT); /* one-byte tags and values */
+	p[1] = SEQ_ID;
+	if (flags == 0)
+		return p + 2;
+	p[2] = (unsigned char)TAG(13, WIRE_VARINT);
+	p[3] = (unsigned char)flags;
+	return p + 4;
 }
 
 static int packet_close(tk_export *x, unsigned char *p, unsigned char *at)
@@ -435,10 +442,17 @@ static unsigned char *put_interned(pf_state *ps, unsigned char *p)
 	return w_end(p, idata);
 }
 
+/* The cache slot of a string's address and kind (literals lie a few bytes apart: hashed). */
+static inline size_t ptr_slot(const char *s, unsigned kind)
+{
+	uint64_t k = ((uint64_t)(uintptr_t)s << 3 | (kind & 7)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(k >> 40) & (PTR_CACHE - 1);
+}
+
 /* The iid of a string that stays at its address for the whole export: cached by address. */
 static uint32_t static_name(pf_state *ps, intern_tab *t, uint8_t kind, const char *s)
 {
-	size_t h = (((uintptr_t)s >> 3) ^ ((uintptr_t)s >> 12) ^ kind) & (PTR_CACHE - 1);
+	size_t h = ptr_slot(s, kind);
 	if (ps->ptr_cache[h].p == s && ps->ptr_cache[h].kind == kind)
 		return ps->ptr_cache[h].iid;
 	uint32_t iid = use_name(ps, t, kind, s, strlen(s));
@@ -865,14 +879,10 @@ static int thread_state(tk_export *x, const tk_kev_decoded *d)
 	return 0; /* a thread that does not run moves between blocked states: nothing to draw */
 }
 
-/* Every event first: THREAD states become scheduling records. */
-static int pf_event(tk_export *x, const tk_kev_decoded *d)
+/* CONTROL and THREAD events (out of line: pf_event stays short for the others). */
+static __attribute__((noinline)) int pf_event_sched(tk_export *x, const tk_kev_decoded *d)
 {
 	pf_state *ps = x->fmt_state;
-	if (d->cls != 4 && d->cls != 1) {
-		ps->after_buffer = 0;
-		return 0;
-	}
 	if (d->cls == 1) {
 		if (d->code == _TRACE_CONTROL_BUFFER)
 			ps->after_buffer = 1;
@@ -887,6 +897,15 @@ static int pf_event(tk_export *x, const tk_kev_decoded *d)
 	if (d->code >= STATE_MAX || d->number < 0 || owner_marker)
 		return 0;
 	return thread_state(x, d);
+}
+
+/* Every event first: THREAD states become scheduling records. */
+static int pf_event(tk_export *x, const tk_kev_decoded *d)
+{
+	if (d->cls == 4 || d->cls == 1)
+		return pf_event_sched(x, d);
+	((pf_state *)x->fmt_state)->after_buffer = 0;
+	return 0;
 }
 
 /* ---- events ------------------------------------------------------------------------------------ */
@@ -990,7 +1009,12 @@ static inline unsigned char *track_event_open(pf_state *ps, unsigned char *p, un
 	p = w_uint(p, 8, ns);
 	*te = w_begin(&p, 11);
 	p = w_uint(p, 9, type);
-	p = w_uint(p, 11, track);
+	if (track != ps->track_uuid || ps->track_enc_len == 0) { /* runs of one thread's events are common */
+		ps->track_uuid = track;
+		ps->track_enc_len = (unsigned)(w_uint(ps->track_enc, 11, track) - ps->track_enc);
+	}
+	memcpy(p, ps->track_enc, sizeof(ps->track_enc));
+	p += ps->track_enc_len;
 	if (name != NULL) {
 		if (name_iid != 0)
 			p = w_uint(p, 10, name_iid);
@@ -1072,9 +1096,13 @@ static int pf_slice_begin(tk_export *x, const tk__thread *t, const tk__slice *s)
 	unsigned k = s->kind < 3 ? s->kind : 2;
 
 	uint32_t name_iid = slice_name_iid(x, ps, s, buf, &name, &name_len);
-	uint32_t cat_iid = static_name(ps, &ps->cats, 1, slice_cat[k]);
-	uint32_t a0 = static_name(ps, &ps->args, 3, slice_arg0[k]);
-	uint32_t a1 = static_name(ps, &ps->args, 3, slice_arg1[k]);
+	uint32_t *kid = ps->kind_iid[k];
+	if (kid[0] == 0 || kid[1] == 0 || kid[2] == 0) {
+		kid[0] = static_name(ps, &ps->cats, 1, slice_cat[k]);
+		kid[1] = static_name(ps, &ps->args, 3, slice_arg0[k]);
+		kid[2] = static_name(ps, &ps->args, 3, slice_arg1[k]);
+	}
+	uint32_t cat_iid = kid[0], a0 = kid[1], a1 = kid[2];
 	if (name == NULL) { /* cached: written by iid */
 		name = "";
 		name_len = 0;
@@ -1096,7 +1124,7 @@ static int pf_slice_begin(tk_export *x, const tk__thread *t, const tk__slice *s)
  * text when the iid is not known from the cache */
 static uint32_t end_key(pf_state *ps, const char *fname, char key[40])
 {
-	size_t h = (((uintptr_t)fname >> 3) ^ ((uintptr_t)fname >> 12) ^ 4) & (PTR_CACHE - 1);
+	size_t h = ptr_slot(fname, 4);
 	if (ps->ptr_cache[h].p == fname && ps->ptr_cache[h].kind == 4)
 		return ps->ptr_cache[h].iid;
 	snprintf(key, 40, "end.%.34s", fname);
@@ -1149,7 +1177,7 @@ static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 static size_t instant_name(char name[48], const tk_kev_decoded *d, const char *cat)
 {
 	if (d->event_name[0] != '\0') {
-		size_t n = strnlen(d->event_name, sizeof(d->event_name) - 1);
+		size_t n = strlen(d->event_name); /* NUL-terminated within its 32 bytes */
 		memcpy(name, d->event_name, n);
 		name[n] = '\0';
 		return n;
