@@ -809,6 +809,39 @@ static void test_perfetto_structure(void **state)
 
 static void state(tk_kev_writer *w, unsigned cpu, uint64_t t, unsigned st, uint32_t pid, uint32_t tid);
 
+/* An event whose packet is larger than the output buffer (200000 payload words of no known
+ * layout, written as text: 2.2 MB) is exported whole. */
+static void test_perfetto_long_payload(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("pflong.kev");
+	tk_kev_writer *w = trace_open(path);
+	size_t n = 200000;
+	uint32_t *words = malloc(n * sizeof(*words));
+	assert_non_null(words);
+	for (size_t i = 0; i < n; i++)
+		words[i] = 0x10000000u + (uint32_t)i;
+	running(w, 1000, 7, 1);
+	assert_int_equal(tk_kev_write_event(w, 0, _TRACE_QVM_C, 1000, 2000, words, n), 0);
+	user(w, 3000, 20, 1, 2);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	free(words);
+
+	tk_export_stats st;
+	char *buf = NULL;
+	size_t len = 0;
+	assert_int_equal(export_perfetto(path, NULL, NULL, &st, &buf, &len), 0);
+	struct pf_check c;
+	pf_walk(buf, len, &c);
+	assert_int_equal(c.instants, st.instants);
+	assert_int_equal(st.instants, 3);
+	assert_true(len > n * 11);
+	/* the last word's text, then the next packet */
+	const char *last = "0x10030d3f";
+	assert_non_null(memmem(buf, len, last, strlen(last)));
+	free(buf);
+}
+
 static void sched_is(const struct pf_sched *r, unsigned cpu, uint64_t ts, int64_t prev_pid, int64_t prev_state,
 		     int64_t next_pid)
 {
@@ -1141,6 +1174,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_api_errors),
 		cmocka_unit_test(test_perfetto_structure),
 		cmocka_unit_test(test_perfetto_sched),
+		cmocka_unit_test(test_perfetto_long_payload),
 		cmocka_unit_test(test_stats_states),
 		cmocka_unit_test(test_stats_percentiles),
 		cmocka_unit_test(test_stats_owner_markers),

@@ -364,18 +364,35 @@ typedef struct pf_state {
 	int32_t next_synth;
 	pf_cpu cpu[N_CPUS];
 	int after_buffer;  /* the last event was a CONTROL BUFFER (TIME, DROPPED between) */
+
+	/* a packet larger than the output buffer is built here (a long payload) */
+	unsigned char *big;
+	size_t big_cap;
+	int in_big;
 } pf_state;
 
 /* ---- the packet ------------------------------------------------------------------------------- */
 
-/* Makes room for a packet of at most n bytes in the output; the cursor, or NULL (error set). */
+/* Makes room for a packet of at most n bytes: in the output buffer, or for a packet larger
+ * than that buffer in a buffer of its own. The cursor, or NULL (error set). */
 static unsigned char *packet_room(tk_export *x, size_t n)
 {
-	if (tk__out_room(x, n + 16) != 0) {
-		if (!x->failed)
-			tk__export_error(x, TK_ETOOBIG, "a Perfetto packet of %zu bytes exceeds the output buffer", n);
-		return NULL;
+	pf_state *ps = x->fmt_state;
+	if (n + 16 > x->out_cap) {
+		if (n + 16 > ps->big_cap) {
+			unsigned char *b = realloc(ps->big, n + 16);
+			if (b == NULL) {
+				tk__export_error(x, TK_ENOMEM, "out of memory for a Perfetto packet of %zu bytes", n);
+				return NULL;
+			}
+			ps->big = b;
+			ps->big_cap = n + 16;
+		}
+		ps->in_big = 1;
+		return ps->big;
 	}
+	if (tk__out_room(x, n + 16) != 0)
+		return NULL;
 	return (unsigned char *)x->out + x->out_len;
 }
 
@@ -394,7 +411,13 @@ static inline unsigned char *packet_open(unsigned char *p, unsigned char **at, u
 
 static int packet_close(tk_export *x, unsigned char *p, unsigned char *at)
 {
+	pf_state *ps = x->fmt_state;
 	p = w_end(p, at);
+	if (ps->in_big) {
+		ps->in_big = 0;
+		tk__out_mem(x, ps->big, (size_t)(p - ps->big));
+		return x->failed ? TK_EIO : 0;
+	}
 	x->out_len = (size_t)((char *)p - x->out);
 	return 0;
 }
@@ -605,7 +628,7 @@ static int describe_process(tk_export *x, int32_t pid, const char *name, size_t 
 		return 0;
 	unsigned char *p = packet_room(x, 64 + 2 * len), *pkt;
 	if (p == NULL)
-		return x->failed ? TK_EIO : TK_ETOOBIG;
+		return x->failed ? TK_EIO : TK_ENOMEM;
 	p = packet_open(p, &pkt, 0);
 	unsigned char *td = w_begin(&p, 60);
 	p = w_uint(p, 1, uuid_process(pid));
@@ -631,7 +654,7 @@ static int describe_thread(tk_export *x, int32_t pid, int32_t tid, const char *n
 		return 0;
 	unsigned char *p = packet_room(x, 80 + 2 * len), *pkt;
 	if (p == NULL)
-		return x->failed ? TK_EIO : TK_ETOOBIG;
+		return x->failed ? TK_EIO : TK_ENOMEM;
 	p = packet_open(p, &pkt, 0);
 	unsigned char *td = w_begin(&p, 60);
 	p = w_uint(p, 1, uuid_thread(pid, tid));
@@ -662,7 +685,7 @@ static int pf_start(tk_export *x)
 	 * events without a known thread */
 	unsigned char *p = packet_room(x, 96), *pkt;
 	if (p == NULL)
-		return x->failed ? TK_EIO : TK_ETOOBIG;
+		return x->failed ? TK_EIO : TK_ENOMEM;
 	p = packet_open(p, &pkt, SEQ_INCREMENTAL_STATE_CLEARED);
 	unsigned char *td = w_begin(&p, 60);
 	p = w_uint(p, 1, UUID_NO_THREAD);
@@ -1109,7 +1132,7 @@ static int pf_slice_begin(tk_export *x, const tk__thread *t, const tk__slice *s)
 	}
 	unsigned char *p = packet_room(x, 160 + name_len + fresh_room(ps)), *pkt, *te;
 	if (p == NULL)
-		return x->failed ? TK_EIO : TK_ETOOBIG;
+		return x->failed ? TK_EIO : TK_ENOMEM;
 	p = packet_open(p, &pkt, SEQ_NEEDS_INCREMENTAL_STATE);
 	p = track_event_open(ps, p, &te, s->begin_ns, uuid_thread(t->pid, t->tid), TYPE_SLICE_BEGIN, name_iid, name,
 			     name_len, cat_iid, slice_cat[k]);
@@ -1160,7 +1183,7 @@ static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 	}
 	unsigned char *p = packet_room(x, room + fresh_room(ps)), *pkt, *te;
 	if (p == NULL)
-		return x->failed ? TK_EIO : TK_ETOOBIG;
+		return x->failed ? TK_EIO : TK_ENOMEM;
 	p = packet_open(p, &pkt, SEQ_NEEDS_INCREMENTAL_STATE);
 	p = track_event_open(ps, p, &te, end_ns, uuid_thread(t->pid, t->tid), TYPE_SLICE_END, 0, NULL, 0, 0, NULL);
 	if (reason == TK__CLOSE_OUTER)
@@ -1226,7 +1249,7 @@ static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t ti
 	}
 	unsigned char *p = packet_room(x, room + fresh_room(ps)), *pkt, *te;
 	if (p == NULL)
-		return x->failed ? TK_EIO : TK_ETOOBIG;
+		return x->failed ? TK_EIO : TK_ENOMEM;
 	p = packet_open(p, &pkt, SEQ_NEEDS_INCREMENTAL_STATE);
 	p = track_event_open(ps, p, &te, d->time_ns, t != NULL ? uuid_thread(t->pid, t->tid) : UUID_NO_THREAD,
 			     TYPE_INSTANT, name_iid, name, name_len, cat_iid, cat);
@@ -1248,7 +1271,7 @@ static int pf_counter(tk_export *x, const tk__thread *t, const tk__counter *c, u
 		return tk__export_error(x, seen, "out of memory");
 	if (!seen) { /* a counter track of the process */
 		if ((p = packet_room(x, 128 + sizeof(c->name))) == NULL)
-			return x->failed ? TK_EIO : TK_ETOOBIG;
+			return x->failed ? TK_EIO : TK_ENOMEM;
 		p = packet_open(p, &pkt, 0);
 		unsigned char *td = w_begin(&p, 60);
 		p = w_uint(p, 1, uuid);
@@ -1260,7 +1283,7 @@ static int pf_counter(tk_export *x, const tk__thread *t, const tk__counter *c, u
 		packet_close(x, p, pkt);
 	}
 	if ((p = packet_room(x, 64)) == NULL)
-		return x->failed ? TK_EIO : TK_ETOOBIG;
+		return x->failed ? TK_EIO : TK_ENOMEM;
 	p = packet_open(p, &pkt, 0);
 	p = w_uint(p, 8, ns);
 	unsigned char *te = w_begin(&p, 11);
@@ -1295,6 +1318,7 @@ static void pf_free(tk_export *x)
 	free(ps->thr_idx);
 	free(ps->procs);
 	free(ps->ev_cache);
+	free(ps->big);
 	for (unsigned c = 0; c < N_CPUS; c++)
 		free(ps->cpu[c].ev);
 	free(ps);
