@@ -55,6 +55,7 @@
 #define WIRE_VARINT 0
 #define WIRE_LEN 2
 #define TAG(field, wire) ((uint64_t)(field) << 3 | (wire))
+#define HOT static inline __attribute__((always_inline)) /* the per-packet steps */
 
 /* prev_state values (Linux's TASK_* bits, which Perfetto reads whatever the kernel version) */
 #define PREV_R 0x00
@@ -373,9 +374,8 @@ typedef struct pf_state {
 
 /* ---- the packet ------------------------------------------------------------------------------- */
 
-/* Makes room for a packet of at most n bytes: in the output buffer, or for a packet larger
- * than that buffer in a buffer of its own. The cursor, or NULL (error set). */
-static unsigned char *packet_room(tk_export *x, size_t n)
+/* packet_room() when the output buffer is full, or the packet larger than it. */
+static __attribute__((noinline)) unsigned char *packet_room_slow(tk_export *x, size_t n)
 {
 	pf_state *ps = x->fmt_state;
 	if (n + 16 > x->out_cap) {
@@ -396,6 +396,15 @@ static unsigned char *packet_room(tk_export *x, size_t n)
 	return (unsigned char *)x->out + x->out_len;
 }
 
+/* Makes room for a packet of at most n bytes: in the output buffer, or for a packet larger
+ * than that buffer in a buffer of its own. The cursor, or NULL (error set). */
+HOT unsigned char *packet_room(tk_export *x, size_t n)
+{
+	if (x->out_len + n + 16 <= x->out_cap)
+		return (unsigned char *)x->out + x->out_len;
+	return packet_room_slow(x, n);
+}
+
 /* Trace.packet (field 1) opened at p, with the sequence fields. *at: its length byte. */
 static inline unsigned char *packet_open(unsigned char *p, unsigned char **at, unsigned flags)
 {
@@ -409,7 +418,7 @@ static inline unsigned char *packet_open(unsigned char *p, unsigned char **at, u
 	return p + 4;
 }
 
-static int packet_close(tk_export *x, unsigned char *p, unsigned char *at)
+HOT int packet_close(tk_export *x, unsigned char *p, unsigned char *at)
 {
 	pf_state *ps = x->fmt_state;
 	p = w_end(p, at);
@@ -465,25 +474,44 @@ static unsigned char *put_interned(pf_state *ps, unsigned char *p)
 	return w_end(p, idata);
 }
 
-/* The cache slot of a string's address and kind (literals lie a few bytes apart: hashed). */
+/* The cache slot of a string's address and kind (literals lie a few bytes apart: hashed).
+ * Two-way: an entry is at its slot or the one beside it (h ^ 1). */
 static inline size_t ptr_slot(const char *s, unsigned kind)
 {
 	uint64_t k = ((uint64_t)(uintptr_t)s << 3 | (kind & 7)) * 0x9e3779b97f4a7c15ull;
 	return (size_t)(k >> 40) & (PTR_CACHE - 1);
 }
 
-/* The iid of a string that stays at its address for the whole export: cached by address. */
-static uint32_t static_name(pf_state *ps, intern_tab *t, uint8_t kind, const char *s)
+/* The cached iid of (s, kind), or 0. */
+static inline uint32_t ptr_cached(const pf_state *ps, const char *s, unsigned kind)
 {
 	size_t h = ptr_slot(s, kind);
 	if (ps->ptr_cache[h].p == s && ps->ptr_cache[h].kind == kind)
 		return ps->ptr_cache[h].iid;
-	uint32_t iid = use_name(ps, t, kind, s, strlen(s));
-	if (iid != 0) {
-		ps->ptr_cache[h].p = s;
-		ps->ptr_cache[h].iid = iid;
-		ps->ptr_cache[h].kind = kind;
-	}
+	if (ps->ptr_cache[h ^ 1].p == s && ps->ptr_cache[h ^ 1].kind == kind)
+		return ps->ptr_cache[h ^ 1].iid;
+	return 0;
+}
+
+static void ptr_cache_put(pf_state *ps, const char *s, unsigned kind, uint32_t iid)
+{
+	size_t h = ptr_slot(s, kind);
+	if (ps->ptr_cache[h].p != NULL)
+		h ^= 1; /* the one beside it (it may be taken too: the older entry goes) */
+	ps->ptr_cache[h].p = s;
+	ps->ptr_cache[h].iid = iid;
+	ps->ptr_cache[h].kind = (uint8_t)kind;
+}
+
+/* The iid of a string that stays at its address for the whole export: cached by address. */
+static uint32_t static_name(pf_state *ps, intern_tab *t, uint8_t kind, const char *s)
+{
+	uint32_t iid = ptr_cached(ps, s, kind);
+	if (iid != 0)
+		return iid;
+	iid = use_name(ps, t, kind, s, strlen(s));
+	if (iid != 0)
+		ptr_cache_put(ps, s, kind, iid);
 	return iid;
 }
 
@@ -1024,7 +1052,7 @@ static unsigned char *put_str(unsigned char *p, uint32_t iid, const char *name, 
 }
 
 /* The event's header: packet fields, interned data, the TrackEvent opened (*te: its length). */
-static inline unsigned char *track_event_open(pf_state *ps, unsigned char *p, unsigned char **te, uint64_t ns,
+HOT unsigned char *track_event_open(pf_state *ps, unsigned char *p, unsigned char **te, uint64_t ns,
 					      uint64_t track, unsigned type, uint32_t name_iid, const char *name,
 					      size_t name_len, uint32_t cat_iid, const char *cat)
 {
@@ -1093,9 +1121,12 @@ static uint32_t slice_name_iid(tk_export *x, pf_state *ps, const tk__slice *s, c
 		return iid;
 	}
 	if (s->kind == TK__SLICE_USER) { /* the pair's name stays where it is during the export */
-		*name = x->pairs[s->pair].name;
-		*len = strlen(*name);
-		return static_name(ps, &ps->names, 2, *name);
+		uint32_t iid = static_name(ps, &ps->names, 2, x->pairs[s->pair].name);
+		if (iid == 0) {
+			*name = x->pairs[s->pair].name;
+			*len = strlen(*name);
+		}
+		return iid;
 	}
 	unsigned k = (unsigned)s->arg[0] & 1023;
 	*name = s->label;
@@ -1147,16 +1178,13 @@ static int pf_slice_begin(tk_export *x, const tk__thread *t, const tk__slice *s)
  * text when the iid is not known from the cache */
 static uint32_t end_key(pf_state *ps, const char *fname, char key[40])
 {
-	size_t h = ptr_slot(fname, 4);
-	if (ps->ptr_cache[h].p == fname && ps->ptr_cache[h].kind == 4)
-		return ps->ptr_cache[h].iid;
+	uint32_t iid = ptr_cached(ps, fname, 4);
+	if (iid != 0)
+		return iid;
 	snprintf(key, 40, "end.%.34s", fname);
-	uint32_t iid = use_name(ps, &ps->args, 3, key, strlen(key));
-	if (iid != 0) {
-		ps->ptr_cache[h].p = fname;
-		ps->ptr_cache[h].iid = iid;
-		ps->ptr_cache[h].kind = 4;
-	}
+	iid = use_name(ps, &ps->args, 3, key, strlen(key));
+	if (iid != 0)
+		ptr_cache_put(ps, fname, 4, iid);
 	return iid;
 }
 
@@ -1245,7 +1273,7 @@ static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t ti
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const char *fname = d->fields[i].name[0] != '\0' ? d->fields[i].name : "text";
 		ps->arg_iid[i] = static_name(ps, &ps->args, 3, fname);
-		room += field_room(&d->fields[i], strlen(fname));
+		room += field_room(&d->fields[i], ps->arg_iid[i] != 0 ? 0 : strlen(fname)); /* inline when 0 */
 	}
 	unsigned char *p = packet_room(x, room + fresh_room(ps)), *pkt, *te;
 	if (p == NULL)
