@@ -342,9 +342,10 @@ typedef struct pf_state {
 		uint8_t kind;
 	} ptr_cache[PTR_CACHE];
 	name_slot addr_cache[ADDR_CACHE]; /* function addresses: name iid (aux 1: taken) */
-	name_slot *ev_cache;              /* instants by class, code: name iid (key: number + 1) */
+	name_slot *ev_cache;              /* instants by class, code: name and category iids (key: number + 1) */
 	uint32_t kercall_iid[1024];       /* kernel-call slice names by number (0: not yet) */
 	uint32_t kind_iid[3][3];          /* by slice kind: category, arg 0, arg 1 (0: not yet) */
+	uint32_t cpu_iid;                 /* "cpu" (0: not yet) */
 	uint64_t track_uuid;              /* the last track_uuid written, and its encoding */
 	unsigned char track_enc[12];
 	unsigned track_enc_len;
@@ -1251,25 +1252,28 @@ static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t ti
 	(void)pid, (void)tid;
 	/* the name is a function of class, code and number: cached by them */
 	name_slot *e = &ps->ev_cache[((d->cls & 31) << 10) | (d->code & 1023)];
-	uint64_t key = (uint64_t)(uint32_t)d->number + 1;
-	if (e->aux && e->key == key) {
+	uint64_t key = (uint64_t)(uint32_t)d->number + 1; /* never 0: 0 is a free slot */
+	if (e->key == key) { /* written by iid */
 		name_iid = e->iid;
+		cat_iid = e->aux;
 		name[0] = '\0';
+		cat = "";
 	} else {
 		name_len = instant_name(name, d, cat);
 		name_iid = use_name(ps, &ps->names, 2, name, name_len);
-		if (name_iid != 0)
-			e->key = key, e->iid = name_iid, e->aux = 1;
 		room += 2 * name_len;
+		if (cat == NULL) {
+			snprintf(cat_buf, sizeof(cat_buf), "CLASS %u", d->cls);
+			cat = cat_buf;
+			cat_iid = use_name(ps, &ps->cats, 1, cat, strlen(cat));
+		} else {
+			cat_iid = static_name(ps, &ps->cats, 1, cat);
+		}
+		if (name_iid != 0 && cat_iid != 0)
+			e->key = key, e->iid = name_iid, e->aux = cat_iid;
 	}
-	if (cat == NULL) {
-		snprintf(cat_buf, sizeof(cat_buf), "CLASS %u", d->cls);
-		cat = cat_buf;
-		cat_iid = use_name(ps, &ps->cats, 1, cat, strlen(cat));
-	} else {
-		cat_iid = static_name(ps, &ps->cats, 1, cat);
-	}
-	cpu_iid = static_name(ps, &ps->args, 3, "cpu");
+	if ((cpu_iid = ps->cpu_iid) == 0)
+		ps->cpu_iid = cpu_iid = static_name(ps, &ps->args, 3, "cpu");
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const char *fname = d->fields[i].name[0] != '\0' ? d->fields[i].name : "text";
 		ps->arg_iid[i] = static_name(ps, &ps->args, 3, fname);
