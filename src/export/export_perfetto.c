@@ -1052,6 +1052,16 @@ static unsigned char *put_str(unsigned char *p, uint32_t iid, const char *name, 
 	return w_end(p, a);
 }
 
+/* The encoded track_uuid field of a track into ps->track_enc (kept for the last track:
+ * runs of one thread's events are common). */
+HOT void track_encode(pf_state *ps, uint64_t track)
+{
+	if (track != ps->track_uuid || ps->track_enc_len == 0) {
+		ps->track_uuid = track;
+		ps->track_enc_len = (unsigned)(w_uint(ps->track_enc, 11, track) - ps->track_enc);
+	}
+}
+
 /* The event's header: packet fields, interned data, the TrackEvent opened (*te: its length). */
 HOT unsigned char *track_event_open(pf_state *ps, unsigned char *p, unsigned char **te, uint64_t ns,
 					      uint64_t track, unsigned type, uint32_t name_iid, const char *name,
@@ -1061,10 +1071,7 @@ HOT unsigned char *track_event_open(pf_state *ps, unsigned char *p, unsigned cha
 	p = w_uint(p, 8, ns);
 	*te = w_begin(&p, 11);
 	p = w_uint(p, 9, type);
-	if (track != ps->track_uuid || ps->track_enc_len == 0) { /* runs of one thread's events are common */
-		ps->track_uuid = track;
-		ps->track_enc_len = (unsigned)(w_uint(ps->track_enc, 11, track) - ps->track_enc);
-	}
+	track_encode(ps, track);
 	memcpy(p, ps->track_enc, sizeof(ps->track_enc));
 	p += ps->track_enc_len;
 	if (name != NULL) {
@@ -1142,6 +1149,61 @@ static uint32_t slice_name_iid(tk_export *x, pf_state *ps, const tk__slice *s, c
 	return iid;
 }
 
+/* The common slice packets, when every name is known by iid and nothing is to be interned,
+ * in one pass: such a packet stays under 128 bytes (its largest: 4 + 11 + 2 + a TrackEvent
+ * of at most 62), so every length is one byte. The same fields as the general path. */
+HOT unsigned char *fast_open(unsigned char *p, unsigned char **pkt, unsigned char **te, uint64_t ns)
+{
+	p[0] = (unsigned char)TAG(1, WIRE_LEN); /* Trace.packet */
+	*pkt = p + 1;
+	p[2] = (unsigned char)TAG(10, WIRE_VARINT);
+	p[3] = SEQ_ID;
+	p[4] = (unsigned char)TAG(13, WIRE_VARINT);
+	p[5] = SEQ_NEEDS_INCREMENTAL_STATE;
+	p[6] = (unsigned char)TAG(8, WIRE_VARINT);
+	p = w_varint(p + 7, ns);
+	*p = (unsigned char)TAG(11, WIRE_LEN);
+	*te = p + 1;
+	return p + 2;
+}
+
+HOT unsigned char *fast_annotation(unsigned char *p, uint32_t iid, unsigned value_field, uint64_t v)
+{
+	unsigned char *a = p + 1;
+	p[0] = (unsigned char)TAG(4, WIRE_LEN);
+	p[2] = (unsigned char)TAG(1, WIRE_VARINT);
+	p = w_varint(p + 3, iid);
+	*p++ = (unsigned char)TAG(value_field, WIRE_VARINT);
+	p = w_varint(p, v);
+	*a = (unsigned char)(p - a - 1);
+	return p;
+}
+
+static int slice_begin_fast(tk_export *x, pf_state *ps, uint64_t track, const tk__slice *s, uint32_t name_iid,
+			    const uint32_t kid[3])
+{
+	unsigned char *p = packet_room(x, 128), *pkt, *te;
+	if (p == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = fast_open(p, &pkt, &te, s->begin_ns);
+	p[0] = (unsigned char)TAG(9, WIRE_VARINT);
+	p[1] = TYPE_SLICE_BEGIN;
+	track_encode(ps, track);
+	memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
+	p += 2 + ps->track_enc_len;
+	*p++ = (unsigned char)TAG(10, WIRE_VARINT);
+	p = w_varint(p, name_iid);
+	*p++ = (unsigned char)TAG(3, WIRE_VARINT);
+	p = w_varint(p, kid[0]);
+	unsigned vf = s->kind == TK__SLICE_KERCALL ? 3 : 7; /* uint or pointer (hex) */
+	p = fast_annotation(p, kid[1], vf, s->arg[0]);
+	p = fast_annotation(p, kid[2], vf, s->arg[1]);
+	*te = (unsigned char)(p - te - 1);
+	*pkt = (unsigned char)(p - pkt - 1);
+	x->out_len = (size_t)((char *)p - x->out);
+	return 0;
+}
+
 static int pf_slice_begin(tk_export *x, const tk__thread *t, const tk__slice *s)
 {
 	pf_state *ps = x->fmt_state;
@@ -1158,6 +1220,8 @@ static int pf_slice_begin(tk_export *x, const tk__thread *t, const tk__slice *s)
 		kid[2] = static_name(ps, &ps->args, 3, slice_arg1[k]);
 	}
 	uint32_t cat_iid = kid[0], a0 = kid[1], a1 = kid[2];
+	if (name_iid != 0 && cat_iid != 0 && a0 != 0 && a1 != 0 && ps->n_fresh == 0)
+		return slice_begin_fast(x, ps, uuid_thread(t->pid, t->tid), s, name_iid, kid);
 	if (name == NULL) { /* cached: written by iid */
 		name = "";
 		name_len = 0;
@@ -1197,6 +1261,23 @@ static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 	uint32_t closed_iid = 0;
 	char keys[TK_KEV_MAX_FIELDS][40];
 	size_t room = 64;
+
+	if (reason == TK__CLOSE_END && (end == NULL || s->kind == TK__SLICE_FUNC) && ps->n_fresh == 0) {
+		/* no annotation: the end of a function, or of a slice whose end event is not given */
+		unsigned char *p = packet_room(x, 64), *pkt, *te;
+		if (p == NULL)
+			return x->failed ? TK_EIO : TK_ENOMEM;
+		p = fast_open(p, &pkt, &te, end_ns);
+		p[0] = (unsigned char)TAG(9, WIRE_VARINT);
+		p[1] = TYPE_SLICE_END;
+		track_encode(ps, uuid_thread(t->pid, t->tid));
+		memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
+		p += 2 + ps->track_enc_len;
+		*te = (unsigned char)(p - te - 1);
+		*pkt = (unsigned char)(p - pkt - 1);
+		x->out_len = (size_t)((char *)p - x->out);
+		return 0;
+	}
 
 	if (reason != TK__CLOSE_END) {
 		closed_iid = static_name(ps, &ps->args, 3, "closed");
