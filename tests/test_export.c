@@ -809,6 +809,45 @@ static void test_perfetto_structure(void **state)
 
 static void state(tk_kev_writer *w, unsigned cpu, uint64_t t, unsigned st, uint32_t pid, uint32_t tid);
 
+static void sched_is(const struct pf_sched *r, unsigned cpu, uint64_t ts, int64_t prev_pid, int64_t prev_state,
+		     int64_t next_pid);
+
+/* Damage midway in the Perfetto export: the scheduling records and slices before it are
+ * written (bundles flushed, open slices ended), the error says where, a non-zero status. */
+static void test_perfetto_damaged(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("pfdamaged.kev");
+	tk_kev_writer *w = trace_open(path);
+	state(w, 0, 1000, STATE_RUNNING, 1, 1);
+	state(w, 1, 1500, STATE_RUNNING, 1, 2);
+	func(w, 2000, 1, 0xa0);
+	state(w, 0, 3000, STATE_RECEIVE, 1, 1);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	FILE *f = fopen(path, "ab"); /* a partial slot at the end */
+	assert_non_null(f);
+	fwrite("\x01\x02\x03\x04\x05", 1, 5, f);
+	fclose(f);
+
+	char *buf = NULL, err[256];
+	size_t len = 0;
+	tk_export_stats st;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	int rc = tk_export_file(path, f, TK_EXPORT_PERFETTO, NULL, NULL, &st, err, sizeof(err));
+	fclose(f);
+	assert_true(rc == TK_ETRUNC || rc == TK_ECORRUPT);
+	assert_non_null(strstr(err, "byte offset"));
+	struct pf_check c;
+	pf_walk(buf, len, &c); /* every slice ended */
+	assert_int_equal(c.begins, 1);
+	assert_int_equal(c.ends, 1);
+	assert_int_equal(c.switches, 3);
+	assert_int_equal(c.bundles, 2);
+	sched_is(&c.sched[1], 0, 3000, 1, 1, 0); /* the last record before the damage */
+	free(buf);
+}
+
 /* An event whose packet is larger than the output buffer (200000 payload words of no known
  * layout, written as text: 2.2 MB) is exported whole. */
 static void test_perfetto_long_payload(void **state_)
@@ -1175,6 +1214,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_perfetto_structure),
 		cmocka_unit_test(test_perfetto_sched),
 		cmocka_unit_test(test_perfetto_long_payload),
+		cmocka_unit_test(test_perfetto_damaged),
 		cmocka_unit_test(test_stats_states),
 		cmocka_unit_test(test_stats_percentiles),
 		cmocka_unit_test(test_stats_owner_markers),
