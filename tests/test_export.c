@@ -912,6 +912,10 @@ static void test_perfetto_sched(void **state_)
 	state(w, 1, 8000, STATE_WAITPAGE, 1, 1); /* D */
 	state(w, 1, 8500, STATE_RUNNING, 1, 2);  /* migrates from CPU 0 */
 	state(w, 1, 9000, STATE_DEAD, 1, 2);     /* X */
+	uint32_t p3[2] = { 3, 1 }; /* a name longer than a comm, a 2-byte character across byte 32 */
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, 9400, p3, 2,
+						"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9" "bbbb"),
+			 0);
 	state(w, 0, 9500, STATE_RUNNING, 3, 1);  /* another process's thread 1 */
 	state(w, 0, 9600, STATE_REPLY, 1, 1);    /* blocked, not running: nothing */
 	assert_int_equal(tk_kev_writer_close(w), 0);
@@ -943,6 +947,7 @@ static void test_perfetto_sched(void **state_)
 	assert_int_equal(c.sched[4].next_prio, 10);
 	sched_is(&c.sched[5], 0, 8500, 2, 0, 0); /* left CPU 0 when it came to CPU 1 */
 	sched_is(&c.sched[6], 0, 9500, 0, 0, 1000000000); /* 3/1: a tid of its own */
+	assert_string_equal(c.sched[6].next_comm, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"); /* not cut inside the character */
 	sched_is(&c.sched[7], 1, 4000, 0, 0, 1);
 	sched_is(&c.sched[8], 1, 8000, 1, 2, 0); /* WAITPAGE: D */
 	sched_is(&c.sched[9], 1, 8500, 0, 0, 2);

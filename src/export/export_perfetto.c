@@ -591,6 +591,17 @@ static int32_t thr_get(pf_state *ps, int32_t pid, int32_t tid)
 	return (int32_t)ps->n_thr++;
 }
 
+/* The bytes of a name kept as a comm: at most cap, UTF-8 not cut inside a character. */
+static size_t comm_len(const char *name, size_t len, int utf8, size_t cap)
+{
+	if (len <= cap)
+		return len;
+	len = cap;
+	while (utf8 && len > 0 && ((unsigned char)name[len] & 0xc0) == 0x80)
+		len--;
+	return len;
+}
+
 static struct pf_proc *proc_find(pf_state *ps, int32_t pid)
 {
 	if (ps->procs_cap == 0)
@@ -632,8 +643,7 @@ static void proc_name(pf_state *ps, int32_t pid, const char *name, size_t len, i
 		p->pid = pid;
 		ps->n_procs++;
 	}
-	if (len > sizeof(p->name))
-		len = sizeof(p->name);
+	len = comm_len(name, len, utf8, sizeof(p->name));
 	memcpy(p->name, name, len);
 	p->len = (uint8_t)len;
 	p->utf8 = (uint8_t)(utf8 != 0);
@@ -729,8 +739,7 @@ static void set_comm(pf_state *ps, int32_t pid, int32_t tid, const char *name, s
 	if (i < 0)
 		return;
 	pf_thr *t = &ps->thr[i];
-	if (len > sizeof(t->comm))
-		len = sizeof(t->comm);
+	len = comm_len(name, len, utf8, sizeof(t->comm));
 	memcpy(t->comm, name, len);
 	t->comm_len = (uint8_t)len;
 	t->comm_utf8 = (uint8_t)(utf8 != 0);
