@@ -16,13 +16,16 @@
 #include "tracekit/kev.h"
 #include "tracekit/symbols.h"
 
-/* The function looked up: its definition starts on known_line. */
+/* The function looked up: its definition runs from known_line to known_end. Its first
+ * instruction belongs to the opening line without optimization and to its body's line with
+ * -O2 (the line table's choice, not ours): either is the function's own source. */
 static const int known_line = __LINE__ + 2;
 __attribute__((noinline, used)) int tkt_symbols_known_function(int x);
 __attribute__((noinline, used)) int tkt_symbols_known_function(int x)
 {
 	return x * 3 + 1;
 }
+static const int known_end = __LINE__ - 1;
 
 typedef struct self_map {
 	uint64_t start, end, offset;
@@ -99,7 +102,7 @@ static void test_resolves_own_function(void **state)
 	assert_int_equal(sym.offset, 0);
 	assert_non_null(sym.file);
 	assert_true(ends_with(sym.file, "test_symbols.c"));
-	assert_in_range(sym.line, known_line, known_line + 1);
+	assert_in_range(sym.line, known_line, known_end);
 	assert_string_equal(sym.module, exe);
 	tk_symbols_format(&sym, text, sizeof(text));
 	snprintf(expect, sizeof(expect), "tkt_symbols_known_function+0x0 (");
@@ -411,7 +414,7 @@ static void test_no_aranges(void **state)
 	assert_string_equal(sym.name, "tkt_symbols_known_function");
 	assert_non_null(sym.file);
 	assert_true(ends_with(sym.file, "test_symbols.c"));
-	assert_in_range(sym.line, known_line, known_line + 1);
+	assert_in_range(sym.line, known_line, known_end);
 	tk_symbols_free(s);
 }
 
