@@ -215,72 +215,35 @@ static int ev_cmp(const void *pa, const void *pb)
 	return ev_before(a, b) ? -1 : ev_before(b, a) ? 1 : 0;
 }
 
-/* A min-heap of events. */
-struct heap {
-	struct ev *v;
-	size_t n, cap;
-};
-
-static int heap_push(struct heap *h, const struct ev *e)
-{
-	if (h->n == h->cap) {
-		size_t nc = h->cap ? h->cap * 2 : 64;
-		struct ev *nv = realloc(h->v, nc * sizeof(*nv));
-		if (nv == NULL)
-			return -1;
-		h->v = nv;
-		h->cap = nc;
-	}
-	size_t i = h->n++;
-	while (i > 0 && ev_before(e, &h->v[(i - 1) / 2])) {
-		h->v[i] = h->v[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h->v[i] = *e;
-	return 0;
-}
-
-static void heap_pop(struct heap *h)
-{
-	struct ev last = h->v[--h->n];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && ev_before(&h->v[c + 1], &h->v[c]))
-			c++;
-		if (!ev_before(&h->v[c], &last))
-			break;
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	if (h->n > 0)
-		h->v[i] = last;
-}
-
-/* The ends of a file's open intervals (streaming): a heap of keys over a pool of events, so
- * that reordering moves 24 bytes, not whole events. Within one file the order of two ends is
- * that of (t, seq). */
-struct hk {
+/*
+ * One binary min-heap for every queue of the merge: small keys (t, seq, sub) ordered in the
+ * heap over a pool of whole events with a free list, so that reordering moves 24 bytes, not
+ * whole events. Within one source the keys order events as ev_before() does (the source is
+ * the same): the ends of open intervals and the values of one counter row alike.
+ */
+struct hkey {
 	uint64_t t, seq;
-	uint32_t slot;
+	uint32_t sub, slot;
 };
 
-struct endheap {
-	struct hk *h;
+struct heap {
+	struct hkey *h;
 	size_t n, cap;
 	struct ev *pool;
 	uint32_t *freel;
 	size_t nfree, npool, cappool;
 };
 
-static int hk_before(const struct hk *a, const struct hk *b)
+static int hkey_before(const struct hkey *a, const struct hkey *b)
 {
-	return a->t != b->t ? a->t < b->t : a->seq < b->seq;
+	if (a->t != b->t)
+		return a->t < b->t;
+	if (a->seq != b->seq)
+		return a->seq < b->seq;
+	return a->sub < b->sub;
 }
 
-static int end_push(struct endheap *e, const struct ev *v)
+static int heap_push(struct heap *e, const struct ev *v)
 {
 	uint32_t slot;
 	if (e->nfree) {
@@ -302,16 +265,18 @@ static int end_push(struct endheap *e, const struct ev *v)
 	}
 	if (e->n == e->cap) {
 		size_t nc = e->cap ? e->cap * 2 : 256;
-		struct hk *nh = realloc(e->h, nc * sizeof(*nh));
-		if (nh == NULL)
+		struct hkey *nh = realloc(e->h, nc * sizeof(*nh));
+		if (nh == NULL) {
+			e->freel[e->nfree++] = slot;
 			return -1;
+		}
 		e->h = nh;
 		e->cap = nc;
 	}
 	e->pool[slot] = *v;
-	struct hk k = {v->t, v->seq, slot};
+	struct hkey k = {v->t, v->seq, v->sub, slot};
 	size_t i = e->n++;
-	while (i > 0 && hk_before(&k, &e->h[(i - 1) / 2])) {
+	while (i > 0 && hkey_before(&k, &e->h[(i - 1) / 2])) {
 		e->h[i] = e->h[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
@@ -319,24 +284,44 @@ static int end_push(struct endheap *e, const struct ev *v)
 	return 0;
 }
 
-static void end_pop(struct endheap *e)
+/* The first event, NULL when the heap is empty. */
+static struct ev *heap_top(const struct heap *e)
+{
+	return e->n > 0 ? &e->pool[e->h[0].slot] : NULL;
+}
+
+static void heap_pop(struct heap *e)
 {
 	e->freel[e->nfree++] = e->h[0].slot;
-	struct hk last = e->h[--e->n];
+	struct hkey last = e->h[--e->n];
 	size_t i = 0;
 	for (;;) {
 		size_t c = 2 * i + 1;
 		if (c >= e->n)
 			break;
-		if (c + 1 < e->n && hk_before(&e->h[c + 1], &e->h[c]))
+		if (c + 1 < e->n && hkey_before(&e->h[c + 1], &e->h[c]))
 			c++;
-		if (!hk_before(&e->h[c], &last))
+		if (!hkey_before(&e->h[c], &last))
 			break;
 		e->h[i] = e->h[c];
 		i = c;
 	}
 	if (e->n > 0)
 		e->h[i] = last;
+}
+
+/* Empties the heap (its memory is kept). */
+static void heap_clear(struct heap *e)
+{
+	e->n = e->nfree = e->npool = 0;
+}
+
+static void heap_free(struct heap *e)
+{
+	free(e->h);
+	free(e->pool);
+	free(e->freel);
+	memset(e, 0, sizeof(*e));
 }
 
 /*
@@ -492,7 +477,7 @@ static void pipe_stop(struct pipe *p)
 
 struct src {
 	struct pipe *pipe; /* interval files, streaming: the read-ahead thread */
-	struct endheap ends; /* streaming intervals */
+	struct heap ends; /* streaming intervals: the ends of open intervals */
 	const char *path;
 	tk_csv_reader *r;
 	tk_csv_kind kind;
@@ -500,7 +485,7 @@ struct src {
 	uint32_t *counter_name; /* per column: interned name */
 	int *counter_inst;
 	size_t n_counters;
-	struct heap pending; /* ends of open intervals, or the values of the current counter row */
+	struct heap pending; /* memory mode: a row's begin and end; counters: the values of the current row */
 	int have_row;
 	struct ev next; /* the next row's begin (intervals) */
 	uint64_t rows, last_start;
@@ -615,7 +600,7 @@ static int src_read(struct import *im, struct src *s, size_t si)
 			if (heap_push(&s->pending, &e) || heap_push(&s->pending, &x))
 				goto nomem;
 			s->have_row = 0;
-		} else if (end_push(&s->ends, &x)) {
+		} else if (heap_push(&s->ends, &x)) {
 			goto nomem;
 		}
 	} else {
@@ -665,10 +650,11 @@ static int src_peek(struct import *im, struct src *s, size_t si, struct ev **e)
 		struct ev *best = NULL;
 		if (s->have_row)
 			best = &s->next;
-		if (s->pending.n > 0 && (best == NULL || ev_before(&s->pending.v[0], best)))
-			best = &s->pending.v[0];
-		if (s->ends.n > 0 && (best == NULL || ev_before(&s->ends.pool[s->ends.h[0].slot], best)))
-			best = &s->ends.pool[s->ends.h[0].slot];
+		struct ev *p = heap_top(&s->pending), *q = heap_top(&s->ends);
+		if (p != NULL && (best == NULL || ev_before(p, best)))
+			best = p;
+		if (q != NULL && (best == NULL || ev_before(q, best)))
+			best = q;
 		/* a counter row's values are all queued at once; an interval's end may wait for
 		 * rows that begin before it */
 		if (best != NULL && (s->kind == TK_CSV_COUNTERS ? 1 : s->have_row || s->done)) {
@@ -707,8 +693,8 @@ static void src_take(struct src *s, struct ev *e)
 {
 	if (e == &s->next)
 		s->have_row = 0;
-	else if (s->ends.n > 0 && e == &s->ends.pool[s->ends.h[0].slot])
-		end_pop(&s->ends);
+	else if (e == heap_top(&s->ends))
+		heap_pop(&s->ends);
 	else
 		heap_pop(&s->pending);
 }
@@ -788,9 +774,9 @@ static int load_all(struct import *im)
 				im->all = na;
 				im->cap_all = nc;
 			}
-			memcpy(im->all + im->n_all, s->pending.v, s->pending.n * sizeof(struct ev));
-			im->n_all += s->pending.n;
-			s->pending.n = 0;
+			for (size_t k = 0; k < s->pending.n; k++)
+				im->all[im->n_all++] = s->pending.pool[s->pending.h[k].slot];
+			heap_clear(&s->pending);
 		}
 	}
 	qsort(im->all, im->n_all, sizeof(*im->all), ev_cmp);
@@ -808,10 +794,8 @@ static void import_close_sources(struct import *im)
 		tk_csv_reader_close(s->r);
 		free(s->counter_name);
 		free(s->counter_inst);
-		free(s->pending.v);
-		free(s->ends.h);
-		free(s->ends.pool);
-		free(s->ends.freel);
+		heap_free(&s->pending);
+		heap_free(&s->ends);
 		memset(s, 0, sizeof(*s));
 	}
 	free(im->all);
