@@ -219,6 +219,8 @@ typedef struct tk_csv_import_options {
 	uint64_t qpc_hz;                /* QPC rate (0: 10000000) */
 } tk_csv_import_options;
 
+#define TK_CSV_IMPORT_OPTIONS_INIT { sizeof(tk_csv_import_options), TK_CSV_TRACE_AUTO, NULL, NULL, NULL, 0, 0 }
+
 /*
  * Converts the CSV files paths[0..n_paths) (interval and counter files of one timestamp
  * domain; "-" is standard input) into the trace out_path, merged in time order: a .kev of
@@ -248,6 +250,9 @@ typedef struct tk_csv_export_options {
 	const char *host;           /* host in the file names (NULL: the trace's, else
 				     * tk_csv_default_host()) */
 } tk_csv_export_options;
+
+/* Defaults (note the clock: a zeroed structure would ask for QPC). */
+#define TK_CSV_EXPORT_OPTIONS_INIT { sizeof(tk_csv_export_options), TK_CSV_TRACE_AUTO, NULL, NULL, TK_CSV_CLOCK_OWN, NULL }
 
 /*
  * Writes the CSV data of a trace made by tk_csv_import() (or a .kev with user events
