@@ -492,6 +492,46 @@ static void test_export_kev(void **state)
 	assert_int_equal(tk_csv_export(ipath, &o, &cv, NULL, NULL) < 0, 1);
 }
 
+/* CSV -> .tb5 -> CSV through the library: the rows come back (frames in order of their ends). */
+static void test_tb5_round_trip(void **state)
+{
+	(void)state;
+	const char *a = tkt_path("rt1-hostname-h.csv"), *b = tkt_path("rt2-hostname-h.csv");
+	const char *ta = "name,start_tsc.QPC,end_tsc\nf,10,30\ng,20,25\n";
+	const char *tb = "tsc.QPC,c.COUNT\n15,7\n";
+	tkt_write_file(a, ta, strlen(ta));
+	tkt_write_file(b, tb, strlen(tb));
+	const char *paths[2] = {a, b};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	tk_csv_import_options io = TK_CSV_IMPORT_OPTIONS_INIT;
+	io.format = TK_CSV_TRACE_TB5; /* whatever the name says */
+	const char *trace = tkt_path("rt.data");
+	assert_int_equal(tk_csv_import(paths, 2, trace, &io, &cv), 0);
+	/* a .kev base cannot be merged into a .tb5 */
+	io.into = trace;
+	assert_int_equal(tk_csv_import(paths, 2, tkt_path("x.tb5"), &io, &cv), TK_EINVAL);
+	assert_false(tkt_exists(tkt_path("x.tb5")));
+
+	tk_csv_export_options eo = TK_CSV_EXPORT_OPTIONS_INIT;
+	eo.format = TK_CSV_TRACE_TB5;
+	eo.dir = tkt_dir();
+	char ipath[2048], cpath[2048];
+	assert_int_equal(tk_csv_export(trace, &eo, &cv, ipath, cpath), 0);
+	size_t len;
+	char *text = tkt_read_file(ipath, &len);
+	assert_non_null(text);
+	assert_non_null(strstr(ipath, "/rt-intervals-hostname-h.csv"));
+	assert_string_equal(text, "name,start_tsc.QPC,end_tsc,pid,tid\ng,20,25,,\nf,10,30,,\n");
+	free(text);
+	text = tkt_read_file(cpath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "tsc.QPC,c.COUNT,pid,tid\n15,7,,\n");
+	free(text);
+	/* an unknown clock number is refused */
+	eo.clock = 99;
+	assert_int_equal(tk_csv_export(trace, &eo, &cv, NULL, NULL), TK_EINVAL);
+}
+
 /* A malformed row: the error names the file, line and column; no output is left. */
 static void test_import_error(void **state)
 {
@@ -545,6 +585,7 @@ int main(void)
 		cmocka_unit_test(test_import_merge_kev),
 		cmocka_unit_test(test_export_kev),
 		cmocka_unit_test(test_import_error),
+		cmocka_unit_test(test_tb5_round_trip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

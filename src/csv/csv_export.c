@@ -902,13 +902,13 @@ static int export_tb5(struct export *x)
 		if (k && flush_row(x))
 			goto done;
 	}
-	ret = 0;
+	/* both files or none: a failed counters file discards the intervals file (at done) */
 	if (x->cw) {
 		int r2 = tk_csv_writer_close(x->cw);
 		x->cw = NULL;
 		if (r2) {
 			tk__csv_fail(x->msg, r2, "%s: write failed: %s", cpath, tk_strerror(r2));
-			ret = 1;
+			goto done;
 		}
 	}
 	if (x->iw) {
@@ -916,9 +916,12 @@ static int export_tb5(struct export *x)
 		x->iw = NULL;
 		if (r2) {
 			tk__csv_fail(x->msg, r2, "%s: write failed: %s", ipath, tk_strerror(r2));
-			ret = 1;
+			if (x->have_counters)
+				unlink(cpath);
+			goto done;
 		}
 	}
+	ret = 0;
 done:
 	tk_csv_writer_abort(x->iw);
 	tk_csv_writer_abort(x->cw);
