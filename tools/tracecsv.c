@@ -133,6 +133,109 @@ static int parse_hz(const char *opt, const char *s, uint64_t *out)
 	return 0;
 }
 
+/* import FILES into OUTPUT (options checked) */
+static int run_import(char **files, int n_files, const char *output, int tb5, const char *into, uint64_t tsc_hz,
+		      uint64_t qpc_hz)
+{
+	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
+	int n_stdin = 0;
+	for (int i = 0; i < n_files; i++)
+		n_stdin += strcmp(files[i], "-") == 0;
+	if (n_stdin > 1)
+		return usage_error("import: standard input (-) given twice");
+	struct tktool_stdin_file sf;
+	memset(&sf, 0, sizeof(sf));
+	if (n_stdin) {
+		if (tktool_stdin_file(&sf, NULL, 0) != 0)
+			return 1;
+	}
+	/* an existing FIFO or device is written once, whole: the trace is built in a private
+	 * temporary (an import may start again, sorting in memory) and then copied; the
+	 * node itself is never removed */
+	char pdir[4096] = "", built[4200];
+	const char *target = output;
+	int pslot = -1;
+	if (tktool_needs_copy(output)) {
+		const char *base = strrchr(output, '/');
+		if (tktool_private_dir(pdir, sizeof(pdir)) != 0) {
+			tktool_error(output, "cannot create a temporary directory: %s", strerror(errno));
+			pdir[0] = 0;
+			if (n_stdin)
+				tktool_stdin_file_close(&sf);
+			return 1;
+		}
+		pslot = tktool_cleanup_add_dir(pdir);
+		snprintf(built, sizeof(built), "%s/%s", pdir, base ? base + 1 : output);
+		target = built;
+	}
+	tk_csv_import_options io = {sizeof(io), tb5 ? TK_CSV_TRACE_TB5 : TK_CSV_TRACE_KEV, into, output,
+				    n_stdin ? sf.path : NULL, tsc_hz, qpc_hz};
+	struct tktool_progress prog;
+	tk_csv_convert cv;
+	convert_init(&cv, &prog);
+	int rc = tk_csv_import((const char *const *)files, (size_t)n_files, target, &io, &cv);
+	if (prog.begun)
+		tktool_progress_end(&prog);
+	if (rc != 0)
+		err("%s", cv.error);
+	rc = rc != 0;
+	if (rc == 0 && pdir[0] && tktool_copy_file(built, output) != 0) {
+		tktool_error(output, "writing failed: %s", strerror(errno));
+		rc = 1;
+	}
+	if (pdir[0]) {
+		tktool_private_dir_remove(pdir);
+		tktool_cleanup_forget(pslot);
+	}
+	if (n_stdin)
+		tktool_stdin_file_close(&sf);
+	return rc;
+}
+
+/* export TRACE into the directory OUTPUT (options checked; clock: TK_CSV_CLOCK_OWN or a tk_csv_clock) */
+static int run_export(const char *trace, const char *output, int clock, const char *host_opt)
+{
+	tk_csv_export_options eo = TK_CSV_EXPORT_OPTIONS_INIT;
+	eo.clock = clock;
+	eo.host = host_opt;
+	eo.dir = output ? output : ".";
+	struct stat sb;
+	if (stat(eo.dir, &sb) != 0) {
+		err("%s: cannot use the output directory: %s", eo.dir, strerror(errno));
+		return 1;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		err("%s: cannot use the output directory: not a directory", eo.dir);
+		return 1;
+	}
+	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
+	struct tktool_stdin_file sf;
+	int from_stdin = strcmp(trace, "-") == 0;
+	if (from_stdin) {
+		/* standard input: copied to a private file (export reads a .kev twice when it has
+		 * counters; .tb5 needs a file); a .kev starts with its header */
+		if (tktool_stdin_file(&sf, NULL, 0) != 0)
+			return 1;
+		char head[20] = "";
+		FILE *hf = fopen(sf.path, "rb");
+		size_t hn = hf ? fread(head, 1, sizeof(head), hf) : 0;
+		if (hf)
+			fclose(hf);
+		eo.format = hn >= 6 && memcmp(head, "TRACE_", 6) == 0 ? TK_CSV_TRACE_KEV : TK_CSV_TRACE_TB5;
+		eo.name = "stdin"; /* the output names start with "stdin" */
+		trace = sf.path;
+	}
+	struct tktool_progress prog;
+	tk_csv_convert cv;
+	convert_init(&cv, &prog);
+	int rc = tk_csv_export(trace, &eo, &cv, NULL, NULL);
+	if (rc != 0)
+		err("%s", cv.error);
+	if (from_stdin)
+		tktool_stdin_file_close(&sf);
+	return rc != 0;
+}
+
 int main(int argc, char **argv)
 {
 	enum { O_INTO = 256, O_CLOCK, O_HOST, O_TSC, O_QPC, O_VERSION };
@@ -220,59 +323,7 @@ int main(int argc, char **argv)
 				return 1;
 		if (into && tktool_refuse_same_file(into, output))
 			return 1;
-		tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
-		int n_stdin = 0;
-		for (int i = optind; i < argc; i++)
-			n_stdin += strcmp(argv[i], "-") == 0;
-		if (n_stdin > 1)
-			return usage_error("import: standard input (-) given twice");
-		struct tktool_stdin_file sf;
-		memset(&sf, 0, sizeof(sf));
-		if (n_stdin) {
-			if (tktool_stdin_file(&sf, NULL, 0) != 0)
-				return 1;
-		}
-		/* an existing FIFO or device is written once, whole: the trace is built in a private
-		 * temporary (an import may start again, sorting in memory) and then copied; the
-		 * node itself is never removed */
-		char pdir[4096] = "", built[4200];
-		const char *target = output;
-		int pslot = -1;
-		if (tktool_needs_copy(output)) {
-			const char *base = strrchr(output, '/');
-			if (tktool_private_dir(pdir, sizeof(pdir)) != 0) {
-				tktool_error(output, "cannot create a temporary directory: %s", strerror(errno));
-				pdir[0] = 0;
-				if (n_stdin)
-					tktool_stdin_file_close(&sf);
-				return 1;
-			}
-			pslot = tktool_cleanup_add_dir(pdir);
-			snprintf(built, sizeof(built), "%s/%s", pdir, base ? base + 1 : output);
-			target = built;
-		}
-		tk_csv_import_options io = {sizeof(io), tb5 ? TK_CSV_TRACE_TB5 : TK_CSV_TRACE_KEV, into, output,
-					    n_stdin ? sf.path : NULL, tsc_hz, qpc_hz};
-		struct tktool_progress prog;
-		tk_csv_convert cv;
-		convert_init(&cv, &prog);
-		int rc = tk_csv_import((const char *const *)(argv + optind), (size_t)(argc - optind), target, &io, &cv);
-		if (prog.begun)
-			tktool_progress_end(&prog);
-		if (rc != 0)
-			err("%s", cv.error);
-		rc = rc != 0;
-		if (rc == 0 && pdir[0] && tktool_copy_file(built, output) != 0) {
-			tktool_error(output, "writing failed: %s", strerror(errno));
-			rc = 1;
-		}
-		if (pdir[0]) {
-			tktool_private_dir_remove(pdir);
-			tktool_cleanup_forget(pslot);
-		}
-		if (n_stdin)
-			tktool_stdin_file_close(&sf);
-		return rc;
+		return run_import(argv + optind, argc - optind, output, tb5, into, tsc_hz, qpc_hz);
 	}
 	if (into || tsc_hz)
 		return usage_error("--into and --tsc-hz are options of import");
@@ -285,49 +336,9 @@ int main(int argc, char **argv)
 		return usage_error("--host \"%s\": a host is not empty, holds no '/' and no \"-hostname-\", and has "
 				   "at most 200 bytes",
 				   host_opt);
-	tk_csv_export_options eo = TK_CSV_EXPORT_OPTIONS_INIT;
 	tk_csv_clock clock;
 	if (clock_opt && tk_csv_clock_parse(clock_opt, &clock) != 0)
 		return usage_error("--clock: unknown clock \"%s\" (QPC, CLOCK_MONOTONIC_RAW, RDTSC, TSC or UTC)",
 				   clock_opt);
-	if (clock_opt)
-		eo.clock = (int)clock;
-	eo.host = host_opt;
-	const char *trace = argv[optind];
-	eo.dir = output ? output : ".";
-	struct stat sb;
-	if (stat(eo.dir, &sb) != 0) {
-		err("%s: cannot use the output directory: %s", eo.dir, strerror(errno));
-		return 1;
-	}
-	if (!S_ISDIR(sb.st_mode)) {
-		err("%s: cannot use the output directory: not a directory", eo.dir);
-		return 1;
-	}
-	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
-	struct tktool_stdin_file sf;
-	int from_stdin = strcmp(trace, "-") == 0;
-	if (from_stdin) {
-		/* standard input: copied to a private file (export reads a .kev twice when it has
-		 * counters; .tb5 needs a file); a .kev starts with its header */
-		if (tktool_stdin_file(&sf, NULL, 0) != 0)
-			return 1;
-		char head[20] = "";
-		FILE *hf = fopen(sf.path, "rb");
-		size_t hn = hf ? fread(head, 1, sizeof(head), hf) : 0;
-		if (hf)
-			fclose(hf);
-		eo.format = hn >= 6 && memcmp(head, "TRACE_", 6) == 0 ? TK_CSV_TRACE_KEV : TK_CSV_TRACE_TB5;
-		eo.name = "stdin"; /* the output names start with "stdin" */
-		trace = sf.path;
-	}
-	struct tktool_progress prog;
-	tk_csv_convert cv;
-	convert_init(&cv, &prog);
-	int rc = tk_csv_export(trace, &eo, &cv, NULL, NULL);
-	if (rc != 0)
-		err("%s", cv.error);
-	if (from_stdin)
-		tktool_stdin_file_close(&sf);
-	return rc != 0;
+	return run_export(argv[optind], output, clock_opt ? (int)clock : TK_CSV_CLOCK_OWN, host_opt);
 }
