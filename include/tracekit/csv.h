@@ -252,7 +252,8 @@ typedef struct tk_csv_export_options {
 } tk_csv_export_options;
 
 /* Defaults (note the clock: a zeroed structure would ask for QPC). */
-#define TK_CSV_EXPORT_OPTIONS_INIT { sizeof(tk_csv_export_options), TK_CSV_TRACE_AUTO, NULL, NULL, TK_CSV_CLOCK_OWN, NULL }
+#define TK_CSV_EXPORT_OPTIONS_INIT \
+	{ sizeof(tk_csv_export_options), TK_CSV_TRACE_AUTO, NULL, NULL, TK_CSV_CLOCK_OWN, NULL }
 
 /*
  * Writes the CSV data of a trace made by tk_csv_import() (or a .kev with user events

@@ -234,9 +234,10 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 	/* the time on the trace's time line only when a conversion needs it (a 128-bit division) */
 	uint64_t cycles = tk_traceparser_clk(st), t;
 	int crc = 0;
-	uint64_t ns = (x->clock == x->own && x->cycles_are_own) || ((x->clock == TK_CSV_TSC || x->clock == TK_CSV_RDTSC))
-			      ? 0
-			      : tk_traceparser_ns(st);
+	uint64_t ns =
+		(x->clock == x->own && x->cycles_are_own) || ((x->clock == TK_CSV_TSC || x->clock == TK_CSV_RDTSC))
+			? 0
+			: tk_traceparser_ns(st);
 	if (code == TK__CSV_EV_NAME) {
 		const char *name = ev_string(buf, len, 1);
 		uint32_t id = len >= 1 ? word(x, buf, 0) : TK__CSV_MAX_NAMES;
@@ -338,7 +339,8 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		struct open_iv *o = open_find(x, id, 1);
 		if (o == NULL) {
 			if (x->open != NULL && open_find(x, id, 0) != NULL) {
-				tk__csv_warn(x->msg, "%s: interval %u begins twice; the first is dropped", x->trace, id);
+				tk__csv_warn(x->msg, "%s: interval %u begins twice; the first is dropped", x->trace,
+					     id);
 				o = open_find(x, id, 0);
 			} else {
 				goto nomem;
@@ -375,11 +377,12 @@ werr:
 noconv:
 	if (crc == -2) {
 		uint64_t *off = traceparser_get_info(st, TK_TRACEPARSER_INFO_OFFSET, NULL);
-		tk__csv_error(x->msg, "%s: event at byte offset %" PRIu64 ": timestamp %" PRIu64 " (%s) does not fit in %s", x->trace,
-		    off ? *off : 0, x->bad_value, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+		tk__csv_error(
+			x->msg, "%s: event at byte offset %" PRIu64 ": timestamp %" PRIu64 " (%s) does not fit in %s",
+			x->trace, off ? *off : 0, x->bad_value, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
 	} else {
-		tk__csv_error(x->msg, "%s: the trace's %s timestamps cannot be given as %s", x->trace, tk_csv_clock_name(x->own),
-		    tk_csv_clock_name(x->clock));
+		tk__csv_error(x->msg, "%s: the trace's %s timestamps cannot be given as %s", x->trace,
+			      tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
 	}
 	x->failed = 1;
 	return 0;
@@ -497,9 +500,11 @@ static int export_kev(struct export *x)
 	if (x->n_open)
 		tk__csv_warn(x->msg, "%s: %zu intervals begin without an end (not exported)", trace, x->n_open);
 	if (x->unmatched_end)
-		tk__csv_warn(x->msg, "%s: %" PRIu64 " interval ends without a begin (not exported)", trace, x->unmatched_end);
+		tk__csv_warn(x->msg, "%s: %" PRIu64 " interval ends without a begin (not exported)", trace,
+			     x->unmatched_end);
 	if (x->unnamed)
-		tk__csv_warn(x->msg, "%s: %" PRIu64 " events name no name defined before them (not exported)", trace, x->unnamed);
+		tk__csv_warn(x->msg, "%s: %" PRIu64 " events name no name defined before them (not exported)", trace,
+			     x->unnamed);
 	if (x->n_cols) {
 		tk_csv_counter *cc = calloc(x->n_cols, sizeof(*cc));
 		x->row = calloc(x->n_cols, sizeof(*x->row));
@@ -510,8 +515,8 @@ static int export_kev(struct export *x)
 		}
 		for (size_t i = 0; i < x->n_cols; i++)
 			cc[i] = (tk_csv_counter){x->cols[i].name, x->cols[i].inst};
-		rc = tk_csv_writer_open(&x->cw, x->cpath, TK_CSV_COUNTERS, x->clock, TK_CSV_HAS_PID | TK_CSV_HAS_TID, cc,
-					x->n_cols);
+		rc = tk_csv_writer_open(&x->cw, x->cpath, TK_CSV_COUNTERS, x->clock, TK_CSV_HAS_PID | TK_CSV_HAS_TID,
+					cc, x->n_cols);
 		free(cc);
 		if (rc) {
 			tk__csv_fail(x->msg, rc, "%s: %s", x->cpath, tk_strerror(rc));
@@ -674,8 +679,9 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 			struct tk__csv_tb5_interval iv;
 			memcpy(&iv, &r[i], sizeof(iv));
 			if (iv.name >= t->n_names || t->names[iv.name] == NULL) {
-				tk__csv_error(t->x->msg, "%s: interval record names event %u, which the stream does not describe", x->trace,
-				    iv.name);
+				tk__csv_error(t->x->msg,
+					      "%s: interval record names event %u, which the stream does not describe",
+					      x->trace, iv.name);
 				t->failed = 1;
 				return 1;
 			}
@@ -684,19 +690,22 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 			if (crc == 0)
 				crc = conv_time(x, iv.end, tb5_ns(x, iv.end), &e);
 			if (crc == -2) {
-				tk__csv_error(t->x->msg, "%s: interval record %zu: timestamp %" PRIu64 " (%s) does not fit in %s", x->trace,
-				    t->n_records + i + 1, x->bad_value, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+				tk__csv_error(t->x->msg,
+					      "%s: interval record %zu: timestamp %" PRIu64 " (%s) does not fit in %s",
+					      x->trace, t->n_records + i + 1, x->bad_value, tk_csv_clock_name(x->own),
+					      tk_csv_clock_name(x->clock));
 				t->failed = 1;
 				return 1;
 			}
 			if (crc) {
-				tk__csv_error(t->x->msg, "%s: the trace's %s timestamps cannot be given as %s", x->trace,
-				    tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+				tk__csv_error(t->x->msg, "%s: the trace's %s timestamps cannot be given as %s",
+					      x->trace, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
 				t->failed = 1;
 				return 1;
 			}
 			const char *nm = t->names[iv.name];
-			int wrc = tk_csv_write_interval(t->w, nm, strlen(nm), s, e, iv.flags & (TK__CSV_F_PID | TK__CSV_F_TID), iv.pid, iv.tid);
+			int wrc = tk_csv_write_interval(t->w, nm, strlen(nm), s, e,
+							iv.flags & (TK__CSV_F_PID | TK__CSV_F_TID), iv.pid, iv.tid);
 			if (wrc) {
 				tk__csv_fail(t->x->msg, wrc, "%s: write failed: %s", x->ipath, tk_strerror(wrc));
 				t->failed = 1;
@@ -709,8 +718,9 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 			struct tk__csv_tb5_counter cv;
 			memcpy(&cv, &r[i], sizeof(cv));
 			if (cv.name >= t->n_names || t->col_of[cv.name] == 0) {
-				tk__csv_error(t->x->msg, "%s: counter record names event %u, which the stream does not describe", x->trace,
-				    cv.name);
+				tk__csv_error(t->x->msg,
+					      "%s: counter record names event %u, which the stream does not describe",
+					      x->trace, cv.name);
 				t->failed = 1;
 				return 1;
 			}
@@ -718,14 +728,16 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 			uint64_t tt;
 			int crc = conv_time(x, cv.time, tb5_ns(x, cv.time), &tt);
 			if (crc == -2) {
-				tk__csv_error(t->x->msg, "%s: counter record %zu: timestamp %" PRIu64 " (%s) does not fit in %s", x->trace,
-				    t->n_records + i + 1, x->bad_value, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+				tk__csv_error(t->x->msg,
+					      "%s: counter record %zu: timestamp %" PRIu64 " (%s) does not fit in %s",
+					      x->trace, t->n_records + i + 1, x->bad_value, tk_csv_clock_name(x->own),
+					      tk_csv_clock_name(x->clock));
 				t->failed = 1;
 				return 1;
 			}
 			if (crc) {
-				tk__csv_error(t->x->msg, "%s: the trace's %s timestamps cannot be given as %s", x->trace,
-				    tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+				tk__csv_error(t->x->msg, "%s: the trace's %s timestamps cannot be given as %s",
+					      x->trace, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
 				t->failed = 1;
 				return 1;
 			}
@@ -749,7 +761,8 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 				x->row[c].i = (int64_t)cv.value;
 		}
 	}
-	t->n_records += t->counters ? size / sizeof(struct tk__csv_tb5_counter) : size / sizeof(struct tk__csv_tb5_interval);
+	t->n_records +=
+		t->counters ? size / sizeof(struct tk__csv_tb5_counter) : size / sizeof(struct tk__csv_tb5_interval);
 	return VT_SUCCESS;
 }
 
@@ -790,7 +803,8 @@ static int export_tb5(struct export *x)
 				TBRW_STREAM_INFO *si = (TBRW_STREAM_INFO *)sibuf;
 				char *c = id_string(t.p, &si->comment);
 				char kind[32], dom[32], h[200];
-				if (c && sscanf(c, "VTune CSV %31[a-z]; timestamps %31[A-Z_]; host %199s", kind, dom, h) == 3) {
+				if (c && sscanf(c, "VTune CSV %31[a-z]; timestamps %31[A-Z_]; host %199s", kind, dom,
+						h) == 3) {
 					int k = strcmp(kind, "counters") == 0;
 					if (stream_of[k] < 0 && tk_csv_clock_parse(dom, &x->own) == 0) {
 						stream_of[k] = (int)s;
@@ -814,8 +828,9 @@ static int export_tb5(struct export *x)
 	x->own_hz = x->own == TK_CSV_QPC ? TK__CSV_QPC_HZ : 1000000000u;
 	x->clock = x->clock_opt == TK_CSV_CLOCK_OWN ? x->own : (tk_csv_clock)x->clock_opt;
 	if ((x->own == TK_CSV_TSC || x->own == TK_CSV_RDTSC) && x->clock != TK_CSV_TSC && x->clock != TK_CSV_RDTSC) {
-		tk__csv_error(x->msg, "%s: the file's %s timestamps cannot be given as %s (the TSC rate is not recorded)", trace,
-		    tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+		tk__csv_error(x->msg,
+			      "%s: the file's %s timestamps cannot be given as %s (the TSC rate is not recorded)",
+			      trace, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
 		goto done;
 	}
 	if (tk_csv_default_host(host, sizeof(host), host_opt ? host_opt : thost) != 0 ||
@@ -891,7 +906,8 @@ static int export_tb5(struct export *x)
 		if (stream_of[k] >= 0) {
 			if ((rc = TBRW_reading_stream_section(t.p, s, TBRW_DATA_SECTION)) ||
 			    (rc = TBRW_enumerate_data(t.p, s, tb5_data_cb, &t, 0)) ||
-			    (rc = TBRW_done_stream_section(t.p, s, TBRW_DATA_SECTION)) || (rc = TBRW_done_stream(t.p, s))) {
+			    (rc = TBRW_done_stream_section(t.p, s, TBRW_DATA_SECTION)) ||
+			    (rc = TBRW_done_stream(t.p, s))) {
 				if (!t.failed)
 					tk__csv_tbrw_fail(x->msg, trace, rc);
 				goto done;

@@ -371,7 +371,8 @@ static int src_read(struct import *im, struct src *s, size_t si)
 		}
 		e.id = im->next_id++;
 		if (to_out(im, row.start, &e.t) || to_out(im, row.end, &e.start)) {
-			tk__csv_error(im->msg, "%s:%" PRIu64 ": timestamp outside the base trace's time line", s->path, row.line);
+			tk__csv_error(im->msg, "%s:%" PRIu64 ": timestamp outside the base trace's time line", s->path,
+				      row.line);
 			return -1;
 		}
 		uint64_t end = e.start;
@@ -399,7 +400,8 @@ static int src_read(struct import *im, struct src *s, size_t si)
 	} else {
 		uint64_t t;
 		if (to_out(im, row.time, &t)) {
-			tk__csv_error(im->msg, "%s:%" PRIu64 ": timestamp outside the base trace's time line", s->path, row.line);
+			tk__csv_error(im->msg, "%s:%" PRIu64 ": timestamp outside the base trace's time line", s->path,
+				      row.line);
 			return -1;
 		}
 		if (!im->memory && s->rows > 1 && row.time < s->last_start) {
@@ -417,7 +419,8 @@ static int src_read(struct import *im, struct src *s, size_t si)
 			e.seq = s->rows;
 			e.sub = (uint32_t)i;
 			e.type = TK__CSV_T_COUNTER;
-			e.flags = (row.flags & (TK__CSV_F_PID | TK__CSV_F_TID)) | (s->counter_inst[i] ? TK__CSV_F_INST : 0) |
+			e.flags = (row.flags & (TK__CSV_F_PID | TK__CSV_F_TID)) |
+				  (s->counter_inst[i] ? TK__CSV_F_INST : 0) |
 				  (row.values[i].is_float ? TK__CSV_F_FLOAT : 0);
 			e.pid = row.pid;
 			e.tid = row.tid;
@@ -615,7 +618,8 @@ static int import_open_sources(struct import *im, const char *const *paths, size
 		struct src *s = &im->srcs[i];
 		s->path = paths[i];
 		int is_stdin = strcmp(paths[i], "-") == 0;
-		int rc = tk_csv_reader_open(&s->r, is_stdin ? im->stdin_path : paths[i], is_stdin ? "standard input" : paths[i]);
+		int rc = tk_csv_reader_open(&s->r, is_stdin ? im->stdin_path : paths[i],
+					    is_stdin ? "standard input" : paths[i]);
 		if (rc) {
 			if (s->r != NULL && tk_csv_reader_errmsg(s->r)[0])
 				tk__csv_error(im->msg, "%s", tk_csv_reader_errmsg(s->r));
@@ -628,8 +632,9 @@ static int import_open_sources(struct import *im, const char *const *paths, size
 		tk_csv_clock a = s->clock == TK_CSV_RDTSC ? TK_CSV_TSC : s->clock;
 		tk_csv_clock b = im->clock == TK_CSV_RDTSC ? TK_CSV_TSC : im->clock;
 		if (i > 0 && a != b) {
-			tk__csv_error(im->msg, "%s: timestamps are %s, those of %s are %s: files of one import share one clock", paths[i],
-			    tk_csv_clock_name(s->clock), paths[0], tk_csv_clock_name(im->clock));
+			tk__csv_error(im->msg,
+				      "%s: timestamps are %s, those of %s are %s: files of one import share one clock",
+				      paths[i], tk_csv_clock_name(s->clock), paths[0], tk_csv_clock_name(im->clock));
 			return -1;
 		}
 		if (i == 0)
@@ -655,7 +660,8 @@ static int import_open_sources(struct import *im, const char *const *paths, size
 		rc = tk_csv_parse_file_name(paths[i], user, sizeof(user), h, sizeof(h));
 		if (rc <= 0) {
 			if (report && !is_stdin)
-				tk__csv_warn(im->msg, "%s: the file name has no \"-hostname-<host>\": host unknown", paths[i]);
+				tk__csv_warn(im->msg, "%s: the file name has no \"-hostname-<host>\": host unknown",
+					     paths[i]);
 		} else if (host[0] == 0) {
 			snprintf(host, host_cap, "%s", h);
 		} else if (strcmp(host, h) != 0 && report) {
@@ -888,7 +894,8 @@ static int write_ev(struct import *im, tk_kev_writer *w, const struct tk__csv_ev
 	if (!im->defined[e->name]) {
 		/* the name, once, before its first use */
 		uint32_t nwords[1] = {e->name};
-		int rc = tk_kev_write_event_str(w, 0, _TRACE_USER_C, TK__CSV_EV_NAME, e->t, nwords, 1, im->names.str[e->name]);
+		int rc = tk_kev_write_event_str(w, 0, _TRACE_USER_C, TK__CSV_EV_NAME, e->t, nwords, 1,
+						im->names.str[e->name]);
 		if (rc) {
 			tk__csv_fail(im->msg, TK_EIO, "%s: %s", im->out_shown, tk_kev_writer_errmsg(w));
 			return -1;
@@ -1012,12 +1019,14 @@ static int import_kev(struct import *im, const char *const *paths, size_t n, con
 				im->base_cycles = b.has_clock_attrs == 3 ? b.clock_cycles : 0;
 				im->base_ns = b.has_clock_attrs == 3 ? b.clock_ns : 0;
 			} else {
-				tk__csv_error(im->msg, "%s: %s timestamps cannot be placed on the clock of %s (%s)", paths[0], dom, into,
-				    b.csv_clock[0] ? b.csv_clock : "cycles of a recorded trace");
+				tk__csv_error(im->msg, "%s: %s timestamps cannot be placed on the clock of %s (%s)",
+					      paths[0], dom, into,
+					      b.csv_clock[0] ? b.csv_clock : "cycles of a recorded trace");
 				goto done;
 			}
 			if (host[0] && h.nodename && strcmp(host, h.nodename) != 0)
-				tk__csv_warn(im->msg, "%s: host %s differs from the trace's %s", paths[0], host, h.nodename);
+				tk__csv_warn(im->msg, "%s: host %s differs from the trace's %s", paths[0], host,
+					     h.nodename);
 			/* TRACEKIT_CSV_CLOCK says the trace's cycles are that domain's values; a recorded
 			 * base keeps its clock and the CSV's domain is recorded as where the data came from */
 			attrs[0] = b.csv_clock[0] ? (tk_kev_attr){"TRACEKIT_CSV_CLOCK", b.csv_clock}
@@ -1056,7 +1065,8 @@ static int import_kev(struct import *im, const char *const *paths, size_t n, con
 		}
 		int rc = tk_kev_writer_open(&w, out, &h, 0);
 		if (rc) {
-			tk__csv_fail(im->msg, rc, "%s: %s", im->out_shown, w ? tk_kev_writer_errmsg(w) : tk_strerror(rc));
+			tk__csv_fail(im->msg, rc, "%s: %s", im->out_shown,
+				     w ? tk_kev_writer_errmsg(w) : tk_strerror(rc));
 			w = NULL;
 			goto done;
 		}
@@ -1145,8 +1155,8 @@ struct tb5_stream {
 	size_t used_cap;
 };
 
-static int tb5_begin_stream(struct tk__csv_msg *m, TBRW_PTR p, struct tb5_stream *s, TBRW_U32 num, int counters, const char *domain,
-			    const char *host)
+static int tb5_begin_stream(struct tk__csv_msg *m, TBRW_PTR p, struct tb5_stream *s, TBRW_U32 num, int counters,
+			    const char *domain, const char *host)
 {
 	TBRW_U32 rc;
 	wchar_t comment[256];
@@ -1168,8 +1178,10 @@ static int tb5_begin_stream(struct tk__csv_msg *m, TBRW_PTR p, struct tb5_stream
 	si.command_line.soi_ptr = (TBRW_CHAR *)L"tracecsv import";
 	si.cpu_mask.soi_ptr = (TBRW_CHAR *)L"";
 	si.comment.soi_ptr = comment;
-	if ((rc = TBRW_writing_stream(p, num)) || (rc = TBRW_writing_stream_section(p, num, TBRW_STREAM_INFO_SECTION)) ||
-	    (rc = TBRW_set_stream_info(p, num, &si)) || (rc = TBRW_done_stream_section(p, num, TBRW_STREAM_INFO_SECTION)))
+	if ((rc = TBRW_writing_stream(p, num)) ||
+	    (rc = TBRW_writing_stream_section(p, num, TBRW_STREAM_INFO_SECTION)) ||
+	    (rc = TBRW_set_stream_info(p, num, &si)) ||
+	    (rc = TBRW_done_stream_section(p, num, TBRW_STREAM_INFO_SECTION)))
 		return tk__csv_tbrw_fail(m, "stream information", rc);
 	TBRW_SAMPREC_DESC_ENTRY d[6];
 	int nd;
