@@ -792,7 +792,7 @@ static int export_tb5(struct export *x)
 		tk__csv_tbrw_fail(x->msg, trace, rc);
 		goto done;
 	}
-	/* the streams tracecsv wrote: a custom stream whose comment says "VTune CSV" */
+	/* the streams tk_csv_import() wrote: a custom stream whose comment says "VTune CSV" */
 	for (TBRW_U32 s = 0; s < ns; s++) {
 		TBRW_U32 need = 0;
 		if ((rc = TBRW_reading_stream(t.p, s)))

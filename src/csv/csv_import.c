@@ -105,13 +105,11 @@ static void names_free(struct names *t)
 
 /* ---- import: events from the CSV files in time order ----------------------------------- */
 
-
 static int ev_cmp(const void *pa, const void *pb)
 {
 	const struct tk__csv_ev *a = pa, *b = pb;
 	return tk__csv_ev_before(a, b) ? -1 : tk__csv_ev_before(b, a) ? 1 : 0;
 }
-
 
 /*
  * Read-ahead: a thread per interval file parses rows into batches while the main thread
@@ -730,8 +728,6 @@ static int base_empty_cb(struct traceparser_state *st, void *ud, unsigned h, uns
 	return 0;
 }
 
-
-
 static const char *const std_keys[] = {
 	"HEADER_BEGIN", "FILE_NAME",   "DATE",        "VER_MAJOR",   "VER_MINOR", "LITTLE_ENDIAN",
 	"BIG_ENDIAN",   "MIDDLE_ENDIAN", "ENCODING",  "BOOT_DATE",   "CYCLES_PER_SEC", "CPU_NUM",
@@ -867,7 +863,6 @@ static int base_load(struct base *b, const char *path)
 	}
 	return 0;
 }
-
 
 static int write_ev(struct import *im, tk_kev_writer *w, const struct tk__csv_ev *e)
 {
@@ -1134,10 +1129,6 @@ done:
 
 /* ---- import into .tb5 ------------------------------------------------------------------- */
 
-
-
-
-
 static void add_desc(TBRW_SAMPREC_DESC_ENTRY *d, unsigned off, unsigned size, unsigned type, const wchar_t *name)
 {
 	memset(d, 0, sizeof(*d));
@@ -1396,7 +1387,6 @@ done:
 	import_close_sources(im);
 	return ret;
 }
-
 
 static int ends_with(const char *s, const char *suffix)
 {
