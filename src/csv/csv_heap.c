@@ -1,23 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * csv_heap.c: the merge order of tk_csv_import() and its one binary min-heap, which holds
- * both the ends of the open intervals of an interval file and the values of a counter row.
+ * csv_heap.c: the one binary min-heap of tk_csv_import()'s merge, which holds both the ends
+ * of the open intervals of an interval file and the values of a counter row (the merge
+ * order and the heap's top are inline in csv_internal.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "csv_internal.h"
-
-int tk__csv_ev_before(const struct tk__csv_ev *a, const struct tk__csv_ev *b)
-{
-	if (a->t != b->t)
-		return a->t < b->t;
-	if (a->src != b->src)
-		return a->src < b->src;
-	if (a->seq != b->seq)
-		return a->seq < b->seq;
-	return a->sub < b->sub;
-}
 
 static int key_before(const struct tk__csv_heap_key *a, const struct tk__csv_heap_key *b)
 {
@@ -69,11 +59,6 @@ int tk__csv_heap_push(struct tk__csv_heap *e, const struct tk__csv_ev *v)
 	}
 	e->h[i] = k;
 	return 0;
-}
-
-struct tk__csv_ev *tk__csv_heap_top(const struct tk__csv_heap *e)
-{
-	return e->n > 0 ? &e->pool[e->h[0].slot] : NULL;
 }
 
 struct tk__csv_ev *tk__csv_heap_at(const struct tk__csv_heap *e, size_t i)

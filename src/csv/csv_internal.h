@@ -82,8 +82,17 @@ struct tk__csv_ev {
 	uint32_t type, name, flags, pid, tid, id;
 };
 
-/* The merge order: time, file, row, then begin/end or column. */
-int tk__csv_ev_before(const struct tk__csv_ev *a, const struct tk__csv_ev *b);
+/* The merge order: time, file, row, then begin/end or column (inline: the merge's hot path). */
+static inline int tk__csv_ev_before(const struct tk__csv_ev *a, const struct tk__csv_ev *b)
+{
+	if (a->t != b->t)
+		return a->t < b->t;
+	if (a->src != b->src)
+		return a->src < b->src;
+	if (a->seq != b->seq)
+		return a->seq < b->seq;
+	return a->sub < b->sub;
+}
 
 /*
  * A binary min-heap of events, the one queue of the merge: small keys (t, seq, sub) are
@@ -105,7 +114,10 @@ struct tk__csv_heap {
 /* Adds a copy of *v: 0, or TK_ENOMEM (the heap unchanged). */
 int tk__csv_heap_push(struct tk__csv_heap *h, const struct tk__csv_ev *v);
 /* The first event (valid until the next push or pop), NULL when empty. */
-struct tk__csv_ev *tk__csv_heap_top(const struct tk__csv_heap *h);
+static inline struct tk__csv_ev *tk__csv_heap_top(const struct tk__csv_heap *h)
+{
+	return h->n > 0 ? &h->pool[h->h[0].slot] : NULL;
+}
 /* Removes the first event (the heap must not be empty). */
 void tk__csv_heap_pop(struct tk__csv_heap *h);
 /* The i-th event in heap order (i < n), for draining without order. */
