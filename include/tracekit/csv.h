@@ -214,7 +214,8 @@ typedef struct tk_csv_import_options {
 	const char *into;               /* .kev only: merge into a copy of this trace (NULL: none) */
 	const char *output_name;        /* the output in messages and the .kev header (NULL: out_path) */
 	const char *stdin_path;         /* a regular file holding standard input, read for "-"
-					 * (NULL: standard input itself; the import may read it twice) */
+					 * (NULL: standard input itself, read once and sorted in
+					 * memory, since it cannot be read twice) */
 	uint64_t tsc_hz;                /* TSC/RDTSC rate (0: tk_clock_cycles_per_sec()) */
 	uint64_t qpc_hz;                /* QPC rate (0: 10000000) */
 } tk_csv_import_options;
@@ -227,8 +228,9 @@ typedef struct tk_csv_import_options {
  * user events 1000-1005 (with opt->into, the events of that trace followed by the CSV
  * data, placed on its clock) or a .tb5 file with an interval and a counter stream.
  * Files whose rows are not in time order are read twice (streamed, then sorted in memory);
- * interval files are parsed ahead in a thread each. The output is written through
- * tk_outfile: nothing half-written is left under its name. opt and cv may be NULL
+ * interval files are parsed ahead in a thread each. A new .kev's header dates are
+ * $SOURCE_DATE_EPOCH when it is set, else the time of the import. The output is written
+ * through tk_outfile: nothing half-written is left under its name. opt and cv may be NULL
  * (defaults; no messages).
  *
  * Returns 0, or a negative TK_E* code with cv->error naming the file and where: the
