@@ -532,6 +532,56 @@ static void test_tb5_round_trip(void **state)
 	assert_int_equal(tk_csv_export(trace, &eo, &cv, NULL, NULL), TK_EINVAL);
 }
 
+/* What temp_cb was told: each slot's last path ("" after NULL) and how often. */
+struct temps {
+	char last[2][4096];
+	int calls[2], forgot[2], existed[2];
+};
+
+static void temp_seen(void *user_data, int slot, const char *path)
+{
+	struct temps *t = user_data;
+	assert_true(slot == 0 || slot == 1);
+	t->calls[slot]++;
+	if (path == NULL) {
+		t->forgot[slot]++;
+		t->last[slot][0] = 0;
+		return;
+	}
+	t->existed[slot] += tkt_exists(path); /* registered once it exists */
+	snprintf(t->last[slot], sizeof(t->last[slot]), "%s", path);
+}
+
+/* The temporaries are announced while they exist and forgotten at the end. */
+static void test_temp_cb(void **state)
+{
+	(void)state;
+	const char *a = tkt_path("tmp-hostname-h.csv");
+	const char *ta = "name,start_tsc.QPC,end_tsc\nf,10,30\n";
+	const char *tb = "tsc.QPC,c.COUNT\n15,7\n";
+	const char *b = tkt_path("tmpc-hostname-h.csv");
+	tkt_write_file(a, ta, strlen(ta));
+	tkt_write_file(b, tb, strlen(tb));
+	const char *paths[2] = {a, b};
+	struct temps t;
+	memset(&t, 0, sizeof(t));
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, temp_seen, &t, {0}};
+	assert_int_equal(tk_csv_import(paths, 2, tkt_path("tmp.kev"), NULL, &cv), 0);
+	assert_int_equal(t.existed[0], 1);
+	assert_true(t.forgot[0] >= 1);
+	assert_string_equal(t.last[0], "");
+	assert_int_equal(t.calls[1], 0);
+
+	memset(&t, 0, sizeof(t));
+	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
+	o.dir = tkt_dir();
+	assert_int_equal(tk_csv_export(tkt_path("tmp.kev"), &o, &cv, NULL, NULL), 0);
+	assert_int_equal(t.existed[0], 1); /* intervals */
+	assert_int_equal(t.existed[1], 1); /* counters */
+	assert_string_equal(t.last[0], "");
+	assert_string_equal(t.last[1], "");
+}
+
 /* A malformed row: the error names the file, line and column; no output is left. */
 static void test_import_error(void **state)
 {
@@ -586,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_export_kev),
 		cmocka_unit_test(test_import_error),
 		cmocka_unit_test(test_tb5_round_trip),
+		cmocka_unit_test(test_temp_cb),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
