@@ -2,6 +2,7 @@
 /* Unit tests of the csv module (issue 13): VTune external-data CSV reading and writing. */
 #include "tk_test.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "tracekit/csv.h"
@@ -582,6 +583,52 @@ static void test_temp_cb(void **state)
 	assert_string_equal(t.last[1], "");
 }
 
+/* Name numbers come from the file: one far apart costs no memory in proportion to it. */
+static void test_export_sparse_name(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("sparse.kev");
+	tk_kev_attr attr = {"TRACEKIT_CSV_CLOCK", "QPC"};
+	tk_kev_header h;
+	memset(&h, 0, sizeof(h));
+	h.date = h.boot_date = 1377651723;
+	h.cycles_per_sec = 10000000;
+	h.cpu_num = 1;
+	h.nodename = "node";
+	h.attrs = &attr;
+	h.n_attrs = 1;
+	tk_kev_writer *w = NULL;
+	assert_int_equal(tk_kev_writer_open(&w, path, &h, 0), 0);
+	const unsigned U = _TRACE_USER_C;
+	const uint32_t big = (1u << 28) - 1; /* the largest number (docs/vtune-csv.md) */
+	uint32_t n0[1] = {big}, n1[1] = {3};
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 5, n0, 1, "far"), 0);
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 5, n1, 1, "near"), 0);
+	uint32_t b0[4] = {big << 4, 0, 0, 1}, b1[4] = {3u << 4, 0, 0, 2};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1002, 5, b0, 4), 0);
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1002, 6, b1, 4), 0);
+	uint32_t e1[2] = {3u << 4, 2}, e0[2] = {big << 4, 1};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1003, 7, e1, 2), 0);
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1003, 8, e0, 2), 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	struct rusage before, after;
+	getrusage(RUSAGE_SELF, &before);
+	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
+	o.dir = tkt_dir();
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	char ipath[2048];
+	assert_int_equal(tk_csv_export(path, &o, &cv, ipath, NULL), 0);
+	getrusage(RUSAGE_SELF, &after);
+	/* an array indexed by the number took 2 GiB here */
+	assert_true(after.ru_maxrss - before.ru_maxrss < 256 * 1024);
+	size_t len;
+	char *text = tkt_read_file(ipath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "name,start_tsc.QPC,end_tsc,pid,tid\nnear,6,7,,\nfar,5,8,,\n");
+	free(text);
+}
+
 /* A malformed row: the error names the file, line and column; no output is left. */
 static void test_import_error(void **state)
 {
@@ -637,6 +684,7 @@ int main(void)
 		cmocka_unit_test(test_import_error),
 		cmocka_unit_test(test_tb5_round_trip),
 		cmocka_unit_test(test_temp_cb),
+		cmocka_unit_test(test_export_sparse_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

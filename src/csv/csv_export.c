@@ -34,6 +34,13 @@ struct counter_col {
 	int inst;
 };
 
+/* A name of the .kev by its number: numbers come from the file and may be sparse, so a
+ * hash table (an array indexed by number would let one event ask for 2 GiB). */
+struct kname {
+	uint32_t id;
+	char *name;
+};
+
 struct export {
 	const char *trace;
 	tk_csv_clock clock; /* of the output */
@@ -52,8 +59,10 @@ struct export {
 	struct tk__csv_msg *msg;
 	int have_counters; /* a counters file was opened */
 	/* names of the .kev (TK__CSV_EV_NAME), by id; replaced ones kept until the end */
-	char **knames, **grave;
-	size_t n_knames, n_grave;
+	struct kname *knames; /* open addressing by id; name NULL: empty */
+	size_t knames_mask, n_knames;
+	char **grave;
+	size_t n_grave;
 	uint64_t unnamed;
 	/* open intervals, by id (hash) */
 	struct open_iv *open;
@@ -217,10 +226,18 @@ static int flush_row(struct export *x)
 	return 0;
 }
 
+/* The slot of name number id: the one holding it, or the empty one where it goes. */
+static struct kname *kname_slot(const struct export *x, uint32_t id)
+{
+	size_t h = (id * 2654435761u) & x->knames_mask;
+	while (x->knames[h].name != NULL && x->knames[h].id != id)
+		h = (h + 1) & x->knames_mask;
+	return &x->knames[h];
+}
+
 static const char *kname(struct export *x, uint32_t w0)
 {
-	uint32_t id = w0 >> TK__CSV_NAME_SHIFT;
-	return id < x->n_knames ? x->knames[id] : NULL;
+	return x->knames != NULL ? kname_slot(x, w0 >> TK__CSV_NAME_SHIFT)->name : NULL;
 }
 
 static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsigned tm, unsigned *buf,
@@ -243,28 +260,38 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		uint32_t id = len >= 1 ? word(x, buf, 0) : TK__CSV_MAX_NAMES;
 		if (name == NULL || id >= TK__CSV_MAX_NAMES)
 			return 0;
-		if (id >= x->n_knames) {
-			size_t nn = x->n_knames ? x->n_knames * 2 : 1024;
-			while (nn <= id)
-				nn *= 2;
-			char **nk = realloc(x->knames, nn * sizeof(*nk));
+		if ((x->n_knames + 1) * 2 > x->knames_mask) {
+			size_t nm = x->knames_mask ? x->knames_mask * 2 + 1 : 1023;
+			struct kname *nk = calloc(nm + 1, sizeof(*nk));
 			if (nk == NULL)
 				goto nomem;
-			memset(nk + x->n_knames, 0, (nn - x->n_knames) * sizeof(*nk));
+			struct kname *old = x->knames;
+			size_t old_mask = x->knames_mask;
 			x->knames = nk;
-			x->n_knames = nn;
+			x->knames_mask = nm;
+			for (size_t i = 0; old != NULL && i <= old_mask; i++)
+				if (old[i].name != NULL)
+					*kname_slot(x, old[i].id) = old[i];
+			free(old);
 		}
-		if (x->knames[id] != NULL) {
+		struct kname *k = kname_slot(x, id);
+		char *copy = strdup(name);
+		if (copy == NULL)
+			goto nomem;
+		if (k->name != NULL) {
 			/* redefined (another import merged in): open intervals keep the old text */
 			char **ng = realloc(x->grave, (x->n_grave + 1) * sizeof(*ng));
-			if (ng == NULL)
+			if (ng == NULL) {
+				free(copy);
 				goto nomem;
+			}
 			x->grave = ng;
-			x->grave[x->n_grave++] = x->knames[id];
+			x->grave[x->n_grave++] = k->name;
+		} else {
+			x->n_knames++;
 		}
-		x->knames[id] = strdup(name);
-		if (x->knames[id] == NULL)
-			goto nomem;
+		k->id = id;
+		k->name = copy;
 		return 0;
 	}
 	if (code == TK__CSV_EV_COUNTER) {
@@ -549,8 +576,8 @@ done:
 	tk_csv_writer_abort(x->iw);
 	tk_csv_writer_abort(x->cw);
 	free(x->open);
-	for (size_t i = 0; i < x->n_knames; i++)
-		free(x->knames[i]);
+	for (size_t i = 0; x->knames != NULL && i <= x->knames_mask; i++)
+		free(x->knames[i].name);
 	free(x->knames);
 	for (size_t i = 0; i < x->n_grave; i++)
 		free(x->grave[i]);
