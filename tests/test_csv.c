@@ -4,9 +4,12 @@
 
 #include <sys/resource.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "tracekit/csv.h"
 #include "tracekit/kev.h"
+#include "tracekit/samprec_shared.h"
+#include "tracekit/tbrw.h"
 #include "tracekit/traceparser.h"
 
 static tk_csv_reader *open_text(const char *text)
@@ -629,6 +632,127 @@ static void test_export_sparse_name(void **state)
 	free(text);
 }
 
+static void tb5_desc(TBRW_SAMPREC_DESC_ENTRY *d, unsigned off, unsigned size, unsigned type, const wchar_t *name)
+{
+	memset(d, 0, sizeof(*d));
+	d->desc_size = sizeof(*d);
+	d->desc_offset = off;
+	d->desc_type = (TBRW_U16)type;
+	d->desc_data_size = size;
+	d->desc_name.soi_ptr = (TBRW_CHAR *)name;
+}
+
+/* The same for a .tb5: counter event ids far apart, columns still in order of id. */
+static void test_export_tb5_sparse_ids(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("sparse.tb5");
+	wchar_t wpath[4096];
+	assert_true(mbstowcs(wpath, path, 4096) < 4096);
+	TBRW_PTR p = NULL;
+	assert_int_equal(TBRW_open(&p, wpath, TBRW_FILE_READ | TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS), 0);
+	TBRW_STREAM_INFO si;
+	memset(&si, 0, sizeof(si));
+	si.stream_info_size = sizeof(si);
+	si.stream_type = TBRW_CUSTOM_STREAM;
+	si.command_line.soi_ptr = (TBRW_CHAR *)L"test_csv";
+	si.cpu_mask.soi_ptr = (TBRW_CHAR *)L"";
+	si.comment.soi_ptr = (TBRW_CHAR *)L"VTune CSV counters; timestamps QPC; host h";
+	assert_int_equal(TBRW_writing_stream(p, 0), 0);
+	assert_int_equal(TBRW_writing_stream_section(p, 0, TBRW_STREAM_INFO_SECTION), 0);
+	assert_int_equal(TBRW_set_stream_info(p, 0, &si), 0);
+	assert_int_equal(TBRW_done_stream_section(p, 0, TBRW_STREAM_INFO_SECTION), 0);
+	TBRW_SAMPREC_DESC_ENTRY d[6];
+	tb5_desc(&d[0], 0, 8, ST_TIME_STAMP, L"time");
+	tb5_desc(&d[1], 8, 4, ST_EVENT_ID, L"counter");
+	tb5_desc(&d[2], 12, 4, ST_NONE, L"flags");
+	tb5_desc(&d[3], 16, 4, ST_PID, L"pid");
+	tb5_desc(&d[4], 20, 4, ST_TID, L"tid");
+	tb5_desc(&d[5], 24, 8, ST_EVENT_COUNTS, L"value");
+	assert_int_equal(TBRW_writing_stream_section(p, 0, TBRW_DATA_DESCRIPTION_SECTION), 0);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(TBRW_add_data_descriptor_entry(p, 0, &d[i]), 0);
+	assert_int_equal(TBRW_done_stream_section(p, 0, TBRW_DATA_DESCRIPTION_SECTION), 0);
+	assert_int_equal(TBRW_writing_stream_section(p, 0, TBRW_DATA_SECTION), 0);
+	const uint32_t far = 99999999; /* the largest id the export accepts */
+	struct {
+		uint64_t time;
+		uint32_t name, flags, pid, tid;
+		uint64_t value;
+	} rec[3] = {{5, far, 0, 0, 0, 3}, {5, 7, 0, 0, 0, 4}, {6, 7, 0, 0, 0, 1}};
+	assert_int_equal(TBRW_add_data(p, 0, sizeof(rec), rec), 0);
+	assert_int_equal(TBRW_done_stream_section(p, 0, TBRW_DATA_SECTION), 0);
+	assert_int_equal(TBRW_writing_stream_section(p, 0, TBRW_EVENT_DESCRIPTION_SECTION), 0);
+	TBRW_EVENT ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.event_size = sizeof(ev);
+	ev.event_id = far;
+	ev.event_name.soi_ptr = (TBRW_CHAR *)L"far";
+	ev.event_arch_name.soi_ptr = (TBRW_CHAR *)L"INST";
+	assert_int_equal(TBRW_add_event(p, 0, &ev), 0);
+	ev.event_id = 7;
+	ev.event_name.soi_ptr = (TBRW_CHAR *)L"near";
+	ev.event_arch_name.soi_ptr = (TBRW_CHAR *)L"COUNT";
+	assert_int_equal(TBRW_add_event(p, 0, &ev), 0);
+	assert_int_equal(TBRW_done_stream_section(p, 0, TBRW_EVENT_DESCRIPTION_SECTION), 0);
+	assert_int_equal(TBRW_done_stream(p, 0), 0);
+	assert_int_equal(TBRW_close(p), 0);
+
+	struct rusage before, after;
+	getrusage(RUSAGE_SELF, &before);
+	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
+	o.dir = tkt_dir();
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	char ipath[2048], cpath[2048];
+	int rc = tk_csv_export(path, &o, &cv, ipath, cpath);
+	if (rc != 0)
+		print_message("%s\n", cv.error);
+	assert_int_equal(rc, 0);
+	getrusage(RUSAGE_SELF, &after);
+	/* arrays indexed by the id took gigabytes here */
+	assert_true(after.ru_maxrss - before.ru_maxrss < 256 * 1024);
+	size_t len;
+	char *text = tkt_read_file(cpath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "tsc.QPC,near.COUNT,far.INST,pid,tid\n5,4,3,,\n6,1,,,\n");
+	free(text);
+}
+
+/* A .tb5 export reads every batch of records and event descriptions, not only the first. */
+static void test_export_tb5_large(void **state)
+{
+	(void)state;
+	enum { ROWS = 40000, NAMES = 5000 }; /* 1.28 MB of interval records */
+	const char *a = tkt_path("large-hostname-h.csv");
+	FILE *f = fopen(a, "w");
+	assert_non_null(f);
+	fputs("name,start_tsc.QPC,end_tsc\n", f);
+	for (int i = 0; i < ROWS; i++)
+		fprintf(f, "n%d,%d,%d\n", i % NAMES, i * 10, i * 10 + 5);
+	assert_int_equal(fclose(f), 0);
+	const char *paths[1] = {a};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	assert_int_equal(tk_csv_import(paths, 1, tkt_path("large.tb5"), NULL, &cv), 0);
+	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
+	o.dir = tkt_dir();
+	char ipath[2048];
+	int rc = tk_csv_export(tkt_path("large.tb5"), &o, &cv, ipath, NULL);
+	if (rc != 0)
+		print_message("%s\n", cv.error);
+	assert_int_equal(rc, 0);
+	size_t len;
+	char *text = tkt_read_file(ipath, &len);
+	assert_non_null(text);
+	size_t lines = 0;
+	for (size_t i = 0; i < len; i++)
+		lines += text[i] == '\n';
+	assert_int_equal(lines, ROWS + 1);
+	char last[64];
+	snprintf(last, sizeof(last), "\nn%d,%d,%d,,\n", (ROWS - 1) % NAMES, (ROWS - 1) * 10, (ROWS - 1) * 10 + 5);
+	assert_non_null(strstr(text, last));
+	free(text);
+}
+
 /* A malformed row: the error names the file, line and column; no output is left. */
 static void test_import_error(void **state)
 {
@@ -685,6 +809,8 @@ int main(void)
 		cmocka_unit_test(test_tb5_round_trip),
 		cmocka_unit_test(test_temp_cb),
 		cmocka_unit_test(test_export_sparse_name),
+		cmocka_unit_test(test_export_tb5_sparse_ids),
+		cmocka_unit_test(test_export_tb5_large),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

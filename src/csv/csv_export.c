@@ -592,10 +592,19 @@ done:
 
 /* ---- export from .tb5 ------------------------------------------------------------------- */
 
+/* An event of a .tb5 stream: a name by its id (ids come from the file and may be sparse). */
+struct tb5_name {
+	uint32_t id;
+	uint32_t seq; /* order of description: the last description of an id counts */
+	int inst;     /* .INST counter (any description of the id said so) */
+	char *name;   /* NULL: its text could not be read */
+};
+
 struct tb5x {
 	TBRW_PTR p;
-	char **names; /* by event id */
-	uint32_t n_names;
+	struct tb5_name *names; /* by id once sorted, one per id */
+	uint32_t n_names, cap_names;
+	int dense; /* names[i].id == i for every i: an id is its index */
 	int failed;
 	tk_csv_writer *w;
 	struct export *x;
@@ -603,9 +612,6 @@ struct tb5x {
 	/* counter rows */
 	struct counter_col *cols;
 	size_t n_cols;
-	uint32_t *col_of; /* event id -> column + 1 */
-	char *inst;       /* event id -> 1 for .INST */
-	size_t n_inst;
 	size_t n_records; /* records of the stream before this batch (for messages) */
 };
 
@@ -641,49 +647,92 @@ static char *id_string(TBRW_PTR p, TBRW_STRING_OR_ID *sid)
 	return s;
 }
 
+/*
+ * The enumeration callbacks return TRUE for the next batch and FALSE to stop (tbrw_types.h):
+ * VT_SUCCESS is FALSE, so returning it exported only the first batch (1 MiB of records).
+ */
 static TBRW_U32 tb5_event_cb(TBRW_EVENT *evs, TBRW_U32 size, TBRW_U32 num, void *ud)
 {
 	struct tb5x *t = ud;
 	(void)size;
 	for (TBRW_U32 k = 0; k < num; k++) {
 		TBRW_EVENT *ev = &evs[k];
-		uint32_t id = ev->event_id;
-		if (id > 100000000u) {
+		if (ev->event_id > 100000000u || t->n_names == 100000000u) {
 			t->failed = 1;
-			return 1;
+			return FALSE; /* stop: t->failed says why */
 		}
-		if (id >= t->n_names) {
-			char **nn = realloc(t->names, ((size_t)id + 1) * sizeof(*nn));
+		if (t->n_names == t->cap_names) {
+			uint32_t nc = t->cap_names ? t->cap_names * 2 : 64;
+			struct tb5_name *nn = realloc(t->names, (size_t)nc * sizeof(*nn));
 			if (nn == NULL) {
 				t->failed = 1;
-				return 1;
+				return FALSE; /* stop: t->failed says why */
 			}
-			memset(nn + t->n_names, 0, ((size_t)id + 1 - t->n_names) * sizeof(*nn));
 			t->names = nn;
-			t->n_names = id + 1;
+			t->cap_names = nc;
 		}
-		free(t->names[id]);
-		t->names[id] = id_string(t->p, &ev->event_name);
+		struct tb5_name *n = &t->names[t->n_names];
+		n->id = ev->event_id;
+		n->seq = t->n_names++;
+		n->name = id_string(t->p, &ev->event_name);
 		char *arch = id_string(t->p, &ev->event_arch_name);
-		if (arch && strcmp(arch, "INST") == 0) {
-			if (id >= t->n_inst) {
-				char *ni = realloc(t->inst, (size_t)id + 1);
-				if (ni == NULL) {
-					free(arch);
-					t->failed = 1;
-					return 1;
-				}
-				memset(ni + t->n_inst, 0, (size_t)id + 1 - t->n_inst);
-				t->inst = ni;
-				t->n_inst = (size_t)id + 1;
-			}
-			t->inst[id] = 1;
-		}
+		n->inst = arch && strcmp(arch, "INST") == 0;
 		free(arch);
-		if (t->names[id] == NULL)
+		if (n->name == NULL)
 			t->failed = 1;
 	}
-	return VT_SUCCESS;
+	return TRUE; /* the next batch */
+}
+
+static int tb5_name_cmp(const void *pa, const void *pb)
+{
+	const struct tb5_name *a = pa, *b = pb;
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Sorts the names by id and keeps one per id: the last text, .INST if any said so. */
+static void tb5_names_index(struct tb5x *t)
+{
+	qsort(t->names, t->n_names, sizeof(*t->names), tb5_name_cmp);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < t->n_names; i++) {
+		if (n > 0 && t->names[n - 1].id == t->names[i].id) {
+			free(t->names[n - 1].name);
+			t->names[n - 1].name = t->names[i].name;
+			t->names[n - 1].inst |= t->names[i].inst;
+		} else {
+			t->names[n++] = t->names[i];
+		}
+	}
+	t->n_names = n;
+	t->dense = n == 0 || t->names[n - 1].id == n - 1;
+}
+
+/* The index of event id in the sorted names, -1 when the stream does not describe it. */
+static long tb5_name_find(const struct tb5x *t, uint32_t id)
+{
+	if (t->dense)
+		return id < t->n_names && t->names[id].name != NULL ? (long)id : -1;
+	size_t lo = 0, hi = t->n_names;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->names[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->n_names && t->names[lo].id == id && t->names[lo].name != NULL ? (long)lo : -1;
+}
+
+static void tb5_names_free(struct tb5x *t)
+{
+	for (uint32_t i = 0; i < t->n_names; i++)
+		free(t->names[i].name);
+	free(t->names);
+	t->names = NULL;
+	t->n_names = t->cap_names = 0;
 }
 
 /* A .tb5 record's time on a ns time line (UTC: since 1970; otherwise since boot). TSC values
@@ -705,12 +754,13 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 		for (size_t i = 0; i < size / sizeof(*r); i++) {
 			struct tk__csv_tb5_interval iv;
 			memcpy(&iv, &r[i], sizeof(iv));
-			if (iv.name >= t->n_names || t->names[iv.name] == NULL) {
+			long ni = tb5_name_find(t, iv.name);
+			if (ni < 0) {
 				tk__csv_error(t->x->msg,
 					      "%s: interval record names event %u, which the stream does not describe",
 					      x->trace, iv.name);
 				t->failed = 1;
-				return 1;
+				return FALSE; /* stop: t->failed says why */
 			}
 			uint64_t s, e;
 			int crc = conv_time(x, iv.start, tb5_ns(x, iv.start), &s);
@@ -722,21 +772,21 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 					      x->trace, t->n_records + i + 1, x->bad_value, tk_csv_clock_name(x->own),
 					      tk_csv_clock_name(x->clock));
 				t->failed = 1;
-				return 1;
+				return FALSE; /* stop: t->failed says why */
 			}
 			if (crc) {
 				tk__csv_error(t->x->msg, "%s: the trace's %s timestamps cannot be given as %s",
 					      x->trace, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
 				t->failed = 1;
-				return 1;
+				return FALSE; /* stop: t->failed says why */
 			}
-			const char *nm = t->names[iv.name];
+			const char *nm = t->names[ni].name;
 			int wrc = tk_csv_write_interval(t->w, nm, strlen(nm), s, e,
 							iv.flags & (TK__CSV_F_PID | TK__CSV_F_TID), iv.pid, iv.tid);
 			if (wrc) {
 				tk__csv_fail(t->x->msg, wrc, "%s: write failed: %s", x->ipath, tk_strerror(wrc));
 				t->failed = 1;
-				return 1;
+				return FALSE; /* stop: t->failed says why */
 			}
 		}
 	} else {
@@ -744,14 +794,15 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 		for (size_t i = 0; i < size / sizeof(*r); i++) {
 			struct tk__csv_tb5_counter cv;
 			memcpy(&cv, &r[i], sizeof(cv));
-			if (cv.name >= t->n_names || t->col_of[cv.name] == 0) {
+			long ci = tb5_name_find(t, cv.name);
+			if (ci < 0) {
 				tk__csv_error(t->x->msg,
 					      "%s: counter record names event %u, which the stream does not describe",
 					      x->trace, cv.name);
 				t->failed = 1;
-				return 1;
+				return FALSE; /* stop: t->failed says why */
 			}
-			size_t c = t->col_of[cv.name] - 1;
+			size_t c = (size_t)ci; /* the columns are the names in order of id */
 			uint64_t tt;
 			int crc = conv_time(x, cv.time, tb5_ns(x, cv.time), &tt);
 			if (crc == -2) {
@@ -760,20 +811,20 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 					      x->trace, t->n_records + i + 1, x->bad_value, tk_csv_clock_name(x->own),
 					      tk_csv_clock_name(x->clock));
 				t->failed = 1;
-				return 1;
+				return FALSE; /* stop: t->failed says why */
 			}
 			if (crc) {
 				tk__csv_error(t->x->msg, "%s: the trace's %s timestamps cannot be given as %s",
 					      x->trace, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
 				t->failed = 1;
-				return 1;
+				return FALSE; /* stop: t->failed says why */
 			}
 			unsigned rf = cv.flags & (TK__CSV_F_PID | TK__CSV_F_TID);
 			if (x->row_has && (x->row_t != tt || x->row_flags != rf || x->row_pid != cv.pid ||
 					   x->row_tid != cv.tid || x->row[c].present))
 				if (flush_row(x)) {
 					t->failed = 1;
-					return 1;
+					return FALSE; /* stop: t->failed says why */
 				}
 			x->row_has = 1;
 			x->row_t = tt;
@@ -790,7 +841,7 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 	}
 	t->n_records +=
 		t->counters ? size / sizeof(struct tk__csv_tb5_counter) : size / sizeof(struct tk__csv_tb5_interval);
-	return VT_SUCCESS;
+	return TRUE; /* the next batch */
 }
 
 static int export_tb5(struct export *x)
@@ -876,14 +927,7 @@ static int export_tb5(struct export *x)
 		TBRW_U32 s = stream_of[k] < 0 ? 0 : (TBRW_U32)stream_of[k];
 		t.counters = k;
 		t.n_records = 0;
-		for (uint32_t i = 0; i < t.n_names; i++)
-			free(t.names[i]);
-		free(t.names);
-		free(t.inst);
-		t.inst = NULL;
-		t.n_inst = 0;
-		t.names = NULL;
-		t.n_names = 0;
+		tb5_names_free(&t);
 		if (stream_of[k] >= 0) {
 			if ((rc = TBRW_reading_stream(t.p, s)) ||
 			    (rc = TBRW_reading_stream_section(t.p, s, TBRW_EVENT_DESCRIPTION_SECTION)) ||
@@ -894,6 +938,7 @@ static int export_tb5(struct export *x)
 			}
 			if (t.failed)
 				goto done;
+			tb5_names_index(&t);
 		}
 		if (!k) {
 			rc = (TBRW_U32)tk_csv_writer_open(&x->iw, ipath, TK_CSV_INTERVALS, x->clock,
@@ -901,20 +946,16 @@ static int export_tb5(struct export *x)
 			t.w = x->iw;
 		} else {
 			/* counter columns in order of event id, which is the order names were met */
-			t.col_of = calloc(t.n_names + 1, sizeof(*t.col_of));
 			tk_csv_counter *cc = calloc(t.n_names + 1, sizeof(*cc));
 			x->row = calloc(t.n_names + 1, sizeof(*x->row));
-			if (t.col_of == NULL || cc == NULL || x->row == NULL) {
+			if (cc == NULL || x->row == NULL) {
 				free(cc);
 				tk__csv_fail(x->msg, TK_ENOMEM, "out of memory");
 				goto done;
 			}
-			size_t n = 0;
+			size_t n = t.n_names;
 			for (uint32_t i = 0; i < t.n_names; i++)
-				if (t.names[i]) {
-					t.col_of[i] = (uint32_t)++n;
-					cc[n - 1] = (tk_csv_counter){t.names[i], i < t.n_inst && t.inst[i]};
-				}
+				cc[i] = (tk_csv_counter){t.names[i].name, t.names[i].inst};
 			x->n_cols = n;
 			/* .INST or .COUNT: from the records' flags (a first pass over the records) */
 			t.cols = NULL;
@@ -969,11 +1010,7 @@ done:
 	tk_csv_writer_abort(x->iw);
 	tk_csv_writer_abort(x->cw);
 	free(x->row);
-	free(t.col_of);
-	free(t.inst);
-	for (uint32_t i = 0; i < t.n_names; i++)
-		free(t.names[i]);
-	free(t.names);
+	tb5_names_free(&t);
 	TBRW_close(t.p);
 	return ret;
 }
