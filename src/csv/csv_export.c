@@ -695,7 +695,8 @@ static int tb5_name_cmp(const void *pa, const void *pb)
 /* Sorts the names by id and keeps one per id: the last text, .INST if any said so. */
 static void tb5_names_index(struct tb5x *t)
 {
-	qsort(t->names, t->n_names, sizeof(*t->names), tb5_name_cmp);
+	if (t->n_names > 1) /* qsort of NULL, 0 is undefined */
+		qsort(t->names, t->n_names, sizeof(*t->names), tb5_name_cmp);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < t->n_names; i++) {
 		if (n > 0 && t->names[n - 1].id == t->names[i].id) {

@@ -573,7 +573,8 @@ static int load_all(struct import *im)
 			tk__csv_heap_clear(&s->pending);
 		}
 	}
-	qsort(im->all, im->n_all, sizeof(*im->all), ev_cmp);
+	if (im->n_all > 1) /* qsort of NULL, 0 is undefined */
+		qsort(im->all, im->n_all, sizeof(*im->all), ev_cmp);
 	return 0;
 }
 
