@@ -126,6 +126,11 @@ static inline void tk__out_mem(tk_export *x, const void *p, size_t n)
 {
 	/* callers reserve room first for short pieces; long ones go through in chunks */
 	const char *s = p;
+	if (n <= x->out_cap - x->out_len) { /* the usual case: one copy (inlined for a literal) */
+		memcpy(x->out + x->out_len, s, n);
+		x->out_len += n;
+		return;
+	}
 	while (n > 0) {
 		size_t room = x->out_cap - x->out_len, k = n < room ? n : room;
 		if (k == 0) {
@@ -143,16 +148,73 @@ static inline void tk__out_mem(tk_export *x, const void *p, size_t n)
 #define TK__OUT_LIT(x, lit) tk__out_mem((x), (lit), sizeof(lit) - 1)
 
 /* Decimal and hexadecimal numbers (room for 24 bytes must be reserved). */
+
+/* The number of decimal digits of v (1 for 0). */
+static inline unsigned tk__dec_digits(uint64_t v)
+{
+	static const uint64_t pow10[20] = { 1ull,
+					    10ull,
+					    100ull,
+					    1000ull,
+					    10000ull,
+					    100000ull,
+					    1000000ull,
+					    10000000ull,
+					    100000000ull,
+					    1000000000ull,
+					    10000000000ull,
+					    100000000000ull,
+					    1000000000000ull,
+					    10000000000000ull,
+					    100000000000000ull,
+					    1000000000000000ull,
+					    10000000000000000ull,
+					    100000000000000000ull,
+					    1000000000000000000ull,
+					    10000000000000000000ull };
+	/* log10 from the bit length, corrected by one comparison */
+	unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
+	unsigned d = (bits * 1233u) >> 12;
+	return d + ((v | 1) >= pow10[d]);
+}
+
+/* v in decimal at p (the digits, two at a time from the end); returns the end. */
+static inline char *tk__fmt_u64(char *p, uint64_t v)
+{
+	static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				       "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				       "8081828384858687888990919293949596979899";
+	unsigned n = tk__dec_digits(v);
+	char *end = p + n;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		end -= 2;
+		memcpy(end, pairs + 2 * r, 2);
+	}
+	if (v >= 10)
+		memcpy(end - 2, pairs + 2 * v, 2);
+	else
+		end[-1] = (char)('0' + v);
+	return p + n;
+}
+
+/* "0x" and v in lowercase hexadecimal at p; returns the end. */
+static inline char *tk__fmt_hex(char *p, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned n = (67u - (unsigned)__builtin_clzll(v | 1)) / 4;
+	p[0] = '0';
+	p[1] = 'x';
+	p += 2;
+	for (unsigned i = n; i-- > 0; v >>= 4)
+		p[i] = digits[v & 0xf];
+	return p + n;
+}
+
 static inline void tk__out_u64(tk_export *x, uint64_t v)
 {
-	char tmp[24];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	while (n > 0)
-		x->out[x->out_len++] = tmp[--n];
+	x->out_len = (size_t)(tk__fmt_u64(x->out + x->out_len, v) - x->out);
 }
 
 static inline void tk__out_i64(tk_export *x, int64_t v)
@@ -167,17 +229,7 @@ static inline void tk__out_i64(tk_export *x, int64_t v)
 
 static inline void tk__out_hex(tk_export *x, uint64_t v)
 {
-	static const char digits[] = "0123456789abcdef";
-	char tmp[16];
-	int n = 0;
-	do {
-		tmp[n++] = digits[v & 0xf];
-		v >>= 4;
-	} while (v != 0);
-	x->out[x->out_len++] = '0';
-	x->out[x->out_len++] = 'x';
-	while (n > 0)
-		x->out[x->out_len++] = tmp[--n];
+	x->out_len = (size_t)(tk__fmt_hex(x->out + x->out_len, v) - x->out);
 }
 
 /* tk_export_add_spec(); lenient: items that are malformed or conflict are skipped. */

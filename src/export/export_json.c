@@ -85,21 +85,24 @@ static void out_cstr(tk_export *x, const char *s)
 }
 
 /* ns as microseconds: "<us>.<3 digits>" */
-static void out_us(tk_export *x, uint64_t ns)
+static inline void out_us(tk_export *x, uint64_t ns)
 {
-	uint64_t frac = ns % 1000;
-	tk__out_u64(x, ns / 1000);
-	x->out[x->out_len++] = '.';
-	x->out[x->out_len++] = (char)('0' + frac / 100);
-	x->out[x->out_len++] = (char)('0' + frac / 10 % 10);
-	x->out[x->out_len++] = (char)('0' + frac % 10);
+	unsigned frac = (unsigned)(ns % 1000);
+	char *p = tk__fmt_u64(x->out + x->out_len, ns / 1000);
+	p[0] = '.';
+	p[1] = (char)('0' + frac / 100);
+	p[2] = (char)('0' + frac / 10 % 10);
+	p[3] = (char)('0' + frac % 10);
+	x->out_len = (size_t)(p + 4 - x->out);
 }
 
-static void out_hex_str(tk_export *x, uint64_t v)
+static inline void out_hex_str(tk_export *x, uint64_t v)
 {
-	x->out[x->out_len++] = '"';
-	tk__out_hex(x, v);
-	x->out[x->out_len++] = '"';
+	char *p = x->out + x->out_len;
+	*p = '"';
+	p = tk__fmt_hex(p + 1, v);
+	*p = '"';
+	x->out_len = (size_t)(p + 1 - x->out);
 }
 
 /* ,"ts":T,"pid":P,"tid":T (room reserved by the caller: 96 bytes) */
@@ -124,7 +127,7 @@ void tk__json_fields(tk_export *x, const tk_kev_decoded *d)
 
 		for (unsigned j = 0; j < i; j++) {
 			const char *other = d->fields[j].name[0] != '\0' ? d->fields[j].name : "text";
-			if (strcmp(other, name) == 0)
+			if (other[0] == name[0] && strcmp(other, name) == 0)
 				dup = 1;
 		}
 		if (tk__out_room(x, 96) != 0)
@@ -279,10 +282,15 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 	const char *cat = d->cls_desc != NULL ? d->cls_desc->name : "";
 	char cat_buf[16];
 
-	if (d->event_name[0] != '\0')
-		snprintf(name, sizeof(name), "%s", d->event_name);
-	else if (d->number >= 0)
-		snprintf(name, sizeof(name), "%s %d", d->cls == 6 ? "USER" : cat, d->number);
+	if (d->event_name[0] != '\0') {
+		size_t n = strnlen(d->event_name, sizeof(d->event_name) - 1);
+		memcpy(name, d->event_name, n);
+		name[n] = '\0';
+	} else if (d->number >= 0 && d->cls == 6) {
+		memcpy(name, "USER ", 5);
+		*tk__fmt_u64(name + 5, (uint64_t)d->number) = '\0';
+	} else if (d->number >= 0)
+		snprintf(name, sizeof(name), "%s %d", cat, d->number);
 	else
 		snprintf(name, sizeof(name), "CLASS %u EVENT %u", d->cls, d->code);
 	(void)t;

@@ -349,10 +349,22 @@ static int slice_end(tk_export *x, tk__thread *t, unsigned kind, uint64_t key, c
 	return 0;
 }
 
-static uint64_t field_u(const tk_kev_decoded *d, const char *name)
+/* The field called name, looked for first at index i (where the decoder puts it). */
+static inline const tk_kev_field *field_at(const tk_kev_decoded *d, unsigned i, const char *name)
 {
-	const tk_kev_field *f = tk_kev_field_find(d, name);
+	if (i < d->n_fields && d->fields[i].name[0] == name[0] && strcmp(d->fields[i].name, name) == 0)
+		return &d->fields[i];
+	return tk_kev_field_find(d, name);
+}
+
+static inline uint64_t field_value(const tk_kev_field *f)
+{
 	return f != NULL && f->type != TK_KEV_FIELD_NONE && f->type < TK_KEV_FIELD_STR ? f->v.u : 0;
+}
+
+static uint64_t field_u(const tk_kev_decoded *d, unsigned i, const char *name)
+{
+	return field_value(field_at(d, i, name));
 }
 
 static int instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t tid, const tk_kev_decoded *d)
@@ -367,10 +379,10 @@ static int name_event(tk_export *x, const tk_kev_decoded *d, int thread)
 	const tk_kev_field *f = tk_kev_field_find(d, "name");
 	if (f == NULL || f->type != TK_KEV_FIELD_STR)
 		return instant(x, NULL, 0, 0, d);
-	int32_t pid = (int32_t)field_u(d, "pid");
+	int32_t pid = (int32_t)field_u(d, thread ? 0 : 1, "pid");
 	x->stats.names++;
 	if (thread)
-		return x->fmt->thread_name(x, pid, (int32_t)field_u(d, "tid"), f->str, f->len, f->utf8);
+		return x->fmt->thread_name(x, pid, (int32_t)field_u(d, 1, "tid"), f->str, f->len, f->utf8);
 	return x->fmt->process_name(x, pid, f->str, f->len, f->utf8);
 }
 
@@ -380,13 +392,14 @@ static int thread_event(tk_export *x, tk__thread *t, const tk_kev_decoded *d)
 	tk__slice s;
 	unsigned idx;
 
-	memset(&s, 0, sizeof(s));
-	s.begin_ns = d->time_ns;
+	/* s is filled (from zero) only where a slice opens */
 	switch (d->cls) {
 	case 2: /* kernel calls: entry n, exit 128 + n, interrupted 256 + n */
 		if (d->number < 0)
 			break;
 		if (d->code < _TRACE_MAX_KER_CALL_NUM) {
+			memset(&s, 0, sizeof(s));
+			s.begin_ns = d->time_ns;
 			s.kind = TK__SLICE_KERCALL;
 			s.key = (uint64_t)d->number;
 			s.arg[0] = (uint64_t)d->number;
@@ -399,32 +412,39 @@ static int thread_event(tk_export *x, tk__thread *t, const tk_kev_decoded *d)
 		}
 		return slice_end(x, t, TK__SLICE_KERCALL, (uint64_t)d->number, d);
 	case 5:
-		if (d->code == _NTO_TRACE_SYS_FUNC_ENTER && tk_kev_field_find(d, "thisfn") != NULL) {
+		if (d->code == _NTO_TRACE_SYS_FUNC_ENTER || d->code == _NTO_TRACE_SYS_FUNC_EXIT) {
+			const tk_kev_field *fn = field_at(d, 0, "thisfn");
+			if (fn == NULL)
+				break;
+			if (d->code == _NTO_TRACE_SYS_FUNC_EXIT)
+				return slice_end(x, t, TK__SLICE_FUNC, field_value(fn), d);
+			memset(&s, 0, sizeof(s));
+			s.begin_ns = d->time_ns;
 			s.kind = TK__SLICE_FUNC;
-			s.key = field_u(d, "thisfn");
+			s.key = field_value(fn);
 			s.arg[0] = s.key;
-			s.arg[1] = field_u(d, "call_site");
+			s.arg[1] = field_u(d, 1, "call_site");
 			return slice_push(x, t, &s);
 		}
-		if (d->code == _NTO_TRACE_SYS_FUNC_EXIT && tk_kev_field_find(d, "thisfn") != NULL)
-			return slice_end(x, t, TK__SLICE_FUNC, field_u(d, "thisfn"), d);
 		break;
 	case 6:
 		if (d->code > 1023)
 			break;
 		if ((idx = x->pair_begin[d->code]) != 0) {
+			memset(&s, 0, sizeof(s));
+			s.begin_ns = d->time_ns;
 			s.kind = TK__SLICE_USER;
 			s.pair = (uint16_t)(idx - 1);
 			s.key = idx - 1;
-			s.arg[0] = field_u(d, "d0");
-			s.arg[1] = field_u(d, "d1");
+			s.arg[0] = field_u(d, 0, "d0");
+			s.arg[1] = field_u(d, 1, "d1");
 			s.name = x->pairs[idx - 1].name;
 			return slice_push(x, t, &s);
 		}
 		if ((idx = x->pair_end[d->code]) != 0)
 			return slice_end(x, t, TK__SLICE_USER, idx - 1, d);
 		if ((idx = x->counter_of[d->code]) != 0) {
-			uint64_t v = (field_u(d, "d1") << 32) | (field_u(d, "d0") & 0xffffffffu);
+			uint64_t v = (field_u(d, 1, "d1") << 32) | (field_u(d, 0, "d0") & 0xffffffffu);
 			x->stats.counters++;
 			return x->fmt->counter(x, t, &x->counters[idx - 1], d->time_ns, (int64_t)v);
 		}
