@@ -96,6 +96,13 @@ typedef struct tk__format {
 	int (*thread_new)(tk_export *x, const tk__thread *t); /* first event of a thread; may be NULL */
 	int (*finish)(tk_export *x);
 	void (*free)(tk_export *x);
+	/* Optional (NULL: every event is decoded). A format that needs no event's fields but
+	 * for names and states sets it: then SYSTEM FUNC_ENTER/EXIT and USER events of at most
+	 * two words reach the model undecoded (tk__export_light()), and this takes the place of
+	 * event() for them; it returns 0, or 1 to have the event decoded after all (nothing
+	 * done but the owner's thread made). slice_end(), instant() and counter() then get
+	 * NULL for the end event / d. */
+	int (*light_event)(tk_export *x, unsigned cls, unsigned code, int owner_known, int32_t pid, int32_t tid);
 } tk__format;
 
 extern const tk__format tk__export_json;
@@ -231,6 +238,12 @@ static inline void tk__out_hex(tk_export *x, uint64_t v)
 {
 	x->out_len = (size_t)(tk__fmt_hex(x->out + x->out_len, v) - x->out);
 }
+
+/* An event of the light path (tk__format.light_event): header in host order, the payload's
+ * first two words in host order (0 past len), its time and owner. Returns 0, a TK_E* code,
+ * or 1 when the event must go through tk_export_event() decoded instead (nothing done). */
+int tk__export_light(tk_export *x, unsigned header, uint32_t w0, uint32_t w1, unsigned len, uint64_t ns,
+		     int owner_known, int32_t pid, int32_t tid);
 
 /* tk_export_add_spec(); lenient: items that are malformed or conflict are skipped. */
 int tk__export_add_spec(tk_export *x, const char *spec, int counters, int lenient);
