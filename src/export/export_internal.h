@@ -206,17 +206,30 @@ static inline char *tk__fmt_u64(char *p, uint64_t v)
 	return p + n;
 }
 
-/* "0x" and v in lowercase hexadecimal at p; returns the end. */
+/* "0x" and v in lowercase hexadecimal at p (two digits at a time); returns the end. */
 static inline char *tk__fmt_hex(char *p, uint64_t v)
 {
 	static const char digits[] = "0123456789abcdef";
+	static const char pairs[513] =
+		"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+		"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+		"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+		"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+		"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+		"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+		"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+		"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 	unsigned n = (67u - (unsigned)__builtin_clzll(v | 1)) / 4;
+	char *end;
 	p[0] = '0';
 	p[1] = 'x';
 	p += 2;
-	for (unsigned i = n; i-- > 0; v >>= 4)
-		p[i] = digits[v & 0xf];
-	return p + n;
+	end = p + n;
+	for (unsigned i = n; i >= 2; i -= 2, v >>= 8)
+		memcpy(p + i - 2, pairs + 2 * (v & 0xff), 2);
+	if (n & 1)
+		p[0] = digits[v & 0xf];
+	return end;
 }
 
 static inline void tk__out_u64(tk_export *x, uint64_t v)

@@ -36,9 +36,23 @@ static int sep(tk_export *x)
 
 /* A JSON string: quotes, backslashes and control characters escaped; bytes of invalid
  * UTF-8 as \u00XX (their Latin-1 reading), so the document is always valid. */
+/* Per byte: 1 always escaped (control characters, quote, backslash), 2 escaped unless the
+ * string is valid UTF-8 (bytes from 0x80). */
+static const unsigned char escape_class[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+};
+
 static void out_string(tk_export *x, const char *s, size_t n, int utf8)
 {
 	static const char hex[] = "0123456789abcdef";
+	const unsigned char mask = utf8 ? 1 : 3;
 	size_t i = 0;
 
 	if (tk__out_room(x, 1) != 0)
@@ -46,12 +60,8 @@ static void out_string(tk_export *x, const char *s, size_t n, int utf8)
 	x->out[x->out_len++] = '"';
 	while (i < n) {
 		size_t run = i;
-		while (run < n) {
-			unsigned char c = (unsigned char)s[run];
-			if (c < 0x20 || c == '"' || c == '\\' || (c >= 0x80 && !utf8))
-				break;
+		while (run < n && !(escape_class[(unsigned char)s[run]] & mask))
 			run++;
-		}
 		if (run > i)
 			tk__out_mem(x, s + i, run - i);
 		if (run == n)
