@@ -55,6 +55,23 @@ static void out_string(tk_export *x, const char *s, size_t n, int utf8)
 	const unsigned char mask = utf8 ? 1 : 3;
 	size_t i = 0;
 
+	/* short and nothing to escape (names, most strings): copied while checked */
+	if (n <= 64 && x->out_cap - x->out_len >= n + 2) {
+		char *p = x->out + x->out_len;
+		p[0] = '"';
+		for (i = 0; i < n; i++) {
+			unsigned char c = (unsigned char)s[i];
+			if (escape_class[c] & mask)
+				break;
+			p[1 + i] = (char)c;
+		}
+		if (i == n) {
+			p[1 + n] = '"';
+			x->out_len += n + 2;
+			return;
+		}
+		i = 0; /* something to escape: the general way below */
+	}
 	if (tk__out_room(x, 1) != 0)
 		return;
 	x->out[x->out_len++] = '"';
@@ -137,7 +154,7 @@ void tk__json_fields(tk_export *x, const tk_kev_decoded *d)
 
 		for (unsigned j = 0; j < i; j++) {
 			const char *other = d->fields[j].name[0] != '\0' ? d->fields[j].name : "text";
-			if (other[0] == name[0] && strcmp(other, name) == 0)
+			if (other == name || (other[0] == name[0] && other[1] == name[1] && strcmp(other, name) == 0))
 				dup = 1;
 		}
 		if (tk__out_room(x, 96) != 0)
