@@ -82,7 +82,7 @@ try {
   if (first.count !== expected.size)
     fail(`speedscope shows ${first.count} threads, the JSON has slices on ${expected.size}`);
   await page.keyboard.press('3'); // the sandwich view: a table of every frame
-  await page.waitForFunction(() => document.body.innerText.includes('Symbol Name'), {timeout: 10000});
+  await page.waitForFunction(() => document.body.innerText.includes('Symbol Name'), {timeout: 15000});
   const seen = new Set();
   for (let i = 0; i < first.count; i++) {
     const cur = await current();
@@ -98,21 +98,21 @@ try {
         await page.keyboard.press('f');
         await page.keyboard.up('Control');
         await page.waitForFunction(() => document.activeElement && document.activeElement.tagName === 'INPUT' &&
-                                         document.activeElement.placeholder !== 'Filter...', {timeout: 5000});
+                                         document.activeElement.placeholder !== 'Filter...', {timeout: 15000});
         await page.keyboard.type(name);
         const found = await page.waitForFunction(n => document.body.innerText.split('\n').some(
-          line => line.trim() === n || line.trim().startsWith(`${n} {`)), {timeout: 5000}, name).then(() => true, () => false);
+          line => line.trim() === n || line.trim().startsWith(`${n} {`)), {timeout: 15000}, name).then(() => true, () => false);
         if (!found) fail(`thread "${cur.name}": slice "${name}" not in speedscope's sandwich view`);
         await page.keyboard.press('Escape'); // closes the search: the whole table again
         await page.waitForFunction(() => document.querySelectorAll('input').length === 1 &&
-                                         !document.body.innerText.includes('No symbol names match'), {timeout: 5000});
+                                         !document.body.innerText.includes('No symbol names match'), {timeout: 15000});
       }
       console.log(`  slices searched: ${[...want.names].join(', ')}`);
     }
     if (i === 0) await page.screenshot({path: path.join(outDir, 'speedscope-sandwich.png')});
     if (i + 1 < first.count) {
       await page.keyboard.press('n');
-      await page.waitForFunction(k => document.body.innerText.includes(`(${k}/`), {timeout: 5000}, cur.index + 1);
+      await page.waitForFunction(k => document.body.innerText.includes(`(${k}/`), {timeout: 15000}, cur.index + 1);
     }
   }
   for (const name of expected.keys())
