@@ -132,17 +132,6 @@ static inline void out_hex_str(tk_export *x, uint64_t v)
 	x->out_len = (size_t)(p + 1 - x->out);
 }
 
-/* ,"ts":T,"pid":P,"tid":T (room reserved by the caller: 96 bytes) */
-static void out_ts_pid_tid(tk_export *x, uint64_t ns, int32_t pid, int32_t tid)
-{
-	TK__OUT_LIT(x, ",\"ts\":");
-	out_us(x, ns);
-	TK__OUT_LIT(x, ",\"pid\":");
-	tk__out_i64(x, pid);
-	TK__OUT_LIT(x, ",\"tid\":");
-	tk__out_i64(x, tid);
-}
-
 /* The fields of an event as the members of an object (without braces). Duplicate names
  * get "_<index>" appended, an unnamed string piece is "text". */
 void tk__json_fields(tk_export *x, const tk_kev_decoded *d)
@@ -243,11 +232,34 @@ static int json_thread_name(tk_export *x, int32_t pid, int32_t tid, const char *
 	return json_name(x, "thread_name", pid, tid, name, len, utf8);
 }
 
-static const char *const slice_cat[] = { "SYSTEM", "USER", "KERCALL" };
+/* Writing at a pointer into room reserved before: literals, numbers. */
+#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) += sizeof(lit) - 1)
+
+static inline char *put_us(char *p, uint64_t ns)
+{
+	unsigned frac = (unsigned)(ns % 1000);
+	p = tk__fmt_u64(p, ns / 1000);
+	p[0] = '.';
+	p[1] = (char)('0' + frac / 100);
+	p[2] = (char)('0' + frac / 10 % 10);
+	p[3] = (char)('0' + frac % 10);
+	return p + 4;
+}
+
+static inline char *put_i32(char *p, int32_t v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return tk__fmt_u64(p, (uint64_t)0 - (uint64_t)(int64_t)v);
+	}
+	return tk__fmt_u64(p, (uint64_t)v);
+}
 
 static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
 			  const tk_kev_decoded *end, int reason)
 {
+	char *p;
+
 	if (sep(x) != 0 || tk__out_room(x, 320) != 0)
 		return TK_EIO;
 	TK__OUT_LIT(x, "{\"name\":");
@@ -255,44 +267,52 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 		out_hex_str(x, s->arg[0]);
 	else
 		out_cstr(x, s->name != NULL ? s->name : s->label);
+	/* the rest up to the end event's fields: at most about 240 bytes */
 	if (tk__out_room(x, 256) != 0)
 		return TK_EIO;
-	TK__OUT_LIT(x, ",\"cat\":\"");
-	tk__out_mem(x, slice_cat[s->kind], strlen(slice_cat[s->kind]));
-	TK__OUT_LIT(x, "\",\"ph\":\"X\",\"ts\":");
-	out_us(x, s->begin_ns);
-	TK__OUT_LIT(x, ",\"dur\":");
-	out_us(x, end_ns - s->begin_ns);
-	TK__OUT_LIT(x, ",\"pid\":");
-	tk__out_i64(x, t->pid);
-	TK__OUT_LIT(x, ",\"tid\":");
-	tk__out_i64(x, t->tid);
-	TK__OUT_LIT(x, ",\"args\":{");
+	p = x->out + x->out_len;
+	if (s->kind == TK__SLICE_FUNC)
+		PUT_LIT(p, ",\"cat\":\"SYSTEM\",\"ph\":\"X\",\"ts\":");
+	else if (s->kind == TK__SLICE_USER)
+		PUT_LIT(p, ",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":");
+	else
+		PUT_LIT(p, ",\"cat\":\"KERCALL\",\"ph\":\"X\",\"ts\":");
+	p = put_us(p, s->begin_ns);
+	PUT_LIT(p, ",\"dur\":");
+	p = put_us(p, end_ns - s->begin_ns);
+	PUT_LIT(p, ",\"pid\":");
+	p = put_i32(p, t->pid);
+	PUT_LIT(p, ",\"tid\":");
+	p = put_i32(p, t->tid);
 	switch (s->kind) {
 	case TK__SLICE_FUNC:
-		TK__OUT_LIT(x, "\"thisfn\":");
-		out_hex_str(x, s->arg[0]);
-		TK__OUT_LIT(x, ",\"call_site\":");
-		out_hex_str(x, s->arg[1]);
+		PUT_LIT(p, ",\"args\":{\"thisfn\":\"");
+		p = tk__fmt_hex(p, s->arg[0]);
+		PUT_LIT(p, "\",\"call_site\":\"");
+		p = tk__fmt_hex(p, s->arg[1]);
+		*p++ = '"';
 		break;
 	case TK__SLICE_USER:
-		TK__OUT_LIT(x, "\"d0\":");
-		out_hex_str(x, s->arg[0]);
-		TK__OUT_LIT(x, ",\"d1\":");
-		out_hex_str(x, s->arg[1]);
+		PUT_LIT(p, ",\"args\":{\"d0\":\"");
+		p = tk__fmt_hex(p, s->arg[0]);
+		PUT_LIT(p, "\",\"d1\":\"");
+		p = tk__fmt_hex(p, s->arg[1]);
+		*p++ = '"';
 		break;
 	default: /* TK__SLICE_KERCALL */
-		TK__OUT_LIT(x, "\"number\":");
-		tk__out_u64(x, s->arg[0]);
-		TK__OUT_LIT(x, ",\"cpu\":");
-		tk__out_u64(x, s->arg[1]);
+		PUT_LIT(p, ",\"args\":{\"number\":");
+		p = tk__fmt_u64(p, s->arg[0]);
+		PUT_LIT(p, ",\"cpu\":");
+		p = tk__fmt_u64(p, s->arg[1]);
 		break;
 	}
 	if (reason == TK__CLOSE_OUTER)
-		TK__OUT_LIT(x, ",\"closed\":\"by an outer end\"");
+		PUT_LIT(p, ",\"closed\":\"by an outer end\"");
 	else if (reason == TK__CLOSE_TRACE_END)
-		TK__OUT_LIT(x, ",\"closed\":\"at the end of the trace\"");
-	else if (end != NULL && (s->kind == TK__SLICE_USER || s->kind == TK__SLICE_KERCALL) && end->n_fields > 0) {
+		PUT_LIT(p, ",\"closed\":\"at the end of the trace\"");
+	x->out_len = (size_t)(p - x->out);
+	if (reason == TK__CLOSE_END && end != NULL && (s->kind == TK__SLICE_USER || s->kind == TK__SLICE_KERCALL) &&
+	    end->n_fields > 0) {
 		TK__OUT_LIT(x, ",\"end\":{");
 		tk__json_fields(x, end);
 		if (tk__out_room(x, 1) == 0)
@@ -331,15 +351,24 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 	out_cstr(x, name);
 	TK__OUT_LIT(x, ",\"cat\":");
 	out_cstr(x, cat);
+	/* the rest up to the fields: at most about 130 bytes */
+	if (tk__out_room(x, 160) != 0)
+		return TK_EIO;
+	char *p = x->out + x->out_len;
 	if (d->cls == 1) /* DROPPED: the whole trace lost events here */
-		TK__OUT_LIT(x, ",\"ph\":\"i\",\"s\":\"g\"");
+		PUT_LIT(p, ",\"ph\":\"i\",\"s\":\"g\",\"ts\":");
 	else
-		TK__OUT_LIT(x, ",\"ph\":\"i\",\"s\":\"t\"");
-	out_ts_pid_tid(x, d->time_ns, pid, tid);
-	TK__OUT_LIT(x, ",\"args\":{\"cpu\":");
-	tk__out_u64(x, d->cpu);
+		PUT_LIT(p, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+	p = put_us(p, d->time_ns);
+	PUT_LIT(p, ",\"pid\":");
+	p = put_i32(p, pid);
+	PUT_LIT(p, ",\"tid\":");
+	p = put_i32(p, tid);
+	PUT_LIT(p, ",\"args\":{\"cpu\":");
+	p = tk__fmt_u64(p, d->cpu);
 	if (d->n_fields > 0)
-		x->out[x->out_len++] = ',';
+		*p++ = ',';
+	x->out_len = (size_t)(p - x->out);
 	tk__json_fields(x, d);
 	if (tk__out_room(x, 2) == 0)
 		TK__OUT_LIT(x, "}}");
