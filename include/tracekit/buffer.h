@@ -85,8 +85,21 @@ TK_API size_t tk_pool_region_size(uint32_t n_bufs, uint32_t buf_size);
  * TK_ENOMEM (for the handle).
  */
 TK_API int tk_pool_init(tk_pool **out, void *region, size_t region_size, uint32_t n_bufs, uint32_t buf_size);
-/* Attaches to a region another process formatted; checks its header. TK_EFORMAT if not. */
+/*
+ * Attaches to a region another process formatted; checks it (tk_pool_check). TK_EFORMAT if
+ * not. The handle keeps the layout it checked: a later change of the region's header by
+ * another process never makes this one read or write outside the region, and an index read
+ * from the region (free stack, queue) that is out of range is ignored.
+ */
 TK_API int tk_pool_attach(tk_pool **out, void *region, size_t region_size);
+/*
+ * Pure validation of a pool region of size bytes: magic, version, sizes, every offset, the
+ * free-stack links, the queue cells and the descriptors' states and committed counts.
+ * Never reads outside [region, region + size). TK_OK, or TK_EFORMAT with why (cap bytes,
+ * may be NULL) naming the field and its byte offset plus base_offset (the pool's offset in
+ * a larger region, e.g. a session's).
+ */
+TK_API int tk_pool_check(const void *region, size_t size, uint64_t base_offset, char *why, size_t cap);
 /* Creates a pool in private anonymous memory (mmap). */
 TK_API int tk_pool_create(tk_pool **out, uint32_t n_bufs, uint32_t buf_size);
 /* Releases the handle; unmaps the memory if tk_pool_create() made it. NULL accepted. */
@@ -113,6 +126,15 @@ TK_API void tk_pool_give(tk_pool *pool, uint32_t idx);
  */
 TK_API void tk_pool_queue(tk_pool *pool, uint32_t idx, uint32_t records);
 TK_API int tk_pool_dequeue(tk_pool *pool, uint32_t *idx);
+/*
+ * For the consumer when a producer died (SIGKILL) between claiming a queue cell and
+ * publishing it, which would block the queue for good: if the oldest cell is claimed but
+ * unpublished, marks it published and empty (tk_pool_dequeue skips it) and returns 1; else
+ * 0. Call it only when the queue looks empty while a producer is known to have died (a live
+ * producer publishes its cell nanoseconds after claiming it); the buffer the dead producer
+ * was queueing stays QUEUED outside the queue, where its owner's pid finds it.
+ */
+TK_API int tk_pool_skip_stuck(tk_pool *pool);
 /*
  * Counts records lost for want of a buffer (as lost, and as pending a report); returns
  * and zeroes the pending ones, so that each lost record is reported exactly once by
@@ -237,6 +259,15 @@ TK_API void tk_buffer_discard_all(tk_buffer_id id);
  * by a `dropped` hook are not here.)
  */
 TK_API uint64_t tk_buffer_pending_dropped(tk_buffer_id id, int take);
+
+/*
+ * In a fork()ed child (a pthread_atfork child handler): forgets every buffer of every
+ * definition without delivering or giving it back (the parent's threads own them: in a
+ * shared pool the parent goes on writing them), forgets the parent's other threads and
+ * re-initialises the module's locks. The calling thread starts new buffers on its next
+ * reserve.
+ */
+TK_API void tk_buffer_forget_after_fork(void);
 
 /* Delivers the partial buffers of every thread and definition (done at process exit). */
 TK_API void tk_buffer_flush_all_threads(void);
