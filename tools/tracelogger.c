@@ -431,9 +431,8 @@ struct logger {
 	unsigned n_deny;
 	int deny_ker_enter, deny_ker_exit;
 	tk_kev_writer *w;
+	tk_collect_timeline *tl; /* CONTROL TIME per CPU */
 	uint64_t hdr_bytes; /* header and syspage: the file's size is hdr_bytes + 16 x slots */
-	uint32_t msb[MAX_CPUS];
-	uint64_t msb_valid;
 	/* buffers: counted in slots of the output, 1024 each */
 	unsigned buf_slots;
 	uint64_t buffers;       /* buffers completed */
@@ -448,47 +447,14 @@ struct logger {
 	struct ring_buf **ring;
 	unsigned ring_cap, ring_head, ring_count;
 	uint64_t ring_dropped_bufs;
-	/* owners while writing (per-CPU THRUNNING) */
-	int32_t cur_pid[MAX_CPUS], cur_tid[MAX_CPUS];
-	uint64_t cur_valid;
 	uint64_t first_kernel_ns, last_kernel_ns;
 	int have_kernel_ns;
 };
 
-static unsigned slot_cpu(const traceevent_t *s) { return _NTO_TRACE_GETCPU(s->header) & (MAX_CPUS - 1); }
-
-static void note_owner(struct logger *L, const traceevent_t *s)
-{
-	unsigned cls = _NTO_TRACE_GETEVENT_C(s->header), code = _NTO_TRACE_GETEVENT(s->header);
-
-	if (cls == _TRACE_PR_TH_C && code == STATE_RUNNING) {
-		unsigned cpu = slot_cpu(s);
-		L->cur_pid[cpu] = (int32_t)s->data[1];
-		L->cur_tid[cpu] = (int32_t)s->data[2];
-		L->cur_valid |= 1ull << cpu;
-	}
-}
-
-/* Writes one event now: a CONTROL TIME first when the upper 32 bits changed on its CPU. */
+/* Writes one event now (a CONTROL TIME first when the upper 32 bits changed on its CPU). */
 static int write_now(struct logger *L, const traceevent_t *slots, size_t n, uint64_t t)
 {
-	unsigned cpu = slot_cpu(&slots[0]);
-	uint32_t msb = (uint32_t)(t >> 32);
-	int rc;
-
-	if (!(L->msb_valid & (1ull << cpu)) || L->msb[cpu] != msb) {
-		traceevent_t te;
-		te.header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME);
-		te.data[0] = (uint32_t)t;
-		te.data[1] = msb;
-		te.data[2] = (uint32_t)t;
-		if ((rc = tk_kev_write_raw(L->w, &te, 1)) != TK_OK)
-			return rc;
-		L->msb[cpu] = msb;
-		L->msb_valid |= 1ull << cpu;
-	}
-	note_owner(L, &slots[0]);
-	return tk_kev_write_raw(L->w, slots, n);
+	return tk_collect_timeline_write(L->tl, L->w, slots, n, t);
 }
 
 static void buffer_done(struct logger *L)
@@ -652,204 +618,24 @@ static int ring_flush(struct logger *L)
 
 /* ---- the traced program's own events ---- */
 
-struct mev { /* one event of the merge: its time and where its slots are */
-	uint64_t t;
-	uint64_t seq;  /* file order, to keep the sort stable */
-	uint32_t off;  /* index of its first slot (kernel: in the mapped file; user: in uslots) */
-	uint16_t n;
-	uint8_t user;
-	int32_t pid, tid; /* user events: the owner (tid 0: unknown) */
-};
-
-struct merge {
-	struct mev *ev;
-	size_t n, cap;
-	traceevent_t *uslots;
-	size_t nu, capu;
-	uint64_t seq;
-	int err;
-	uint64_t lo_ns, hi_ns; /* user events kept: lo_ns <= t <= hi_ns */
-	const char *file;
-};
-
-static int mev_push(struct merge *m, const struct mev *e)
-{
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 4096;
-		struct mev *g = realloc(m->ev, cap * sizeof(*g));
-		if (g == NULL)
-			return -1;
-		m->ev = g;
-		m->cap = cap;
-	}
-	m->ev[m->n++] = *e;
-	return 0;
-}
-
-static int user_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
-{
-	struct merge *m = ud;
-	unsigned cls = _NTO_TRACE_GETEVENT_C(h);
-	const unsigned *conv = traceparser_get_info(st, _TRACEPARSER_INFO_ENDIAN_CONV, NULL);
-	uint64_t ns = tk_traceparser_ns(st);
-	struct mev e;
-	unsigned nslots, i;
-
-	(void)t;
-	/* The program's own CONTROL events, its buffers' owner THRUNNING, its snapshot of
-	 * threads and processes and its TraceEvent() KER_CALL pairs stay out: the kernel's
-	 * record of them is in the file. */
-	if (m->err || buf == NULL || cls == _TRACE_CONTROL_C || cls == _TRACE_PR_TH_C || cls == _TRACE_KER_CALL_C)
-		return 0;
-	if (ns < m->lo_ns || ns > m->hi_ns)
-		return 0;
-	nslots = len <= 2 ? 1 : (len + 1) / 2;
-	if (nslots > 1024)
-		return 0;
-	if (m->nu + nslots > m->capu) {
-		size_t cap = m->capu ? m->capu * 2 : 4096;
-		traceevent_t *g;
-		while (cap < m->nu + nslots)
-			cap *= 2;
-		g = realloc(m->uslots, cap * sizeof(*g));
-		if (g == NULL) {
-			m->err = TK_ENOMEM;
-			return 0;
-		}
-		m->uslots = g;
-		m->capu = cap;
-	}
-	for (i = 0; i < nslots; i++) {
-		traceevent_t *s = &m->uslots[m->nu + i];
-		unsigned flag = nslots == 1 ? _TRACE_STRUCT_S
-				: i == 0 ? _TRACE_STRUCT_CB : i + 1 == nslots ? _TRACE_STRUCT_CE : _TRACE_STRUCT_CC;
-		uint32_t w0 = 2 * i < len ? buf[2 * i] : 0, w1 = 2 * i + 1 < len ? buf[2 * i + 1] : 0;
-		if (conv != NULL && *conv) {
-			w0 = __builtin_bswap32(w0);
-			w1 = __builtin_bswap32(w1);
-		}
-		s->header = (h & ~(0x3u << 30)) | flag;
-		s->data[0] = (uint32_t)ns;
-		s->data[1] = w0;
-		s->data[2] = w1;
-	}
-	memset(&e, 0, sizeof(e));
-	e.t = ns;
-	e.seq = m->seq++;
-	e.off = (uint32_t)m->nu;
-	e.n = (uint16_t)nslots;
-	e.user = 1;
-	if (!tk_traceparser_owner(st, &e.pid, &e.tid))
-		e.pid = e.tid = 0;
-	m->nu += nslots;
-	if (mev_push(m, &e) != 0)
-		m->err = TK_ENOMEM;
-	return 0;
-}
-
-/* Loads the events of every user-*.kev in dir. Returns the number of files read. */
-static int load_user_events(struct merge *m, const char *dir)
+/* Adds the events of every user-*.kev in dir (TRACEKIT_LOG's files). */
+static void load_user_files(tk_collect_merge *m, const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
-	int files = 0;
 
 	if (d == NULL)
-		return 0;
+		return;
 	while ((de = readdir(d)) != NULL) {
-		char path[4400];
-		struct traceparser_state *st;
+		char path[4400], why[8400];
 		size_t len = strlen(de->d_name);
 		if (strncmp(de->d_name, "user-", 5) != 0 || len < 9 || strcmp(de->d_name + len - 4, ".kev") != 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		st = traceparser_init(NULL);
-		if (st == NULL)
-			continue;
-		for (unsigned ic = 0; ic < 32; ic++)
-			tk_traceparser_cs_internal(st, m, user_cb, ic, 0, 1023);
-		if (traceparser(st, NULL, path) != 0) {
-			const char *why = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL);
-			tktool_error(path, "%s (the events before it are merged)", why != NULL ? why : "cannot read");
-		}
-		traceparser_destroy(&st);
-		files++;
+		if (tk_collect_merge_load_kev(m, path, why, sizeof(why)) != TK_OK)
+			tktool_error(NULL, "%s (the events before it are merged)", why);
 	}
 	closedir(d);
-	return files;
-}
-
-static int cmp_mev(const void *a, const void *b)
-{
-	const struct mev *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Indexes the kernel events of a file this program wrote (events from byte hdr_bytes on). */
-static int index_kernel(struct merge *m, const traceevent_t *slot, size_t nslots)
-{
-	uint32_t msb[MAX_CPUS] = {0};
-	size_t i = 0;
-
-	while (i < nslots) {
-		unsigned h = slot[i].header, cpu = _NTO_TRACE_GETCPU(h) & (MAX_CPUS - 1);
-		size_t j = i + 1;
-		struct mev e;
-		if (_NTO_TRACE_GETEVENT_C(h) == _TRACE_CONTROL_C && _NTO_TRACE_GETEVENT(h) == _TRACE_CONTROL_TIME &&
-		    _TRACE_GET_STRUCT(h) == _TRACE_STRUCT_S) {
-			msb[cpu] = slot[i].data[1];
-			i++;
-			continue;
-		}
-		if (_TRACE_GET_STRUCT(h) == _TRACE_STRUCT_CB) {
-			while (j < nslots && j - i < 1024 && _TRACE_GET_STRUCT(slot[j - 1].header) != _TRACE_STRUCT_CE)
-				j++;
-		} else if (_TRACE_GET_STRUCT(h) != _TRACE_STRUCT_S) {
-			i++; /* a stray part: cannot happen in our own file */
-			continue;
-		}
-		memset(&e, 0, sizeof(e));
-		e.t = ((uint64_t)msb[cpu] << 32) | slot[i].data[0];
-		e.seq = m->seq++;
-		e.off = (uint32_t)i;
-		e.n = (uint16_t)(j - i);
-		if (mev_push(m, &e) != 0)
-			return TK_ENOMEM;
-		i = j;
-	}
-	return TK_OK;
-}
-
-/* Writes the merge: every event in time order, a THRUNNING before a user event whose
- * thread is not the one the kernel shows running on its CPU. */
-static int write_merge(struct logger *L, struct merge *m, const traceevent_t *kslots)
-{
-	size_t i;
-	int rc;
-
-	qsort(m->ev, m->n, sizeof(m->ev[0]), cmp_mev);
-	for (i = 0; i < m->n; i++) {
-		const struct mev *e = &m->ev[i];
-		const traceevent_t *s = e->user ? &m->uslots[e->off] : &kslots[e->off];
-		if (e->user && e->tid != 0) {
-			unsigned cpu = slot_cpu(s);
-			if (!(L->cur_valid & (1ull << cpu)) || L->cur_pid[cpu] != e->pid || L->cur_tid[cpu] != e->tid) {
-				traceevent_t r;
-				r.header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_PR_TH_C, STATE_RUNNING);
-				r.data[0] = (uint32_t)e->t;
-				r.data[1] = (uint32_t)e->pid;
-				r.data[2] = (uint32_t)e->tid;
-				if ((rc = write_now(L, &r, 1, e->t)) != TK_OK)
-					return rc;
-			}
-		}
-		if ((rc = write_now(L, s, e->n, e->t)) != TK_OK)
-			return rc;
-	}
-	return TK_OK;
 }
 
 /* ---- the header ---- */
@@ -1190,6 +976,10 @@ int main(int argc, char **argv)
 	/* The output: written as events come; the final name appears only when complete. */
 	memset(&g_L, 0, sizeof(g_L));
 	g_L.o = &g_o;
+	if (tk_collect_timeline_new(&g_L.tl) != TK_OK) {
+		tktool_error(NULL, "out of memory");
+		return 1;
+	}
 	build_filter(&g_L, recorded, g_o.classes_given ? g_o.sub_sel : SEL_KERCALL | SEL_INT);
 	if (g_o.ring || g_o.size_ring) {
 		g_L.ring_cap = g_o.ring ? g_o.buffers : (unsigned)(g_o.max_size / (BUF_SLOTS * sizeof(traceevent_t)));
@@ -1343,54 +1133,30 @@ int main(int argc, char **argv)
 	}
 	g_L.w = NULL;
 
-	struct merge m;
-	memset(&m, 0, sizeof(m));
-	m.lo_ns = g_o.daemon || g_L.ring_dropped_bufs > 0 ? start_ns : 0;
-	m.hi_ns = g_o.daemon || g_L.stop_reason != NULL ? stop_ns : UINT64_MAX;
-	if (merge_user && load_user_events(&m, dir) > 0 && m.n > 0 && m.err == 0) {
-		/* Rewrite the file once, in time order, with the command's events in it. */
-		int fd = open(write_path, O_RDONLY | O_CLOEXEC);
-		struct stat sb;
-		void *map = MAP_FAILED;
-		if (fd >= 0 && fstat(fd, &sb) == 0 && (uint64_t)sb.st_size > hdr_bytes)
-			map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map != MAP_FAILED) {
-			const traceevent_t *ks = (const traceevent_t *)((const char *)map + hdr_bytes);
-			size_t nk = ((uint64_t)sb.st_size - hdr_bytes) / sizeof(traceevent_t);
-			size_t nuser = m.n;
-			int r = index_kernel(&m, ks, nk);
-			memset(g_L.msb, 0, sizeof(g_L.msb));
-			g_L.msb_valid = 0;
-			g_L.cur_valid = 0;
-			if (r == TK_OK)
-				r = tk_kev_writer_open(&g_L.w, via_spool ? spool : g_o.output, &H.h, TK_KEV_NO_AUTO_TIME);
-			if (r == TK_OK) {
-				r = write_merge(&g_L, &m, ks);
-				if (r == TK_OK)
-					r = tk_kev_writer_close(g_L.w);
-				else
-					tk_kev_writer_abort(g_L.w);
-			}
-			if (r != TK_OK) {
-				tktool_error(g_o.output, "cannot merge the command's own events: %s; the file has the "
-						       "kernel's events only", tk_strerror(r));
-				status = 1;
-			} else if (g_o.verbose) {
-				fprintf(stderr, "tracelogger: merged %zu events of the command's own traces\n", nuser);
-			}
-			munmap(map, (size_t)sb.st_size);
-		} else if (fd >= 0 || errno != 0) {
-			tktool_error(g_o.output, "cannot re-read it to merge the command's own events: %s", strerror(errno));
-			status = 1;
-		}
-		if (fd >= 0)
-			close(fd);
-	} else if (m.err != 0) {
-		tktool_error(NULL, "cannot merge the command's own events: %s", tk_strerror(m.err));
+	tk_collect_merge *m = NULL;
+	if (merge_user && tk_collect_merge_new(&m) != TK_OK) {
+		tktool_error(NULL, "cannot merge the command's own events: %s", tk_strerror(TK_ENOMEM));
 		status = 1;
+	} else if (merge_user) {
+		tk_collect_merge_window(m, g_o.daemon || g_L.ring_dropped_bufs > 0 ? start_ns : 0,
+					g_o.daemon || g_L.stop_reason != NULL ? stop_ns : UINT64_MAX);
+		load_user_files(m, dir);
 	}
-	free(m.ev);
-	free(m.uslots);
+	if (m != NULL && tk_collect_merge_count(m) > 0) {
+		/* Rewrite the file once, in time order, with the command's events in it. */
+		char why[8400];
+		int r = tk_collect_merge_write(m, write_path, hdr_bytes, write_path, &H.h, why, sizeof(why));
+		if (r != TK_OK) {
+			tktool_error(g_o.output, "cannot merge the command's own events: %s; the file has the "
+					       "kernel's events only", why);
+			status = 1;
+		} else if (g_o.verbose) {
+			fprintf(stderr, "tracelogger: merged %zu events of the command's own traces\n",
+				tk_collect_merge_count(m));
+		}
+	}
+	tk_collect_merge_free(m);
+	tk_collect_timeline_free(g_L.tl);
 	if (g_L.ring != NULL) {
 		for (unsigned k = 0; k < g_L.ring_cap; k++)
 			free(g_L.ring[k]);

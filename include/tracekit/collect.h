@@ -124,6 +124,70 @@ TK_API void tk_collect_header_attrs(const tk_collect *c,
 	((((unsigned)(n) & 0x7fu) | (((unsigned)(n) >> 7) << 8)) | ((exit) ? 0x80u : 0u))
 #define TK_COLLECT_KERCALL_NR(code) (((code) & 0x7fu) | ((((code) >> 8) & 0x3u) << 7))
 
+
+/* ---- One time line: writing collected events, merging a program's own ---------------- */
+
+/*
+ * tracelogger's writing side (docs/tracelogger.md, "The file"). Events carry 64-bit
+ * CLOCK_MONOTONIC_RAW nanosecond times; a file holds their low 32 bits and CONTROL TIME
+ * events with the upper ones, per CPU. A timeline remembers, per CPU, the upper bits last
+ * written and the thread last shown running (THRUNNING), so that every event's thread can be
+ * recovered by QNX's per-CPU rule. Not thread-safe: one per writer.
+ */
+typedef struct tk_collect_timeline tk_collect_timeline;
+TK_API int tk_collect_timeline_new(tk_collect_timeline **out); /* TK_OK or TK_ENOMEM */
+TK_API void tk_collect_timeline_free(tk_collect_timeline *tl); /* NULL ok */
+/* Forgets every CPU's time and running thread (a new file begins). */
+TK_API void tk_collect_timeline_reset(tk_collect_timeline *tl);
+/*
+ * Writes one event (n slots: 1, or a combine event's CB, CC..., CE) of time t_ns to w
+ * (opened with TK_KEV_NO_AUTO_TIME): a CONTROL TIME first when the upper 32 bits of t_ns
+ * differ from those last written on the event's CPU. A THRUNNING is noted as its CPU's
+ * running thread. Returns TK_OK or the writer's error.
+ */
+TK_API int tk_collect_timeline_write(tk_collect_timeline *tl, tk_kev_writer *w, const traceevent_t *slots,
+                                     size_t n, uint64_t t_ns);
+
+/*
+ * A merge: events of the traced programs (from a session's buffers, or from a program's own
+ * .kev file) kept in memory with their times and owners, written at the end between the
+ * kernel's events of a file already written, in time order across CPUs. An event whose
+ * thread is not the one the file shows running on its CPU at that moment gets a THRUNNING
+ * of its thread, at its time, just before it. Not thread-safe.
+ */
+typedef struct tk_collect_merge tk_collect_merge;
+TK_API int tk_collect_merge_new(tk_collect_merge **out); /* TK_OK or TK_ENOMEM */
+TK_API void tk_collect_merge_free(tk_collect_merge *m);  /* NULL ok */
+/* Only events with lo_ns <= time <= hi_ns are written (default: all). */
+TK_API void tk_collect_merge_window(tk_collect_merge *m, uint64_t lo_ns, uint64_t hi_ns);
+/*
+ * Adds one event: n slots (at most 1024), its time in ns and its owner (tid 0: unknown,
+ * no THRUNNING is written for it). The slots' data[0] is set to the low 32 bits of t_ns.
+ * Returns TK_OK, TK_EINVAL (n 0 or too large) or TK_ENOMEM.
+ */
+TK_API int tk_collect_merge_add(tk_collect_merge *m, const traceevent_t *slots, size_t n, uint64_t t_ns,
+                                int32_t pid, int32_t tid);
+/* Events added so far. */
+TK_API size_t tk_collect_merge_count(const tk_collect_merge *m);
+/*
+ * Adds the events of a program's own .kev file (the recorder's, TRACEKIT_LOG), its times
+ * converted to the file's time line (tk_traceparser_ns()). Its CONTROL events, its THREAD,
+ * VTHREAD and PROCESS events (the owner markers of its buffers, its snapshot of threads) and
+ * its KERCALL events (TraceEvent() calls) are left out: the kernel's record of them is in
+ * the file. Returns TK_OK; TK_EFORMAT when the file is damaged or cannot be read (the events
+ * before the damage are kept) or TK_ENOMEM, with the reason in why.
+ */
+TK_API int tk_collect_merge_load_kev(tk_collect_merge *m, const char *path, char *why, size_t whycap);
+/*
+ * Writes out_path (through tk_kev_writer: complete or not at all) with header hdr: the
+ * events of kernel_path from byte hdr_bytes on (a file written with a timeline: whole
+ * events, CONTROL TIME per CPU) and the added events, in time order (stable: equal times
+ * keep the kernel's file order, kernel events first). out_path may be kernel_path. Returns
+ * TK_OK or a TK_E* code, with the reason in why.
+ */
+TK_API int tk_collect_merge_write(tk_collect_merge *m, const char *kernel_path, uint64_t hdr_bytes,
+                                  const char *out_path, const tk_kev_header *hdr, char *why, size_t whycap);
+
 #ifdef __cplusplus
 }
 #endif
