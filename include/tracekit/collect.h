@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracekit/buffer.h"
 #include "tracekit/common.h"
 #include "tracekit/kev.h"
 
@@ -187,6 +188,51 @@ TK_API int tk_collect_merge_load_kev(tk_collect_merge *m, const char *path, char
  */
 TK_API int tk_collect_merge_write(tk_collect_merge *m, const char *kernel_path, uint64_t hdr_bytes,
                                   const char *out_path, const tk_kev_header *hdr, char *why, size_t whycap);
+
+/* ---- Draining a pool: the traced programs' own events --------------------------------- */
+
+/*
+ * The recorder's trace buffers in a pool shared with the logger (a session's,
+ * tracekit/session.h): each event handed over with its owner and its time converted from
+ * the writers' cycle clock to CLOCK_MONOTONIC_RAW ns (the collector's time line):
+ *   ns = clock_ns + (cycles - clock_cycles) * 10^9 / cycles_per_sec   (signed, floored)
+ * CONTROL TIME and BUFFER and each buffer's owner THRUNNING are consumed (the owner comes
+ * with every event); CONTROL DROPPED events (records the writers lost for want of a free
+ * buffer) are handed over and counted. A combine event cut short by its writer's death is
+ * left out. One drainer per pool (the logger); not thread-safe.
+ */
+typedef struct tk_collect_drain tk_collect_drain;
+typedef struct tk_collect_drain_config {
+	size_t size;             /* sizeof(tk_collect_drain_config) */
+	uint64_t cycles_per_sec; /* the writers' clock (not 0) */
+	uint64_t clock_cycles;   /* a cycle count ... */
+	uint64_t clock_ns;       /* ... and the CLOCK_MONOTONIC_RAW ns read with it */
+	uint32_t skip_classes;   /* bit (1 << internal class) per class left out, e.g.
+	                            1u << (_TRACE_KER_CALL_C >> 10) */
+} tk_collect_drain_config;
+/* Called for each event: n slots, its time, its owner. Non-zero stops the drain. */
+typedef int (*tk_collect_user_fn)(void *ud, const traceevent_t *slots, size_t n, uint64_t t_ns, int32_t pid,
+                                  int32_t tid);
+TK_API int tk_collect_drain_new(tk_collect_drain **out, tk_pool *pool, const tk_collect_drain_config *cfg);
+TK_API void tk_collect_drain_free(tk_collect_drain *d); /* NULL ok */
+/* The writers' cycle count converted to ns. */
+TK_API uint64_t tk_collect_drain_ns(const tk_collect_drain *d, uint64_t cycles);
+/*
+ * Every queued buffer, read whole (from its `flushed` part on) and given back. Returns the
+ * events handed over, or a negative TK_E* code (emit's negative return, TK_ECANCELED for a
+ * positive one).
+ */
+TK_API int tk_collect_drain_queued(tk_collect_drain *d, tk_collect_user_fn emit, void *ud);
+/*
+ * The WRITING buffers of process pid, which must be dead (nothing writes them any more):
+ * read up to `committed`, given back. Returns as tk_collect_drain_queued().
+ */
+TK_API int tk_collect_drain_process(tk_collect_drain *d, int32_t pid, tk_collect_user_fn emit, void *ud);
+/* Takes the pool's drops not yet reported in any buffer (tk_pool_take_dropped()), counted. */
+TK_API uint64_t tk_collect_drain_take_dropped(tk_collect_drain *d);
+/* Events handed over, buffers read, records lost by the writers (DROPPED counts). NULL ok. */
+TK_API void tk_collect_drain_get_stats(const tk_collect_drain *d, uint64_t *events, uint64_t *buffers,
+                                       uint64_t *dropped);
 
 #ifdef __cplusplus
 }
