@@ -150,7 +150,7 @@ int tk_collect_drain_queued(tk_collect_drain *d, tk_collect_user_fn emit, void *
 	return total;
 }
 
-int tk_collect_drain_process(tk_collect_drain *d, int32_t pid, tk_collect_user_fn emit, void *ud)
+int tk_collect_drain_process(tk_collect_drain *d, int32_t pid, int dead, tk_collect_user_fn emit, void *ud)
 {
 	uint32_t idx, n = tk_pool_n_buffers(d->pool), bsize = tk_pool_buffer_size(d->pool);
 	int total = 0;
@@ -169,8 +169,10 @@ int tk_collect_drain_process(tk_collect_drain *d, int32_t pid, tk_collect_user_f
 		from = desc->flushed < committed ? desc->flushed : committed;
 		rc = read_buffer(d, tk_pool_buffer(d->pool, idx), from, committed, from ? desc->resume_msb : 0, pid,
 				 (int32_t)desc->owner_tid, emit, ud);
-		desc->flushed = 0;
-		tk_pool_give(d->pool, idx);
+		if (dead) { /* a living writer keeps its buffer (read once, at the end) */
+			desc->flushed = 0;
+			tk_pool_give(d->pool, idx);
+		}
 		d->buffers++;
 		if (rc < 0)
 			return rc;

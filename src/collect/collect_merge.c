@@ -88,6 +88,7 @@ struct mev { /* one event of the merge: its time and where its slots are */
 	uint64_t off;     /* index of its first slot (kernel: in the mapped file; added: in uslots) */
 	uint16_t n;
 	uint8_t user;
+	uint8_t weak;     /* a PROCDESTROY written only if the kernel's file has none for its pid */
 	int32_t pid, tid; /* added events: the owner (tid 0: unknown) */
 };
 
@@ -181,6 +182,18 @@ int tk_collect_merge_add(tk_collect_merge *m, const traceevent_t *slots, size_t 
 	m->nu += n;
 	m->n_user++;
 	return TK_OK;
+}
+
+int tk_collect_merge_add_procdestroy(tk_collect_merge *m, unsigned cpu, uint64_t t_ns, int32_t pid)
+{
+	traceevent_t s = { _TRACE_MAKE_CODE(cpu & (TL_MAX_CPUS - 1), _TRACE_STRUCT_S, _TRACE_PR_TH_C,
+					    _TRACE_PR_TH_DESTROY_P),
+			   { 0, 0, (uint32_t)pid } };
+	int rc = tk_collect_merge_add(m, &s, 1, t_ns, 0, 0);
+
+	if (rc == TK_OK)
+		m->ev[m->n - 1].weak = 1;
+	return rc;
 }
 
 /* ---- a program's own .kev file ---------------------------------------------------------- */
@@ -300,19 +313,49 @@ static int index_kernel(tk_collect_merge *m, const traceevent_t *slot, size_t ns
 	return TK_OK;
 }
 
+static int is_procdestroy(const traceevent_t *s)
+{
+	return _NTO_TRACE_GETEVENT_C(s->header) == _TRACE_PR_TH_C &&
+	       _NTO_TRACE_GETEVENT(s->header) == _TRACE_PR_TH_DESTROY_P;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
 static int write_merged(tk_collect_merge *m, tk_kev_writer *w, const traceevent_t *kslots)
 {
 	tk_collect_timeline tl;
-	size_t i;
-	int rc;
+	uint32_t *gone = NULL; /* pids the kernel's file says ended */
+	size_t i, n_gone = 0, cap_gone = 0;
+	int rc = TK_OK;
 
 	memset(&tl, 0, sizeof(tl));
+	for (i = 0; i < m->n; i++) {
+		const struct mev *e = &m->ev[i];
+		if (e->user || !is_procdestroy(&kslots[e->off]))
+			continue;
+		if (n_gone == cap_gone) {
+			uint32_t *g = realloc(gone, (cap_gone = cap_gone ? cap_gone * 2 : 64) * sizeof(*g));
+			if (g == NULL) {
+				free(gone);
+				return TK_ENOMEM;
+			}
+			gone = g;
+		}
+		gone[n_gone++] = kslots[e->off].data[2];
+	}
+	qsort(gone, n_gone, sizeof(*gone), cmp_u32);
 	qsort(m->ev, m->n, sizeof(m->ev[0]), cmp_mev);
 	for (i = 0; i < m->n; i++) {
 		const struct mev *e = &m->ev[i];
 		const traceevent_t *s = e->user ? &m->uslots[e->off] : &kslots[e->off];
 		if (e->user && (e->t < m->lo_ns || e->t > m->hi_ns))
 			continue;
+		if (e->weak && bsearch(&s->data[2], gone, n_gone, sizeof(*gone), cmp_u32) != NULL)
+			continue; /* the kernel recorded this end already */
 		if (e->user && e->tid != 0) {
 			unsigned cpu = slot_cpu(s);
 			if (!(tl.cur_valid & (1ull << cpu)) || tl.cur_pid[cpu] != e->pid || tl.cur_tid[cpu] != e->tid) {
@@ -322,19 +365,20 @@ static int write_merged(tk_collect_merge *m, tk_kev_writer *w, const traceevent_
 				r.data[1] = (uint32_t)e->pid;
 				r.data[2] = (uint32_t)e->tid;
 				if ((rc = tk_collect_timeline_write(&tl, w, &r, 1, e->t)) != TK_OK)
-					return rc;
+					break;
 			}
 		}
 		if ((rc = tk_collect_timeline_write(&tl, w, s, e->n, e->t)) != TK_OK)
-			return rc;
+			break;
 	}
-	return TK_OK;
+	free(gone);
+	return rc;
 }
 
 int tk_collect_merge_write(tk_collect_merge *m, const char *kernel_path, uint64_t hdr_bytes, const char *out_path,
 			   const tk_kev_header *hdr, char *why, size_t whycap)
 {
-	int fd = open(kernel_path, O_RDONLY | O_CLOEXEC);
+	int fd = kernel_path != NULL ? open(kernel_path, O_RDONLY | O_CLOEXEC) : -1;
 	struct stat sb;
 	void *map = NULL;
 	size_t nk = 0;
@@ -343,7 +387,8 @@ int tk_collect_merge_write(tk_collect_merge *m, const char *kernel_path, uint64_
 
 	if (whycap > 0)
 		why[0] = '\0';
-	if (fd < 0 || fstat(fd, &sb) != 0) {
+	memset(&sb, 0, sizeof(sb));
+	if (kernel_path != NULL && (fd < 0 || fstat(fd, &sb) != 0)) {
 		snprintf(why, whycap, "%s: cannot re-read it: %s", kernel_path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -358,7 +403,8 @@ int tk_collect_merge_write(tk_collect_merge *m, const char *kernel_path, uint64_
 		}
 		nk = ((uint64_t)sb.st_size - hdr_bytes) / sizeof(traceevent_t);
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	const traceevent_t *ks = map != NULL ? (const traceevent_t *)((const char *)map + hdr_bytes) : NULL;
 	rc = index_kernel(m, ks, nk);
 	if (rc == TK_OK)
