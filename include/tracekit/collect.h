@@ -276,8 +276,9 @@ TK_API int tk_collect_session_open(tk_collect_session **out, tk_session *s,
 TK_API int tk_collect_session_drain(tk_collect_session *cs);
 /*
  * Waits (futex, at most timeout_ms; a signal ends it early) until the session's trace is
- * started (want 1) or stopped (want 0) by an attached program or the logger. Returns 1 when
- * it is, 0 otherwise.
+ * started (want 1: started now, or a START came since the handle was opened, even if a STOP
+ * followed) or stopped (want 0) by an attached program or the logger. Returns 1 when it is,
+ * 0 otherwise.
  */
 TK_API int tk_collect_session_wait_started(tk_collect_session *cs, int want, unsigned timeout_ms);
 /* Counters so far (thread-safe). */

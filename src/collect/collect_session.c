@@ -35,6 +35,7 @@ struct tk_collect_session {
 	_Atomic int quit;
 	_Atomic uint32_t change; /* bumped when the session's started state changes: a futex word */
 	int last_started;
+	uint32_t epoch0; /* the start epoch when opened: a START since moves it */
 	unsigned wait_ms;
 	int err;
 	uint64_t user_slots; /* slots handed to the merge */
@@ -185,6 +186,7 @@ int tk_collect_session_open(tk_collect_session **out, tk_session *s, const tk_co
 		return rc;
 	}
 	cs->last_started = tk_session_started(s);
+	cs->epoch0 = atomic_load(&tk__session_config(s)->start_epoch);
 	if (cfg->thread) {
 		/* the thread takes no signal: they stay the caller's */
 		sigfillset(&all);
@@ -210,18 +212,28 @@ int tk_collect_session_drain(tk_collect_session *cs)
 	return round_once(cs);
 }
 
+/* Started (want 1): now, or a START came and went since the handle was opened (a program
+ * that starts and stops the trace at once is not missed); stopped (want 0): now. */
+static int started_as(tk_collect_session *cs, int want)
+{
+	if (want)
+		return tk_session_started(cs->s) ||
+		       atomic_load(&tk__session_config(cs->s)->start_epoch) != cs->epoch0;
+	return !tk_session_started(cs->s);
+}
+
 int tk_collect_session_wait_started(tk_collect_session *cs, int want, unsigned timeout_ms)
 {
 	struct timespec ts = { (time_t)(timeout_ms / 1000), (long)(timeout_ms % 1000) * 1000000L };
 	uint32_t seen = atomic_load(&cs->change);
 
-	if (tk_session_started(cs->s) == want)
+	if (started_as(cs, want))
 		return 1;
 	if (cs->running) /* the drain thread bumps `change` when it sees START or STOP */
 		syscall(SYS_futex, (uint32_t *)&cs->change, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
 	else
 		tk_session_wait(cs->s, timeout_ms);
-	return tk_session_started(cs->s) == want;
+	return started_as(cs, want);
 }
 
 void tk_collect_session_get_stats(tk_collect_session *cs, tk_collect_session_stats *st)
