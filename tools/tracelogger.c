@@ -324,7 +324,9 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	o->n_buffers = -1;
 	o->freq = -1;
 	o->user_events = 1;
-	o->session = TK_SESSION_DEFAULT;
+	/* the session programs attach to: TRACEKIT_SESSION names it for them, and for us */
+	o->session = getenv(TK_SESSION_ENV) != NULL && getenv(TK_SESSION_ENV)[0] != '\0' ? getenv(TK_SESSION_ENV)
+											   : TK_SESSION_DEFAULT;
 	o->session_bufs = TK_SESSION_DEFAULT_BUFFERS;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:ab:c:d:f:F:ghk:Mn:N:p:rs:S:vwA:", longs, NULL)) != -1) {
@@ -430,6 +432,9 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		return tktool_usage_error("-M needs -S SIZE (the size of the newest events to keep)");
 	if (o->size_ring && o->ring)
 		return tktool_usage_error("-M and -r both choose the ring's size: give one");
+	if (!tk_session_name_valid(o->session))
+		return tktool_usage_error("TRACEKIT_SESSION: '%s' is not a session name (1 to %d of A-Z a-z 0-9 _ . -, "
+					  "not starting with '.')", o->session, TK_SESSION_NAME_MAX);
 	if (o->recover && (o->cmd != NULL || o->n_pids > 0 || o->daemon || o->all_cpus))
 		return tktool_usage_error("--recover only recovers a session (-N) into a file (-f): no command, -p, "
 					  "-a or -d1");
@@ -1172,6 +1177,22 @@ int main(int argc, char **argv)
 		undo_start(&ch, have_child, dir);
 		return 1;
 	}
+	if (via_spool)
+		snprintf(spool, sizeof(spool), "%s/kernel.kev", dir);
+	write_path = via_spool ? spool : g_o.output;
+	build_header(&H, &g_o, c, g_o.output);
+	if (m != NULL) {
+		/* what is drained is also kept on disk as it comes, for a logger that dies */
+		char keep[4500];
+		snprintf(keep, sizeof(keep), "%s.programs", write_path);
+		if ((rc = tk_collect_merge_spool(m, keep, &H.h)) != TK_OK) {
+			tktool_error(keep, "cannot create: %s", tk_strerror(rc));
+			tk_collect_merge_free(m);
+			tk_collect_close(c);
+			undo_start(&ch, have_child, dir);
+			return 1;
+		}
+	}
 	memset(&scfg, 0, sizeof(scfg));
 	scfg.size = sizeof(scfg);
 	scfg.merge = m;
@@ -1180,6 +1201,10 @@ int main(int argc, char **argv)
 	 * record of them is in the file (without a collector, theirs are all there is) */
 	if (c != NULL)
 		scfg.skip_classes = 1u << (_TRACE_PR_TH_C >> 10) | 1u << (_TRACE_KER_CALL_C >> 10);
+	/* a process found dead gets a PROCDESTROY where PROCESS is written (unless the kernel's
+	 * record of its end is in the file already) */
+	scfg.no_procdestroy = c != NULL && !(recorded & TK_COLLECT_CLASS(_NTO_TRACE_PROCESS));
+	scfg.obey_config = g_o.daemon;
 	if (g_S != NULL && (rc = tk_collect_session_open(&g_CS, g_S, &scfg)) != TK_OK) {
 		tktool_error(NULL, "session %s: cannot drain it: %s", g_o.session, tk_strerror(rc));
 		tk_collect_merge_free(m);
@@ -1208,10 +1233,6 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (via_spool)
-		snprintf(spool, sizeof(spool), "%s/kernel.kev", dir);
-	write_path = via_spool ? spool : g_o.output;
-	build_header(&H, &g_o, c, g_o.output);
 	rc = tk_kev_writer_open(&g_L.w, write_path, &H.h, TK_KEV_NO_AUTO_TIME);
 	if (rc != TK_OK) {
 		tktool_error(g_o.output, "cannot create: %s", tk_strerror(rc));

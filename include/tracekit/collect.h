@@ -178,6 +178,16 @@ TK_API int tk_collect_merge_add_procdestroy(tk_collect_merge *m, unsigned cpu, u
 /* Events added so far. */
 TK_API size_t tk_collect_merge_count(const tk_collect_merge *m);
 /*
+ * Also writes every event added from now on, as it comes, into a .kev at path (header hdr,
+ * through tk_kev_writer: "<path>.part" until then), so that a logger that dies keeps what it
+ * had drained: the part file is readable. tk_collect_merge_flush() puts what was added on
+ * disk; tk_collect_merge_free() removes the file (its events are in the merged one).
+ * TK_OK, TK_ESTATE (one already) or the writer's error.
+ */
+TK_API int tk_collect_merge_spool(tk_collect_merge *m, const char *path, const tk_kev_header *hdr);
+TK_API int tk_collect_merge_flush(tk_collect_merge *m); /* TK_OK or the spool's first error */
+TK_API const char *tk_collect_merge_spool_path(const tk_collect_merge *m); /* its temporary file, or NULL */
+/*
  * Adds the events of a program's own .kev file (the recorder's, TRACEKIT_LOG), its times
  * converted to the file's time line (tk_traceparser_ns()). Its CONTROL events, its THREAD,
  * VTHREAD and PROCESS events (the owner markers of its buffers, its snapshot of threads) and
@@ -261,6 +271,9 @@ typedef struct tk_collect_session_config {
 	uint32_t skip_classes;   /* as tk_collect_drain_config */
 	unsigned wait_ms;        /* the longest futex wait (0: 100 ms) */
 	int thread;              /* 1: drain on a thread of its own; 0: tk_collect_session_drain() */
+	int no_procdestroy;      /* 1: no PROCDESTROY for the dead (PROCESS is not recorded) */
+	int obey_config;         /* 1: only if the session's configuration enables PROCDESTROY
+	                            (daemon mode: the programs chose what is recorded) */
 } tk_collect_session_config;
 typedef struct tk_collect_session_stats {
 	uint64_t events, buffers; /* events handed over, buffers read */

@@ -37,6 +37,7 @@ struct tk_collect_session {
 	int last_started;
 	uint32_t epoch0; /* the start epoch when opened: a START since moves it */
 	unsigned wait_ms;
+	int procdestroy, obey_config;
 	int err;
 	uint64_t user_slots; /* slots handed to the merge */
 	uint64_t deaths;
@@ -98,7 +99,9 @@ static int reap_dead(tk_collect_session *cs)
 			return rc;
 		if ((rc = tk_collect_drain_process(cs->drain, (int32_t)info.pid, 1, add_event, cs)) < 0)
 			return rc;
-		if (cs->merge != NULL) {
+		if (cs->merge != NULL && cs->procdestroy &&
+		    (!cs->obey_config ||
+		     tk_collect_session_enabled(cs->s, _TRACE_MAKE_CODE(0, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_DESTROY_P)))) {
 			uint64_t t = tk_clock_ns();
 			pthread_mutex_lock(&cs->mu);
 			rc = tk_collect_merge_add_procdestroy(cs->merge, 0, t, (int32_t)info.pid);
@@ -134,6 +137,12 @@ static int round_once(tk_collect_session *cs)
 	note_started(cs);
 	if (rc >= 0)
 		rc = reap_dead(cs);
+	if (rc >= 0 && cs->merge != NULL) {
+		/* what was drained is on disk before the next wait: a logger killed now keeps it */
+		pthread_mutex_lock(&cs->mu);
+		tk_collect_merge_flush(cs->merge);
+		pthread_mutex_unlock(&cs->mu);
+	}
 	return rc < 0 ? rc : TK_OK;
 }
 
@@ -175,6 +184,8 @@ int tk_collect_session_open(tk_collect_session **out, tk_session *s, const tk_co
 	cs->s = s;
 	cs->merge = cfg->merge;
 	cs->wait_ms = cfg->wait_ms ? cfg->wait_ms : 100;
+	cs->procdestroy = !cfg->no_procdestroy;
+	cs->obey_config = cfg->obey_config;
 	pthread_mutex_init(&cs->mu, NULL);
 	memset(&dc, 0, sizeof(dc));
 	dc.size = sizeof(dc);
