@@ -620,8 +620,15 @@ case_session3() { # three processes of two threads each record into one session:
 		$WR -n 3000 -t 2 & wait" >/dev/null 2>"$W/s3.err" || { fail "exit status $? ($(cat "$W/s3.err"))"; return; }
 	readable "$W/s3.kev" || return
 	t=$W/s3.kev.txt
-	pids=$(sed -n 's/.*PROCCREATE_NAME ppid:[0-9]* pid:\([0-9]*\) name:tl_writer$/\1/p' "$t" | sort -u)
-	[ "$(echo "$pids" | wc -w)" = 3 ] || { fail "writers started: $(echo $pids)"; return; }
+	# the writers' pids, from their events (a sanitizer's helper process may carry the name too)
+	pids=
+	for h in $(sed -n 's/.*USREVENT:EVENT:10,.* d1:0x\([0-9a-f]*\)$/\1/p' "$t" | sort -u); do
+		pids="$pids $((0x$h))"
+	done
+	[ "$(echo $pids | wc -w)" = 3 ] || { fail "writers seen: $pids"; return; }
+	for p in $pids; do
+		grep -q "PROCCREATE_NAME ppid:[0-9]* pid:$p name:tl_writer\$" "$t" || fail "no PROCCREATE_NAME of writer $p"
+	done
 	for code in 10 11; do
 		numbered "$t" $code 3000 $pids >"$W/s3.awk" || fail "thread $code: $(head -n 3 "$W/s3.awk")"
 	done
@@ -656,7 +663,8 @@ case_sigkill() { # a writer SIGKILLed after recording: every event it committed 
 		{ fail "exit status $? ($(cat "$W/k.err"))"; return; }
 	readable "$W/k.kev" || return
 	t=$W/k.kev.txt
-	pid=$(sed -n 's/.*PROCCREATE_NAME ppid:[0-9]* pid:\([0-9]*\) name:tl_writer$/\1/p' "$t" | head -n 1)
+	pid=$(grep -m 1 "USREVENT:EVENT:10," "$t" | sed 's/.*d1:0x\([0-9a-f]*\)/\1/')
+	pid=$((0x${pid:-0}))
 	for code in 10 11; do
 		numbered "$t" $code 5000 "$pid" >"$W/k.awk" || fail "thread $code: $(head -n 3 "$W/k.awk")"
 	done
@@ -713,8 +721,9 @@ case_second_logger() { # a second logger on the same session: refused, naming th
 }
 
 # a logger killed with SIGKILL while a writer sleeps after recording: leaves an orphaned session
-orphan_setup() {
-	"$TL" -f "$W/dead.kev" -c PROCESS,USER -- "$WR" -n 1500 -t 2 -z 3000 >/dev/null 2>&1 &
+orphan_setup() { # $1: the dead logger's output file
+	rm -f "$1.part" "$1.programs.part"
+	"$TL" -f "$1" -c PROCESS,USER -- "$WR" -n 1500 -t 2 -z 3000 >/dev/null 2>&1 &
 	tl=$!
 	wait_region
 	sleep 0.5
@@ -725,7 +734,7 @@ orphan_setup() {
 }
 
 case_orphan() { # the next tracelogger recovers the orphan into a readable file, says where, then records
-	orphan_setup || return
+	orphan_setup "$W/dead.kev" || return
 	"$TL" -f "$W/next.kev" -c THREAD -- true >/dev/null 2>"$W/o.err" || { fail "exit status $? ($(cat "$W/o.err"))"; return; }
 	f=$(sed -n 's/.*recovered .* into \(.*\)$/\1/p' "$W/o.err")
 	[ -n "$f" ] && [ -f "$f" ] || { fail "no recovered file named: $(cat "$W/o.err")"; return; }
@@ -747,13 +756,13 @@ case_orphan() { # the next tracelogger recovers the orphan into a readable file,
 }
 
 case_recover() { # --recover only recovers; then there is nothing left to recover; a live logger's session is refused
-	orphan_setup || return
+	orphan_setup "$W/dead2.kev" || return
 	"$TL" --recover -f "$W/rec.kev" >/dev/null 2>"$W/r.err" || { fail "exit status $? ($(cat "$W/r.err"))"; return; }
 	grep -q "recovered [0-9]* events of 1 processes .* into $W/rec.kev" "$W/r.err" || fail "message: $(cat "$W/r.err")"
 	readable "$W/rec.kev" || return
-	readable "$W/dead.kev.programs.part" || return
+	readable "$W/dead2.kev.programs.part" || return
 	n=$(count "USREVENT:EVENT:1[01]," "$W/rec.kev.txt")
-	n2=$(count "USREVENT:EVENT:1[01]," "$W/dead.kev.programs.part.txt")
+	n2=$(count "USREVENT:EVENT:1[01]," "$W/dead2.kev.programs.part.txt")
 	[ "$n" -gt 0 ] && [ $((n + n2)) = 3000 ] || fail "$n events recovered + $n2 drained before the SIGKILL, 3000 expected"
 	[ ! -e "$REGION" ] || fail "the region is left after --recover"
 	"$TL" --recover -f "$W/rec2.kev" >/dev/null 2>"$W/r2.err"

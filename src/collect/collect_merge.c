@@ -401,14 +401,16 @@ static int write_merged(tk_collect_merge *m, tk_kev_writer *w, const traceevent_
 		}
 		gone[n_gone++] = kslots[e->off].data[2];
 	}
-	qsort(gone, n_gone, sizeof(*gone), cmp_u32);
-	qsort(m->ev, m->n, sizeof(m->ev[0]), cmp_mev);
+	if (n_gone > 1)
+		qsort(gone, n_gone, sizeof(*gone), cmp_u32);
+	if (m->n > 1)
+		qsort(m->ev, m->n, sizeof(m->ev[0]), cmp_mev);
 	for (i = 0; i < m->n; i++) {
 		const struct mev *e = &m->ev[i];
 		const traceevent_t *s = e->user ? &m->uslots[e->off] : &kslots[e->off];
 		if (e->user && (e->t < m->lo_ns || e->t > m->hi_ns))
 			continue;
-		if (e->weak && bsearch(&s->data[2], gone, n_gone, sizeof(*gone), cmp_u32) != NULL)
+		if (e->weak && n_gone > 0 && bsearch(&s->data[2], gone, n_gone, sizeof(*gone), cmp_u32) != NULL)
 			continue; /* the kernel recorded this end already */
 		rc = e->user ? write_owned(&tl, w, s, e->n, e->t, e->pid, e->tid) : tk_collect_timeline_write(&tl, w, s, e->n, e->t);
 		if (rc != TK_OK)
