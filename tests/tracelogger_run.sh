@@ -5,7 +5,7 @@
 # usage: tracelogger_run.sh TRACELOGGER TRACEPRINTER PINGPONG TL_WRITER WORKDIR [CASE...]
 # Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm
 #        abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr
-#        epipe class_filter sub_classes other_user size_min session3 daemon_program sigkill
+#        epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill
 #        sigkill_unfollowed second_logger orphan recover foreign_session few_buffers
 #        (default: all). Every case runs in a session of its own
 #        (TRACEKIT_SESSION=tlrun.PID), so a logger elsewhere on "default" does not disturb it. A case that needs what this machine
@@ -14,7 +14,7 @@
 set -u
 TL=$1 TP=$2 PP=$3 WR=$4 WORK=$5
 shift 5
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr epipe class_filter sub_classes other_user size_min session3 daemon_program sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers}
 TRACEKIT_SESSION=tlrun.$$
 export TRACEKIT_SESSION
 REGION=/dev/shm/tracekit.$(id -u).$TRACEKIT_SESSION
@@ -658,6 +658,36 @@ case_daemon_program() { # -d1 without -c: a program configures (USER only), star
 	[ "$n" = 0 ] || fail "$n PROCESS events written though the program enabled USER only"
 }
 
+case_daemon_user_only() { # -d1 as nobody, no command: no kernel events (a one-line note), the programs' own
+	command -v setpriv >/dev/null 2>&1 || { skip "no setpriv"; return; }
+	[ "$(id -u)" = 0 ] || { skip "not root: cannot switch to nobody"; return; }
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$WR" 2>/dev/null; then
+		skip "nobody cannot run $WR (its directories are closed)"
+		return
+	fi
+	d=$(mktemp -d /tmp/tl-daemon.XXXXXX)
+	chmod 777 "$d"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TL" -d1 -s 20 -f "$d/du.kev" >/dev/null 2>"$W/du.err" &
+	tl=$!
+	i=0
+	while [ ! -e "/dev/shm/tracekit.65534.$TRACEKIT_SESSION" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$WR" -s -n 300 -x stop >/dev/null 2>"$W/du2.err"
+	wait $tl
+	s=$?
+	[ $s = 0 ] || { fail "exit status $s ($(cat "$W/du.err"))"; rm -rf "$d"; return; }
+	n=$(grep -c "note: no kernel events" "$W/du.err" || true)
+	[ "$n" = 1 ] || fail "no one-line note about the kernel's events: $(cat "$W/du.err")"
+	grep -q "error" "$W/du.err" && fail "an error: $(cat "$W/du.err")"
+	cp "$d/du.kev" "$W/du.kev"
+	rm -rf "$d"
+	readable "$W/du.kev" || return
+	n=$(count "USREVENT:EVENT:10," "$W/du.kev.txt")
+	[ "$n" = 300 ] || fail "$n of the program's 300 events"
+}
+
 case_sigkill() { # a writer SIGKILLed after recording: every event it committed is in the file, once
 	"$TL" -v -f "$W/k.kev" -c PROCESS,USER -- sh -c "$WR -n 5000 -t 2 -x kill; exit 0" >/dev/null 2>"$W/k.err" ||
 		{ fail "exit status $? ($(cat "$W/k.err"))"; return; }
@@ -751,7 +781,6 @@ case_orphan() { # the next tracelogger recovers the orphan into a readable file,
 	[ "$n" -gt 0 ] || fail "nothing recovered from the region"
 	[ -e "$W/dead.kev.part" ] || fail "the dead logger's kernel events (dead.kev.part) are gone"
 	readable "$W/next.kev"
-	pkill -KILL -P $$ -x tl_writer 2>/dev/null
 	rm -f "$f" "$f.txt"
 }
 
@@ -778,8 +807,6 @@ case_recover() { # --recover only recovers; then there is nothing left to recove
 	wait $live
 	[ $s = 1 ] || fail "--recover of a live session: exit status $s, 1 expected"
 	grep -q "live logger (pid $live)" "$W/r3.err" || fail "--recover of a live session: $(cat "$W/r3.err")"
-	pkill -KILL -P $$ -x tl_writer 2>/dev/null
-	true
 }
 
 case_foreign_session() { # a region of another user (or open to others) is refused, never recovered or attached to
