@@ -1416,6 +1416,8 @@ int main(int argc, char **argv)
 		char why[8400];
 		tk_collect_merge_window(m, g_L.ring_dropped_bufs > 0 ? start_ns : 0,
 					g_o.daemon || g_L.stop_reason != NULL ? stop_ns : UINT64_MAX);
+		if (g_o.n_buffers > 0 && g_L.ring == NULL)
+			tk_collect_merge_limit(m, (uint64_t)g_o.n_buffers * BUF_SLOTS);
 		rc = tk_collect_merge_write(m, write_path, hdr_bytes, write_path, &H.h, why, sizeof(why));
 		if (rc != TK_OK) {
 			tktool_error(g_o.output, "cannot merge the programs' own events: %s; the file has the "

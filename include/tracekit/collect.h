@@ -175,6 +175,9 @@ TK_API int tk_collect_merge_add(tk_collect_merge *m, const traceevent_t *slots, 
  * has no PROCDESTROY of that pid. TK_OK or TK_ENOMEM.
  */
 TK_API int tk_collect_merge_add_procdestroy(tk_collect_merge *m, unsigned cpu, uint64_t t_ns, int32_t pid);
+/* At most max_slots slots of events (TIME and the THRUNNING the merge adds not counted) are
+ * written, the earliest (0: no limit; tracelogger's -n). */
+TK_API void tk_collect_merge_limit(tk_collect_merge *m, uint64_t max_slots);
 /* Events added so far. */
 TK_API size_t tk_collect_merge_count(const tk_collect_merge *m);
 /*

@@ -124,6 +124,7 @@ struct tk_collect_merge {
 	size_t nu, capu;
 	uint64_t seq;
 	uint64_t lo_ns, hi_ns;
+	uint64_t max_slots; /* 0: no limit */
 };
 
 int tk_collect_merge_new(tk_collect_merge **out)
@@ -151,6 +152,11 @@ void tk_collect_merge_window(tk_collect_merge *m, uint64_t lo_ns, uint64_t hi_ns
 {
 	m->lo_ns = lo_ns;
 	m->hi_ns = hi_ns;
+}
+
+void tk_collect_merge_limit(tk_collect_merge *m, uint64_t max_slots)
+{
+	m->max_slots = max_slots;
 }
 
 size_t tk_collect_merge_count(const tk_collect_merge *m)
@@ -384,6 +390,7 @@ static int write_merged(tk_collect_merge *m, tk_kev_writer *w, const traceevent_
 	tk_collect_timeline tl;
 	uint32_t *gone = NULL; /* pids the kernel's file says ended */
 	size_t i, n_gone = 0, cap_gone = 0;
+	uint64_t slots = 0;
 	int rc = TK_OK;
 
 	memset(&tl, 0, sizeof(tl));
@@ -412,6 +419,9 @@ static int write_merged(tk_collect_merge *m, tk_kev_writer *w, const traceevent_
 			continue;
 		if (e->weak && n_gone > 0 && bsearch(&s->data[2], gone, n_gone, sizeof(*gone), cmp_u32) != NULL)
 			continue; /* the kernel recorded this end already */
+		if (m->max_slots > 0 && slots + e->n > m->max_slots)
+			break; /* the -n limit: the first buffers' worth of events, in time order */
+		slots += e->n;
 		rc = e->user ? write_owned(&tl, w, s, e->n, e->t, e->pid, e->tid) : tk_collect_timeline_write(&tl, w, s, e->n, e->t);
 		if (rc != TK_OK)
 			break;
