@@ -250,6 +250,13 @@ TK_API int tk_collect_drain_queued(tk_collect_drain *d, tk_collect_user_fn emit,
  */
 TK_API int tk_collect_drain_process(tk_collect_drain *d, int32_t pid, int dead, tk_collect_user_fn emit,
                                     void *ud);
+/*
+ * The first n_records slots of one buffer (from its descriptor's `flushed` part on), owned
+ * as desc says: for a caller that found the buffer itself (tk_session_collect_dead()). The
+ * buffer is not given back. Returns as tk_collect_drain_queued().
+ */
+TK_API int tk_collect_drain_records(tk_collect_drain *d, const void *buf, uint32_t n_records,
+                                    const tk_pool_desc *desc, tk_collect_user_fn emit, void *ud);
 /* Takes the pool's drops not yet reported in any buffer (tk_pool_take_dropped()), counted. */
 TK_API uint64_t tk_collect_drain_take_dropped(tk_collect_drain *d);
 /* Events handed over, buffers read, records lost by the writers (DROPPED counts). NULL ok. */

@@ -123,6 +123,21 @@ static int read_buffer(tk_collect_drain *d, const traceevent_t *s, size_t from, 
 	return count;
 }
 
+int tk_collect_drain_records(tk_collect_drain *d, const void *buf, uint32_t n_records, const tk_pool_desc *desc,
+			     tk_collect_user_fn emit, void *ud)
+{
+	uint32_t bsize = tk_pool_buffer_size(d->pool) / (uint32_t)sizeof(traceevent_t);
+	uint32_t from = desc->flushed;
+
+	if (n_records > bsize)
+		n_records = bsize;
+	if (from > n_records)
+		from = n_records;
+	d->buffers++;
+	return read_buffer(d, buf, from, n_records, from ? desc->resume_msb : 0, (int32_t)desc->owner_pid,
+			   (int32_t)desc->owner_tid, emit, ud);
+}
+
 int tk_collect_drain_queued(tk_collect_drain *d, tk_collect_user_fn emit, void *ud)
 {
 	uint32_t idx, bsize = tk_pool_buffer_size(d->pool) / (uint32_t)sizeof(traceevent_t);
