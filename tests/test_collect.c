@@ -1252,6 +1252,90 @@ static void test_drain_pool(void **state)
 	assert_int_equal(tk_session_close(s), TK_OK);
 }
 
+/* ---- the sink: classes not selected left out, -n, -S and ring mode -------------------------- */
+
+static void test_sink(void **state)
+{
+	char dir[] = "/tmp/tk-sink.XXXXXX", path[128];
+	tk_kev_attr attrs[] = { { "TRACEKIT_CLOCK_CYCLES", "0" }, { "TRACEKIT_CLOCK_RAW_NS", "0" } };
+	tk_kev_header h = { .cycles_per_sec = 1000000000ull, .cpu_num = 1, .attrs = attrs, .n_attrs = 2 };
+	volatile sig_atomic_t stop = 0;
+	tk_collect_sink_config cfg;
+	tk_collect_sink_stats st;
+	tk_collect_sink *k;
+	tk_kev_writer *w;
+	traceevent_t th = slot_of(0, _TRACE_PR_TH_C, STATE_RUNNING, 1, 2);
+	traceevent_t pr = slot_of(0, _TRACE_PR_TH_C, _TRACE_PR_TH_DESTROY_P, 1, 2);
+	uint64_t t;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/s.kev", dir);
+	assert_int_equal(tk_kev_writer_open(&w, path, &h, TK_KEV_NO_AUTO_TIME), TK_OK);
+	tk_kev_writer_flush(w);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.size = sizeof(cfg);
+	cfg.w = w;
+	cfg.classes = TK_COLLECT_CLASS(_NTO_TRACE_THREAD);
+	cfg.n_buffers = 1;
+	assert_int_equal(tk_collect_sink_new(&k, &cfg), TK_EINVAL); /* no stop flag */
+	cfg.stop = &stop;
+	assert_int_equal(tk_collect_sink_new(&k, &cfg), TK_OK);
+	for (t = 1; t <= 1024; t++) {
+		th.data[0] = pr.data[0] = (uint32_t)t;
+		assert_int_equal(tk_collect_sink_take(k, &pr, 1, t), 0); /* PROCESS: not selected, not counted */
+		assert_int_equal(tk_collect_sink_take(k, &th, 1, t), 0);
+	}
+	tk_collect_sink_get_stats(k, &st);
+	assert_int_equal(st.buffers, 1);
+	assert_int_equal(st.events, 1024);
+	assert_int_equal(stop, 1);
+	assert_non_null(st.stop_reason);
+	assert_int_equal(tk_collect_sink_take(k, &th, 1, t), 1); /* the limit: nothing more taken */
+	tk_collect_sink_free(k);
+	assert_int_equal(tk_kev_writer_slots(w), 1024 + 1); /* one TIME */
+	tk_kev_writer_abort(w);
+	/* ring mode: the newest buffer of 3000 events */
+	assert_int_equal(tk_kev_writer_open(&w, path, &h, TK_KEV_NO_AUTO_TIME), TK_OK);
+	cfg.w = w;
+	cfg.n_buffers = 0;
+	cfg.ring_buffers = 1;
+	stop = 0;
+	assert_int_equal(tk_collect_sink_new(&k, &cfg), TK_OK);
+	for (t = 1; t <= 3000; t++) {
+		th.data[0] = (uint32_t)t;
+		assert_int_equal(tk_collect_sink_take(k, &th, 1, t), 0);
+	}
+	assert_int_equal(tk_kev_writer_slots(w), 0); /* nothing written before the stop */
+	assert_int_equal(tk_collect_sink_flush_ring(k), TK_OK);
+	tk_collect_sink_get_stats(k, &st);
+	assert_int_equal(st.ring_dropped_buffers, 2);
+	assert_int_equal(st.first_ns, 2049);
+	assert_int_equal(tk_kev_writer_slots(w), 3000 - 2048 + 1);
+	tk_collect_sink_free(k);
+	tk_collect_sink_free(NULL);
+	tk_kev_writer_abort(w);
+	/* -S: the file stays below the size, the reason said */
+	assert_int_equal(tk_kev_writer_open(&w, path, &h, TK_KEV_NO_AUTO_TIME), TK_OK);
+	tk_kev_writer_flush(w);
+	cfg.w = w;
+	cfg.ring_buffers = 0;
+	cfg.max_size = tk_kev_writer_bytes(w) + 100 * sizeof(traceevent_t);
+	stop = 0;
+	assert_int_equal(tk_collect_sink_new(&k, &cfg), TK_OK);
+	for (t = 1; t <= 200; t++) {
+		th.data[0] = (uint32_t)t;
+		if (tk_collect_sink_take(k, &th, 1, t) != 0)
+			break;
+	}
+	tk_collect_sink_get_stats(k, &st);
+	assert_true(t < 200 && stop == 1 && st.stop_reason != NULL);
+	assert_true(tk_kev_writer_slots(w) < 100);
+	tk_collect_sink_free(k);
+	tk_kev_writer_abort(w);
+	rmdir(dir);
+}
+
 /* ---- bad input ----------------------------------------------------------------------- */
 
 static void test_bad_config(void **state)
@@ -1295,6 +1379,7 @@ int main(void)
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_merge_timeline),
 		cmocka_unit_test(test_drain_pool),
+		cmocka_unit_test(test_sink),
 		cmocka_unit_test(test_pingpong_privileged),
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_many_threads),
