@@ -13,8 +13,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -731,7 +733,7 @@ static void test_three_writers_one_configurer(void **state)
 		_exit(atomic_load(&tk__trace.sess) != NULL ? 0 : 2);
 	}
 	t0 = now_ms();
-	while (!tk_session_started(lg) && now_ms() - t0 < 10000)
+	while (!tk_session_started(lg) && now_ms() - t0 < 60000)
 		tk_session_wait(lg, 100); /* woken by the START */
 	assert_true(tk_session_started(lg));
 	assert_int_equal(waitpid(conf, &st, 0), conf);
@@ -932,6 +934,314 @@ static void test_fork_child(void **state)
 	free(d);
 }
 
+/* A producer that died between claiming a queue cell and publishing it: the consumer skips
+ * the cell, the queue works on, and the region still passes the check (new writers attach). */
+static void test_stuck_queue_cell(void **state)
+{
+	const char *name = name_of("stuck");
+	tk_session *lg, *w;
+	tk_pool *p;
+	uint32_t idx, got;
+	_Atomic uint64_t *q_head;
+	char path[256];
+
+	(void)state;
+	assert_int_equal(tk_session_create(&lg, name, 4), TK_OK);
+	p = tk_session_pool(lg);
+	{
+		/* the pool header's q_head is at byte 128 of the pool: reach it from the session layout */
+		int fd;
+		unsigned char *m;
+		size_t size = tk_session_region_size(4);
+		uint64_t pool_off;
+		shm_path(name, path, sizeof(path));
+		fd = open(path, O_RDWR);
+		assert_true(fd >= 0);
+		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		assert_true(m != MAP_FAILED);
+		close(fd);
+		memcpy(&pool_off, m + 96, 8);
+		q_head = (_Atomic uint64_t *)(void *)(m + pool_off + 128);
+		assert_int_equal(tk_pool_skip_stuck(p), 0); /* nothing stuck */
+		atomic_fetch_add(q_head, 1);                /* a cell claimed, never published */
+		assert_int_equal(tk_pool_take(p, &idx), TK_OK);
+		tk_pool_queue(p, idx, 3); /* queued behind it */
+		assert_int_equal(tk_pool_dequeue(p, &got), TK_EBUSY); /* blocked */
+		assert_int_equal(tk_pool_skip_stuck(p), 1);
+		assert_int_equal(tk_pool_dequeue(p, &got), TK_OK);
+		assert_int_equal(got, idx);
+		tk_pool_give(p, got);
+		assert_int_equal(tk_pool_dequeue(p, &got), TK_EBUSY);
+		assert_int_equal(tk_session_check(m, size, NULL, 0), TK_OK);
+		munmap(m, size);
+	}
+	assert_int_equal(tk_session_open(&w, name, TK_SESSION_WRITER), TK_OK);
+	tk_session_close(w);
+	tk_session_close(lg);
+}
+
+/* Which session a process attaches to, by environment. The "default" session is made in a
+ * private /dev/shm (a mount namespace of our own: root only), so that no other program of the
+ * machine attaches to it meanwhile. */
+static int attach_as(const char *session_env, const char *log_env)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		if (session_env != NULL)
+			setenv("TRACEKIT_SESSION", session_env, 1);
+		else
+			unsetenv("TRACEKIT_SESSION");
+		if (log_env != NULL)
+			setenv("TRACEKIT_LOG", log_env, 1);
+		else
+			unsetenv("TRACEKIT_LOG");
+		TraceEvent(_NTO_TRACE_QUERYVERSION);
+		_exit(atomic_load(&tk__trace.sess) != NULL ? 10 : 11);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st) == 10;
+}
+
+static void test_which_session(void **state)
+{
+	pid_t pid;
+	int st;
+
+	(void)state;
+	if (geteuid() != 0) {
+		skip();
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		tk_session *def, *named;
+		const char *name = name_of("named");
+		if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+		    mount("tmpfs", "/dev/shm", "tmpfs", 0, "mode=1777") != 0)
+			_exit(77); /* no namespaces here */
+		if (attach_as(NULL, NULL) != 0) /* no default session: none */
+			_exit(1);
+		if (tk_session_create(&def, TK_SESSION_DEFAULT, 4) != TK_OK || tk_session_create(&named, name, 4) != TK_OK)
+			_exit(2);
+		if (attach_as(NULL, NULL) != 1) /* neither variable: the default session */
+			_exit(3);
+		if (attach_as(NULL, "/tmp/x.kev") != 0) /* TRACEKIT_LOG wins over the default session */
+			_exit(4);
+		if (attach_as("", NULL) != 0) /* empty: none */
+			_exit(5);
+		if (attach_as(name, "/tmp/x.kev") != 1) /* a named session wins over TRACEKIT_LOG */
+			_exit(6);
+		if (attach_as("tkt_no_such_session", NULL) != 0)
+			_exit(7);
+		tk_session_close(named);
+		if (attach_as(name, NULL) != 0) /* closed: gone */
+			_exit(8);
+		tk_session_close(def);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77) {
+		skip();
+		return;
+	}
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* A program that STARTs the session, records, FLUSHBUFFERs and STOPs while it lives on: its
+ * partial buffers reach the queue at once, and the logger is woken each time. */
+static void test_flush_and_stop(void **state)
+{
+	const char *name = name_of("flush");
+	tk_session *lg;
+	struct drain *d = calloc(1, sizeof(*d));
+	pid_t pid;
+	int st, go[2], done[2];
+	char c;
+	unsigned k, found = 0;
+	uint32_t idx;
+
+	(void)state;
+	assert_int_equal(tk_session_create(&lg, name, 16), TK_OK);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	pid = fork();
+	if (pid == 0) {
+		uint32_t i, tid = (uint32_t)gettid_();
+		setenv("TRACEKIT_SESSION", name, 1);
+		if (TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER) != 0 || TraceEvent(_NTO_TRACE_START) != 0)
+			_exit(1);
+		for (i = 0; i < 10; i++)
+			tk_trace_user(1, i, tid);
+		if (TraceEvent(_NTO_TRACE_FLUSHBUFFER) != 0 || write(done[1], "f", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		for (; i < 25; i++)
+			tk_trace_user(1, i, tid);
+		if (TraceEvent(_NTO_TRACE_STOP) != 0 || write(done[1], "s", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		_exit(0);
+	}
+	assert_int_equal(read(done[0], &c, 1), 1);
+	assert_true(tk_session_wait(lg, 0) == 1);
+	assert_true(drain_queue(tk_session_pool(lg), d) >= 1); /* the flushed buffer, while the writer lives */
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(done[0], &c, 1), 1);
+	assert_false(tk_session_started(lg));
+	assert_true(drain_queue(tk_session_pool(lg), d) >= 1); /* STOP queued the rest */
+	for (k = 0; k < d->n; k++)
+		if (d->v[k].pid == (uint32_t)pid && d->v[k].n > 0) {
+			assert_int_equal(d->v[k].n, 25);
+			assert_int_equal(d->v[k].next, 25);
+			found++;
+		}
+	assert_int_equal(found, 1);
+	assert_int_equal(tk_pool_dequeue(tk_session_pool(lg), &idx), TK_EBUSY);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	if (d->errors)
+		fail_msg("%d errors; last: %s", d->errors, d->err);
+	tk_session_close(lg);
+	free(d);
+}
+
+/* Too few buffers for the threads that record: drops are counted, nobody blocks. */
+static void *flood_thread(void *arg)
+{
+	uint32_t i, tid = (uint32_t)gettid_();
+
+	(void)arg;
+	for (i = 0; i < 50000; i++)
+		tk_trace_user(1, i, tid);
+	return NULL;
+}
+
+static void test_too_few_buffers(void **state)
+{
+	const char *name = name_of("small");
+	tk_session *lg;
+	struct drain *d = calloc(1, sizeof(*d));
+	tk_pool_stats ps;
+	pid_t pid;
+	int st;
+	uint64_t t0;
+
+	(void)state;
+	assert_int_equal(tk_session_create(&lg, name, 2), TK_OK);
+	assert_int_equal(tk_session_set_class(lg, _NTO_TRACE_USER, 1), TK_OK);
+	assert_int_equal(tk_session_start(lg), TK_OK);
+	pid = fork();
+	if (pid == 0) {
+		pthread_t th[4];
+		int i;
+		setenv("TRACEKIT_SESSION", name, 1);
+		TraceEvent(_NTO_TRACE_QUERYVERSION);
+		for (i = 0; i < 4; i++)
+			pthread_create(&th[i], NULL, flood_thread, NULL);
+		for (i = 0; i < 4; i++)
+			pthread_join(th[i], NULL);
+		_exit(0);
+	}
+	/* nobody drains: the writer must still finish */
+	t0 = now_ms();
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		assert_true(now_ms() - t0 < 60000);
+		usleep(10000);
+	}
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	tk_pool_get_stats(tk_session_pool(lg), &ps);
+	assert_true(ps.records_dropped > 0);
+	drain_queue(tk_session_pool(lg), d);
+	tk_session_collect_dead(lg, (uint32_t)pid, check_buffer, d);
+	if (d->errors)
+		fail_msg("%d errors; last: %s", d->errors, d->err);
+	tk_pool_get_stats(tk_session_pool(lg), &ps);
+	assert_true(d->events > 0);
+	assert_true(d->events + ps.records_dropped >= 4 * 50000u);
+	assert_int_equal(ps.records_dropped, d->dropped_reported + ps.dropped_pending);
+	tk_session_close(lg);
+	free(d);
+}
+
+/* The logger dies (SIGKILL) while a writer records: the next one recovers the region (every
+ * event the writer committed is there), then creates the session anew. */
+static void test_logger_killed_and_recovered(void **state)
+{
+	const char *name = name_of("recover");
+	tk_session *r, *again;
+	struct drain *d = calloc(1, sizeof(*d));
+	pid_t logger, writer;
+	int st, ready[2];
+	char c;
+	unsigned k, found = 0;
+
+	(void)state;
+	assert_int_equal(pipe(ready), 0);
+	logger = fork();
+	if (logger == 0) {
+		tk_session *lg;
+		if (tk_session_create(&lg, name, 64) != TK_OK || tk_session_set_class(lg, _NTO_TRACE_USER, 1) != TK_OK ||
+		    tk_session_start(lg) != TK_OK || write(ready[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause(); /* never drains */
+	}
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	writer = fork();
+	if (writer == 0) {
+		uint32_t i, tid = (uint32_t)gettid_();
+		setenv("TRACEKIT_SESSION", name, 1);
+		TraceEvent(_NTO_TRACE_QUERYVERSION);
+		for (i = 0; i < 10000; i++)
+			tk_trace_user(1, i, tid);
+		if (write(ready[1], "w", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	kill(logger, SIGKILL);
+	assert_int_equal(waitpid(logger, &st, 0), logger);
+	/* orphaned: no new session until recovered; the writer lives on, attached to it */
+	assert_int_equal(tk_session_create(&again, name, 64), TK_EEXIST);
+	assert_int_equal(tk_session_open(&r, name, TK_SESSION_RECOVER), TK_OK);
+	kill(writer, SIGKILL);
+	assert_int_equal(waitpid(writer, &st, 0), writer);
+	drain_queue(tk_session_pool(r), d);
+	while (tk_pool_skip_stuck(tk_session_pool(r)))
+		drain_queue(tk_session_pool(r), d);
+	{
+		tk_session_process_info info;
+		uint32_t i;
+		for (i = 0; i < tk_session_n_slots(r); i++)
+			if (tk_session_process(r, i, &info) == TK_OK && info.state == TK_SESSION_ATTACHED &&
+			    !tk_session_process_alive(&info)) {
+				tk_session_collect_dead(r, info.pid, check_buffer, d);
+				tk_session_reap(r, info.pid);
+			}
+	}
+	if (d->errors)
+		fail_msg("%d errors; last: %s", d->errors, d->err);
+	for (k = 0; k < d->n; k++)
+		if (d->v[k].pid == (uint32_t)writer) {
+			assert_int_equal(d->v[k].n, 10000);
+			assert_int_equal(d->v[k].next, 10000);
+			found = 1;
+		}
+	assert_true(found);
+	assert_int_equal(tk_session_close(r), TK_OK);
+	assert_int_equal(tk_session_create(&again, name, 64), TK_OK);
+	assert_int_equal(tk_session_close(again), TK_OK);
+	close(ready[0]);
+	close(ready[1]);
+	free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -946,6 +1256,11 @@ int main(void)
 		cmocka_unit_test(test_three_writers_one_configurer),
 		cmocka_unit_test(test_sigkill_loop),
 		cmocka_unit_test(test_fork_child),
+		cmocka_unit_test(test_stuck_queue_cell),
+		cmocka_unit_test(test_flush_and_stop),
+		cmocka_unit_test(test_which_session),
+		cmocka_unit_test(test_too_few_buffers),
+		cmocka_unit_test(test_logger_killed_and_recovered),
 	};
 
 	unsetenv("TRACEKIT_SESSION");

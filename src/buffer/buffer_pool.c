@@ -266,7 +266,7 @@ int tk_pool_check(const void *region, size_t size, uint64_t base, char *why, siz
 	for (i = 0; i < l.queue_cap; i++) {
 		uint32_t idx;
 		memcpy(&idx, b + l.cells_off + i * sizeof(struct pool_cell) + offsetof(struct pool_cell, idx), 4);
-		if (idx >= h.n_bufs)
+		if (idx >= h.n_bufs && idx != UINT32_MAX) /* (UINT32_MAX: a cell tk_pool_skip_stuck() emptied) */
 			return why_set(why, cap, "byte %llu (pool queue cell %llu): buffer %u of %u",
 				       (unsigned long long)(base + l.cells_off + i * sizeof(struct pool_cell) + 8),
 				       (unsigned long long)i, idx, h.n_bufs);

@@ -923,11 +923,12 @@ int tk_session_open(tk_session **out, const char *name, unsigned flags)
 	tk_session_shm_name(name, s->shm_name, sizeof(s->shm_name));
 	s->fd = shm_open(s->shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (s->fd < 0) {
+		char shm[sizeof(s->shm_name)];
 		err = errno;
+		memcpy(shm, s->shm_name, sizeof(shm));
 		close_handle(s);
 		if (err == ENOENT)
-			return fail(TK_ENOENT, "session %s: no such session (no logger created /dev/shm%s)", name,
-				    "/tracekit.<uid>.<name>");
+			return fail(TK_ENOENT, "session %s: no such session (no logger created /dev/shm%s)", name, shm);
 		return fail(errno_code(err), "session %s: cannot open the region: %s", name, strerror(err));
 	}
 	if (fstat(s->fd, &st) != 0) {
@@ -976,8 +977,10 @@ int tk_session_open(tk_session **out, const char *name, unsigned flags)
 	}
 	rc = tk_session_check(s->base, s->size, why, sizeof(why));
 	if (rc != TK_OK) {
+		char shm[sizeof(s->shm_name)];
+		memcpy(shm, s->shm_name, sizeof(shm));
 		close_handle(s);
-		return fail(rc, "session %s (/dev/shm%s): %s", name, "/tracekit.<uid>.<name>", why);
+		return fail(rc, "session %s (/dev/shm%s): %s", name, shm, why);
 	}
 	if (((struct tk__sess_hdr *)(void *)s->base)->owner_uid != (uint32_t)geteuid()) {
 		uint32_t owner = ((struct tk__sess_hdr *)(void *)s->base)->owner_uid;
