@@ -43,6 +43,7 @@ struct tk_collect_session {
 	uint64_t deaths;
 	uint32_t pids_seen;
 	uint64_t first_ns, last_ns;
+	uint64_t last_reap_ns;
 };
 
 /* ---- one round -------------------------------------------------------------------------- */
@@ -157,13 +158,18 @@ static void note_started(tk_collect_session *cs)
 	}
 }
 
-static int round_once(tk_collect_session *cs)
+static int round_once(tk_collect_session *cs, int force_reap)
 {
 	int rc = tk_collect_drain_queued(cs->drain, add_event, cs);
+	uint64_t now = tk_clock_ns();
 
 	note_started(cs);
-	if (rc >= 0)
+	/* deaths are looked for at most every 20 ms (a /proc read per attached process): a
+	 * busy session wakes the drain far more often than that */
+	if (rc >= 0 && (force_reap || now - cs->last_reap_ns >= 20000000ull)) {
+		cs->last_reap_ns = now;
 		rc = reap_dead(cs);
+	}
 	if (rc >= 0 && cs->merge != NULL) {
 		/* what was drained is on disk before the next wait: a logger killed now keeps it */
 		pthread_mutex_lock(&cs->mu);
@@ -182,7 +188,7 @@ static void *drain_thread(void *arg)
 		tk_session_wait(cs->s, cs->wait_ms);
 		if (atomic_load(&cs->quit))
 			break;
-		if ((rc = round_once(cs)) != TK_OK) {
+		if ((rc = round_once(cs, 0)) != TK_OK) {
 			pthread_mutex_lock(&cs->mu);
 			cs->err = rc;
 			pthread_mutex_unlock(&cs->mu);
@@ -247,7 +253,7 @@ int tk_collect_session_drain(tk_collect_session *cs)
 {
 	if (cs->running)
 		return TK_ESTATE;
-	return round_once(cs);
+	return round_once(cs, 1);
 }
 
 /* Started (want 1): now, or a START came and went since the handle was opened (a program
@@ -318,7 +324,7 @@ int tk_collect_session_finish(tk_collect_session *cs)
 	}
 	if (cs->err != TK_OK)
 		return cs->err;
-	rc = round_once(cs);
+	rc = round_once(cs, 1);
 	if (rc == TK_OK)
 		rc = peek_living(cs);
 	/* records the writers lost that no buffer reported yet: one DROPPED event */
