@@ -20,4 +20,6 @@ COMP_WORDS=(tracekit convert --to=p); complete_words --to=perfetto
 COMP_WORDS=(tracekit stats --format=); complete_words --format=text --format=csv --format=json
 COMP_WORDS=(tracekit help s); complete_words stats
 COMP_WORDS=(tracekit print -t ''); complete_words lsb cycles ns
+COMP_WORDS=(tracekit convert --no-s); complete_words --no-symbols
+COMP_WORDS=(tracekit print --sy); complete_words --symbols
 exit $fail

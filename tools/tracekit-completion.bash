@@ -19,7 +19,7 @@ _tracekit()
 	convert)
 		case $cur in
 		--to=*) COMPREPLY=($(compgen -P --to= -W "json perfetto sqlite" -- "${cur#--to=}")); return ;;
-		-*) COMPREPLY=($(compgen -W "--to= --pair= --counter= --help" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
+		-*) COMPREPLY=($(compgen -W "--to= --pair= --counter= --symbols --no-symbols --help" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
 		esac
 		;;
 	stats)
@@ -33,7 +33,7 @@ _tracekit()
 		-t) COMPREPLY=($(compgen -W "lsb cycles ns" -- "$cur")); return ;;
 		esac
 		case $cur in
-		-*) COMPREPLY=($(compgen -W "-n -v -s -t -c -x -o -f -q --strict --help" -- "$cur")); return ;;
+		-*) COMPREPLY=($(compgen -W "-n -v -s -t -c -x -o -f -q --strict --symbols --help" -- "$cur")); return ;;
 		esac
 		;;
 	esac

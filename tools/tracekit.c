@@ -23,6 +23,9 @@
 
 #define SPEC_MAX 8192
 
+/* convert: function slices named by symbols (--symbols, the default; --no-symbols) */
+static unsigned export_flags = TK_EXPORT_SYMBOLS;
+
 static const char usage_text[] =
 	"Usage: tracekit COMMAND [ARGS]\n"
 	"One command for tracekit's trace tools.\n"
@@ -43,6 +46,8 @@ static const char usage_text[] =
 	"  -o, --output=FILE          output file of stats ('-': standard output, the default)\n"
 	"  --to=json|perfetto|sqlite  format of convert's OUT whatever its name ('-' needs it)\n"
 	"  --format=text|csv|json     format of stats (default text)\n"
+	"  --no-symbols               convert: function slices named by their addresses, not by\n"
+	"                             the functions the trace's mappings resolve them to\n"
 	"\n"
 	"  -h, --help                 this help; tracekit help COMMAND shows a command's manual\n"
 	"  -V, --version              version\n";
@@ -117,8 +122,8 @@ static int run_sqlite(const char *in, const char *out_path, const char *pairs, c
 	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
 	snprintf(db, sizeof(db), "%s/trace.db", dir);
 	memset(&st, 0, sizeof(st));
-	int rc = tk_export_sqlite(in, db, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL, &st, err,
-				  sizeof(err));
+	int rc = tk_export_sqlite_flags(in, db, export_flags, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL,
+					&st, err, sizeof(err));
 	if (rc == TK_EINVAL && st.events == 0) {
 		status = tktool_usage_error("%s", err);
 	} else if (rc != 0 && (st.events == 0 || strncmp(err, "writing", 7) == 0 || rc == TK_ENOSPC)) {
@@ -156,8 +161,9 @@ static int run_export(const char *in, const char *out_path, tk_export_format fmt
 		return 1;
 	FILE *stream = tktool_output_stream(&out);
 	memset(&st, 0, sizeof(st));
-	int rc = tk_export_file(in, stream, fmt, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL, &st, err,
-				sizeof(err));
+	unsigned flags = fmt == TK_EXPORT_CHROME_JSON || fmt == TK_EXPORT_PERFETTO ? export_flags : 0; /* not stats */
+	int rc = tk_export_file_flags(in, stream, fmt, flags, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL,
+				      &st, err, sizeof(err));
 	if (rc == 0)
 		return tktool_output_commit(&out) == 0 ? 0 : 1;
 	if (rc == TK_EINVAL && st.events == 0) { /* a bad declaration: nothing was read */
@@ -182,7 +188,7 @@ static int run_export(const char *in, const char *out_path, tk_export_format fmt
 	return 1;
 }
 
-enum { OPT_PAIR = 256, OPT_COUNTER, OPT_TO, OPT_FORMAT };
+enum { OPT_PAIR = 256, OPT_COUNTER, OPT_TO, OPT_FORMAT, OPT_SYMBOLS, OPT_NO_SYMBOLS };
 
 /* tracekit convert / stats */
 static int cmd_export(int argc, char **argv, int stats)
@@ -191,6 +197,7 @@ static int cmd_export(int argc, char **argv, int stats)
 		{ "pair", required_argument, NULL, OPT_PAIR },  { "counter", required_argument, NULL, OPT_COUNTER },
 		{ "to", required_argument, NULL, OPT_TO },      { "format", required_argument, NULL, OPT_FORMAT },
 		{ "output", required_argument, NULL, 'o' },     { "help", no_argument, NULL, 'h' },
+		{ "symbols", no_argument, NULL, OPT_SYMBOLS },  { "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
 		{ NULL, 0, NULL, 0 },
 	};
 	static char pairs[SPEC_MAX], counters[SPEC_MAX];
@@ -223,6 +230,12 @@ static int cmd_export(int argc, char **argv, int stats)
 			if (!stats)
 				return tktool_usage_error("convert takes its output as the second argument");
 			output = optarg;
+			break;
+		case OPT_SYMBOLS:
+		case OPT_NO_SYMBOLS:
+			if (stats)
+				return tktool_usage_error("--symbols and --no-symbols are options of convert");
+			export_flags = opt == OPT_SYMBOLS ? TK_EXPORT_SYMBOLS : 0;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

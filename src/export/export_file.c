@@ -121,6 +121,13 @@ int tk__export_run_file(tk_export *x, const char *in_path, const char *pairs, co
 int tk_export_file(const char *in_path, FILE *stream, tk_export_format fmt, const char *pairs,
 		   const char *counters, tk_export_stats *stats, char *errmsg, size_t errmsg_cap)
 {
+	return tk_export_file_flags(in_path, stream, fmt, 0, pairs, counters, stats, errmsg, errmsg_cap);
+}
+
+int tk_export_file_flags(const char *in_path, FILE *stream, tk_export_format fmt, unsigned flags,
+			 const char *pairs, const char *counters, tk_export_stats *stats, char *errmsg,
+			 size_t errmsg_cap)
+{
 	tk_export *x;
 	int rc;
 
@@ -131,5 +138,9 @@ int tk_export_file(const char *in_path, FILE *stream, tk_export_format fmt, cons
 	rc = tk_export_new(&x, fmt, stream);
 	if (rc != 0)
 		return rc;
+	if ((flags & TK_EXPORT_SYMBOLS) && (rc = tk__export_use_symbols(x, in_path)) != 0) {
+		tk_export_free(x);
+		return rc;
+	}
 	return tk__export_run_file(x, in_path, pairs, counters, stats, errmsg, errmsg_cap);
 }

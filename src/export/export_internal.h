@@ -79,6 +79,9 @@ struct tk_export {
 	uint16_t pair_begin[1024], pair_end[1024], counter_of[1024];
 
 	void *fmt_state; /* the format's own state */
+
+	struct tk_symbols *symbols; /* function slice names (export_symbols.c); NULL: addresses */
+	int owns_symbols;           /* made by tk__export_use_symbols(): freed with x */
 };
 
 /* What a format implements. Every function returns 0 or a TK_E* code. */
@@ -189,6 +192,13 @@ void tk__export_reset_declarations(tk_export *x);
 /* The fields of an event as JSON object members (no braces) into the output buffer
  * (export_json.c; also the args column of the SQLite export). */
 void tk__json_fields(tk_export *x, const tk_kev_decoded *d);
+
+/* export_symbols.c: a symbolizer of x's own, the mappings of in_path read first (a file;
+ * "-" only as they come); the name of a function slice (NULL: none, the address is the
+ * name); freeing what x owns. */
+int tk__export_use_symbols(tk_export *x, const char *in_path);
+const char *tk__export_func_name(tk_export *x, const tk_kev_decoded *d, uint64_t addr);
+void tk__export_free_symbols(tk_export *x);
 
 /* Sets the error message (printf-like) and returns err. */
 int tk__export_error(tk_export *x, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -221,7 +221,7 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 	if (sep(x) != 0 || tk__out_room(x, 320) != 0)
 		return TK_EIO;
 	TK__OUT_LIT(x, "{\"name\":");
-	if (s->kind == TK__SLICE_FUNC)
+	if (s->kind == TK__SLICE_FUNC && s->name == NULL)
 		out_hex_str(x, s->arg[0]);
 	else
 		out_cstr(x, s->name != NULL ? s->name : s->label);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "export/export_internal.h"
+#include "tracekit/symbols.h"
 
 #define OUT_CAP (1u << 20)
 
@@ -85,6 +86,7 @@ void tk_export_free(tk_export *x)
 		return;
 	if (x->fmt->free != NULL)
 		x->fmt->free(x);
+	tk__export_free_symbols(x);
 	for (size_t i = 0; i < x->threads_cap; i++)
 		free(x->threads[i].stack);
 	free(x->threads);
@@ -404,6 +406,7 @@ static int thread_event(tk_export *x, tk__thread *t, const tk_kev_decoded *d)
 			s.key = field_u(d, "thisfn");
 			s.arg[0] = s.key;
 			s.arg[1] = field_u(d, "call_site");
+			s.name = x->symbols != NULL ? tk__export_func_name(x, d, s.key) : NULL;
 			return slice_push(x, t, &s);
 		}
 		if (d->code == _NTO_TRACE_SYS_FUNC_EXIT && tk_kev_field_find(d, "thisfn") != NULL)
@@ -449,6 +452,8 @@ int tk_export_event(tk_export *x, const tk_kev_decoded *d)
 			return rc;
 	}
 	x->stats.events++;
+	if (x->symbols != NULL && d->cls == 5 && tk_symbols_event(x->symbols, d) < 0)
+		return tk__export_error(x, TK_ENOMEM, "out of memory for symbols");
 	if (x->fmt->event != NULL && (rc = x->fmt->event(x, d)) != 0)
 		return rc;
 	if (d->cls == 1 && d->code != _TRACE_CONTROL_DROPPED) {

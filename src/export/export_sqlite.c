@@ -338,7 +338,7 @@ static int sq_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 	sqlite3_bind_int(q, 4, t->tid);
 	sqlite3_bind_int(q, 5, (int)t->depth); /* the stack without this slice: its depth */
 	sqlite3_bind_text(q, 6, slice_cat[s->kind], -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 7, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 7, s->kind == TK__SLICE_FUNC && s->name != NULL ? s->name : name, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(q, 8, args, -1, SQLITE_TRANSIENT);
 	if (reason == TK__CLOSE_OUTER)
 		sqlite3_bind_text(q, 9, "by an outer end", -1, SQLITE_STATIC);
@@ -414,6 +414,12 @@ const tk__format tk__export_sqlite = {
 int tk_export_sqlite(const char *in_path, const char *db_path, const char *pairs, const char *counters,
 		     tk_export_stats *stats, char *errmsg, size_t errmsg_cap)
 {
+	return tk_export_sqlite_flags(in_path, db_path, 0, pairs, counters, stats, errmsg, errmsg_cap);
+}
+
+int tk_export_sqlite_flags(const char *in_path, const char *db_path, unsigned flags, const char *pairs,
+			   const char *counters, tk_export_stats *stats, char *errmsg, size_t errmsg_cap)
+{
 	tk_export *x;
 	sq_state *sq;
 	char *err = NULL;
@@ -425,6 +431,10 @@ int tk_export_sqlite(const char *in_path, const char *db_path, const char *pairs
 		return TK_EINVAL;
 	if ((rc = tk__export_create(&x, &tk__export_sqlite, TK_EXPORT_SQLITE, NULL)) != 0)
 		return rc;
+	if ((flags & TK_EXPORT_SYMBOLS) && (rc = tk__export_use_symbols(x, in_path)) != 0) {
+		tk_export_free(x);
+		return rc;
+	}
 	sq = calloc(1, sizeof(*sq));
 	if (sq == NULL) {
 		tk_export_free(x);
