@@ -6,7 +6,7 @@
 # Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm
 #        abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr
 #        epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill
-#        sigkill_unfollowed second_logger orphan recover foreign_session few_buffers
+#        sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger
 #        (default: all). Every case runs in a session of its own
 #        (TRACEKIT_SESSION=tlrun.PID), so a logger elsewhere on "default" does not disturb it. A case that needs what this machine
 #        cannot give (perf_event_open refused, no setpriv) is skipped with a printed reason;
@@ -14,7 +14,7 @@
 set -u
 TL=$1 TP=$2 PP=$3 WR=$4 WORK=$5
 shift 5
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger}
 TRACEKIT_SESSION=tlrun.$$
 export TRACEKIT_SESSION
 REGION=/dev/shm/tracekit.$(id -u).$TRACEKIT_SESSION
@@ -857,6 +857,17 @@ case_few_buffers() { # 4 buffers for 4 threads flat out: drops counted, in the f
 	grep -q "events of the traced programs were lost" "$W/fb.err" || fail "no word about the drops: $(cat "$W/fb.err")"
 	[ $((n + lost)) = 200000 ] || fail "$n events + $lost dropped != 200000 recorded: some lost silently"
 	[ "$elapsed" -lt 20000 ] || fail "took $elapsed ms: writers blocked?"
+}
+
+case_own_logger() { # a program that starts its own logger (as the examples do) keeps it: its file, not the session
+	"$TL" -f "$W/ol.kev" -c PROCESS,USER -- "$WR" -o "$W/ol_prog.kev" -s -n 100 -t 2 >/dev/null 2>"$W/ol.err" ||
+		{ fail "exit status $? ($(cat "$W/ol.err"))"; return; }
+	readable "$W/ol_prog.kev" || return
+	n=$(count "USREVENT:EVENT:1[01]," "$W/ol_prog.kev.txt")
+	[ "$n" = 200 ] || fail "the program's own file holds $n of its 200 events"
+	readable "$W/ol.kev" || return
+	n=$(count "USREVENT:EVENT:1[01]," "$W/ol.kev.txt")
+	[ "$n" = 0 ] || fail "$n of the program's events in the session's file too"
 }
 
 for case in $CASES; do

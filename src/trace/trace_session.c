@@ -31,6 +31,7 @@
 static _Atomic int g_first_call_done; /* TraceEvent() tried to attach */
 static _Atomic int g_reported;        /* a failure to attach was said */
 static _Atomic int g_need_register;   /* a forked child that has not registered yet */
+static _Atomic int g_forgone;         /* the program took buffers of its own: never attach again */
 static _Atomic unsigned char g_child_modes[TRACE_N_CLASSES]; /* all "filtered": the slow path re-registers */
 static pthread_once_t g_hooks_once = PTHREAD_ONCE_INIT;
 static __thread int tls_flushing; /* the full hook takes no new buffer for a flush */
@@ -105,6 +106,7 @@ static int sd_yield(void *ctx)
 	tk_session *ss;
 
 	(void)ctx;
+	tk__trace_session_forgo();
 	tk__trace_session_flush();
 	pthread_mutex_lock(&tk__trace.lock);
 	ss = atomic_load(&tk__trace.sess);
@@ -122,6 +124,17 @@ static int sd_yield(void *ctx)
 	pthread_mutex_unlock(&tk__trace.lock);
 	tk_session_wake(ss);
 	return 1;
+}
+
+/*
+ * The program starts its own logger or formats its own pool: from now on it never attaches
+ * (neither on its next TraceEvent(), which would otherwise be "the first" after an attach
+ * made at load, nor later), so that its own drainer keeps the buffers it set up.
+ */
+void tk__trace_session_forgo(void)
+{
+	atomic_store(&g_forgone, 1);
+	atomic_store(&g_first_call_done, 1);
 }
 
 /* ---- fork and exit -------------------------------------------------------------------------- */
@@ -271,6 +284,8 @@ static void attach(void)
 
 	if (name == NULL || getauxval(AT_SECURE) != 0)
 		return; /* a privileged (setuid) process never records through the environment */
+	if (atomic_load(&g_forgone))
+		return; /* the program has (or is setting up) a logger or a pool of its own */
 	pthread_mutex_lock(&tk__trace.lock);
 	if (atomic_load(&tk__trace.sess) != NULL || atomic_load(&tk__trace.pool) != NULL || tk__trace_drainer() != NULL) {
 		pthread_mutex_unlock(&tk__trace.lock);
