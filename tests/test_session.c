@@ -1242,6 +1242,67 @@ static void test_logger_killed_and_recovered(void **state)
 	free(d);
 }
 
+/* A hostile process of the same user moves a writer's committed position (in the buffer's
+ * descriptor, in the region) to an odd offset just below the buffer's end: the writer's next
+ * record must stay inside its buffer (it would write 15 bytes into the next buffer, or past
+ * the mapping for the last one), as the trust model says. */
+static void test_committed_tampered(void **state)
+{
+	const char *name = name_of("tamper");
+	tk_session *lg;
+	tk_pool *pool;
+	pid_t writer;
+	int st, up[2], down[2];
+	char c;
+	unsigned char *next;
+	uint32_t bsize, i, free_state;
+
+	(void)state;
+	assert_int_equal(pipe(up), 0);
+	assert_int_equal(pipe(down), 0);
+	assert_int_equal(tk_session_create(&lg, name, 2), TK_OK);
+	assert_int_equal(tk_session_set_class(lg, _NTO_TRACE_USER, 1), TK_OK);
+	assert_int_equal(tk_session_start(lg), TK_OK);
+	pool = tk_session_pool(lg);
+	bsize = tk_pool_buffer_size(pool);
+	writer = fork();
+	if (writer == 0) {
+		setenv("TRACEKIT_SESSION", name, 1);
+		TraceEvent(_NTO_TRACE_QUERYVERSION);
+		tk_trace_user(1, 0, 0); /* takes buffer 0 (the top of the free stack) */
+		if (write(up[1], "a", 1) != 1 || read(down[0], &c, 1) != 1)
+			_exit(1);
+		tk_trace_user(1, 1, 0); /* after the tampering */
+		if (write(up[1], "b", 1) != 1 || read(down[0], &c, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(read(up[0], &c, 1), 1);
+	assert_int_equal(tk_pool_desc_of(pool, 0)->state, TK_POOL_WRITING);
+	next = tk_pool_buffer(pool, 1); /* free: nobody writes it now */
+	memset(next, 0xab, 64);
+	atomic_store(&tk_pool_desc_of(pool, 0)->committed, bsize - 1);
+	assert_int_equal(write(down[1], "g", 1), 1);
+	assert_int_equal(read(up[0], &c, 1), 1);
+	for (i = 0; i < 64 && next[i] == 0xab; i++)
+		;
+	free_state = tk_pool_desc_of(pool, 1)->state;
+	assert_int_equal(write(down[1], "g", 1), 1);
+	assert_int_equal(waitpid(writer, &st, 0), writer);
+	/* either the writer found no room and took buffer 1 (starting it properly), or it is
+	 * untouched */
+	if (free_state == TK_POOL_FREE && i < 64)
+		fail_msg("byte %u of the free buffer 1 written by a record of buffer 0", i);
+	assert_true(free_state == TK_POOL_FREE || free_state == TK_POOL_WRITING);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	tk_session_close(lg);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1261,6 +1322,7 @@ int main(void)
 		cmocka_unit_test(test_which_session),
 		cmocka_unit_test(test_too_few_buffers),
 		cmocka_unit_test(test_logger_killed_and_recovered),
+		cmocka_unit_test(test_committed_tampered),
 	};
 
 	unsetenv("TRACEKIT_SESSION");
