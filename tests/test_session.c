@@ -1303,6 +1303,35 @@ static void test_committed_tampered(void **state)
 	close(down[1]);
 }
 
+/* The configuration lock left by a holder that died, its pid since reused by a live process
+ * (here: our parent, which never takes it): the first change waits for it at most a second,
+ * then takes it over; the next changes do not wait again. */
+static void test_lock_stale_holder(void **state)
+{
+	const char *name = name_of("stalelock");
+	tk_session *lg;
+	struct tk__sess_hdr *h;
+	uint64_t t0, t1, t2;
+
+	(void)state;
+	assert_int_equal(tk_session_create(&lg, name, 4), TK_OK);
+	h = (struct tk__sess_hdr *)(void *)((unsigned char *)tk__session_config(lg) - 320);
+	atomic_store(&h->cfg_lock, (uint32_t)getppid());
+	t0 = now_ms();
+	assert_int_equal(tk_session_start(lg), TK_OK);
+	t1 = now_ms();
+	assert_int_equal(tk_session_stop(lg), TK_OK);
+	assert_int_equal(tk_session_start(lg), TK_OK);
+	assert_int_equal(tk_session_stop(lg), TK_OK);
+	t2 = now_ms();
+	assert_true(t1 - t0 <= 3000);
+	if (t2 - t1 >= 500)
+		fail_msg("three changes after the first took %llu ms: the stale lock is waited for each time",
+			 (unsigned long long)(t2 - t1));
+	assert_int_equal(atomic_load(&h->cfg_lock), 0);
+	tk_session_close(lg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1323,6 +1352,7 @@ int main(void)
 		cmocka_unit_test(test_too_few_buffers),
 		cmocka_unit_test(test_logger_killed_and_recovered),
 		cmocka_unit_test(test_committed_tampered),
+		cmocka_unit_test(test_lock_stale_holder),
 	};
 
 	unsetenv("TRACEKIT_SESSION");

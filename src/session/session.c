@@ -387,8 +387,9 @@ static uint64_t mono_ms(void)
 
 /*
  * The configuration lock: held for microseconds. A holder that died is taken over; a live
- * one that keeps it (only a process of the same user, misbehaving, could) is waited for at
- * most a second, then the change goes ahead without it (docs/sessions.md, "Trust model").
+ * one that keeps it (only a process of the same user, misbehaving, could, or an unrelated
+ * process that reused a dead holder's pid) is waited for at most a second, then the lock is
+ * taken over from it (docs/sessions.md, "Trust model").
  */
 void tk__session_lock(tk_session *s)
 {
@@ -412,10 +413,16 @@ void tk__session_lock(tk_session *s)
 				return;
 			continue;
 		}
-		if (t0 == 0)
+		if (t0 == 0) {
 			t0 = mono_ms();
-		else if (mono_ms() - t0 > 1000)
-			return;
+		} else if (mono_ms() - t0 > 1000) {
+			/* taken over: returning without it would leave it held (a dead holder's
+			 * reused pid) and make every later change wait a second again */
+			if (atomic_compare_exchange_strong(&s->h->cfg_lock, &cur, me))
+				return;
+			t0 = 0; /* another holder since: wait for that one */
+			continue;
+		}
 		{
 			struct timespec ts = { 0, 2000000L };
 			atomic_fetch_add(&s->h->cfg_waiters, 1);
