@@ -855,7 +855,11 @@ case_few_buffers() { # 4 buffers for 4 threads flat out: drops counted, in the f
 	lost=$(awk '/CONTROL *:DROPPED/ { for (i = 1; i <= NF; i++) if ($i ~ /^events:/) { v = $i; sub(/events:/, "", v); s += v } } END { print s + 0 }' "$t")
 	[ "$lost" -gt 0 ] || { skip "no drop with 4 buffers (the logger kept up): $n events"; return; }
 	grep -q "events of the traced programs were lost" "$W/fb.err" || fail "no word about the drops: $(cat "$W/fb.err")"
-	[ $((n + lost)) = 200000 ] || fail "$n events + $lost dropped != 200000 recorded: some lost silently"
+	# the drops count records of every class: the writer's own announcements (its process
+	# and 4 threads, PROCTHREAD_NAME...) are dropped like any record when no buffer is free
+	extra=$((n + lost - 200000))
+	[ "$extra" -ge 0 ] || fail "$n events + $lost dropped < 200000 recorded: some lost silently"
+	[ "$extra" -le 8 ] || fail "$n events + $lost dropped: $extra more drops than the writer's announcements explain"
 	[ "$elapsed" -lt 20000 ] || fail "took $elapsed ms: writers blocked?"
 }
 
