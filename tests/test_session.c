@@ -1332,6 +1332,54 @@ static void test_lock_stale_holder(void **state)
 	tk_session_close(lg);
 }
 
+/* Something else than a region at the name (a symbolic link, a directory, a FIFO): refused
+ * by writers, recovery and a new logger alike, with the path and what it is named, and never
+ * followed, changed or removed. */
+static void test_not_a_region(void **state)
+{
+	static const char *const kinds[] = { "symbolic link", "directory", "FIFO" };
+	char path[256], target[] = "/tmp/tkt_target_XXXXXX", buf[16];
+	unsigned k;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(target);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "precious", 8), 8);
+	close(fd);
+	for (k = 0; k < 3; k++) {
+		const char *name = name_of(kinds[k][0] == 's' ? "lnk" : kinds[k][0] == 'd' ? "dir" : "fifo");
+		tk_session *x;
+		struct stat st;
+		shm_path(name, path, sizeof(path));
+		if (k == 0)
+			assert_int_equal(symlink(target, path), 0);
+		else if (k == 1)
+			assert_int_equal(mkdir(path, 0700), 0);
+		else
+			assert_int_equal(mkfifo(path, 0600), 0);
+		assert_int_equal(tk_session_open(&x, name, TK_SESSION_WRITER), TK_EACCES);
+		must_contain(tk_session_errmsg(), path);
+		must_contain(tk_session_errmsg(), kinds[k]);
+		assert_int_equal(tk_session_open(&x, name, TK_SESSION_RECOVER), TK_EACCES);
+		must_contain(tk_session_errmsg(), kinds[k]);
+		assert_int_equal(tk_session_create(&x, name, 4), TK_EEXIST);
+		must_contain(tk_session_errmsg(), kinds[k]);
+		assert_int_equal(lstat(path, &st), 0);
+		assert_true(k == 0 ? S_ISLNK(st.st_mode) : k == 1 ? S_ISDIR(st.st_mode) : S_ISFIFO(st.st_mode));
+		if (k == 1)
+			rmdir(path);
+		else
+			unlink(path);
+	}
+	fd = open(target, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 8);
+	assert_memory_equal(buf, "precious", 8);
+	close(fd);
+	unlink(target);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1353,6 +1401,7 @@ int main(void)
 		cmocka_unit_test(test_logger_killed_and_recovered),
 		cmocka_unit_test(test_committed_tampered),
 		cmocka_unit_test(test_lock_stale_holder),
+		cmocka_unit_test(test_not_a_region),
 	};
 
 	unsetenv("TRACEKIT_SESSION");

@@ -7,14 +7,14 @@
 #        abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr
 #        epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill
 #        sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger
-#        (default: all). Every case runs in a session of its own
+#        not_region (default: all). Every case runs in a session of its own
 #        (TRACEKIT_SESSION=tlrun.PID), so a logger elsewhere on "default" does not disturb it. A case that needs what this machine
 #        cannot give (perf_event_open refused, no setpriv) is skipped with a printed reason;
 #        the script exits 77 only when every case was skipped.
 set -u
 TL=$1 TP=$2 PP=$3 WR=$4 WORK=$5
 shift 5
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger not_region}
 TRACEKIT_SESSION=tlrun.$$
 export TRACEKIT_SESSION
 REGION=/dev/shm/tracekit.$(id -u).$TRACEKIT_SESSION
@@ -872,6 +872,28 @@ case_own_logger() { # a program that starts its own logger (as the examples do) 
 	readable "$W/ol.kev" || return
 	n=$(count "USREVENT:EVENT:1[01]," "$W/ol.kev.txt")
 	[ "$n" = 0 ] || fail "$n of the program's events in the session's file too"
+}
+
+case_not_region() { # a symbolic link or a damaged region at the session's name: refused, the way out said, nothing followed
+	bad=$REGION.bad
+	echo precious >"$W/target"
+	ln -s "$W/target" "$bad"
+	"$TL" -N "$TRACEKIT_SESSION.bad" -f "$W/nr.kev" -c THREAD -- true >/dev/null 2>"$W/nr.err"
+	s=$?
+	[ $s = 1 ] || fail "a symbolic link: exit status $s, 1 expected"
+	grep -q "symbolic link" "$W/nr.err" || fail "what it is not said: $(cat "$W/nr.err")"
+	grep -q "cannot be used while $bad exists" "$W/nr.err" || fail "the way out not said: $(cat "$W/nr.err")"
+	[ -L "$bad" ] && [ "$(cat "$W/target")" = precious ] || fail "the link or its target was changed"
+	rm -f "$bad"
+	head -c 65536 /dev/zero >"$bad"
+	chmod 600 "$bad"
+	"$TL" -N "$TRACEKIT_SESSION.bad" -f "$W/nr.kev" -c THREAD -- true >/dev/null 2>"$W/nr.err"
+	s=$?
+	[ $s = 1 ] || fail "a damaged region: exit status $s, 1 expected"
+	grep -q "byte 0 (magic)" "$W/nr.err" || fail "the field not named: $(cat "$W/nr.err")"
+	grep -q "cannot be used while $bad exists" "$W/nr.err" || fail "the way out not said: $(cat "$W/nr.err")"
+	[ "$(stat -c %s "$bad")" = 65536 ] || fail "the damaged region was changed"
+	rm -f "$bad"
 }
 
 for case in $CASES; do

@@ -907,6 +907,28 @@ int tk_session_create(tk_session **out, const char *name, uint32_t n_buffers)
 	return TK_OK;
 }
 
+/* What a file that is not a regular file is, for a message. */
+static const char *kind_of(mode_t m)
+{
+	return S_ISLNK(m)    ? "a symbolic link (never followed)"
+	       : S_ISDIR(m)  ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+	       : S_ISCHR(m) || S_ISBLK(m) ? "a device"
+	       : S_ISREG(m)  ? "a regular file"
+			     : "not a regular file";
+}
+
+/* The kind of what sits at path when it is not a regular file (shm_open failed on it). */
+static const char *not_a_region(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0 || S_ISREG(st.st_mode))
+		return NULL;
+	return kind_of(st.st_mode);
+}
+
 int tk_session_open(tk_session **out, const char *name, unsigned flags)
 {
 	tk_session *s;
@@ -930,13 +952,17 @@ int tk_session_open(tk_session **out, const char *name, unsigned flags)
 	tk_session_shm_name(name, s->shm_name, sizeof(s->shm_name));
 	s->fd = shm_open(s->shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (s->fd < 0) {
-		char shm[sizeof(s->shm_name)];
+		char shm[sizeof(s->shm_name)], path[sizeof(s->shm_name) + 16];
+		const char *kind;
 		err = errno;
 		memcpy(shm, s->shm_name, sizeof(shm));
 		close_handle(s);
 		if (err == ENOENT)
 			return fail(TK_ENOENT, "session %s: no such session (no logger created /dev/shm%s)", name, shm);
-		return fail(errno_code(err), "session %s: cannot open the region: %s", name, strerror(err));
+		snprintf(path, sizeof(path), "/dev/shm%s", shm);
+		if ((kind = not_a_region(path)) != NULL)
+			return fail(TK_EACCES, "session %s: %s is %s, not a session region: refused", name, path, kind);
+		return fail(errno_code(err), "session %s: cannot open the region %s: %s", name, path, strerror(err));
 	}
 	if (fstat(s->fd, &st) != 0) {
 		err = errno;
@@ -944,8 +970,11 @@ int tk_session_open(tk_session **out, const char *name, unsigned flags)
 		return fail(errno_code(err), "session %s: fstat: %s", name, strerror(err));
 	}
 	if (!S_ISREG(st.st_mode)) {
+		char shm[sizeof(s->shm_name)];
+		memcpy(shm, s->shm_name, sizeof(shm));
 		close_handle(s);
-		return fail(TK_EACCES, "session %s: the region is not a regular file", name);
+		return fail(TK_EACCES, "session %s: /dev/shm%s is %s, not a session region: refused", name, shm,
+			    kind_of(st.st_mode));
 	}
 	if (st.st_uid != geteuid()) {
 		close_handle(s);
