@@ -1,0 +1,101 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# One tutorial program of the SAT guide run as its chapter runs it: `tracelogger -d1 -n 3 -f
+# NAME.results` waits in the background, the program configures and starts the session and
+# ends, tracelogger records until its limit; then traceprinter prints the file and the
+# printout is compared with the guide's sample result (tests/seed_compare.sh on the seed
+# lines in tests/golden/tutorial/NAME.txt, whose "#=" lines give the Linux form of what the
+# guide's QNX machine printed, each with its reason).
+#
+# What changes from run to run is masked in the printout before the comparison: times
+# (t:*), CPUs (CPU:*), the program's process ID and its main thread's ID (PROG), every other
+# process or thread ID (*), the values of the header's machine and date lines (*), the
+# msb/lsb words of CONTROL TIME events (*) and directories in names.
+#
+# The session is named after the test (tracelogger -N, TRACEKIT_SESSION for the program) so
+# that tests running at the same time do not share one. A tracelogger that cannot record on
+# this machine (perf_event_open refused) is a skip (77) with its reason.
+# usage: tutorial_run.sh TRACELOGGER TRACEPRINTER PROGRAM SEED_LINES WORKDIR [PROGRAM ARGS...]
+set -u
+TL=$1 TP=$2 PROG=$3 SEED=$4 WORK=$5
+shift 5
+here=$(dirname "$0")
+name=$(basename "$PROG")
+mkdir -p "$WORK"
+W=$(mktemp -d "$WORK/$name.XXXXXX") || exit 1
+sess="tut-$name-$$"
+tlpid=""
+cleanup() {
+	if [ -n "$tlpid" ] && kill -0 "$tlpid" 2>/dev/null; then
+		kill -TERM "$tlpid" 2>/dev/null
+		sleep 1
+		kill -KILL "$tlpid" 2>/dev/null
+	fi
+	rm -f "/dev/shm/tracekit.$(id -u).$sess"
+	if [ "${TK_KEEP:-0}" = 1 ]; then echo "kept: $W"; else rm -rf "$W"; fi
+}
+trap cleanup EXIT
+fail() {
+	echo "FAIL [$name]: $*"
+	for f in tl.out tl.err prog.out prog.err; do
+		[ -s "$W/$f" ] && { echo "--- $f:"; head -n 20 "$W/$f"; }
+	done
+	exit 1
+}
+
+# Can this machine record kernel events at all?
+if ! "$TL" -f "$W/probe.kev" -c THREAD -- true >"$W/probe.out" 2>&1; then
+	echo "SKIP [$name]: tracelogger cannot record on this machine: $(cat "$W/probe.out")"
+	exit 77
+fi
+
+cd "$W" || exit 1
+# As the chapter: tracelogger -d1 -n 3 -f NAME.results; -s 20 bounds a run in which the
+# three buffers never fill (an unprivileged tier sees only the attached program).
+"$TL" -d1 -n 3 -s 20 -N "$sess" -f "$name.results" >tl.out 2>tl.err &
+tlpid=$!
+# the session exists once tracelogger waits for a START
+i=0
+while [ ! -e "/dev/shm/tracekit.$(id -u).$sess" ]; do
+	kill -0 "$tlpid" 2>/dev/null || { wait "$tlpid"; fail "tracelogger ended before creating session $sess (status $?)"; }
+	[ $i -lt 200 ] || fail "no session $sess after 20 s"
+	sleep 0.1
+	i=$((i + 1))
+done
+
+TRACEKIT_SESSION=$sess "$PROG" "$@" >prog.out 2>prog.err &
+ppid=$!
+wait "$ppid"
+st=$?
+[ "$st" = 0 ] || fail "$name exited with status $st"
+[ -s prog.err ] && fail "$name wrote to standard error"
+
+# tracelogger ends at its limit (-n 3) or, at the latest, after its 20 s
+i=0
+while kill -0 "$tlpid" 2>/dev/null; do
+	[ $i -lt 600 ] || fail "tracelogger still running 60 s after the program ended"
+	sleep 0.1
+	i=$((i + 1))
+done
+wait "$tlpid"
+st=$?
+tlpid=""
+[ "$st" = 0 ] || fail "tracelogger exited with status $st"
+[ -s "$name.results" ] || fail "no $name.results"
+
+"$TP" -f "$name.results" >printed 2>printer.err || fail "traceprinter cannot read $name.results: $(head -n 3 printer.err)"
+sed -E \
+	-e 's/^( *TRACE_(FILE_NAME|DATE|BOOT_DATE|CYCLES_PER_SEC|CPU_NUM|NODENAME|SYS_RELEASE|SYS_VERSION|MACHINE|SYSPAGE_LEN)::).*/\1 */' \
+	-e 's/t:0x[0-9a-f]+/t:*/' -e 's/CPU:[0-9]+/CPU:*/' \
+	-e "s/(ppid|pid|tid):$ppid([^0-9]|\$)/\\1:PROG\\2/g" \
+	-e 's/(ppid|pid|tid):[0-9]+/\1:*/g' \
+	-e 's/msb:0x[0-9a-f]+/msb:*/' -e 's/lsb\(offset\):0x[0-9a-f]+/lsb(offset):*/' \
+	-e 's|name:/.*/|name:|' \
+	printed >masked
+if sh "$here/seed_compare.sh" masked "$SEED"; then
+	echo "$name: tier $(sed -n 's/.*TRACEKIT_COLLECT_TIER:: *//p' printed), $(grep -c '^t:' printed) events printed"
+	exit 0
+fi
+echo "--- masked printout of $name.results (first 60 lines of events):"
+sed -n '/KERNEL EVENTS/,$p' masked | head -n 60
+fail "the printout does not hold the guide's sample lines"
