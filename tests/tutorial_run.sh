@@ -8,7 +8,7 @@
 # guide's QNX machine printed, each with its reason).
 #
 # What changes from run to run is masked in the printout before the comparison: times
-# (t:*), CPUs (CPU:*), the program's process ID and its main thread's ID (PROG), every other
+# (t:*), CPUs (CPU:*), the program's process ID (PROG), every other
 # process or thread ID (*), the values of the header's machine and date lines (*), the
 # msb/lsb words of CONTROL TIME events (*) and directories in names.
 #
@@ -84,15 +84,21 @@ tlpid=""
 [ -s "$name.results" ] || fail "no $name.results"
 
 "$TP" -f "$name.results" >printed 2>printer.err || fail "traceprinter cannot read $name.results: $(head -n 3 printer.err)"
-sed -E \
-	-e 's/^( *TRACE_(FILE_NAME|DATE|BOOT_DATE|CYCLES_PER_SEC|CPU_NUM|NODENAME|SYS_RELEASE|SYS_VERSION|MACHINE|SYSPAGE_LEN)::).*/\1 */' \
+mask() {
+	sed -E \
+	-e 's/^((#= )? *TRACE_(FILE_NAME|DATE|BOOT_DATE|CYCLES_PER_SEC|CPU_NUM|NODENAME|SYS_RELEASE|SYS_VERSION|MACHINE|SYSPAGE_LEN)::).*/\1 */' \
 	-e 's/t:0x[0-9a-f]+/t:*/' -e 's/CPU:[0-9]+/CPU:*/' \
-	-e "s/(ppid|pid|tid):$ppid([^0-9]|\$)/\\1:PROG\\2/g" \
+	-e "s/(ppid|pid):$1([^0-9]|\$)/\\1:PROG\\2/g" \
 	-e 's/(ppid|pid|tid):[0-9]+/\1:*/g' \
 	-e 's/msb:0x[0-9a-f]+/msb:*/' -e 's/lsb\(offset\):0x[0-9a-f]+/lsb(offset):*/' \
-	-e 's|name:/.*/|name:|' \
-	printed >masked
-if sh "$here/seed_compare.sh" masked "$SEED"; then
+	-e 's|name:/.*/|name:|'
+}
+mask "$ppid" <printed >masked
+# The same masks on the seed lines (times, CPUs, IDs, header values differ there too), the
+# guide's program known by the pid its "# seed program pid: N" line gives.
+spid=$(sed -n 's/^# seed program pid: *\([0-9]*\).*/\1/p' "$SEED" | head -n 1)
+mask "${spid:-none}" <"$SEED" >seed.masked
+if sh "$here/seed_compare.sh" masked seed.masked; then
 	echo "$name: tier $(sed -n 's/.*TRACEKIT_COLLECT_TIER:: *//p' printed), $(grep -c '^t:' printed) events printed"
 	exit 0
 fi
