@@ -85,8 +85,21 @@ TK_API size_t tk_pool_region_size(uint32_t n_bufs, uint32_t buf_size);
  * TK_ENOMEM (for the handle).
  */
 TK_API int tk_pool_init(tk_pool **out, void *region, size_t region_size, uint32_t n_bufs, uint32_t buf_size);
-/* Attaches to a region another process formatted; checks its header. TK_EFORMAT if not. */
+/*
+ * Attaches to a region another process formatted; checks it (tk_pool_check). TK_EFORMAT if
+ * not. The handle keeps the layout it checked: a later change of the region's header by
+ * another process never makes this one read or write outside the region, and an index read
+ * from the region (free stack, queue) that is out of range is ignored.
+ */
 TK_API int tk_pool_attach(tk_pool **out, void *region, size_t region_size);
+/*
+ * Pure validation of a pool region of size bytes: magic, version, sizes, every offset, the
+ * free-stack links, the queue cells and the descriptors' states and committed counts.
+ * Never reads outside [region, region + size). TK_OK, or TK_EFORMAT with why (cap bytes,
+ * may be NULL) naming the field and its byte offset plus base_offset (the pool's offset in
+ * a larger region, e.g. a session's).
+ */
+TK_API int tk_pool_check(const void *region, size_t size, uint64_t base_offset, char *why, size_t cap);
 /* Creates a pool in private anonymous memory (mmap). */
 TK_API int tk_pool_create(tk_pool **out, uint32_t n_bufs, uint32_t buf_size);
 /* Releases the handle; unmaps the memory if tk_pool_create() made it. NULL accepted. */

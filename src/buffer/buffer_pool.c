@@ -17,6 +17,8 @@
  * address at which this process maps it.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,10 +70,18 @@ _Static_assert(offsetof(struct pool_hdr, n_bufs) == 8 && offsetof(struct pool_hd
 	       "header layout");
 _Static_assert(sizeof(struct pool_cell) == 16, "queue cell");
 
+/* A process's handle: the layout as checked when it was made, never re-read from the
+ * region (another process could change the header after the check). */
 struct tk_pool {
 	unsigned char *base;
 	size_t size;
 	int owns_mapping;
+	uint32_t n_bufs, buf_size;
+	uint64_t desc_off, next_off, cells_off, data_off, queue_mask;
+};
+
+struct pool_layout {
+	uint64_t desc_off, next_off, cells_off, data_off, size, queue_cap;
 };
 
 static struct pool_hdr *hdr_of(const tk_pool *p)
@@ -81,22 +91,29 @@ static struct pool_hdr *hdr_of(const tk_pool *p)
 
 static _Atomic uint32_t *next_of(const tk_pool *p)
 {
-	return (_Atomic uint32_t *)(void *)(p->base + hdr_of(p)->next_off);
+	return (_Atomic uint32_t *)(void *)(p->base + p->next_off);
 }
 
 static struct pool_cell *cells_of(const tk_pool *p)
 {
-	return (struct pool_cell *)(void *)(p->base + hdr_of(p)->cells_off);
+	return (struct pool_cell *)(void *)(p->base + p->cells_off);
+}
+
+static void keep_layout(tk_pool *p, uint32_t n_bufs, uint32_t buf_size, const struct pool_layout *l)
+{
+	p->n_bufs = n_bufs;
+	p->buf_size = buf_size;
+	p->desc_off = l->desc_off;
+	p->next_off = l->next_off;
+	p->cells_off = l->cells_off;
+	p->data_off = l->data_off;
+	p->queue_mask = l->queue_cap - 1;
 }
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) & ~(a - 1);
 }
-
-struct pool_layout {
-	uint64_t desc_off, next_off, cells_off, data_off, size, queue_cap;
-};
 
 static int layout(uint32_t n_bufs, uint32_t buf_size, struct pool_layout *l)
 {
@@ -138,6 +155,7 @@ int tk_pool_init(tk_pool **out, void *region, size_t region_size, uint32_t n_buf
 		return TK_ENOMEM;
 	p->base = region;
 	p->size = region_size;
+	keep_layout(p, n_bufs, buf_size, &l);
 	memset(region, 0, (size_t)l.data_off);
 	h = region;
 	h->magic = POOL_MAGIC;
@@ -163,6 +181,95 @@ int tk_pool_init(tk_pool **out, void *region, size_t region_size, uint32_t n_buf
 	return TK_OK;
 }
 
+__attribute__((format(printf, 3, 4))) static int why_set(char *why, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why != NULL && cap > 0) {
+		va_start(ap, fmt);
+		vsnprintf(why, cap, fmt, ap);
+		va_end(ap);
+	}
+	return TK_EFORMAT;
+}
+
+#define POFF(field) ((unsigned long long)(base + offsetof(struct pool_hdr, field)))
+
+int tk_pool_check(const void *region, size_t size, uint64_t base, char *why, size_t cap)
+{
+	const unsigned char *b = region;
+	struct pool_hdr h;
+	struct pool_layout l;
+	uint64_t i;
+
+	if (why != NULL && cap > 0)
+		why[0] = '\0';
+	if (region == NULL || size < sizeof(h))
+		return why_set(why, cap, "byte %llu (pool header): %zu bytes, the header alone needs %zu",
+			       (unsigned long long)base, size, sizeof(h));
+	memcpy(&h, b, offsetof(struct pool_hdr, free_head));
+	if (h.magic != POOL_MAGIC)
+		return why_set(why, cap, "byte %llu (pool magic): 0x%08x, expected 0x%08x", POFF(magic), h.magic,
+			       POOL_MAGIC);
+	if (h.version != POOL_VERSION)
+		return why_set(why, cap, "byte %llu (pool version): %u, expected %u", POFF(version), h.version,
+			       POOL_VERSION);
+	if (layout(h.n_bufs, h.buf_size, &l) != 0)
+		return why_set(why, cap, "byte %llu (pool n_bufs, buf_size): %u buffers of %u bytes make no pool",
+			       POFF(n_bufs), h.n_bufs, h.buf_size);
+	if (h.region_size != l.size || h.region_size > size)
+		return why_set(why, cap, "byte %llu (pool region_size): %llu, expected %llu (and at most %zu)",
+			       POFF(region_size), (unsigned long long)h.region_size, (unsigned long long)l.size, size);
+	if (h.desc_off != l.desc_off)
+		return why_set(why, cap, "byte %llu (pool desc_off): %llu, expected %llu", POFF(desc_off),
+			       (unsigned long long)h.desc_off, (unsigned long long)l.desc_off);
+	if (h.next_off != l.next_off)
+		return why_set(why, cap, "byte %llu (pool next_off): %llu, expected %llu", POFF(next_off),
+			       (unsigned long long)h.next_off, (unsigned long long)l.next_off);
+	if (h.cells_off != l.cells_off)
+		return why_set(why, cap, "byte %llu (pool cells_off): %llu, expected %llu", POFF(cells_off),
+			       (unsigned long long)h.cells_off, (unsigned long long)l.cells_off);
+	if (h.data_off != l.data_off)
+		return why_set(why, cap, "byte %llu (pool data_off): %llu, expected %llu", POFF(data_off),
+			       (unsigned long long)h.data_off, (unsigned long long)l.data_off);
+	if (h.queue_mask != l.queue_cap - 1)
+		return why_set(why, cap, "byte %llu (pool queue_mask): %llu, expected %llu", POFF(queue_mask),
+			       (unsigned long long)h.queue_mask, (unsigned long long)(l.queue_cap - 1));
+	{
+		uint64_t head;
+		memcpy(&head, b + offsetof(struct pool_hdr, free_head), sizeof(head));
+		if ((uint32_t)head > h.n_bufs)
+			return why_set(why, cap, "byte %llu (pool free_head): buffer %u of %u", POFF(free_head),
+				       (uint32_t)head, h.n_bufs);
+	}
+	for (i = 0; i < h.n_bufs; i++) {
+		uint32_t next, state, committed;
+		uint64_t doff = l.desc_off + i * sizeof(tk_pool_desc);
+		memcpy(&next, b + l.next_off + 4 * i, 4);
+		if (next > h.n_bufs)
+			return why_set(why, cap, "byte %llu (pool free link %llu): buffer %u of %u",
+				       (unsigned long long)(base + l.next_off + 4 * i), (unsigned long long)i, next, h.n_bufs);
+		memcpy(&committed, b + doff + offsetof(tk_pool_desc, committed), 4);
+		memcpy(&state, b + doff + offsetof(tk_pool_desc, state), 4);
+		if (state > TK_POOL_DRAINING)
+			return why_set(why, cap, "byte %llu (pool descriptor %llu state): %u (0 to 3)",
+				       (unsigned long long)(base + doff + offsetof(tk_pool_desc, state)), (unsigned long long)i,
+				       state);
+		if (committed > h.buf_size || committed % 16 != 0)
+			return why_set(why, cap, "byte %llu (pool descriptor %llu committed): %u bytes in a buffer of %u",
+				       (unsigned long long)(base + doff), (unsigned long long)i, committed, h.buf_size);
+	}
+	for (i = 0; i < l.queue_cap; i++) {
+		uint32_t idx;
+		memcpy(&idx, b + l.cells_off + i * sizeof(struct pool_cell) + offsetof(struct pool_cell, idx), 4);
+		if (idx >= h.n_bufs)
+			return why_set(why, cap, "byte %llu (pool queue cell %llu): buffer %u of %u",
+				       (unsigned long long)(base + l.cells_off + i * sizeof(struct pool_cell) + 8),
+				       (unsigned long long)i, idx, h.n_bufs);
+	}
+	return TK_OK;
+}
+
 int tk_pool_attach(tk_pool **out, void *region, size_t region_size)
 {
 	const struct pool_hdr *h = region;
@@ -171,15 +278,15 @@ int tk_pool_attach(tk_pool **out, void *region, size_t region_size)
 
 	if (out == NULL || region == NULL || region_size < sizeof(*h))
 		return TK_EINVAL;
-	if (h->magic != POOL_MAGIC || h->version != POOL_VERSION || layout(h->n_bufs, h->buf_size, &l) != 0 ||
-	    l.size != h->region_size || h->region_size > region_size || h->data_off != l.data_off ||
-	    h->cells_off != l.cells_off || h->next_off != l.next_off || h->desc_off != l.desc_off)
+	if (tk_pool_check(region, region_size, 0, NULL, 0) != TK_OK)
 		return TK_EFORMAT;
 	p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return TK_ENOMEM;
+	layout(h->n_bufs, h->buf_size, &l);
 	p->base = region;
 	p->size = region_size;
+	keep_layout(p, h->n_bufs, h->buf_size, &l);
 	*out = p;
 	return TK_OK;
 }
@@ -215,34 +322,31 @@ void tk_pool_destroy(tk_pool *p)
 
 uint32_t tk_pool_n_buffers(const tk_pool *p)
 {
-	return hdr_of(p)->n_bufs;
+	return p->n_bufs;
 }
 
 uint32_t tk_pool_buffer_size(const tk_pool *p)
 {
-	return hdr_of(p)->buf_size;
+	return p->buf_size;
 }
 
 void *tk_pool_buffer(const tk_pool *p, uint32_t idx)
 {
-	const struct pool_hdr *h = hdr_of(p);
-	return idx < h->n_bufs ? p->base + h->data_off + (uint64_t)idx * h->buf_size : NULL;
+	return idx < p->n_bufs ? p->base + p->data_off + (uint64_t)idx * p->buf_size : NULL;
 }
 
 int64_t tk_pool_index(const tk_pool *p, const void *ptr)
 {
-	const struct pool_hdr *h = hdr_of(p);
-	const unsigned char *c = ptr, *data = p->base + h->data_off;
+	const unsigned char *c = ptr, *data = p->base + p->data_off;
 
-	if (c < data || c >= data + (uint64_t)h->n_bufs * h->buf_size)
+	if (c < data || c >= data + (uint64_t)p->n_bufs * p->buf_size)
 		return -1;
-	return (int64_t)((uint64_t)(c - data) / h->buf_size);
+	return (int64_t)((uint64_t)(c - data) / p->buf_size);
 }
 
 tk_pool_desc *tk_pool_desc_of(const tk_pool *p, uint32_t idx)
 {
-	const struct pool_hdr *h = hdr_of(p);
-	return idx < h->n_bufs ? (tk_pool_desc *)(void *)(p->base + h->desc_off) + idx : NULL;
+	return idx < p->n_bufs ? (tk_pool_desc *)(void *)(p->base + p->desc_off) + idx : NULL;
 }
 
 int tk_pool_take(tk_pool *p, uint32_t *idx)
@@ -254,7 +358,7 @@ int tk_pool_take(tk_pool *p, uint32_t *idx)
 	for (;;) {
 		uint32_t top = (uint32_t)head;
 		uint64_t nh;
-		if (top == 0)
+		if (top == 0 || top > p->n_bufs) /* empty, or a damaged region: none to take */
 			return TK_EBUSY;
 		nh = ((head >> 32) + 1) << 32 | atomic_load_explicit(&next[top - 1], memory_order_relaxed);
 		if (atomic_compare_exchange_weak_explicit(&h->free_head, &head, nh, memory_order_acquire,
@@ -296,7 +400,7 @@ void tk_pool_queue(tk_pool *p, uint32_t idx, uint32_t records)
 	atomic_store_explicit(&tk_pool_desc_of(p, idx)->records, records, memory_order_relaxed);
 	atomic_store_explicit(&tk_pool_desc_of(p, idx)->state, TK_POOL_QUEUED, memory_order_release);
 	for (;;) {
-		struct pool_cell *c = &cells[pos & h->queue_mask];
+		struct pool_cell *c = &cells[pos & p->queue_mask];
 		uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
 		int64_t dif = (int64_t)(seq - pos);
 		if (dif == 0) {
@@ -322,17 +426,23 @@ int tk_pool_dequeue(tk_pool *p, uint32_t *idx)
 	uint64_t pos = atomic_load_explicit(&h->q_tail, memory_order_relaxed);
 
 	for (;;) {
-		struct pool_cell *c = &cells[pos & h->queue_mask];
+		struct pool_cell *c = &cells[pos & p->queue_mask];
 		uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
 		int64_t dif = (int64_t)(seq - (pos + 1));
 		if (dif == 0) {
 			if (atomic_compare_exchange_weak_explicit(&h->q_tail, &pos, pos + 1, memory_order_relaxed,
 								  memory_order_relaxed)) {
-				*idx = c->idx;
-				atomic_store_explicit(&tk_pool_desc_of(p, c->idx)->state, TK_POOL_DRAINING,
-						      memory_order_relaxed);
-				atomic_store_explicit(&c->seq, pos + h->queue_mask + 1, memory_order_release);
+				uint32_t i = c->idx;
+				if (i < p->n_bufs)
+					atomic_store_explicit(&tk_pool_desc_of(p, i)->state, TK_POOL_DRAINING,
+							      memory_order_relaxed);
+				atomic_store_explicit(&c->seq, pos + p->queue_mask + 1, memory_order_release);
 				atomic_fetch_sub_explicit(&h->n_queued, 1, memory_order_relaxed);
+				if (i >= p->n_bufs) { /* a damaged region: skip the cell */
+					pos = atomic_load_explicit(&h->q_tail, memory_order_relaxed);
+					continue;
+				}
+				*idx = i;
 				return TK_OK;
 			}
 		} else if (dif < 0) {
@@ -387,8 +497,8 @@ void tk_pool_get_stats(const tk_pool *p, tk_pool_stats *out)
 	out->buffers_queued = atomic_load_explicit(&h->queued, memory_order_relaxed);
 	out->buffers_overwritten = atomic_load_explicit(&h->overwritten, memory_order_relaxed);
 	out->records_dropped = atomic_load_explicit(&h->dropped, memory_order_relaxed);
-	out->n_bufs = h->n_bufs;
-	out->buf_size = h->buf_size;
+	out->n_bufs = p->n_bufs;
+	out->buf_size = p->buf_size;
 	out->n_free = atomic_load_explicit(&h->n_free, memory_order_relaxed);
 	out->n_queued = atomic_load_explicit(&h->n_queued, memory_order_relaxed);
 	out->dropped_pending = atomic_load_explicit(&h->dropped_pending, memory_order_relaxed);
