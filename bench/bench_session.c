@@ -21,7 +21,6 @@
  * "writer-flood"), started with TRACEKIT_SESSION naming the session, so that the recorder
  * attaches to it when it loads. Prints "key=value" lines for bench/run_session.sh.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
