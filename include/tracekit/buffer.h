@@ -251,6 +251,15 @@ TK_API void tk_buffer_discard_all(tk_buffer_id id);
  */
 TK_API uint64_t tk_buffer_pending_dropped(tk_buffer_id id, int take);
 
+/*
+ * In a fork()ed child (a pthread_atfork child handler): forgets every buffer of every
+ * definition without delivering or giving it back (the parent's threads own them: in a
+ * shared pool the parent goes on writing them), forgets the parent's other threads and
+ * re-initialises the module's locks. The calling thread starts new buffers on its next
+ * reserve.
+ */
+TK_API void tk_buffer_forget_after_fork(void);
+
 /* Delivers the partial buffers of every thread and definition (done at process exit). */
 TK_API void tk_buffer_flush_all_threads(void);
 

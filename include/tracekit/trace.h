@@ -232,9 +232,15 @@ TK_API const char *tk_logger_errmsg(void);
 
 /* ---- the inline fast path ------------------------------------------------------------- */
 
-/* Per-class emission mode; public only for the inline emitter. */
+/*
+ * Per-class emission mode; public only for the inline emitter. tk__trace_modes points to
+ * the process's own modes (tk__trace_mode) or, while the process is attached to a session
+ * (docs/sessions.md), to its registry slot's in the shared region, which any attached
+ * process (or the logger) updates when it changes the session's configuration.
+ */
 enum { TK__TRACE_OFF = 0, TK__TRACE_FAST = 1, TK__TRACE_FILTERED = 2 };
 TK_API extern TK__ATOMIC(unsigned char) tk__trace_mode[32];
+TK_API extern TK__ATOMIC(TK__ATOMIC(unsigned char) *) tk__trace_modes;
 TK_API extern tk_buffer_id tk__trace_buffer_id;
 
 struct tk__trace_thread {
@@ -282,7 +288,8 @@ static inline unsigned tk__trace_cpu(void)
  */
 static inline int tk_trace_emit(unsigned cls, unsigned code, uint32_t d0, uint32_t d1)
 {
-	unsigned mode = atomic_load_explicit(&tk__trace_mode[cls & 31u], memory_order_relaxed);
+	unsigned mode = atomic_load_explicit(&atomic_load_explicit(&tk__trace_modes, memory_order_relaxed)[cls & 31u],
+					     memory_order_relaxed);
 	struct tk__buffer_thread *b;
 	TK__ATOMIC(uint32_t) *pos;
 	uint32_t off;

@@ -370,6 +370,32 @@ void tk_buffer_discard_all(tk_buffer_id id)
 	pthread_mutex_unlock(&g_registry_lock);
 }
 
+void tk_buffer_forget_after_fork(void)
+{
+	struct thread_state *ts = &tls_state;
+	tk_buffer_id id;
+
+	/* Only this thread exists in the child; any lock may have been held by another. */
+	pthread_mutex_init(&g_defs_lock, NULL);
+	pthread_mutex_init(&g_registry_lock, NULL);
+	g_threads = NULL;
+	if (!ts->registered)
+		return;
+	pthread_mutex_init(&ts->lock, NULL);
+	ts->tid = current_tid();
+	for (id = 0; id < TK_BUFFER_MAX; id++) {
+		struct tk__buffer_thread *t = &tk__buffer_tls[id];
+		/* the parent's buffer is the parent's: taken away, neither delivered nor given back */
+		atomic_store_explicit(&t->limit, 0, memory_order_relaxed);
+		if (atomic_load_explicit(&t->pos, memory_order_relaxed) != NULL)
+			atomic_store_explicit(&t->pos, &t->own, memory_order_relaxed);
+		atomic_store_explicit(&t->base, NULL, memory_order_relaxed);
+		ts->refused[id] = 0;
+	}
+	ts->next = ts->prev = NULL;
+	g_threads = ts;
+}
+
 /* Delivers a thread's partial buffers; used at thread and process exit. */
 struct pending_delivery {
 	tk_buffer_id id;

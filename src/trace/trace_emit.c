@@ -116,12 +116,19 @@ static int call_handler(const struct trace_handler *h, uint32_t header, const ui
 
 int tk__trace_passes_filters(unsigned cls, unsigned code, const uint32_t *words, size_t n)
 {
+	struct tk__trace_config *cfg = trace_cfg();
 	struct trace_code *all, *c;
 	uint32_t tid;
 	int keep = 1;
 
-	if (!trace_bit(tk__trace.enabled[cls], code))
+	if (!trace_bit(cfg->enabled[cls], code))
 		return 0;
+	if (atomic_load_explicit(&cfg->n_filtered[cls], memory_order_relaxed) != 0) {
+		const struct trace_filter *pair = cfg->filters[cls * TRACE_N_CODES + code];
+		tid = tk__trace_tid();
+		if (!tk__trace_filter_passes(&pair[0], tid) || !tk__trace_filter_passes(&pair[1], tid))
+			return 0;
+	}
 	all = atomic_load_explicit(&tk__trace.codes, memory_order_acquire);
 	if (all == NULL)
 		return 1;
@@ -129,8 +136,6 @@ int tk__trace_passes_filters(unsigned cls, unsigned code, const uint32_t *words,
 	if (!atomic_load_explicit(&c->special, memory_order_relaxed))
 		return 1;
 	tid = tk__trace_tid();
-	if (!tk__trace_filter_passes(&c->class_filter, tid) || !tk__trace_filter_passes(&c->event_filter, tid))
-		return 0;
 	if (tk__trace_tls.in_handler)
 		return 1; /* events inserted by a handler are not filtered again */
 	pthread_mutex_lock(&tk__trace.handler_lock);
@@ -174,8 +179,10 @@ int tk__trace_write(unsigned cls, unsigned code, const uint32_t *words, size_t n
 {
 	size_t bytes, n_slots, i;
 	uint64_t t = 0;
-	unsigned cpu = 0, mode = atomic_load_explicit(&tk__trace_mode[cls & (TRACE_N_CLASSES - 1)], memory_order_relaxed);
+	unsigned cpu = 0, mode;
 
+	tk__trace_session_catch_up(); /* attached: announce after a START made elsewhere; a forked child */
+	mode = trace_mode(cls);
 	if (mode == TK__TRACE_OFF)
 		return 0;
 	if (filtered && mode == TK__TRACE_FILTERED && str == NULL &&
@@ -225,9 +232,10 @@ int tk__trace_write(unsigned cls, unsigned code, const uint32_t *words, size_t n
 
 int tk__trace_write_raw(uint32_t header, uint32_t time, uint32_t d0, uint32_t d1)
 {
+	tk__trace_session_catch_up();
 	if (atomic_load(&tk__trace.pool) == NULL)
 		return tk__trace_set_error(EFAULT, "INSERTEVENT: no trace buffers (ALLOCBUFFER)");
-	if (!atomic_load(&tk__trace.started))
+	if (!atomic_load(&trace_cfg()->started))
 		return 0; /* the stream is closed: like any event, it is not recorded */
 	put(header, time, d0, d1);
 	return 0;
@@ -340,7 +348,7 @@ static void emit_addresses(unsigned code, uintptr_t a, uintptr_t b, int two)
 {
 	const unsigned cls = TRACE_CLS(_TRACE_SYSTEM_C);
 
-	if (trace_bit(tk__trace.wide[cls], code) && sizeof(uintptr_t) > 4) {
+	if (trace_bit(trace_cfg()->wide[cls], code) && sizeof(uintptr_t) > 4) {
 		uint64_t v[2] = { (uint64_t)a, (uint64_t)b };
 		uint32_t w[4];
 		memcpy(w, v, sizeof(v)); /* 64-bit values in memory order */
@@ -362,12 +370,12 @@ int trace_here(void)
 
 void __cyg_profile_func_enter(void *this_fn, void *call_site)
 {
-	if (atomic_load_explicit(&tk__trace_mode[TRACE_CLS(_TRACE_SYSTEM_C)], memory_order_relaxed) != TK__TRACE_OFF)
+	if (trace_mode(TRACE_CLS(_TRACE_SYSTEM_C)) != TK__TRACE_OFF)
 		emit_addresses(_NTO_TRACE_SYS_FUNC_ENTER, (uintptr_t)this_fn, (uintptr_t)call_site, 1);
 }
 
 void __cyg_profile_func_exit(void *this_fn, void *call_site)
 {
-	if (atomic_load_explicit(&tk__trace_mode[TRACE_CLS(_TRACE_SYSTEM_C)], memory_order_relaxed) != TK__TRACE_OFF)
+	if (trace_mode(TRACE_CLS(_TRACE_SYSTEM_C)) != TK__TRACE_OFF)
 		emit_addresses(_NTO_TRACE_SYS_FUNC_EXIT, (uintptr_t)this_fn, (uintptr_t)call_site, 1);
 }

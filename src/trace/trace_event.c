@@ -16,12 +16,16 @@
 
 #include "trace/trace_internal.h"
 
+struct tk__trace_config tk__trace_local_config; /* outside a session (1.3 MB of zero pages until used) */
+
 struct trace_state tk__trace = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.handler_lock = PTHREAD_MUTEX_INITIALIZER,
+	.cfg = &tk__trace_local_config,
 };
 
 TK_API _Atomic unsigned char tk__trace_mode[TRACE_N_CLASSES];
+TK_API _Atomic(_Atomic unsigned char *) tk__trace_modes = tk__trace_mode;
 TK_API tk_buffer_id tk__trace_buffer_id = TK_BUFFER_ID_INVALID;
 TK_API __thread struct tk__trace_thread tk__trace_tls __attribute__((tls_model("initial-exec")));
 
@@ -66,24 +70,35 @@ int tk__trace_ensure_buffer_id(void)
 
 /* ---- the per-class mode the inline emitter reads ---------------------------------------- */
 
+uint32_t tk__trace_handler_classes(void)
+{
+	uint32_t mask = 0;
+	unsigned cls;
+
+	for (cls = 0; cls < TRACE_N_CLASSES; cls++)
+		if (tk__trace.n_handlers[cls] != 0)
+			mask |= 1u << cls;
+	return mask;
+}
+
 void tk__trace_recompute_modes(void)
 {
 	struct trace_state *s = &tk__trace;
-	int on = s->started && atomic_load(&s->pool) != NULL && tk__trace_buffer_id != TK_BUFFER_ID_INVALID;
-	unsigned cls, w;
+	tk_session *ss = atomic_load(&s->sess);
 
-	for (cls = 0; cls < TRACE_N_CLASSES; cls++) {
-		unsigned n_enabled = 0, mode;
-		for (w = 0; w < TRACE_BITMAP_WORDS; w++)
-			n_enabled += (unsigned)__builtin_popcountll(atomic_load(&s->enabled[cls][w]));
-		if (!on || n_enabled == 0)
-			mode = TK__TRACE_OFF;
-		else if (n_enabled == TRACE_N_CODES && s->n_special[cls] == 0)
-			mode = TK__TRACE_FAST;
-		else
-			mode = TK__TRACE_FILTERED;
-		atomic_store_explicit(&tk__trace_mode[cls], (unsigned char)mode, memory_order_relaxed);
+	if (ss != NULL) {
+		/* the modes of every attached process: any of them may have changed the session */
+		struct tk__sess_slot *sl = tk__session_slot(ss);
+		if (sl != NULL)
+			atomic_store(&sl->handler_classes, tk__trace_handler_classes());
+		tk__session_lock(ss);
+		tk__session_changed(ss);
+		tk__session_unlock(ss);
+		return;
 	}
+	tk__trace_modes_compute(trace_cfg(), atomic_load(&s->pool) != NULL && tk__trace_buffer_id != TK_BUFFER_ID_INVALID,
+				tk__trace_handler_classes(), 1, tk__trace_mode);
+	atomic_fetch_add(&trace_cfg()->generation, 1);
 }
 
 /* ---- configuration helpers (lock held) ----------------------------------------------- */
@@ -125,18 +140,23 @@ static struct trace_code *codes(void)
 	return c;
 }
 
-/* Updates the special flag of a code and the per-class counts. */
+/* Updates the handler flag of a code and the per-class counts. */
 static void update_special(struct trace_code *c, unsigned cls)
 {
-	int special = atomic_load(&c->class_filter.pid_set) || atomic_load(&c->class_filter.tid_set) ||
-		      atomic_load(&c->event_filter.pid_set) || atomic_load(&c->event_filter.tid_set) ||
-		      c->class_handler.fn != NULL || c->event_handler.fn != NULL;
+	int special = c->class_handler.fn != NULL || c->event_handler.fn != NULL;
 	int was = atomic_exchange(&c->special, special);
 
 	if (special && !was)
-		tk__trace.n_special[cls]++;
+		tk__trace.n_handlers[cls]++;
 	else if (!special && was)
-		tk__trace.n_special[cls]--;
+		tk__trace.n_handlers[cls]--;
+}
+
+/* 1 if the class or event rule of a code is set. */
+static int has_rule(struct trace_filter f[2])
+{
+	return atomic_load(&f[0].pid_set) || atomic_load(&f[0].tid_set) || atomic_load(&f[1].pid_set) ||
+	       atomic_load(&f[1].tid_set);
 }
 
 /*
@@ -184,16 +204,15 @@ enum filter_op { SET_PID, SET_TID, CLEAR_PID, CLEAR_TID };
 
 static int apply_filter(const tk_kev_range *r, int n, int event_level, enum filter_op op, int pid, int tid)
 {
-	struct trace_code *all = codes();
+	struct tk__trace_config *cfg = trace_cfg();
 	int i;
 	unsigned code;
 
-	if (all == NULL)
-		return tk__trace_set_error(ENOMEM, "out of memory for filters");
 	for (i = 0; i < n; i++) {
 		for (code = r[i].first; code <= r[i].last; code++) {
-			struct trace_code *c = &all[r[i].cls * TRACE_N_CODES + code];
-			struct trace_filter *f = event_level ? &c->event_filter : &c->class_filter;
+			struct trace_filter *pair = cfg->filters[r[i].cls * TRACE_N_CODES + code];
+			struct trace_filter *f = &pair[event_level ? 1 : 0];
+			int was = has_rule(pair), now;
 			switch (op) {
 			case SET_PID:
 				atomic_store(&f->pid, pid);
@@ -211,7 +230,11 @@ static int apply_filter(const tk_kev_range *r, int n, int event_level, enum filt
 				atomic_store(&f->tid_set, 0);
 				break;
 			}
-			update_special(c, r[i].cls);
+			now = has_rule(pair);
+			if (now && !was)
+				atomic_fetch_add(&cfg->n_filtered[r[i].cls], 1);
+			else if (!now && was)
+				atomic_fetch_sub(&cfg->n_filtered[r[i].cls], 1);
 		}
 	}
 	return 0;
@@ -252,7 +275,7 @@ static int set_handler(const tk_kev_range *r, int n, int event_level, int (*fn)(
 /* Why the buffers cannot be replaced now (lock held), or NULL. */
 static const char *buffers_busy(void)
 {
-	if (tk__trace.started)
+	if (atomic_load(&trace_cfg()->started))
 		return "while tracing runs: STOP first";
 	if (tk__trace_drainer() != NULL)
 		return "while a logger uses the buffers: stop it first";
@@ -278,10 +301,17 @@ static void install_pool(tk_pool *pool)
 
 static int alloc_buffers(unsigned n, void **start)
 {
-	const char *busy = buffers_busy();
+	const char *busy;
 	tk_pool *pool;
 	int rc;
 
+	if (atomic_load(&tk__trace.sess) != NULL) {
+		/* attached: the session's logger owns the buffers (docs/sessions.md) */
+		if (start != NULL)
+			*start = tk_pool_buffer(atomic_load(&tk__trace.pool), 0);
+		return 0;
+	}
+	busy = buffers_busy();
 	if (busy != NULL)
 		return tk__trace_set_error(EFAULT, "ALLOCBUFFER %s", busy);
 	if (n == 0 || n > TRACE_MAX_BUFFERS)
@@ -336,8 +366,11 @@ static int dealloc_buffers(void)
 {
 	struct trace_state *s = &tk__trace;
 	tk_pool *old = atomic_load(&s->pool);
+	const char *busy;
 
-	const char *busy = buffers_busy();
+	if (atomic_load(&s->sess) != NULL)
+		return 0; /* attached: the session's logger owns the buffers */
+	busy = buffers_busy();
 
 	if (old == NULL)
 		return tk__trace_set_error(EFAULT, "DEALLOCBUFFER: no buffers allocated");
@@ -404,7 +437,7 @@ static int insert_words(int cls, int code, const unsigned *buf, unsigned len)
 
 static int config(int mode, va_list ap)
 {
-	struct trace_state *s = &tk__trace;
+	struct tk__trace_config *s = trace_cfg();
 	tk_kev_range r[TRACE_MAX_RANGES];
 	int n, a, b, c;
 
@@ -567,14 +600,12 @@ int TraceEvent(int mode, ...)
 	int rc;
 
 	va_start(ap, mode);
-	if (__builtin_expect(atomic_load_explicit(&tk__trace_mode[TRACE_CLS(_TRACE_KER_CALL_C)], memory_order_relaxed) !=
-				     TK__TRACE_OFF,
-			     0))
+	tk__trace_session_attach_once(); /* TRACEKIT_SESSION, or a live default session */
+	tk__trace_session_catch_up();
+	if (__builtin_expect(trace_mode(TRACE_CLS(_TRACE_KER_CALL_C)) != TK__TRACE_OFF, 0))
 		trace_kercall(mode, ap);
 	rc = trace_event(mode, ap);
-	if (__builtin_expect(atomic_load_explicit(&tk__trace_mode[TRACE_CLS(_TRACE_KER_CALL_C)], memory_order_relaxed) !=
-				     TK__TRACE_OFF,
-			     0))
+	if (__builtin_expect(trace_mode(TRACE_CLS(_TRACE_KER_CALL_C)) != TK__TRACE_OFF, 0))
 		trace_kerexit(rc, errno);
 	va_end(ap);
 	return rc;
@@ -670,10 +701,13 @@ static int trace_event(int mode, va_list ap)
 		pthread_mutex_lock(&s->lock);
 		if (atomic_load(&s->pool) == NULL) {
 			rc = tk__trace_set_error(EFAULT, "START before ALLOCBUFFER: no trace buffers");
+		} else if (atomic_load(&s->sess) != NULL) {
+			tk__trace_session_start(mode == _NTO_TRACE_START); /* every attached process */
+			rc = 0;
 		} else {
-			if (!s->started)
+			if (!atomic_load(&trace_cfg()->started))
 				tk__trace_new_session();
-			s->started = 1;
+			atomic_store(&trace_cfg()->started, 1);
 			tk__trace_recompute_modes();
 			rc = 0;
 		}
@@ -683,7 +717,14 @@ static int trace_event(int mode, va_list ap)
 		break;
 	case _NTO_TRACE_STOP:
 		pthread_mutex_lock(&s->lock);
-		s->started = 0;
+		{
+			tk_session *ss = atomic_load(&s->sess);
+			if (ss != NULL)
+				tk__session_lock(ss);
+			atomic_store(&trace_cfg()->started, 0);
+			if (ss != NULL)
+				tk__session_unlock(ss);
+		}
 		tk__trace_recompute_modes();
 		pthread_mutex_unlock(&s->lock);
 		rc = 0;
@@ -699,12 +740,18 @@ static int trace_event(int mode, va_list ap)
 		int handlers = (mode == _NTO_TRACE_ADDEVENTHANDLER || mode == _NTO_TRACE_DELEVENTHANDLER ||
 				mode == _NTO_TRACE_ADDCLASSEVHANDLER || mode == _NTO_TRACE_DELCLASSEVHANDLER) &&
 			       !tk__trace_tls.in_handler;
-		if (mode == _NTO_TRACE_ALLOCBUFFER || mode == _NTO_TRACE_DEALLOCBUFFER)
+		tk_session *ss;
+		if ((mode == _NTO_TRACE_ALLOCBUFFER || mode == _NTO_TRACE_DEALLOCBUFFER) && atomic_load(&s->sess) == NULL)
 			tk__trace_drainer_yield(); /* the program's own buffers replace TRACEKIT_LOG's */
 		if (handlers)
 			pthread_mutex_lock(&s->handler_lock);
 		pthread_mutex_lock(&s->lock);
+		ss = atomic_load(&s->sess);
+		if (ss != NULL) /* the session's configuration: one writer at a time, in any process */
+			tk__session_lock(ss);
 		rc = config(mode, ap);
+		if (ss != NULL)
+			tk__session_unlock(ss);
 		tk__trace_recompute_modes();
 		pthread_mutex_unlock(&s->lock);
 		if (handlers)

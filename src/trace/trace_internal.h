@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "session/session_layout.h"
 #include "tracekit/trace.h"
 
 #define TRACE_N_CLASSES 32u  /* internal classes: 5 bits of the header */
@@ -44,24 +45,19 @@
 #define TRACE_HDR_EVENT_MASK 0xc0007fffu
 #define TRACE_IS_CONTROL(header, code) (((header) & TRACE_HDR_EVENT_MASK) == (_TRACE_CONTROL_C | (code)))
 
-/* Filters read by emitting threads without the lock: relaxed atomics. */
-struct trace_filter {
-	_Atomic int pid_set, tid_set;
-	_Atomic int pid;     /* SET...PID: only this process */
-	_Atomic int tid_pid; /* SET...TID: only this thread of this process */
-	_Atomic int tid;
-};
+/* Filters (struct trace_filter) live in the configuration (session_layout.h): in a
+ * session's region, read by every attached process. Handlers stay per process. */
 
 struct trace_handler { /* written under handler_lock; read by emitters holding it */
 	int (*fn)(event_data_t *);
 	event_data_t *data;
 };
 
-/* Everything kept per (internal class, code) beyond the enable bit. */
+/* The handlers of one (internal class, code): this process's only (the dynamic rules
+ * filter is per process, also in a session). */
 struct trace_code {
-	struct trace_filter class_filter, event_filter;
 	struct trace_handler class_handler, event_handler;
-	_Atomic int special; /* any filter or handler set */
+	_Atomic int special; /* a handler set */
 };
 
 /*
@@ -79,15 +75,18 @@ struct trace_code {
 struct trace_state {
 	pthread_mutex_t lock;         /* 2: configuration changes */
 	pthread_mutex_t handler_lock; /* 1: handlers run one at a time; handler changes */
-	_Atomic(tk_pool *) pool;   /* the buffers, NULL until ALLOCBUFFER */
+	_Atomic(tk_pool *) pool;   /* the buffers, NULL until ALLOCBUFFER (a session's while attached) */
 	tk_pool *retired;          /* previous pool, kept mapped: see DEALLOCBUFFER */
-	_Atomic int started;
-	_Atomic int ring;          /* ring (flight recorder) mode */
-	_Atomic int overwrite;     /* OVERWRITEBUFFER: reuse the oldest full buffer when none is free */
-	_Atomic uint64_t enabled[TRACE_N_CLASSES][TRACE_BITMAP_WORDS]; /* static rules filter: one bit per (class, code) */
-	_Atomic uint64_t wide[TRACE_N_CLASSES][TRACE_BITMAP_WORDS];    /* fast/wide mask: 1 = wide */
-	_Atomic(struct trace_code *) codes; /* [TRACE_N_CLASSES * TRACE_N_CODES], allocated on first filter/handler */
-	unsigned n_special[TRACE_N_CLASSES]; /* codes of a class with a filter or handler */
+	/*
+	 * The configuration: started, ring, overwrite, the enabled and wide bitmaps, the pid/tid
+	 * rules (session_layout.h). The process's own (local_config) or, while attached, the
+	 * session's in the shared region, changed there under the session's lock too (lock
+	 * order: 2, then the session's lock).
+	 */
+	_Atomic(struct tk__trace_config *) cfg;
+	_Atomic(tk_session *) sess;     /* the session attached to, NULL if none */
+	_Atomic(struct trace_code *) codes; /* [TRACE_N_CLASSES * TRACE_N_CODES], allocated on first handler */
+	unsigned n_handlers[TRACE_N_CLASSES]; /* codes of a class with a handler */
 	/* Threads that existed when tracing started (announced by START, if at all): an
 	 * open-addressing table of (session << 32 | tid); entries of older sessions are free. */
 	_Atomic uint32_t session;
@@ -95,6 +94,23 @@ struct trace_state {
 };
 
 extern struct trace_state tk__trace;
+extern struct tk__trace_config tk__trace_local_config;
+
+static inline struct tk__trace_config *trace_cfg(void)
+{
+	return atomic_load_explicit(&tk__trace.cfg, memory_order_acquire);
+}
+
+/* The modes this process's emitter reads: tk__trace_mode, or its registry slot's. */
+static inline _Atomic unsigned char *trace_modes(void)
+{
+	return atomic_load_explicit(&tk__trace_modes, memory_order_relaxed);
+}
+
+static inline unsigned trace_mode(unsigned cls)
+{
+	return atomic_load_explicit(&trace_modes()[cls & (TRACE_N_CLASSES - 1)], memory_order_relaxed);
+}
 
 static inline int trace_bit(_Atomic uint64_t *bits, unsigned code)
 {
@@ -108,7 +124,8 @@ static inline uint64_t tk__trace_time_key(uint64_t t, unsigned cpu)
 }
 
 /* trace_event.c */
-void tk__trace_recompute_modes(void); /* lock held */
+void tk__trace_recompute_modes(void); /* lock held (and, attached, not the session's: taken here) */
+uint32_t tk__trace_handler_classes(void); /* classes with a handler of this process (lock held) */
 int tk__trace_set_error(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int tk__trace_ensure_buffer_id(void);
 
@@ -162,6 +179,27 @@ void tk__trace_drainer_detach(const struct tk__trace_drainer *d);
 const struct tk__trace_drainer *tk__trace_drainer(void);        /* NULL if none */
 void tk__trace_drainer_wake(void);
 int tk__trace_drainer_yield(void);
+
+/*
+ * trace_session.c: attaching to a session (TRACEKIT_SESSION, or a live "default" one):
+ * at load, and on the first TraceEvent() (tk__trace_session_attach_once). While attached,
+ * the pool is the session's, the configuration the region's, the modes the process's
+ * registry slot's. The slow paths call tk__trace_session_catch_up() first: a process
+ * announces itself after a START made elsewhere, and a fork()ed child re-registers.
+ */
+void tk__trace_session_attach_once(void);
+void tk__trace_session_catch_up_slow(void);
+static inline void tk__trace_session_catch_up(void)
+{
+	if (__builtin_expect(atomic_load_explicit(&tk__trace.sess, memory_order_relaxed) != NULL, 0))
+		tk__trace_session_catch_up_slow();
+}
+/* Attached: START/STARTNOSTATE (lock held, the session's not): starts the session's trace and
+ * announces this process. Returns 1 if the trace was stopped before. */
+int tk__trace_session_start(int with_state);
+/* Attached: FLUSHBUFFER and STOP queue the caller's partial buffer and wake the logger. */
+void tk__trace_session_flush(void);
+int tk__trace_session_flushing(void); /* 1 on a thread inside tk__trace_session_flush() */
 
 /* trace_pool.c: TIME, BUFFER, THRUNNING of a buffer's head; returns the slots (3) */
 size_t tk__trace_buffer_head(traceevent_t *s, unsigned cpu, uint64_t t, uint32_t idx, uint32_t seq, uint32_t pid,

@@ -541,7 +541,7 @@ static void *logger_main(void *arg)
 
 	for (;;) {
 		uint32_t seq = atomic_load_explicit(&g_log.wake_seq, memory_order_acquire);
-		int ring = atomic_load(&tk__trace.ring), stop, flush;
+		int ring = atomic_load(&trace_cfg()->ring), stop, flush;
 		uint64_t req;
 
 		pthread_mutex_lock(&g_log.mu);
@@ -663,7 +663,7 @@ static void child_after_fork(void)
 	 * the child records nothing (its writer is abandoned, not flushed twice). */
 	for (i = 0; i < TRACE_N_CLASSES; i++)
 		atomic_store(&tk__trace_mode[i], TK__TRACE_OFF);
-	atomic_store(&tk__trace.started, 0);
+	atomic_store(&tk__trace_local_config.started, 0);
 	tk__trace_drainer_detach(&logger_drainer);
 	pthread_mutex_init(&g_log.mu, NULL);
 	pthread_cond_init(&g_log.done_cv, NULL);
@@ -1008,6 +1008,13 @@ static int autostart(char **envp)
 	}
 	if (spec == NULL || spec[0] == '\0')
 		return 0;
+	env = secure_getenv(TK_SESSION_ENV);
+	if (env != NULL && env[0] != '\0') {
+		/* the session named there records this process (trace_session.c) */
+		say("tracekit: TRACEKIT_LOG ignored: %s=%s names the session this process records into\n",
+		    TK_SESSION_ENV, env);
+		return 0;
+	}
 	if (expand_path(spec, NULL, 0) == 0) {
 		/* the string stays valid: only the pointer arrays change */
 		env_drop(environ, "TRACEKIT_LOG");

@@ -31,7 +31,7 @@ void *tk__trace_buffer_acquire(tk_buffer_id id, void *user)
 	if (tk_pool_take(pool, &idx) == TK_OK)
 		return tk_pool_buffer(pool, idx);
 	/* None free. Ring mode and OVERWRITEBUFFER reuse the oldest queued buffer. */
-	if ((atomic_load(&tk__trace.ring) || atomic_load(&tk__trace.overwrite)) && tk_pool_dequeue(pool, &idx) == TK_OK) {
+	if ((atomic_load(&trace_cfg()->ring) || atomic_load(&trace_cfg()->overwrite)) && tk_pool_dequeue(pool, &idx) == TK_OK) {
 		tk_pool_desc *d = tk_pool_desc_of(pool, idx);
 		const traceevent_t *s = tk_pool_buffer(pool, idx);
 		uint32_t records = atomic_load_explicit(&d->records, memory_order_relaxed);
@@ -137,16 +137,12 @@ static int thread_present(uint32_t sess, uint32_t tid)
  * while a buffer is being switched). */
 static int passes_static(unsigned cls, unsigned code, uint32_t tid)
 {
-	struct trace_code *all;
+	struct tk__trace_config *cfg = trace_cfg();
+	const struct trace_filter *pair = cfg->filters[cls * TRACE_N_CODES + code];
 
-	if (atomic_load_explicit(&tk__trace_mode[cls], memory_order_relaxed) == TK__TRACE_OFF ||
-	    !trace_bit(tk__trace.enabled[cls], code))
+	if (trace_mode(cls) == TK__TRACE_OFF || !trace_bit(cfg->enabled[cls], code))
 		return 0;
-	all = atomic_load_explicit(&tk__trace.codes, memory_order_acquire);
-	if (all == NULL)
-		return 1;
-	return tk__trace_filter_passes(&all[cls * TRACE_N_CODES + code].class_filter, tid) &&
-	       tk__trace_filter_passes(&all[cls * TRACE_N_CODES + code].event_filter, tid);
+	return tk__trace_filter_passes(&pair[0], tid) && tk__trace_filter_passes(&pair[1], tid);
 }
 
 /* Slots of an event made of 8-byte payload chunks, written directly into a new buffer. */
@@ -183,11 +179,11 @@ static size_t announce_thread(traceevent_t *s, unsigned cpu, uint32_t t)
 		return 0;
 	tk__trace_tls.announced = sess;
 	tid = tk__trace_tid();
-	if (!atomic_load_explicit(&tk__trace.started, memory_order_relaxed) || thread_present(sess, tid))
+	if (!atomic_load_explicit(&trace_cfg()->started, memory_order_relaxed) || thread_present(sess, tid))
 		return 0;
 	pid = tk__trace_pid();
 	if (passes_static(cls, _TRACE_PR_TH_CREATE_T, tid)) {
-		if (trace_bit(tk__trace.wide[cls], _TRACE_PR_TH_CREATE_T)) {
+		if (trace_bit(trace_cfg()->wide[cls], _TRACE_PR_TH_CREATE_T)) {
 			tk__trace_thread_words(pid, tid, w);
 			n += put_chunks(s + n, cpu, cls, _TRACE_PR_TH_CREATE_T, t, w, 2);
 		} else {
@@ -291,13 +287,13 @@ void *tk__trace_buffer_full(tk_buffer_id id, uint32_t tid, void *buf, uint64_t n
 	tk_pool_queue(pool, (uint32_t)idx, (uint32_t)n);
 	/* The logger is woken once a few buffers wait (it also wakes every 50 ms by itself),
 	 * so writers do not pay a wake-up per buffer; in ring mode it has nothing to do. */
-	if (!atomic_load_explicit(&tk__trace.ring, memory_order_relaxed)) {
+	if (!atomic_load_explicit(&trace_cfg()->ring, memory_order_relaxed)) {
 		uint32_t nb = tk_pool_n_buffers(pool), wake = nb / 4 < 8 ? (nb / 4 ? nb / 4 : 1) : 8;
 		if (stored >= (int64_t)wake * (TRACE_BUFFER_SLOTS - 2))
 			tk__trace_drainer_wake();
 	}
-	if (tk_buffer_delivering_at_exit())
-		return NULL; /* the thread's last buffer: it needs no other */
+	if (tk_buffer_delivering_at_exit() || tk__trace_session_flushing())
+		return NULL; /* the thread's last buffer, or a flush into a session: it needs no other now */
 	return tk__trace_buffer_acquire(id, user);
 }
 

@@ -65,7 +65,7 @@ void tk__trace_thread_words(uint32_t pid, uint32_t tid, uint32_t w[4])
 static void emit_thread(unsigned code, uint32_t pid, uint32_t tid)
 {
 	uint32_t w[4];
-	int wide = trace_bit(tk__trace.wide[TRACE_CLS(_TRACE_PR_TH_C)], code);
+	int wide = trace_bit(trace_cfg()->wide[TRACE_CLS(_TRACE_PR_TH_C)], code);
 
 	tk__trace_thread_words(pid, tid, w);
 	tk__trace_write(TRACE_CLS(_TRACE_PR_TH_C), code, w, wide ? 4 : 2, NULL, 0, 1);
