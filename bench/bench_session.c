@@ -8,13 +8,21 @@
  *       DIR/inproc.kev (as bench_trace measures it): median of 7 bursts of 1 M events
  *   bench_session session DIR
  *       the same bursts in a program attached to a session (TRACEKIT_SESSION) that this
- *       process created and drains, as tracelogger would, into DIR/session.raw
+ *       process created and drains, as tracelogger would, into DIR/session.raw; the logger
+ *       blocks on the session's futex whenever the queue is empty, so writers wake it
+ *       (FUTEX_WAKE) for almost every buffer they queue
+ *   bench_session session-batch DIR
+ *       the same with a batching logger: while buffers flow it sleeps 1 ms between drains
+ *       (writers then find no waiter and make no system call); the futex wait when idle
  *   bench_session flood DIR SECONDS NPROC NTHREADS
  *       NPROC processes of NTHREADS threads each record flat out for SECONDS into one
- *       session this process drains into DIR/flood.raw; every drained buffer is parsed:
- *       user events stored, drops reported in the stream (CONTROL DROPPED) and still pending
- *       in the pool; the writers say how many events they emitted, so that
- *       stored + dropped == emitted shows that no drop is silent.
+ *       session this process drains (batching) into DIR/flood.raw; every drained buffer is
+ *       parsed: user events stored, drops reported in the stream (CONTROL DROPPED) and still
+ *       pending in the pool; the writers say how many events they emitted, so that
+ *       stored + dropped == emitted shows that no drop is silent
+ *   bench_session flood-count DIR SECONDS NPROC NTHREADS
+ *       the same, the buffers drained and parsed but not written (the session's own rate,
+ *       without the file system's)
  *
  * The logger side uses the session API only (tracekit/session.h, tracekit/buffer.h): it
  * never records. The writers are this program again (argv[1] "writer-emit" or
@@ -118,6 +126,7 @@ struct drain {
 	uint64_t dropped;  /* CONTROL DROPPED counts in them */
 	uint64_t slots;    /* 16-byte slots in them */
 	uint64_t write_errors;
+	int batch;         /* 1: sleep 1 ms between drains while buffers flow; 0: futex wait always */
 };
 
 static void count_slots(struct drain *d, const uint32_t *w, uint32_t n)
@@ -175,17 +184,23 @@ static void drain_leftovers(struct drain *d)
 	}
 }
 
-static void session_open(struct drain *d, const char *dir, const char *file, const char *name, uint32_t n_buffers)
+/* file NULL: the buffers are drained and counted, not written. */
+static void session_open(struct drain *d, const char *dir, const char *file, const char *name, uint32_t n_buffers,
+			 int batch)
 {
 	char path[4096];
 
 	memset(d, 0, sizeof(*d));
+	d->batch = batch;
 	if (tk_session_create(&d->s, name, n_buffers) != TK_OK)
 		die(name, tk_session_errmsg());
 	d->pool = tk_session_pool(d->s);
 	if (tk_session_set_all_classes(d->s, 0) != TK_OK || tk_session_set_class(d->s, _NTO_TRACE_USER, 1) != TK_OK ||
 	    tk_session_set_all_wide(d->s, 0) != TK_OK || tk_session_start(d->s) != TK_OK)
 		die("configuring the session", tk_session_errmsg());
+	d->fd = -1;
+	if (file == NULL)
+		return;
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	d->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (d->fd < 0)
@@ -196,7 +211,8 @@ static void session_open(struct drain *d, const char *dir, const char *file, con
 static void session_close(struct drain *d)
 {
 	tk_session_stop(d->s);
-	close(d->fd);
+	if (d->fd >= 0)
+		close(d->fd);
 	if (tk_session_close(d->s) != TK_OK)
 		die("closing the session", tk_session_errmsg());
 }
@@ -228,13 +244,18 @@ static pid_t spawn_writer(const char *self, const char *name, char *const args[]
 /* Drains until every writer has ended; returns when the last one did (their outputs appended to out). */
 static double drain_until_done(struct drain *d, pid_t *pids, int *fds, int n, char *out, size_t cap)
 {
-	int alive = n, status;
+	int alive = n, status, busy = 0;
 	size_t len = 0;
 	double t_end = 0;
 
 	while (alive > 0) {
-		tk_session_wait(d->s, 10);
+		uint64_t before = d->buffers;
+		if (d->batch && busy)
+			usleep(1000); /* buffers flow: take them in batches, writers need not wake us */
+		else
+			tk_session_wait(d->s, 10);
 		drain_queue(d);
+		busy = d->buffers != before;
 		for (int i = 0; i < n; i++) {
 			if (pids[i] <= 0)
 				continue;
@@ -271,7 +292,7 @@ static uint64_t sum_key(const char *text, const char *key)
 	return sum;
 }
 
-static int run_session(const char *self, const char *dir)
+static int run_session(const char *self, const char *dir, int batch)
 {
 	char name[64], out[4096];
 	struct drain d;
@@ -281,13 +302,19 @@ static int run_session(const char *self, const char *dir)
 	tk_pool_stats ps;
 
 	snprintf(name, sizeof(name), "bench-emit-%d", (int)getpid());
-	session_open(&d, dir, "session.raw", name, 4096); /* 64 MiB: a burst four times over */
+	session_open(&d, dir, "session.raw", name, 4096, batch); /* 64 MiB: a burst four times over */
 	pid = spawn_writer(self, name, args, &fd);
 	drain_until_done(&d, &pid, &fd, 1, out, sizeof(out));
 	tk_pool_get_stats(d.pool, &ps);
-	fputs(out, stdout);
-	printf("session_user_stored=%llu\nsession_dropped_in_stream=%llu\nsession_dropped_pool=%llu\n",
-	       (unsigned long long)d.user, (unsigned long long)d.dropped, (unsigned long long)ps.records_dropped);
+	{
+		const char *tag = batch ? "batch" : "futex";
+		char *v = strstr(out, "emit_session_ns=");
+		printf("emit_session_%s_ns=%.3f\n", tag, v != NULL ? strtod(v + strlen("emit_session_ns="), NULL) : 0.0);
+		printf("session_%s_emitted=%llu\nsession_%s_stored=%llu\nsession_%s_dropped_in_stream=%llu\n"
+		       "session_%s_dropped_pool=%llu\n",
+		       tag, (unsigned long long)sum_key(out, "session_emitted"), tag, (unsigned long long)d.user, tag,
+		       (unsigned long long)d.dropped, tag, (unsigned long long)ps.records_dropped);
+	}
 	session_close(&d);
 	return 0;
 }
@@ -338,6 +365,8 @@ static int writer_flood(double seconds, int n_threads)
 	pthread_t th[64];
 	uint64_t emitted[64] = { 0 }, total = 0;
 
+	if (n_threads < 1 || n_threads > 64)
+		die("NTHREADS", "must be 1..64");
 	g_seconds = seconds;
 	if (TraceEvent(_NTO_TRACE_START) != 0)
 		die("START in the session", tk_trace_errmsg());
@@ -355,7 +384,8 @@ static int writer_flood(double seconds, int n_threads)
 	return 0;
 }
 
-static int run_flood(const char *self, const char *dir, const char *secs, int n_procs, const char *threads)
+static int run_flood(const char *self, const char *dir, const char *secs, int n_procs, const char *threads,
+		     int to_file)
 {
 	char name[64], out[16384];
 	struct drain d;
@@ -369,9 +399,9 @@ static int run_flood(const char *self, const char *dir, const char *secs, int n_
 	if (n_procs < 1 || n_procs > MAX_PROCS)
 		die("NPROC", "must be 1..64");
 	snprintf(name, sizeof(name), "bench-flood-%d", (int)getpid());
-	session_open(&d, dir, "flood.raw", name, 16384); /* 256 MiB of buffers */
+	session_open(&d, dir, to_file ? "flood.raw" : NULL, name, 16384, 1); /* 256 MiB of buffers */
 	/* The logger is the one process that must keep up: ahead of the writers when it may. */
-	if (setpriority(PRIO_PROCESS, 0, -5) != 0)
+	if (setpriority(PRIO_PROCESS, 0, -20) != 0)
 		fprintf(stderr, "bench_session: note: the logger runs at the writers' priority (%s)\n", strerror(errno));
 	t0 = now();
 	for (int i = 0; i < n_procs; i++)
@@ -379,13 +409,16 @@ static int run_flood(const char *self, const char *dir, const char *secs, int n_
 	t1 = drain_until_done(&d, pids, fds, n_procs, out, sizeof(out));
 	tk_pool_get_stats(d.pool, &ps);
 	emitted = sum_key(out, "flood_emitted");
-	printf("flood_seconds=%.3f\nflood_processes=%d\nflood_threads=%s\nflood_emitted=%llu\nflood_stored=%llu\n"
-	       "flood_dropped_in_stream=%llu\nflood_dropped_pending=%llu\nflood_dropped_pool=%llu\n"
-	       "flood_buffers=%llu\nflood_write_errors=%llu\n",
-	       t1 - t0, n_procs, threads, (unsigned long long)emitted, (unsigned long long)d.user,
-	       (unsigned long long)d.dropped, (unsigned long long)ps.dropped_pending,
-	       (unsigned long long)ps.records_dropped, (unsigned long long)d.buffers,
-	       (unsigned long long)d.write_errors);
+	{
+		const char *k = to_file ? "file" : "count";
+		printf("%s_seconds=%.3f\n%s_processes=%d\n%s_threads=%s\n%s_emitted=%llu\n%s_stored=%llu\n"
+		       "%s_dropped_in_stream=%llu\n%s_dropped_pending=%llu\n%s_dropped_pool=%llu\n"
+		       "%s_buffers=%llu\n%s_write_errors=%llu\n",
+		       k, t1 - t0, k, n_procs, k, threads, k, (unsigned long long)emitted, k,
+		       (unsigned long long)d.user, k, (unsigned long long)d.dropped, k,
+		       (unsigned long long)ps.dropped_pending, k, (unsigned long long)ps.records_dropped, k,
+		       (unsigned long long)d.buffers, k, (unsigned long long)d.write_errors);
+	}
 	session_close(&d);
 	return 0;
 }
@@ -395,13 +428,17 @@ int main(int argc, char **argv)
 	if (argc >= 3 && strcmp(argv[1], "inproc") == 0)
 		return run_inproc(argv[2]);
 	if (argc >= 3 && strcmp(argv[1], "session") == 0)
-		return run_session("/proc/self/exe", argv[2]);
+		return run_session("/proc/self/exe", argv[2], 0);
+	if (argc >= 3 && strcmp(argv[1], "session-batch") == 0)
+		return run_session("/proc/self/exe", argv[2], 1);
 	if (argc >= 6 && strcmp(argv[1], "flood") == 0)
-		return run_flood("/proc/self/exe", argv[2], argv[3], atoi(argv[4]), argv[5]);
+		return run_flood("/proc/self/exe", argv[2], argv[3], atoi(argv[4]), argv[5], 1);
+	if (argc >= 6 && strcmp(argv[1], "flood-count") == 0)
+		return run_flood("/proc/self/exe", argv[2], argv[3], atoi(argv[4]), argv[5], 0);
 	if (argc >= 2 && strcmp(argv[1], "writer-emit") == 0)
 		return writer_emit();
 	if (argc >= 4 && strcmp(argv[1], "writer-flood") == 0)
 		return writer_flood(atof(argv[2]), atoi(argv[3]));
-	fprintf(stderr, "usage: bench_session inproc DIR | session DIR | flood DIR SECONDS NPROC NTHREADS\n");
+	fprintf(stderr, "usage: bench_session inproc DIR | session DIR | session-batch DIR | flood[-count] DIR SECONDS NPROC NTHREADS\n");
 	return 2;
 }
