@@ -999,6 +999,123 @@ static void test_lost_records(void **state)
 	}
 }
 
+/* ---- one time line: the timeline writer and the merge ---------------------------------- */
+
+struct merged {
+	uint64_t t[64];
+	unsigned cls[64], code[64], cpu[64];
+	int32_t pid[64], tid[64];
+	uint32_t d1[64];
+	size_t n;
+};
+
+static int merged_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct merged *m = ud;
+
+	(void)t;
+	(void)len;
+	if (buf == NULL || m->n >= 64 || _NTO_TRACE_GETEVENT_C(h) == _TRACE_CONTROL_C)
+		return 0;
+	m->t[m->n] = tk_traceparser_ns(st);
+	m->cls[m->n] = _NTO_TRACE_GETEVENT_C(h);
+	m->code[m->n] = _NTO_TRACE_GETEVENT(h);
+	m->cpu[m->n] = _NTO_TRACE_GETCPU(h);
+	m->d1[m->n] = buf[0];
+	tk_traceparser_owner(st, &m->pid[m->n], &m->tid[m->n]);
+	m->n++;
+	return 0;
+}
+
+static traceevent_t slot_of(unsigned cpu, unsigned cls, unsigned code, uint32_t d1, uint32_t d2)
+{
+	traceevent_t s = { _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, cls, code), { 0, d1, d2 } };
+	return s;
+}
+
+/* Kernel events written through a timeline (times crossing 2^32 on two CPUs), then user
+ * events merged: one time order, every user event owned by its thread (a THRUNNING is
+ * written only where the file shows another thread running), the window respected. */
+static void test_merge_timeline(void **state)
+{
+	char dir[] = "/tmp/tk-merge.XXXXXX", path[128], why[512];
+	const uint64_t T = 0xfffffff0ull; /* 16 ns before the upper bits change */
+	tk_kev_attr attrs[] = { { "TRACEKIT_CLOCK_CYCLES", "0" }, { "TRACEKIT_CLOCK_RAW_NS", "0" } };
+	tk_kev_header h = { .cycles_per_sec = 1000000000ull, .cpu_num = 2, .attrs = attrs, .n_attrs = 2 };
+	tk_collect_timeline *tl;
+	tk_collect_merge *m;
+	tk_kev_writer *w;
+	struct traceparser_state *st;
+	struct merged got = { .n = 0 };
+	traceevent_t s;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/k.kev", dir);
+	assert_int_equal(tk_collect_timeline_new(&tl), TK_OK);
+	assert_int_equal(tk_kev_writer_open(&w, path, &h, TK_KEV_NO_AUTO_TIME), TK_OK);
+	tk_kev_writer_flush(w);
+	uint64_t hdr_bytes = tk_kev_writer_bytes(w);
+	/* (the collector gives every slot the low 32 bits of its time in data[0]) */
+	s = slot_of(0, _TRACE_PR_TH_C, STATE_RUNNING, 10, 11); /* cpu 0: 10/11 runs from T */
+	s.data[0] = (uint32_t)T;
+	assert_int_equal(tk_collect_timeline_write(tl, w, &s, 1, T), TK_OK);
+	s = slot_of(1, _TRACE_PR_TH_C, STATE_RUNNING, 20, 21); /* cpu 1: 20/21 from T + 5 */
+	s.data[0] = (uint32_t)(T + 5);
+	assert_int_equal(tk_collect_timeline_write(tl, w, &s, 1, T + 5), TK_OK);
+	s = slot_of(0, _TRACE_PR_TH_C, STATE_RUNNING, 10, 12); /* cpu 0: 10/12 from T + 40 */
+	s.data[0] = (uint32_t)(T + 40);
+	assert_int_equal(tk_collect_timeline_write(tl, w, &s, 1, T + 40), TK_OK);
+	assert_int_equal(tk_kev_writer_close(w), TK_OK);
+
+	assert_int_equal(tk_collect_merge_new(&m), TK_OK);
+	s = slot_of(0, _TRACE_USER_C, 1, 100, 0); /* by 10/11, running: no THRUNNING */
+	assert_int_equal(tk_collect_merge_add(m, &s, 1, T + 10, 10, 11), TK_OK);
+	s = slot_of(0, _TRACE_USER_C, 2, 200, 0); /* by 30/31 on cpu 0: a THRUNNING first */
+	assert_int_equal(tk_collect_merge_add(m, &s, 1, T + 20, 30, 31), TK_OK);
+	s = slot_of(1, _TRACE_USER_C, 3, 300, 0); /* after hi: left out */
+	assert_int_equal(tk_collect_merge_add(m, &s, 1, T + 100, 20, 21), TK_OK);
+	s = slot_of(1, _TRACE_USER_C, 4, 400, 0); /* before lo: left out */
+	assert_int_equal(tk_collect_merge_add(m, &s, 1, 5, 20, 21), TK_OK);
+	assert_int_equal(tk_collect_merge_count(m), 4);
+	assert_int_equal(tk_collect_merge_add(m, &s, 0, 5, 20, 21), TK_EINVAL);
+	tk_collect_merge_window(m, 100, T + 50);
+	assert_int_equal(tk_collect_merge_write(m, path, hdr_bytes, path, &h, why, sizeof(why)), TK_OK);
+
+	st = traceparser_init(NULL);
+	assert_non_null(st);
+	for (unsigned ic = 0; ic < 32; ic++)
+		tk_traceparser_cs_internal(st, &got, merged_cb, ic, 0, 1023);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	traceparser_destroy(&st);
+	/* THRUNNING 10/11, THRUNNING 20/21, USER 1, THRUNNING 30/31, USER 2, THRUNNING 10/12 */
+	assert_int_equal(got.n, 6);
+	for (size_t i = 1; i < got.n; i++)
+		assert_true(got.t[i] >= got.t[i - 1]);
+	assert_int_equal(got.cls[2], _TRACE_USER_C);
+	assert_int_equal(got.code[2], 1);
+	assert_int_equal(got.t[2], T + 10);
+	assert_int_equal(got.tid[2], 11);
+	assert_int_equal(got.cls[3], _TRACE_PR_TH_C);
+	assert_int_equal(got.d1[3], 30);
+	assert_int_equal(got.code[4], 2);
+	assert_int_equal(got.tid[4], 31);
+	assert_int_equal(got.t[4], T + 20);
+	assert_int_equal(got.t[5], T + 40);
+	tk_collect_merge_free(m);
+	tk_collect_timeline_free(tl);
+	tk_collect_merge_free(NULL);
+	tk_collect_timeline_free(NULL);
+	/* a kernel file that is gone: the reason, nothing written */
+	assert_int_equal(tk_collect_merge_new(&m), TK_OK);
+	unlink(path);
+	assert_int_not_equal(tk_collect_merge_write(m, path, hdr_bytes, path, &h, why, sizeof(why)), TK_OK);
+	assert_non_null(strstr(why, "k.kev"));
+	assert_int_equal(access(path, F_OK), -1);
+	tk_collect_merge_free(m);
+	rmdir(dir);
+}
+
 /* ---- bad input ----------------------------------------------------------------------- */
 
 static void test_bad_config(void **state)
@@ -1040,6 +1157,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_merge_timeline),
 		cmocka_unit_test(test_pingpong_privileged),
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_many_threads),
