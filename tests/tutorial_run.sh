@@ -10,7 +10,8 @@
 # What changes from run to run is masked in the printout before the comparison: times
 # (t:*), CPUs (CPU:*), the program's process ID (PROG), every other
 # process or thread ID (*), the values of the header's machine and date lines (*), the
-# msb/lsb words of CONTROL TIME events (*) and directories in names.
+# msb/lsb words of CONTROL TIME events (*), interrupt numbers and INT_EXIT's inkernel word
+# (*), and directories in names.
 #
 # The session is named after the test (tracelogger -N, TRACEKIT_SESSION for the program) so
 # that tests running at the same time do not share one. A tracelogger that cannot record on
@@ -19,7 +20,10 @@
 set -u
 TL=$1 TP=$2 PROG=$3 SEED=$4 WORK=$5
 shift 5
-here=$(dirname "$0")
+abs() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+TL=$(abs "$TL") TP=$(abs "$TP") PROG=$(abs "$PROG") SEED=$(abs "$SEED") WORK=$(abs "$WORK")
+here=$(abs "$(dirname "$0")")
+[ -r "$SEED" ] || { echo "tutorial_run.sh: cannot read $SEED" >&2; exit 2; }
 name=$(basename "$PROG")
 mkdir -p "$WORK"
 W=$(mktemp -d "$WORK/$name.XXXXXX") || exit 1
@@ -54,11 +58,12 @@ cd "$W" || exit 1
 # three buffers never fill (an unprivileged tier sees only the attached program).
 "$TL" -d1 -n 3 -s 20 -N "$sess" -f "$name.results" >tl.out 2>tl.err &
 tlpid=$!
-# the session exists once tracelogger waits for a START
+# ready once tracelogger says it waits for a START (the region's file appears a moment
+# before the logger holds it: a program attaching then would find no logger)
 i=0
-while [ ! -e "/dev/shm/tracekit.$(id -u).$sess" ]; do
+while ! grep -q "waiting for START" tl.err 2>/dev/null; do
 	kill -0 "$tlpid" 2>/dev/null || { wait "$tlpid"; fail "tracelogger ended before creating session $sess (status $?)"; }
-	[ $i -lt 200 ] || fail "no session $sess after 20 s"
+	[ $i -lt 200 ] || fail "tracelogger not waiting for a START in session $sess after 20 s"
 	sleep 0.1
 	i=$((i + 1))
 done
@@ -91,6 +96,7 @@ mask() {
 	-e "s/(ppid|pid):$1([^0-9]|\$)/\\1:PROG\\2/g" \
 	-e 's/(ppid|pid|tid):[0-9]+/\1:*/g' \
 	-e 's/msb:0x[0-9a-f]+/msb:*/' -e 's/lsb\(offset\):0x[0-9a-f]+/lsb(offset):*/' \
+	-e 's/INT_(ENTR|EXIT):0x[0-9a-f]+ \([0-9]+\)/INT_\1:* (*)/' -e 's/inkernel[=:]0x[0-9a-f]+/inkernel:*/' \
 	-e 's|name:/.*/|name:|'
 }
 mask "$ppid" <printed >masked
