@@ -127,6 +127,15 @@ TK_API void tk_pool_give(tk_pool *pool, uint32_t idx);
 TK_API void tk_pool_queue(tk_pool *pool, uint32_t idx, uint32_t records);
 TK_API int tk_pool_dequeue(tk_pool *pool, uint32_t *idx);
 /*
+ * For the consumer when a producer died (SIGKILL) between claiming a queue cell and
+ * publishing it, which would block the queue for good: if the oldest cell is claimed but
+ * unpublished, marks it published and empty (tk_pool_dequeue skips it) and returns 1; else
+ * 0. Call it only when the queue looks empty while a producer is known to have died (a live
+ * producer publishes its cell nanoseconds after claiming it); the buffer the dead producer
+ * was queueing stays QUEUED outside the queue, where its owner's pid finds it.
+ */
+TK_API int tk_pool_skip_stuck(tk_pool *pool);
+/*
  * Counts records lost for want of a buffer (as lost, and as pending a report); returns
  * and zeroes the pending ones, so that each lost record is reported exactly once by
  * whoever takes it (a writer starting a buffer, a drainer at a flush).

@@ -131,6 +131,14 @@ TK_API const char *tk_session_errmsg(void);
  */
 TK_API int tk_session_check(const void *region, size_t size, char *why, size_t cap);
 
+/*
+ * Formats size bytes at region (page-aligned, exactly tk_session_region_size(n_buffers)) as
+ * an empty, stopped session named name, logged by the calling process: what
+ * tk_session_create() writes into the new shared-memory file; public for tests and the fuzz
+ * target. TK_OK or TK_EINVAL.
+ */
+TK_API int tk_session_format(void *region, size_t size, const char *name, uint32_t n_buffers);
+
 /* ---- logger-side control (the same configuration TraceEvent() sets) ------------------ */
 
 /*
@@ -196,6 +204,20 @@ TK_API int tk_session_process(const tk_session *s, uint32_t i, tk_session_proces
 TK_API int tk_session_process_alive(const tk_session_process_info *info);
 /* Marks the ATTACHED slot of pid EXITED (after its buffers were drained). TK_OK, TK_ENOENT. */
 TK_API int tk_session_reap(tk_session *s, uint32_t pid);
+
+/*
+ * Logger: the buffers a dead process left (docs/sessions.md, "Draining"). Call it after
+ * draining the pool's queue until tk_pool_dequeue() says empty (with tk_pool_skip_stuck()
+ * when it stays empty too soon). For every buffer whose descriptor names pid as its owner and
+ * that is WRITING (fn gets `committed` / 16 records: exactly the records it finished) or
+ * QUEUED outside the queue (killed while queueing it: `records` records), in the order the
+ * process took them (descriptor `seq`), calls fn, then gives the buffer back to the free
+ * stack. Each record is a 16-byte traceevent_t; the buffer starts with TIME, BUFFER, maybe
+ * DROPPED, and THRUNNING (pid, tid). Returns the number of buffers, or TK_EINVAL.
+ */
+typedef void (*tk_session_buffer_fn)(const void *buf, uint32_t n_records, uint32_t idx, const tk_pool_desc *d,
+				     void *ctx);
+TK_API int tk_session_collect_dead(tk_session *s, uint32_t pid, tk_session_buffer_fn fn, void *ctx);
 
 /* /proc/PID/stat field 22 of pid (0 if the process does not exist). */
 TK_API uint64_t tk_session_proc_start_time(uint32_t pid);

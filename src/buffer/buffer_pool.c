@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "tracekit/buffer.h"
 
@@ -218,8 +219,11 @@ int tk_pool_check(const void *region, size_t size, uint64_t base, char *why, siz
 		return why_set(why, cap, "byte %llu (pool n_bufs, buf_size): %u buffers of %u bytes make no pool",
 			       POFF(n_bufs), h.n_bufs, h.buf_size);
 	if (h.region_size != l.size || h.region_size > size)
-		return why_set(why, cap, "byte %llu (pool region_size): %llu, expected %llu (and at most %zu)",
-			       POFF(region_size), (unsigned long long)h.region_size, (unsigned long long)l.size, size);
+		return why_set(why, cap,
+			       "byte %llu (pool region_size): %llu, expected %llu for %u buffers of %u bytes "
+			       "(pool n_bufs, byte %llu), and at most %zu",
+			       POFF(region_size), (unsigned long long)h.region_size, (unsigned long long)l.size, h.n_bufs,
+			       h.buf_size, POFF(n_bufs), size);
 	if (h.desc_off != l.desc_off)
 		return why_set(why, cap, "byte %llu (pool desc_off): %llu, expected %llu", POFF(desc_off),
 			       (unsigned long long)h.desc_off, (unsigned long long)l.desc_off);
@@ -262,7 +266,7 @@ int tk_pool_check(const void *region, size_t size, uint64_t base, char *why, siz
 	for (i = 0; i < l.queue_cap; i++) {
 		uint32_t idx;
 		memcpy(&idx, b + l.cells_off + i * sizeof(struct pool_cell) + offsetof(struct pool_cell, idx), 4);
-		if (idx >= h.n_bufs)
+		if (idx >= h.n_bufs && idx != UINT32_MAX) /* (UINT32_MAX: a cell tk_pool_skip_stuck() emptied) */
 			return why_set(why, cap, "byte %llu (pool queue cell %llu): buffer %u of %u",
 				       (unsigned long long)(base + l.cells_off + i * sizeof(struct pool_cell) + 8),
 				       (unsigned long long)i, idx, h.n_bufs);
@@ -278,12 +282,11 @@ int tk_pool_attach(tk_pool **out, void *region, size_t region_size)
 
 	if (out == NULL || region == NULL || region_size < sizeof(*h))
 		return TK_EINVAL;
-	if (tk_pool_check(region, region_size, 0, NULL, 0) != TK_OK)
+	if (tk_pool_check(region, region_size, 0, NULL, 0) != TK_OK || layout(h->n_bufs, h->buf_size, &l) != 0)
 		return TK_EFORMAT;
 	p = calloc(1, sizeof(*p));
 	if (p == NULL)
 		return TK_ENOMEM;
-	layout(h->n_bufs, h->buf_size, &l);
 	p->base = region;
 	p->size = region_size;
 	keep_layout(p, h->n_bufs, h->buf_size, &l);
@@ -367,6 +370,10 @@ int tk_pool_take(tk_pool *p, uint32_t *idx)
 			atomic_fetch_sub_explicit(&h->n_free, 1, memory_order_relaxed);
 			atomic_fetch_add_explicit(&h->taken, 1, memory_order_relaxed);
 			atomic_store_explicit(&d->committed, 0, memory_order_relaxed);
+			/* the taker, until it names the owner thread: a consumer finds the buffer of a
+			 * process killed right after taking it */
+			d->owner_pid = (uint32_t)getpid();
+			d->owner_tid = 0;
 			atomic_store_explicit(&d->state, TK_POOL_WRITING, memory_order_release);
 			*idx = top - 1;
 			return TK_OK;
@@ -396,10 +403,13 @@ void tk_pool_queue(tk_pool *p, uint32_t idx, uint32_t records)
 	struct pool_hdr *h = hdr_of(p);
 	struct pool_cell *cells = cells_of(p);
 	uint64_t pos = atomic_load_explicit(&h->q_head, memory_order_relaxed);
+	unsigned long spins = 0;
 
 	atomic_store_explicit(&tk_pool_desc_of(p, idx)->records, records, memory_order_relaxed);
 	atomic_store_explicit(&tk_pool_desc_of(p, idx)->state, TK_POOL_QUEUED, memory_order_release);
-	for (;;) {
+	for (;; spins++) {
+		if (spins > (1ul << 22))
+			return; /* a damaged queue (another process wrote garbage): the buffer stays out of it */
 		struct pool_cell *c = &cells[pos & p->queue_mask];
 		uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
 		int64_t dif = (int64_t)(seq - pos);
@@ -424,11 +434,14 @@ int tk_pool_dequeue(tk_pool *p, uint32_t *idx)
 	struct pool_hdr *h = hdr_of(p);
 	struct pool_cell *cells = cells_of(p);
 	uint64_t pos = atomic_load_explicit(&h->q_tail, memory_order_relaxed);
+	unsigned long spins = 0;
 
-	for (;;) {
+	for (;; spins++) {
 		struct pool_cell *c = &cells[pos & p->queue_mask];
 		uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
 		int64_t dif = (int64_t)(seq - (pos + 1));
+		if (spins > (1ul << 22))
+			return TK_EBUSY; /* a damaged queue */
 		if (dif == 0) {
 			if (atomic_compare_exchange_weak_explicit(&h->q_tail, &pos, pos + 1, memory_order_relaxed,
 								  memory_order_relaxed)) {
@@ -451,6 +464,23 @@ int tk_pool_dequeue(tk_pool *p, uint32_t *idx)
 			pos = atomic_load_explicit(&h->q_tail, memory_order_relaxed);
 		}
 	}
+}
+
+int tk_pool_skip_stuck(tk_pool *p)
+{
+	struct pool_hdr *h = hdr_of(p);
+	struct pool_cell *cells = cells_of(p);
+	uint64_t pos = atomic_load_explicit(&h->q_tail, memory_order_acquire);
+	struct pool_cell *c = &cells[pos & p->queue_mask];
+
+	/* claimed (q_head moved past it) but never published (seq still pos) */
+	if (atomic_load_explicit(&h->q_head, memory_order_acquire) <= pos ||
+	    atomic_load_explicit(&c->seq, memory_order_acquire) != pos)
+		return 0;
+	c->idx = UINT32_MAX; /* tk_pool_dequeue skips it */
+	atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+	atomic_fetch_add_explicit(&h->n_queued, 1, memory_order_relaxed); /* dequeue takes it off again */
+	return 1;
 }
 
 void tk_pool_count_dropped(tk_pool *p, uint64_t records)

@@ -234,8 +234,9 @@ int tk_session_check(const void *region, size_t size, char *why, size_t cap)
 		return why_set(why, cap, "byte %u (pool_off): %llu, expected %llu (page-aligned, after the registry)",
 			       HOFF(pool_off), (unsigned long long)h.pool_off, (unsigned long long)l.pool_off);
 	if (h.pool_size != l.pool_size)
-		return why_set(why, cap, "byte %u (pool_size): %llu, expected %llu for %u buffers", HOFF(pool_size),
-			       (unsigned long long)h.pool_size, (unsigned long long)l.pool_size, h.n_buffers);
+		return why_set(why, cap, "byte %u (pool_size): %llu, expected %llu for %u buffers (n_buffers, byte %u)",
+			       HOFF(pool_size), (unsigned long long)h.pool_size, (unsigned long long)l.pool_size, h.n_buffers,
+			       HOFF(n_buffers));
 	if (l.size != size)
 		return why_set(why, cap, "byte %u (region_size): %zu bytes, %u buffers and %u slots need %llu",
 			       HOFF(region_size), size, h.n_buffers, h.n_slots, (unsigned long long)l.size);
@@ -376,10 +377,24 @@ int tk_session_wait(tk_session *s, unsigned timeout_ms)
 	return 0;
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/*
+ * The configuration lock: held for microseconds. A holder that died is taken over; a live
+ * one that keeps it (only a process of the same user, misbehaving, could) is waited for at
+ * most a second, then the change goes ahead without it (docs/sessions.md, "Trust model").
+ */
 void tk__session_lock(tk_session *s)
 {
 	uint32_t me = (uint32_t)getpid(), cur;
 	unsigned spins = 0;
+	uint64_t t0 = 0;
 
 	for (;;) {
 		cur = 0;
@@ -392,11 +407,15 @@ void tk__session_lock(tk_session *s)
 			continue;
 		}
 		/* a holder that died with it: take it over */
-		if (cur == me || (kill((pid_t)cur, 0) != 0 && errno == ESRCH)) {
+		if (kill((pid_t)cur, 0) != 0 && errno == ESRCH) {
 			if (atomic_compare_exchange_strong(&s->h->cfg_lock, &cur, me))
 				return;
 			continue;
 		}
+		if (t0 == 0)
+			t0 = mono_ms();
+		else if (mono_ms() - t0 > 1000)
+			return;
 		{
 			struct timespec ts = { 0, 2000000L };
 			atomic_fetch_add(&s->h->cfg_waiters, 1);
@@ -408,7 +427,9 @@ void tk__session_lock(tk_session *s)
 
 void tk__session_unlock(tk_session *s)
 {
-	atomic_store(&s->h->cfg_lock, 0);
+	uint32_t me = (uint32_t)getpid();
+
+	atomic_compare_exchange_strong(&s->h->cfg_lock, &me, 0); /* (not ours after a timeout: left alone) */
 	if (atomic_load(&s->h->cfg_waiters) != 0)
 		futex(&s->h->cfg_lock, FUTEX_WAKE, 1, NULL);
 }
@@ -666,6 +687,50 @@ int tk_session_register(tk_session *s)
 	return fail(TK_EBUSY, "session %s: the registry's %u slots are all taken", s->h->name, s->n_slots);
 }
 
+struct dead_buf {
+	uint32_t idx, seq, n;
+};
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct dead_buf *x = a, *y = b;
+	int32_t d = (int32_t)(x->seq - y->seq); /* sequence numbers wrap */
+
+	return d < 0 ? -1 : d > 0;
+}
+
+int tk_session_collect_dead(tk_session *s, uint32_t pid, tk_session_buffer_fn fn, void *ctx)
+{
+	uint32_t n_bufs, i, n = 0, buf_size;
+	struct dead_buf *v;
+
+	if (s == NULL || fn == NULL || pid == 0)
+		return TK_EINVAL;
+	n_bufs = tk_pool_n_buffers(s->pool);
+	buf_size = tk_pool_buffer_size(s->pool);
+	v = malloc((size_t)n_bufs * sizeof(*v));
+	if (v == NULL)
+		return fail(TK_ENOMEM, "out of memory");
+	for (i = 0; i < n_bufs; i++) {
+		tk_pool_desc *d = tk_pool_desc_of(s->pool, i);
+		uint32_t st = atomic_load_explicit(&d->state, memory_order_acquire), recs;
+		if (d->owner_pid != pid || (st != TK_POOL_WRITING && st != TK_POOL_QUEUED))
+			continue;
+		recs = st == TK_POOL_WRITING ? atomic_load_explicit(&d->committed, memory_order_acquire) / 16u
+					     : atomic_load_explicit(&d->records, memory_order_relaxed);
+		if (recs > buf_size / 16u)
+			recs = buf_size / 16u; /* never past the buffer, whatever the region says */
+		v[n++] = (struct dead_buf){ i, d->seq, recs };
+	}
+	qsort(v, n, sizeof(*v), by_seq);
+	for (i = 0; i < n; i++) {
+		fn(tk_pool_buffer(s->pool, v[i].idx), v[i].n, v[i].idx, tk_pool_desc_of(s->pool, v[i].idx), ctx);
+		tk_pool_give(s->pool, v[i].idx);
+	}
+	free(v);
+	return (int)n;
+}
+
 /* ---- create, open, close ------------------------------------------------------------------- */
 
 static int errno_code(int e)
@@ -707,11 +772,49 @@ static uint32_t read_logger_pid(const tk_session *s)
 						       : 0;
 }
 
+int tk_session_format(void *region, size_t size, const char *name, uint32_t n_buffers)
+{
+	struct layout l;
+	struct tk__sess_hdr *h = region;
+	tk_pool *p;
+	int rc;
+
+	if (region == NULL || ((uintptr_t)region % PAGE) != 0 || !tk_session_name_valid(name) ||
+	    layout(n_buffers, TK_SESSION_SLOTS, &l) != 0 || size != l.size)
+		return TK_EINVAL;
+	memset(region, 0, (size_t)l.pool_off); /* (a new shared-memory file is zero already) */
+	h->version = TK_SESS_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->region_size = l.size;
+	h->owner_uid = (uint32_t)geteuid();
+	h->logger_pid = (uint32_t)getpid();
+	h->logger_start = tk_session_proc_start_time(h->logger_pid);
+	h->cycles_per_sec = tk_clock_cycles_per_sec();
+	tk__clock_pair(&h->clock_cycles, &h->clock_ns);
+	h->config_off = l.config_off;
+	h->config_size = sizeof(struct tk__trace_config);
+	h->registry_off = l.registry_off;
+	h->n_slots = TK_SESSION_SLOTS;
+	h->slot_size = sizeof(struct tk__sess_slot);
+	h->pool_off = l.pool_off;
+	h->pool_size = l.pool_size;
+	h->n_buffers = n_buffers;
+	h->buf_size = TK_SESSION_BUFFER_SIZE;
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	rc = tk_pool_init(&p, (unsigned char *)region + l.pool_off, (size_t)l.pool_size, n_buffers,
+			  TK_SESSION_BUFFER_SIZE);
+	if (rc != TK_OK)
+		return rc;
+	tk_pool_destroy(p);
+	atomic_thread_fence(memory_order_release);
+	memcpy(h->magic, TK_SESS_MAGIC, 8); /* last: before it, nobody takes this for a session */
+	return TK_OK;
+}
+
 int tk_session_create(tk_session **out, const char *name, uint32_t n_buffers)
 {
 	struct layout l;
 	tk_session *s;
-	struct tk__sess_hdr *h;
 	int rc, err;
 
 	if (out == NULL)
@@ -781,37 +884,12 @@ int tk_session_create(tk_session **out, const char *name, uint32_t n_buffers)
 		close_handle(s);
 		return fail(errno_code(err), "session %s: cannot map the region: %s", name, strerror(err));
 	}
-	h = (struct tk__sess_hdr *)(void *)s->base;
-	h->version = TK_SESS_VERSION;
-	h->hdr_size = sizeof(*h);
-	h->region_size = l.size;
-	h->owner_uid = (uint32_t)geteuid();
-	h->logger_pid = (uint32_t)getpid();
-	h->logger_start = tk_session_proc_start_time(h->logger_pid);
-	h->cycles_per_sec = tk_clock_cycles_per_sec();
-	tk__clock_pair(&h->clock_cycles, &h->clock_ns);
-	h->config_off = l.config_off;
-	h->config_size = sizeof(struct tk__trace_config);
-	h->registry_off = l.registry_off;
-	h->n_slots = TK_SESSION_SLOTS;
-	h->slot_size = sizeof(struct tk__sess_slot);
-	h->pool_off = l.pool_off;
-	h->pool_size = l.pool_size;
-	h->n_buffers = n_buffers;
-	h->buf_size = TK_SESSION_BUFFER_SIZE;
-	snprintf(h->name, sizeof(h->name), "%s", name);
-	{
-		tk_pool *p;
-		rc = tk_pool_init(&p, s->base + l.pool_off, (size_t)l.pool_size, n_buffers, TK_SESSION_BUFFER_SIZE);
-		if (rc != TK_OK) {
-			shm_unlink(s->shm_name);
-			close_handle(s);
-			return fail(rc, "session %s: cannot format the pool: %s", name, tk_strerror(rc));
-		}
-		tk_pool_destroy(p);
+	rc = tk_session_format(s->base, s->size, name, n_buffers);
+	if (rc != TK_OK) {
+		shm_unlink(s->shm_name);
+		close_handle(s);
+		return fail(rc, "session %s: cannot format the region: %s", name, tk_strerror(rc));
 	}
-	memcpy(h->magic, TK_SESS_MAGIC, 8); /* last: before it, nobody takes this for a session */
-	atomic_thread_fence(memory_order_release);
 	rc = bind_region(s);
 	if (rc != TK_OK) {
 		shm_unlink(s->shm_name);
@@ -845,11 +923,12 @@ int tk_session_open(tk_session **out, const char *name, unsigned flags)
 	tk_session_shm_name(name, s->shm_name, sizeof(s->shm_name));
 	s->fd = shm_open(s->shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (s->fd < 0) {
+		char shm[sizeof(s->shm_name)];
 		err = errno;
+		memcpy(shm, s->shm_name, sizeof(shm));
 		close_handle(s);
 		if (err == ENOENT)
-			return fail(TK_ENOENT, "session %s: no such session (no logger created /dev/shm%s)", name,
-				    "/tracekit.<uid>.<name>");
+			return fail(TK_ENOENT, "session %s: no such session (no logger created /dev/shm%s)", name, shm);
 		return fail(errno_code(err), "session %s: cannot open the region: %s", name, strerror(err));
 	}
 	if (fstat(s->fd, &st) != 0) {
@@ -898,13 +977,16 @@ int tk_session_open(tk_session **out, const char *name, unsigned flags)
 	}
 	rc = tk_session_check(s->base, s->size, why, sizeof(why));
 	if (rc != TK_OK) {
+		char shm[sizeof(s->shm_name)];
+		memcpy(shm, s->shm_name, sizeof(shm));
 		close_handle(s);
-		return fail(rc, "session %s (/dev/shm%s): %s", name, "/tracekit.<uid>.<name>", why);
+		return fail(rc, "session %s (/dev/shm%s): %s", name, shm, why);
 	}
 	if (((struct tk__sess_hdr *)(void *)s->base)->owner_uid != (uint32_t)geteuid()) {
+		uint32_t owner = ((struct tk__sess_hdr *)(void *)s->base)->owner_uid;
 		close_handle(s);
-		return fail(TK_EACCES, "session %s: byte 24 (owner_uid): uid %u, not ours (%u): refused", name,
-			    ((struct tk__sess_hdr *)(void *)s->base)->owner_uid, (unsigned)geteuid());
+		return fail(TK_EACCES, "session %s: byte 24 (owner_uid): uid %u, not ours (%u): refused", name, owner,
+			    (unsigned)geteuid());
 	}
 	rc = bind_region(s);
 	if (rc != TK_OK) {
