@@ -37,7 +37,6 @@
 
 #define DEFAULT_OUTPUT "/dev/shm/tracebuffer.kev"
 #define BUF_SLOTS 1024u /* one "buffer": 1024 slots (16 KiB), as QNX's kernel buffers */
-#define MAX_CPUS 64
 
 static const char usage_text[] =
 	"Usage: tracelogger [OPTION]... [-- COMMAND [ARG]...]\n"
@@ -324,7 +323,9 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	o->n_buffers = -1;
 	o->freq = -1;
 	o->user_events = 1;
-	o->session = TK_SESSION_DEFAULT;
+	/* the session programs attach to: TRACEKIT_SESSION names it for them, and for us */
+	o->session = getenv(TK_SESSION_ENV) != NULL && getenv(TK_SESSION_ENV)[0] != '\0' ? getenv(TK_SESSION_ENV)
+											   : TK_SESSION_DEFAULT;
 	o->session_bufs = TK_SESSION_DEFAULT_BUFFERS;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:ab:c:d:f:F:ghk:Mn:N:p:rs:S:vwA:", longs, NULL)) != -1) {
@@ -430,6 +431,9 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		return tktool_usage_error("-M needs -S SIZE (the size of the newest events to keep)");
 	if (o->size_ring && o->ring)
 		return tktool_usage_error("-M and -r both choose the ring's size: give one");
+	if (!tk_session_name_valid(o->session))
+		return tktool_usage_error("TRACEKIT_SESSION: '%s' is not a session name (1 to %d of A-Z a-z 0-9 _ . -, "
+					  "not starting with '.')", o->session, TK_SESSION_NAME_MAX);
 	if (o->recover && (o->cmd != NULL || o->n_pids > 0 || o->daemon || o->all_cpus))
 		return tktool_usage_error("--recover only recovers a session (-N) into a file (-f): no command, -p, "
 					  "-a or -d1");
@@ -441,229 +445,6 @@ static int parse_args(struct opts *o, int argc, char **argv)
 }
 
 /* ---- output ---- */
-
-/* A buffer of ring mode: whole events only (an event never spans two buffers), at least
- * BUF_SLOTS slots; the slack takes the event that fills it, up to RING_SLACK slots. */
-#define RING_SLACK 1024u
-struct ring_buf {
-	traceevent_t slots[BUF_SLOTS + RING_SLACK];
-	uint64_t times[BUF_SLOTS + RING_SLACK]; /* time of the event each slot belongs to */
-	unsigned n;
-};
-
-struct logger {
-	struct opts *o;
-	/* what is not written: the classes (and parts of KERCALL and INT) not selected, which
-	 * the collector may still produce (the names it needs, the exits of calls it watches) */
-	tk_kev_range deny[16];
-	unsigned n_deny;
-	int deny_ker_enter, deny_ker_exit;
-	tk_kev_writer *w;
-	tk_collect_timeline *tl; /* CONTROL TIME per CPU */
-	tk_session *S;           /* the session */
-	int session_filter;      /* daemon mode: the session's static filter applies */
-	uint64_t user_slots;     /* the programs' slots counted in the buffers so far */
-	uint64_t hdr_bytes; /* header and syspage: the file's size is hdr_bytes + 16 x slots */
-	/* buffers: counted in slots of the output, 1024 each */
-	unsigned buf_slots;
-	uint64_t buffers;       /* buffers completed */
-	uint64_t events;        /* kernel events taken */
-	uint64_t events_in_buf; /* events of the current buffer */
-	uint64_t reads, reads_at_buf; /* collector reads that brought events (QNX's "interrupts") */
-	int read_counted;             /* this read is counted already */
-	uint64_t lost, lost_at_buf;
-	const char *stop_reason;
-	int write_err;
-	/* ring mode */
-	struct ring_buf **ring;
-	unsigned ring_cap, ring_head, ring_count;
-	uint64_t ring_dropped_bufs;
-	uint64_t first_kernel_ns, last_kernel_ns;
-	int have_kernel_ns;
-};
-
-/* Writes one event now (a CONTROL TIME first when the upper 32 bits changed on its CPU). */
-static int write_now(struct logger *L, const traceevent_t *slots, size_t n, uint64_t t)
-{
-	return tk_collect_timeline_write(L->tl, L->w, slots, n, t);
-}
-
-static void buffer_done(struct logger *L)
-{
-	L->buffers++;
-	if (L->o->verbose)
-		fprintf(stderr, "tracelogger: iteration %" PRIu64 ", interrupts %" PRIu64 ", events %" PRIu64
-				", lost %" PRIu64 "\n",
-			L->buffers, L->reads - L->reads_at_buf, L->events_in_buf, L->lost - L->lost_at_buf);
-	L->reads_at_buf = L->reads;
-	L->lost_at_buf = L->lost;
-	L->events_in_buf = 0;
-	L->buf_slots = 0;
-	if (L->o->n_buffers > 0 && L->buffers >= (uint64_t)L->o->n_buffers && !g_stop) {
-		L->stop_reason = "the -n number of buffers is full";
-		g_stop = 1;
-	}
-}
-
-/* The programs' own events count in the buffers (-n, -v) as the kernel's do. */
-static void count_user_slots(struct logger *L, uint64_t total)
-{
-	uint64_t add = total > L->user_slots ? total - L->user_slots : 0;
-
-	L->user_slots = total;
-	while (add > 0) {
-		uint64_t room = BUF_SLOTS - L->buf_slots, take = add < room ? add : room;
-		L->buf_slots += (unsigned)take;
-		L->events_in_buf += take;
-		add -= take;
-		if (L->buf_slots >= BUF_SLOTS)
-			buffer_done(L);
-	}
-}
-
-static struct ring_buf *ring_current(struct logger *L, size_t n)
-{
-	struct ring_buf *cur = L->ring_count ? L->ring[(L->ring_head + L->ring_count - 1) % L->ring_cap] : NULL;
-	unsigned idx;
-
-	if (cur == NULL || cur->n >= BUF_SLOTS || cur->n + n > BUF_SLOTS + RING_SLACK) {
-		if (L->ring_count == L->ring_cap) { /* full: the oldest buffer is reused */
-			L->ring_head = (L->ring_head + 1) % L->ring_cap;
-			L->ring_count--;
-			L->ring_dropped_bufs++;
-		}
-		idx = (L->ring_head + L->ring_count) % L->ring_cap;
-		if (L->ring[idx] == NULL && (L->ring[idx] = malloc(sizeof(struct ring_buf))) == NULL)
-			return NULL;
-		L->ring[idx]->n = 0;
-		L->ring_count++;
-		cur = L->ring[idx];
-	}
-	return cur;
-}
-
-static void deny_add(struct logger *L, unsigned ext, int whole_int)
-{
-	tk_kev_range r[4];
-	int n = whole_int ? tk_kev_map_events(ext, _NTO_TRACE_INTFIRST, _NTO_TRACE_INTLAST, 0, r)
-			  : tk_kev_map_class(ext, r);
-	for (int i = 0; i < n && L->n_deny < sizeof(L->deny) / sizeof(L->deny[0]); i++)
-		L->deny[L->n_deny++] = r[i];
-}
-
-/* The filter of what is written, from the classes recorded (after -c and -F). */
-static void build_filter(struct logger *L, uint32_t classes, uint32_t sub_sel)
-{
-	static const unsigned ic[] = { _NTO_TRACE_INTENTER, _NTO_TRACE_INTEXIT, _NTO_TRACE_INT_HANDLER_ENTER,
-				       _NTO_TRACE_INT_HANDLER_EXIT };
-
-	L->n_deny = 0;
-	if (!(classes & TK_COLLECT_CLASS(_NTO_TRACE_PROCESS)))
-		deny_add(L, _NTO_TRACE_PROCESS, 0);
-	if (!(classes & TK_COLLECT_CLASS(_NTO_TRACE_THREAD))) {
-		deny_add(L, _NTO_TRACE_THREAD, 0);
-		deny_add(L, _NTO_TRACE_VTHREAD, 0);
-	}
-	/* the collector's system-call codes mark the exit with bit 7 (TK_COLLECT_KERCALL_CODE) */
-	L->deny_ker_enter = !(classes & TK_COLLECT_CLASS(_NTO_TRACE_KERCALL)) || !(sub_sel & (1u << _NTO_TRACE_KERCALLENTER));
-	L->deny_ker_exit = !(classes & TK_COLLECT_CLASS(_NTO_TRACE_KERCALL)) || !(sub_sel & (1u << _NTO_TRACE_KERCALLEXIT));
-	for (size_t i = 0; i < sizeof(ic) / sizeof(ic[0]); i++)
-		if (!(classes & TK_COLLECT_CLASS(_NTO_TRACE_INT)) || !(sub_sel & (1u << ic[i])))
-			deny_add(L, ic[i], 1);
-}
-
-static int denied(const struct logger *L, uint32_t header)
-{
-	unsigned cls = _NTO_TRACE_GETEVENT_C(header) >> 10, code = _NTO_TRACE_GETEVENT(header);
-
-	if (cls == (_TRACE_KER_CALL_C >> 10))
-		return (code & 0x80u) ? L->deny_ker_exit : L->deny_ker_enter;
-	for (unsigned i = 0; i < L->n_deny; i++)
-		if (L->deny[i].cls == cls && code >= L->deny[i].first && code <= L->deny[i].last)
-			return 1;
-	return 0;
-}
-
-/* The collector's callback: one kernel event. */
-static int take_event(void *ud, const traceevent_t *slots, size_t n, uint64_t t)
-{
-	struct logger *L = ud;
-	int rc;
-
-	if (n == 0)
-		return 0;
-	if (L->stop_reason != NULL)
-		return 1; /* a limit is reached: the read stops, nothing more is taken */
-	if (denied(L, slots[0].header))
-		return 0; /* a class not selected */
-	if (L->session_filter && !tk_collect_session_enabled(L->S, slots[0].header))
-		return 0; /* daemon mode: an event the programs did not enable */
-	if (!L->read_counted) {
-		L->reads++;
-		L->read_counted = 1;
-	}
-	if (_NTO_TRACE_GETEVENT_C(slots[0].header) == _TRACE_CONTROL_C &&
-	    _NTO_TRACE_GETEVENT(slots[0].header) == _TRACE_CONTROL_DROPPED)
-		L->lost += (uint64_t)slots[0].data[1] | ((uint64_t)slots[0].data[2] << 32);
-	if (!L->have_kernel_ns)
-		L->first_kernel_ns = t, L->have_kernel_ns = 1;
-	L->last_kernel_ns = t;
-	if (L->ring != NULL) {
-		struct ring_buf *b;
-		size_t i;
-		if (n > RING_SLACK)
-			return 0; /* cannot be: the collector's largest event is far smaller */
-		if ((b = ring_current(L, n)) == NULL)
-			return TK_ENOMEM;
-		for (i = 0; i < n; i++) {
-			b->slots[b->n] = slots[i];
-			b->times[b->n] = t;
-			b->n++;
-		}
-	} else {
-		if (L->o->max_size > 0 && L->hdr_bytes + (tk_kev_writer_slots(L->w) + n + 1) * sizeof(traceevent_t) > L->o->max_size) {
-			if (!g_stop) {
-				L->stop_reason = "the -S size limit is reached";
-				g_stop = 1;
-			}
-			return 1; /* the read stops; nothing more is taken */
-		}
-		if ((rc = write_now(L, slots, n, t)) != TK_OK) {
-			L->write_err = rc;
-			return rc;
-		}
-	}
-	L->events++;
-	L->events_in_buf++;
-	L->buf_slots += (unsigned)n;
-	if (L->buf_slots >= BUF_SLOTS)
-		buffer_done(L);
-	return 0;
-}
-
-/* Ring mode, at the stop: the kept buffers in order (each holds whole events). */
-static int ring_flush(struct logger *L)
-{
-	unsigned k;
-
-	for (k = 0; k < L->ring_count; k++) {
-		struct ring_buf *b = L->ring[(L->ring_head + k) % L->ring_cap];
-		unsigned i = 0;
-		if (k == 0 && b->n > 0)
-			L->first_kernel_ns = b->times[0];
-		while (i < b->n) {
-			unsigned j = i + 1;
-			int rc;
-			if (_TRACE_GET_STRUCT(b->slots[i].header) == _TRACE_STRUCT_CB)
-				while (j < b->n && _TRACE_GET_STRUCT(b->slots[j - 1].header) != _TRACE_STRUCT_CE)
-					j++;
-			if ((rc = write_now(L, &b->slots[i], j - i, b->times[i])) != TK_OK)
-				return rc;
-			i = j;
-		}
-	}
-	return TK_OK;
-}
 
 /* ---- the header ---- */
 
@@ -947,7 +728,7 @@ static const char *signame(int sig) { return sig == SIGINT ? "SIGINT" : sig == S
 
 /* Static: what they point to stays reachable on every way out (the early error returns). */
 static struct opts g_o;
-static struct logger g_L;
+static tk_collect_sink *g_K;       /* the kernel's events: what, how much, where */
 static tk_session *g_S;            /* removed on every way out (atexit) */
 static tk_collect_session *g_CS;   /* its drain */
 
@@ -1067,6 +848,14 @@ static int open_session(void)
 	return 0;
 }
 
+/* -v: one line per buffer, as the SAT tutorial shows */
+static void print_buffer(void *ud, uint64_t buffer, uint64_t reads, uint64_t events, uint64_t lost)
+{
+	(void)ud;
+	fprintf(stderr, "tracelogger: iteration %" PRIu64 ", interrupts %" PRIu64 ", events %" PRIu64 ", lost %" PRIu64
+			"\n", buffer, reads, events, lost);
+}
+
 /* Daemon mode: waits up to ms for START (a program's, through the session; SIGUSR1 ends
  * the wait early). 1 once started. */
 static int wait_start(unsigned ms)
@@ -1172,6 +961,22 @@ int main(int argc, char **argv)
 		undo_start(&ch, have_child, dir);
 		return 1;
 	}
+	if (via_spool)
+		snprintf(spool, sizeof(spool), "%s/kernel.kev", dir);
+	write_path = via_spool ? spool : g_o.output;
+	build_header(&H, &g_o, c, g_o.output);
+	if (m != NULL) {
+		/* what is drained is also kept on disk as it comes, for a logger that dies */
+		char keep[4500];
+		snprintf(keep, sizeof(keep), "%s.programs", write_path);
+		if ((rc = tk_collect_merge_spool(m, keep, &H.h)) != TK_OK) {
+			tktool_error(keep, "cannot create: %s", tk_strerror(rc));
+			tk_collect_merge_free(m);
+			tk_collect_close(c);
+			undo_start(&ch, have_child, dir);
+			return 1;
+		}
+	}
 	memset(&scfg, 0, sizeof(scfg));
 	scfg.size = sizeof(scfg);
 	scfg.merge = m;
@@ -1180,6 +985,10 @@ int main(int argc, char **argv)
 	 * record of them is in the file (without a collector, theirs are all there is) */
 	if (c != NULL)
 		scfg.skip_classes = 1u << (_TRACE_PR_TH_C >> 10) | 1u << (_TRACE_KER_CALL_C >> 10);
+	/* a process found dead gets a PROCDESTROY where PROCESS is written (unless the kernel's
+	 * record of its end is in the file already) */
+	scfg.no_procdestroy = c != NULL && !(recorded & TK_COLLECT_CLASS(_NTO_TRACE_PROCESS));
+	scfg.obey_config = g_o.daemon;
 	if (g_S != NULL && (rc = tk_collect_session_open(&g_CS, g_S, &scfg)) != TK_OK) {
 		tktool_error(NULL, "session %s: cannot drain it: %s", g_o.session, tk_strerror(rc));
 		tk_collect_merge_free(m);
@@ -1189,30 +998,8 @@ int main(int argc, char **argv)
 	}
 
 	/* The output: written as events come; the final name appears only when complete. */
-	memset(&g_L, 0, sizeof(g_L));
-	g_L.o = &g_o;
-	g_L.S = g_S;
-	g_L.session_filter = g_o.daemon && g_S != NULL;
-	if (tk_collect_timeline_new(&g_L.tl) != TK_OK) {
-		tktool_error(NULL, "out of memory");
-		return 1;
-	}
-	build_filter(&g_L, recorded, g_o.classes_given ? g_o.sub_sel : SEL_KERCALL | SEL_INT);
-	if (g_o.ring || g_o.size_ring) {
-		g_L.ring_cap = g_o.ring ? g_o.buffers : (unsigned)(g_o.max_size / (BUF_SLOTS * sizeof(traceevent_t)));
-		if (g_L.ring_cap == 0)
-			g_L.ring_cap = 1;
-		g_L.ring = calloc(g_L.ring_cap, sizeof(*g_L.ring));
-		if (g_L.ring == NULL) {
-			tktool_error(NULL, "out of memory");
-			return 1;
-		}
-	}
-	if (via_spool)
-		snprintf(spool, sizeof(spool), "%s/kernel.kev", dir);
-	write_path = via_spool ? spool : g_o.output;
-	build_header(&H, &g_o, c, g_o.output);
-	rc = tk_kev_writer_open(&g_L.w, write_path, &H.h, TK_KEV_NO_AUTO_TIME);
+	tk_kev_writer *w = NULL;
+	rc = tk_kev_writer_open(&w, write_path, &H.h, TK_KEV_NO_AUTO_TIME);
 	if (rc != TK_OK) {
 		tktool_error(g_o.output, "cannot create: %s", tk_strerror(rc));
 		tk_collect_close(c);
@@ -1220,20 +1007,43 @@ int main(int argc, char **argv)
 		tk_collect_merge_free(m);
 		return 1;
 	}
-	tk_kev_writer_flush(g_L.w);
-	hdr_bytes = g_L.hdr_bytes = tk_kev_writer_bytes(g_L.w);
+	tk_kev_writer_flush(w);
+	hdr_bytes = tk_kev_writer_bytes(w);
 	/* -S: the file's header alone (its size is known only once written) must leave room for an
 	 * event (one slot, and the one the limit keeps free); else the file could hold nothing */
 	if (g_o.max_size > 0 && g_o.max_size < hdr_bytes + 2 * sizeof(traceevent_t)) {
-		tk_kev_writer_abort(g_L.w);
-		g_L.w = NULL;
+		tk_kev_writer_abort(w);
 		tk_collect_close(c);
 		undo_start(&ch, have_child, dir);
 		tk_collect_merge_free(m);
-		free(g_L.ring);
 		return tktool_usage_error("-S %" PRIu64 ": smaller than the file's header (%" PRIu64 " bytes) and "
 					  "one event; the minimum here is %" PRIu64 " bytes",
 					  g_o.max_size, hdr_bytes, (uint64_t)(hdr_bytes + 2 * sizeof(traceevent_t)));
+	}
+
+	tk_collect_sink_config kcfg;
+	memset(&kcfg, 0, sizeof(kcfg));
+	kcfg.size = sizeof(kcfg);
+	kcfg.w = w;
+	kcfg.classes = recorded;
+	kcfg.sub_sel = g_o.classes_given ? g_o.sub_sel : SEL_KERCALL | SEL_INT;
+	kcfg.session = g_o.daemon ? g_S : NULL;
+	kcfg.max_size = g_o.max_size;
+	kcfg.n_buffers = g_o.n_buffers > 0 ? (uint64_t)g_o.n_buffers : 0;
+	if (g_o.ring || g_o.size_ring) {
+		kcfg.ring_buffers = g_o.ring ? g_o.buffers : (unsigned)(g_o.max_size / (BUF_SLOTS * sizeof(traceevent_t)));
+		if (kcfg.ring_buffers == 0)
+			kcfg.ring_buffers = 1;
+	}
+	kcfg.stop = &g_stop;
+	kcfg.on_buffer = g_o.verbose ? print_buffer : NULL;
+	if (tk_collect_sink_new(&g_K, &kcfg) != TK_OK) {
+		tktool_error(NULL, "out of memory");
+		tk_kev_writer_abort(w);
+		tk_collect_close(c);
+		undo_start(&ch, have_child, dir);
+		tk_collect_merge_free(m);
+		return 1;
 	}
 
 	/* Start: recording first, then the command, so nothing it does is missed. */
@@ -1256,7 +1066,9 @@ int main(int argc, char **argv)
 	/* Record until a limit, a signal, a STOP (daemon mode) or the end of what is traced. */
 	int enabled = !g_o.daemon;
 	uint64_t start_ns = tk_clock_ns(), stop_ns = UINT64_MAX;
-	while (!g_stop && g_L.write_err == 0) {
+	tk_collect_sink_stats kst;
+	tk_collect_sink_get_stats(g_K, &kst);
+	while (!g_stop && kst.write_err == 0) {
 		if (!enabled) {
 			/* daemon mode: START from a program (the session's futex) or SIGUSR1 */
 			if (g_start && g_S != NULL && !tk_session_started(g_S))
@@ -1268,15 +1080,16 @@ int main(int argc, char **argv)
 					if (g_o.seconds_ms > 0)
 						deadline = now_ms() + g_o.seconds_ms;
 					get_stats(&sst);
-					g_L.user_slots = sst.user_slots; /* the buffers count from START */
+					tk_collect_sink_user_base(g_K, sst.user_slots); /* the buffers count from START */
 					if (g_o.verbose)
 						fprintf(stderr, "tracelogger: START received\n");
 				}
 			}
 		} else if (c != NULL) {
-			g_L.read_counted = 0;
-			rc = tk_collect_read(c, 50, take_event, &g_L);
-			if (rc < 0 && rc != g_L.write_err) {
+			tk_collect_sink_new_read(g_K);
+			rc = tk_collect_read(c, 50, tk_collect_sink_take, g_K);
+			tk_collect_sink_get_stats(g_K, &kst);
+			if (rc < 0 && rc != kst.write_err) {
 				tktool_error(NULL, "reading the kernel's events: %s", tk_strerror(rc));
 				status = 1;
 				break;
@@ -1291,16 +1104,17 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (enabled && g_o.user_events)
-			count_user_slots(&g_L, sst.user_slots);
+			tk_collect_sink_count_user(g_K, sst.user_slots);
 		if (enabled && g_o.daemon && g_S != NULL && !tk_session_started(g_S) && !g_stop) {
 			if (g_o.verbose)
 				fprintf(stderr, "tracelogger: STOP received\n");
 			g_stop = 1; /* a program stopped the trace */
 		}
 		if (enabled && deadline && now_ms() >= deadline && !g_stop) {
-			g_L.stop_reason = "the -s time is up";
+			tk_collect_sink_set_stop(g_K, "the -s time is up");
 			g_stop = 1;
 		}
+		tk_collect_sink_get_stats(g_K, &kst);
 		if (have_child && child_poll(&ch, 0) && !g_stop)
 			break;
 		if (g_o.n_pids > 0 && !pids_alive(&g_o) && !g_stop)
@@ -1310,10 +1124,11 @@ int main(int argc, char **argv)
 	if (c != NULL)
 		tk_collect_disable(c);
 	stop_ns = tk_clock_ns();
-	if (c != NULL && !g_abort && g_L.write_err == 0 && g_L.stop_reason == NULL) {
+	tk_collect_sink_get_stats(g_K, &kst);
+	if (c != NULL && !g_abort && kst.write_err == 0 && kst.stop_reason == NULL) {
 		for (int k = 0; k < 64; k++) {
-			g_L.read_counted = 0;
-			rc = tk_collect_read(c, 0, take_event, &g_L);
+			tk_collect_sink_new_read(g_K);
+			rc = tk_collect_read(c, 0, tk_collect_sink_take, g_K);
 			if (rc <= 0)
 				break;
 		}
@@ -1323,39 +1138,41 @@ int main(int argc, char **argv)
 		memset(&cst, 0, sizeof(cst));
 		if (c != NULL)
 			tk_collect_get_stats(c, &cst);
-		if (g_L.buf_slots > 0)
-			buffer_done(&g_L);
+		tk_collect_sink_end(g_K);
+		tk_collect_sink_get_stats(g_K, &kst);
 		fprintf(stderr, "tracelogger: %" PRIu64 " events, %" PRIu64 " kernel records (%" PRIu64
 				" bytes), %" PRIu64 " lost\n",
-			g_L.events, cst.records, cst.bytes, cst.lost);
+			kst.events, cst.records, cst.bytes, cst.lost);
 	}
 	tk_collect_close(c);
-	if (g_L.stop_reason != NULL && g_o.verbose)
-		fprintf(stderr, "tracelogger: stopped: %s\n", g_L.stop_reason);
+	tk_collect_sink_get_stats(g_K, &kst);
+	if (kst.stop_reason != NULL && g_o.verbose)
+		fprintf(stderr, "tracelogger: stopped: %s\n", kst.stop_reason);
 	if (g_signo != 0 && have_child && g_signo == SIGTERM && !child_poll(&ch, 0))
 		kill(ch.pid, SIGTERM); /* Ctrl-C reaches the command from the terminal itself */
-	if (g_L.lost > 0)
+	if (kst.lost > 0)
 		fprintf(stderr, "tracelogger: %" PRIu64 " kernel records were lost (the rings overflowed; more -k "
 				"buffers or fewer classes help); the file counts them as CONTROL DROPPED events\n",
-			g_L.lost);
+			kst.lost);
 
 	/* Ring mode: the newest buffers, now. */
-	if (g_L.ring != NULL && g_L.write_err == 0) {
-		if (g_L.ring_dropped_bufs > 0 && g_o.verbose)
+	if (kcfg.ring_buffers > 0 && kst.write_err == 0) {
+		if (kst.ring_dropped_buffers > 0 && g_o.verbose)
 			fprintf(stderr, "tracelogger: ring mode: %" PRIu64 " older buffers overwritten\n",
-				g_L.ring_dropped_bufs);
-		g_L.write_err = ring_flush(&g_L);
-		if (g_L.write_err == TK_OK && g_L.ring_dropped_bufs > 0)
-			start_ns = g_L.first_kernel_ns;
+				kst.ring_dropped_buffers);
+		tk_collect_sink_flush_ring(g_K);
+		tk_collect_sink_get_stats(g_K, &kst);
+		if (kst.write_err == TK_OK && kst.ring_dropped_buffers > 0)
+			start_ns = kst.first_ns;
 	}
 
 	/* The command's own events: they are complete when it has ended (its last buffers are
 	 * queued at its exit). */
-	int merge_user = m != NULL && !g_abort && g_L.write_err == 0 && status == 0;
+	int merge_user = m != NULL && !g_abort && kst.write_err == 0 && status == 0;
 	if (merge_user && have_child && !child_poll(&ch, 0)) {
-		if (g_o.verbose || g_L.stop_reason != NULL)
+		if (g_o.verbose || kst.stop_reason != NULL)
 			fprintf(stderr, "tracelogger: recording stopped%s%s; waiting for %s (pid %ld) to end\n",
-				g_L.stop_reason ? ": " : "", g_L.stop_reason ? g_L.stop_reason : "", g_o.cmd[0], (long)ch.pid);
+				kst.stop_reason ? ": " : "", kst.stop_reason ? kst.stop_reason : "", g_o.cmd[0], (long)ch.pid);
 		child_poll(&ch, 1);
 		if (g_abort)
 			merge_user = 0;
@@ -1364,15 +1181,15 @@ int main(int argc, char **argv)
 		tk_session_stop(g_S);
 
 	char part[4400];
-	snprintf(part, sizeof(part), "%s", tk_kev_writer_temp_path(g_L.w));
-	int werr = tk_kev_writer_close(g_L.w); /* on an error: "<path>.part" kept, nothing under the final name */
-	if (g_L.write_err != 0 || werr != TK_OK) {
+	snprintf(part, sizeof(part), "%s", tk_kev_writer_temp_path(w));
+	int werr = tk_kev_writer_close(w); /* on an error: "<path>.part" kept, nothing under the final name */
+	if (kst.write_err != 0 || werr != TK_OK) {
 		tktool_error(g_o.output, "cannot write: %s; the events recorded until then are in %s",
-			     tk_strerror(g_L.write_err != 0 ? g_L.write_err : werr), part);
+			     tk_strerror(kst.write_err != 0 ? kst.write_err : werr), part);
 		status = 1;
 		merge_user = 0;
 	}
-	g_L.w = NULL;
+	w = NULL;
 
 	if (g_CS == NULL)
 		merge_user = 0;
@@ -1393,8 +1210,10 @@ int main(int argc, char **argv)
 	if (merge_user && tk_collect_merge_count(m) > 0) {
 		/* Rewrite the file once, in time order, with the programs' events in it. */
 		char why[8400];
-		tk_collect_merge_window(m, g_L.ring_dropped_bufs > 0 ? start_ns : 0,
-					g_o.daemon || g_L.stop_reason != NULL ? stop_ns : UINT64_MAX);
+		tk_collect_merge_window(m, kst.ring_dropped_buffers > 0 ? start_ns : 0,
+					g_o.daemon || kst.stop_reason != NULL ? stop_ns : UINT64_MAX);
+		if (g_o.n_buffers > 0 && kcfg.ring_buffers == 0)
+			tk_collect_merge_limit(m, (uint64_t)g_o.n_buffers * BUF_SLOTS);
 		rc = tk_collect_merge_write(m, write_path, hdr_bytes, write_path, &H.h, why, sizeof(why));
 		if (rc != TK_OK) {
 			tktool_error(g_o.output, "cannot merge the programs' own events: %s; the file has the "
@@ -1407,12 +1226,7 @@ int main(int argc, char **argv)
 	}
 	close_session();
 	tk_collect_merge_free(m);
-	tk_collect_timeline_free(g_L.tl);
-	if (g_L.ring != NULL) {
-		for (unsigned k = 0; k < g_L.ring_cap; k++)
-			free(g_L.ring[k]);
-		free(g_L.ring);
-	}
+	tk_collect_sink_free(g_K);
 	free(g_o.pids);
 
 	if (via_spool && status == 0 && tktool_copy_file(spool, g_o.output) != 0) {

@@ -17,6 +17,7 @@
 #ifndef TRACEKIT_COLLECT_H
 #define TRACEKIT_COLLECT_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -175,8 +176,21 @@ TK_API int tk_collect_merge_add(tk_collect_merge *m, const traceevent_t *slots, 
  * has no PROCDESTROY of that pid. TK_OK or TK_ENOMEM.
  */
 TK_API int tk_collect_merge_add_procdestroy(tk_collect_merge *m, unsigned cpu, uint64_t t_ns, int32_t pid);
+/* At most max_slots slots of events (TIME and the THRUNNING the merge adds not counted) are
+ * written, the earliest (0: no limit; tracelogger's -n). */
+TK_API void tk_collect_merge_limit(tk_collect_merge *m, uint64_t max_slots);
 /* Events added so far. */
 TK_API size_t tk_collect_merge_count(const tk_collect_merge *m);
+/*
+ * Also writes every event added from now on, as it comes, into a .kev at path (header hdr,
+ * through tk_kev_writer: "<path>.part" until then), so that a logger that dies keeps what it
+ * had drained: the part file is readable. tk_collect_merge_flush() puts what was added on
+ * disk; tk_collect_merge_free() removes the file (its events are in the merged one).
+ * TK_OK, TK_ESTATE (one already) or the writer's error.
+ */
+TK_API int tk_collect_merge_spool(tk_collect_merge *m, const char *path, const tk_kev_header *hdr);
+TK_API int tk_collect_merge_flush(tk_collect_merge *m); /* TK_OK or the spool's first error */
+TK_API const char *tk_collect_merge_spool_path(const tk_collect_merge *m); /* its temporary file, or NULL */
 /*
  * Adds the events of a program's own .kev file (the recorder's, TRACEKIT_LOG), its times
  * converted to the file's time line (tk_traceparser_ns()). Its CONTROL events, its THREAD,
@@ -237,6 +251,13 @@ TK_API int tk_collect_drain_queued(tk_collect_drain *d, tk_collect_user_fn emit,
  */
 TK_API int tk_collect_drain_process(tk_collect_drain *d, int32_t pid, int dead, tk_collect_user_fn emit,
                                     void *ud);
+/*
+ * The first n_records slots of one buffer (from its descriptor's `flushed` part on), owned
+ * as desc says: for a caller that found the buffer itself (tk_session_collect_dead()). The
+ * buffer is not given back. Returns as tk_collect_drain_queued().
+ */
+TK_API int tk_collect_drain_records(tk_collect_drain *d, const void *buf, uint32_t n_records,
+                                    const tk_pool_desc *desc, tk_collect_user_fn emit, void *ud);
 /* Takes the pool's drops not yet reported in any buffer (tk_pool_take_dropped()), counted. */
 TK_API uint64_t tk_collect_drain_take_dropped(tk_collect_drain *d);
 /* Events handed over, buffers read, records lost by the writers (DROPPED counts). NULL ok. */
@@ -261,6 +282,9 @@ typedef struct tk_collect_session_config {
 	uint32_t skip_classes;   /* as tk_collect_drain_config */
 	unsigned wait_ms;        /* the longest futex wait (0: 100 ms) */
 	int thread;              /* 1: drain on a thread of its own; 0: tk_collect_session_drain() */
+	int no_procdestroy;      /* 1: no PROCDESTROY for the dead (PROCESS is not recorded) */
+	int obey_config;         /* 1: only if the session's configuration enables PROCDESTROY
+	                            (daemon mode: the programs chose what is recorded) */
 } tk_collect_session_config;
 typedef struct tk_collect_session_stats {
 	uint64_t events, buffers; /* events handed over, buffers read */
@@ -317,6 +341,56 @@ typedef struct tk_collect_recovered {
 } tk_collect_recovered;
 TK_API int tk_collect_session_recover(const char *name, const char *out_path, const tk_kev_header *hdr,
                                       tk_collect_recovered *res, char *why, size_t whycap);
+
+/* ---- A sink of the kernel's events ------------------------------------------------------ */
+
+/*
+ * tracelogger's handling of what the collector hands over (tk_collect_sink_take is a
+ * tk_collect_emit_fn): only the classes selected are written (the collector may read more:
+ * the names it needs, the exits of the calls it watches), and of KERCALL and INT only the
+ * parts selected; with a session, only what its static filter lets through (daemon mode).
+ * Events are counted in buffers of 1024 slots (-n, -v: on_buffer is called as each one
+ * completes, with the collector reads that brought events during it, QNX's "interrupts",
+ * its events and the kernel records lost meanwhile). Linear mode writes each event at once
+ * through a timeline, stopping before the file would exceed max_size (-S); ring mode keeps
+ * the newest ring_buffers buffers (whole events) and writes them at tk_collect_sink_flush_ring().
+ * A limit reached sets *stop (if it was 0) and a stop reason; the sink then takes nothing
+ * more (the collector's read stops). Not thread-safe.
+ */
+typedef struct tk_collect_sink tk_collect_sink;
+typedef struct tk_collect_sink_config {
+	size_t size;                 /* sizeof(tk_collect_sink_config) */
+	tk_kev_writer *w;            /* opened with TK_KEV_NO_AUTO_TIME, its header written */
+	uint32_t classes;            /* TK_COLLECT_CLASS bits written */
+	uint32_t sub_sel;            /* parts of KERCALL and INT written: 1 << _NTO_TRACE_KERCALLENTER,
+	                                _KERCALLEXIT, _INTENTER, _INTEXIT, _INT_HANDLER_ENTER, _EXIT */
+	tk_session *session;         /* non-NULL: its static filter applies too */
+	uint64_t max_size;           /* linear mode: bytes the file may not exceed (0: none) */
+	uint64_t n_buffers;          /* stop after that many buffers (0: none) */
+	unsigned ring_buffers;       /* ring mode: buffers kept (0: linear mode) */
+	volatile sig_atomic_t *stop; /* set to 1 when a limit is reached (noted only while 0) */
+	void (*on_buffer)(void *ud, uint64_t buffer, uint64_t reads, uint64_t events, uint64_t lost);
+	void *ud;
+} tk_collect_sink_config;
+typedef struct tk_collect_sink_stats {
+	uint64_t buffers, events, lost;  /* buffers completed, kernel events taken, records lost */
+	uint64_t ring_dropped_buffers;   /* ring mode: older buffers overwritten */
+	uint64_t first_ns;               /* the first kernel event's time (kept, in ring mode) */
+	const char *stop_reason;         /* the limit reached, or NULL */
+	int write_err;                   /* the writer's error, or 0 */
+} tk_collect_sink_stats;
+TK_API int tk_collect_sink_new(tk_collect_sink **out, const tk_collect_sink_config *cfg);
+TK_API void tk_collect_sink_free(tk_collect_sink *k); /* NULL ok; the writer stays the caller's */
+TK_API int tk_collect_sink_take(void *k, const traceevent_t *slots, size_t n, uint64_t t_ns);
+TK_API void tk_collect_sink_new_read(tk_collect_sink *k); /* before each tk_collect_read() */
+/* The programs' own events count in the buffers too: total slots drained so far (from the
+ * base given at START), and the base. */
+TK_API void tk_collect_sink_count_user(tk_collect_sink *k, uint64_t total);
+TK_API void tk_collect_sink_user_base(tk_collect_sink *k, uint64_t total);
+TK_API void tk_collect_sink_set_stop(tk_collect_sink *k, const char *reason); /* -s: the reason */
+TK_API void tk_collect_sink_end(tk_collect_sink *k);        /* the last partial buffer (-v) */
+TK_API int tk_collect_sink_flush_ring(tk_collect_sink *k);  /* ring mode: write the kept buffers */
+TK_API void tk_collect_sink_get_stats(const tk_collect_sink *k, tk_collect_sink_stats *st);
 
 #ifdef __cplusplus
 }

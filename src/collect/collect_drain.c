@@ -21,7 +21,8 @@
 struct tk_collect_drain {
 	tk_pool *pool;
 	tk_collect_drain_config cfg;
-	uint64_t events, buffers, dropped;
+	/* counters another thread may read (tk_collect_session_get_stats) */
+	_Atomic uint64_t events, buffers, dropped;
 };
 
 int tk_collect_drain_new(tk_collect_drain **out, tk_pool *pool, const tk_collect_drain_config *cfg)
@@ -61,11 +62,11 @@ uint64_t tk_collect_drain_ns(const tk_collect_drain *d, uint64_t cycles)
 void tk_collect_drain_get_stats(const tk_collect_drain *d, uint64_t *events, uint64_t *buffers, uint64_t *dropped)
 {
 	if (events != NULL)
-		*events = d->events;
+		*events = atomic_load_explicit(&d->events, memory_order_relaxed);
 	if (buffers != NULL)
-		*buffers = d->buffers;
+		*buffers = atomic_load_explicit(&d->buffers, memory_order_relaxed);
 	if (dropped != NULL)
-		*dropped = d->dropped;
+		*dropped = atomic_load_explicit(&d->dropped, memory_order_relaxed);
 }
 
 /* The events of slots [from, n) of one buffer (msb: the upper time bits in effect at from). Returns the events handed over, or emit's error. */
@@ -96,7 +97,8 @@ static int read_buffer(tk_collect_drain *d, const traceevent_t *s, size_t from, 
 		}
 		if (cls == _TRACE_CONTROL_C) {
 			if (code == _TRACE_CONTROL_DROPPED) {
-				d->dropped += (uint64_t)s[i].data[1] | (uint64_t)s[i].data[2] << 32;
+				atomic_fetch_add_explicit(&d->dropped, (uint64_t)s[i].data[1] | (uint64_t)s[i].data[2] << 32,
+							  memory_order_relaxed);
 				goto keep;
 			}
 			i = j; /* BUFFER and the other markers of the recorder's own */
@@ -119,8 +121,23 @@ static int read_buffer(tk_collect_drain *d, const traceevent_t *s, size_t from, 
 		count++;
 		i = j;
 	}
-	d->events += (uint64_t)count;
+	atomic_fetch_add_explicit(&d->events, (uint64_t)count, memory_order_relaxed);
 	return count;
+}
+
+int tk_collect_drain_records(tk_collect_drain *d, const void *buf, uint32_t n_records, const tk_pool_desc *desc,
+			     tk_collect_user_fn emit, void *ud)
+{
+	uint32_t bsize = tk_pool_buffer_size(d->pool) / (uint32_t)sizeof(traceevent_t);
+	uint32_t from = desc->flushed;
+
+	if (n_records > bsize)
+		n_records = bsize;
+	if (from > n_records)
+		from = n_records;
+	atomic_fetch_add_explicit(&d->buffers, 1, memory_order_relaxed);
+	return read_buffer(d, buf, from, n_records, from ? desc->resume_msb : 0, (int32_t)desc->owner_pid,
+			   (int32_t)desc->owner_tid, emit, ud);
 }
 
 int tk_collect_drain_queued(tk_collect_drain *d, tk_collect_user_fn emit, void *ud)
@@ -142,7 +159,7 @@ int tk_collect_drain_queued(tk_collect_drain *d, tk_collect_user_fn emit, void *
 		tk_pool_count_stored(d->pool, -((int64_t)records - (int64_t)from));
 		desc->flushed = 0;
 		tk_pool_give(d->pool, idx);
-		d->buffers++;
+		atomic_fetch_add_explicit(&d->buffers, 1, memory_order_relaxed);
 		if (rc < 0)
 			return rc;
 		total += rc;
@@ -173,7 +190,7 @@ int tk_collect_drain_process(tk_collect_drain *d, int32_t pid, int dead, tk_coll
 			desc->flushed = 0;
 			tk_pool_give(d->pool, idx);
 		}
-		d->buffers++;
+		atomic_fetch_add_explicit(&d->buffers, 1, memory_order_relaxed);
 		if (rc < 0)
 			return rc;
 		total += rc;
@@ -185,6 +202,6 @@ uint64_t tk_collect_drain_take_dropped(tk_collect_drain *d)
 {
 	uint64_t n = tk_pool_take_dropped(d->pool);
 
-	d->dropped += n;
+	atomic_fetch_add_explicit(&d->dropped, n, memory_order_relaxed);
 	return n;
 }

@@ -80,6 +80,28 @@ int tk_collect_timeline_write(tk_collect_timeline *tl, tk_kev_writer *w, const t
 	return tk_kev_write_raw(w, slots, n);
 }
 
+/* An event of a known thread: a THRUNNING of it first when the file shows another thread
+ * running on its CPU. */
+static int write_owned(tk_collect_timeline *tl, tk_kev_writer *w, const traceevent_t *s, size_t n, uint64_t t,
+		       int32_t pid, int32_t tid)
+{
+	int rc;
+
+	if (tid != 0) {
+		unsigned cpu = slot_cpu(s);
+		if (!(tl->cur_valid & (1ull << cpu)) || tl->cur_pid[cpu] != pid || tl->cur_tid[cpu] != tid) {
+			traceevent_t r;
+			r.header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_PR_TH_C, STATE_RUNNING);
+			r.data[0] = (uint32_t)t;
+			r.data[1] = (uint32_t)pid;
+			r.data[2] = (uint32_t)tid;
+			if ((rc = tk_collect_timeline_write(tl, w, &r, 1, t)) != TK_OK)
+				return rc;
+		}
+	}
+	return tk_collect_timeline_write(tl, w, s, n, t);
+}
+
 /* ---- the merge ----------------------------------------------------------------------- */
 
 struct mev { /* one event of the merge: its time and where its slots are */
@@ -93,12 +115,16 @@ struct mev { /* one event of the merge: its time and where its slots are */
 };
 
 struct tk_collect_merge {
+	tk_kev_writer *spool;           /* the added events, also written as they come */
+	tk_collect_timeline spool_tl;
+	int spool_err;
 	struct mev *ev;
 	size_t n, cap, n_user;
 	traceevent_t *uslots;
 	size_t nu, capu;
 	uint64_t seq;
 	uint64_t lo_ns, hi_ns;
+	uint64_t max_slots; /* 0: no limit */
 };
 
 int tk_collect_merge_new(tk_collect_merge **out)
@@ -116,6 +142,7 @@ void tk_collect_merge_free(tk_collect_merge *m)
 {
 	if (m == NULL)
 		return;
+	tk_kev_writer_abort(m->spool); /* its events are in the merged file: the copy goes */
 	free(m->ev);
 	free(m->uslots);
 	free(m);
@@ -125,6 +152,11 @@ void tk_collect_merge_window(tk_collect_merge *m, uint64_t lo_ns, uint64_t hi_ns
 {
 	m->lo_ns = lo_ns;
 	m->hi_ns = hi_ns;
+}
+
+void tk_collect_merge_limit(tk_collect_merge *m, uint64_t max_slots)
+{
+	m->max_slots = max_slots;
 }
 
 size_t tk_collect_merge_count(const tk_collect_merge *m)
@@ -179,9 +211,37 @@ int tk_collect_merge_add(tk_collect_merge *m, const traceevent_t *slots, size_t 
 	e.tid = tid;
 	if (mev_push(m, &e) != TK_OK)
 		return TK_ENOMEM;
+	if (m->spool != NULL && m->spool_err == TK_OK)
+		m->spool_err = write_owned(&m->spool_tl, m->spool, &m->uslots[m->nu], n, t_ns, pid, tid);
 	m->nu += n;
 	m->n_user++;
 	return TK_OK;
+}
+
+int tk_collect_merge_spool(tk_collect_merge *m, const char *path, const tk_kev_header *hdr)
+{
+	int rc;
+
+	if (m->spool != NULL)
+		return TK_ESTATE;
+	rc = tk_kev_writer_open(&m->spool, path, hdr, TK_KEV_NO_AUTO_TIME);
+	if (rc == TK_OK)
+		rc = tk_kev_writer_flush(m->spool);
+	return rc;
+}
+
+int tk_collect_merge_flush(tk_collect_merge *m)
+{
+	if (m->spool == NULL)
+		return TK_OK;
+	if (m->spool_err == TK_OK)
+		m->spool_err = tk_kev_writer_flush(m->spool);
+	return m->spool_err;
+}
+
+const char *tk_collect_merge_spool_path(const tk_collect_merge *m)
+{
+	return m->spool != NULL ? tk_kev_writer_temp_path(m->spool) : NULL;
 }
 
 int tk_collect_merge_add_procdestroy(tk_collect_merge *m, unsigned cpu, uint64_t t_ns, int32_t pid)
@@ -330,6 +390,7 @@ static int write_merged(tk_collect_merge *m, tk_kev_writer *w, const traceevent_
 	tk_collect_timeline tl;
 	uint32_t *gone = NULL; /* pids the kernel's file says ended */
 	size_t i, n_gone = 0, cap_gone = 0;
+	uint64_t slots = 0;
 	int rc = TK_OK;
 
 	memset(&tl, 0, sizeof(tl));
@@ -347,28 +408,22 @@ static int write_merged(tk_collect_merge *m, tk_kev_writer *w, const traceevent_
 		}
 		gone[n_gone++] = kslots[e->off].data[2];
 	}
-	qsort(gone, n_gone, sizeof(*gone), cmp_u32);
-	qsort(m->ev, m->n, sizeof(m->ev[0]), cmp_mev);
+	if (n_gone > 1)
+		qsort(gone, n_gone, sizeof(*gone), cmp_u32);
+	if (m->n > 1)
+		qsort(m->ev, m->n, sizeof(m->ev[0]), cmp_mev);
 	for (i = 0; i < m->n; i++) {
 		const struct mev *e = &m->ev[i];
 		const traceevent_t *s = e->user ? &m->uslots[e->off] : &kslots[e->off];
 		if (e->user && (e->t < m->lo_ns || e->t > m->hi_ns))
 			continue;
-		if (e->weak && bsearch(&s->data[2], gone, n_gone, sizeof(*gone), cmp_u32) != NULL)
+		if (e->weak && n_gone > 0 && bsearch(&s->data[2], gone, n_gone, sizeof(*gone), cmp_u32) != NULL)
 			continue; /* the kernel recorded this end already */
-		if (e->user && e->tid != 0) {
-			unsigned cpu = slot_cpu(s);
-			if (!(tl.cur_valid & (1ull << cpu)) || tl.cur_pid[cpu] != e->pid || tl.cur_tid[cpu] != e->tid) {
-				traceevent_t r;
-				r.header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_PR_TH_C, STATE_RUNNING);
-				r.data[0] = (uint32_t)e->t;
-				r.data[1] = (uint32_t)e->pid;
-				r.data[2] = (uint32_t)e->tid;
-				if ((rc = tk_collect_timeline_write(&tl, w, &r, 1, e->t)) != TK_OK)
-					break;
-			}
-		}
-		if ((rc = tk_collect_timeline_write(&tl, w, s, e->n, e->t)) != TK_OK)
+		if (m->max_slots > 0 && slots + e->n > m->max_slots)
+			break; /* the -n limit: the first buffers' worth of events, in time order */
+		slots += e->n;
+		rc = e->user ? write_owned(&tl, w, s, e->n, e->t, e->pid, e->tid) : tk_collect_timeline_write(&tl, w, s, e->n, e->t);
+		if (rc != TK_OK)
 			break;
 	}
 	free(gone);

@@ -37,6 +37,7 @@ struct tk_collect_session {
 	int last_started;
 	uint32_t epoch0; /* the start epoch when opened: a START since moves it */
 	unsigned wait_ms;
+	int procdestroy, obey_config;
 	int err;
 	uint64_t user_slots; /* slots handed to the merge */
 	uint64_t deaths;
@@ -82,6 +83,26 @@ static int process_dead(const tk_session_process_info *info)
 	return p != NULL && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
+struct dead_ctx {
+	tk_collect_session *cs;
+	int err;
+};
+
+/* A buffer a dead process left (WRITING up to committed, or QUEUED outside the queue), in the
+ * order it took them; given back by tk_session_collect_dead(). */
+static void dead_buffer(const void *buf, uint32_t n_records, uint32_t idx, const tk_pool_desc *d, void *ctx)
+{
+	struct dead_ctx *dc = ctx;
+	int rc;
+
+	(void)idx;
+	if (dc->err != TK_OK)
+		return;
+	rc = tk_collect_drain_records(dc->cs->drain, buf, n_records, d, add_event, dc->cs);
+	if (rc < 0)
+		dc->err = rc;
+}
+
 static int reap_dead(tk_collect_session *cs)
 {
 	uint32_t i, n = tk_session_n_slots(cs->s);
@@ -93,12 +114,21 @@ static int reap_dead(tk_collect_session *cs)
 			continue;
 		if (!process_dead(&info))
 			continue;
-		/* its queued buffers first (they are older than what it was writing) */
-		if ((rc = tk_collect_drain_queued(cs->drain, add_event, cs)) < 0)
+		/* its queued buffers first (they are older than what it was writing); a cell it
+		 * claimed but never published (killed while queueing) would hide the rest of the
+		 * queue: skipped, its buffer stays QUEUED outside the queue, found below */
+		do {
+			if ((rc = tk_collect_drain_queued(cs->drain, add_event, cs)) < 0)
+				return rc;
+		} while (tk_pool_skip_stuck(tk_session_pool(cs->s)) == 1);
+		struct dead_ctx dc = { cs, TK_OK };
+		if ((rc = tk_session_collect_dead(cs->s, info.pid, dead_buffer, &dc)) < 0)
 			return rc;
-		if ((rc = tk_collect_drain_process(cs->drain, (int32_t)info.pid, 1, add_event, cs)) < 0)
-			return rc;
-		if (cs->merge != NULL) {
+		if (dc.err != TK_OK)
+			return dc.err;
+		if (cs->merge != NULL && cs->procdestroy &&
+		    (!cs->obey_config ||
+		     tk_collect_session_enabled(cs->s, _TRACE_MAKE_CODE(0, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_DESTROY_P)))) {
 			uint64_t t = tk_clock_ns();
 			pthread_mutex_lock(&cs->mu);
 			rc = tk_collect_merge_add_procdestroy(cs->merge, 0, t, (int32_t)info.pid);
@@ -134,6 +164,12 @@ static int round_once(tk_collect_session *cs)
 	note_started(cs);
 	if (rc >= 0)
 		rc = reap_dead(cs);
+	if (rc >= 0 && cs->merge != NULL) {
+		/* what was drained is on disk before the next wait: a logger killed now keeps it */
+		pthread_mutex_lock(&cs->mu);
+		tk_collect_merge_flush(cs->merge);
+		pthread_mutex_unlock(&cs->mu);
+	}
 	return rc < 0 ? rc : TK_OK;
 }
 
@@ -175,6 +211,8 @@ int tk_collect_session_open(tk_collect_session **out, tk_session *s, const tk_co
 	cs->s = s;
 	cs->merge = cfg->merge;
 	cs->wait_ms = cfg->wait_ms ? cfg->wait_ms : 100;
+	cs->procdestroy = !cfg->no_procdestroy;
+	cs->obey_config = cfg->obey_config;
 	pthread_mutex_init(&cs->mu, NULL);
 	memset(&dc, 0, sizeof(dc));
 	dc.size = sizeof(dc);
