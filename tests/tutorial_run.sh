@@ -73,9 +73,9 @@ if ! "$TL" -f "$W/probe.kev" -c THREAD -- true >"$W/probe.out" 2>&1; then
 fi
 
 cd "$W" || exit 1
-# As the chapter: tracelogger -d1 -n 3 -f NAME.results; -s 20 bounds a run in which the
+# As the chapter: tracelogger -d1 -n 3 -f NAME.results; -s 5 bounds a run in which the
 # three buffers never fill (an unprivileged tier sees only the attached program).
-"$TL" -d1 -n 3 -s 20 -N "$sess" -f "$name.results" >tl.out 2>tl.err &
+"$TL" -d1 -n 3 -s 5 -N "$sess" -f "$name.results" >tl.out 2>tl.err &
 tlpid=$!
 # ready once tracelogger says it waits for a START (the region's file appears a moment
 # before the logger holds it: a program attaching then would find no logger)
@@ -102,7 +102,7 @@ st=$?
 [ "$st" = 0 ] || fail "$name exited with status $st"
 [ -s prog.err ] && fail "$name wrote to standard error"
 
-# tracelogger ends at its limit (-n 3) or, at the latest, after its 20 s
+# tracelogger ends at its limit (-n 3) or, at the latest, 5 s after the START
 i=0
 while kill -0 "$tlpid" 2>/dev/null; do
 	[ $i -lt 600 ] || fail "tracelogger still running 60 s after the program ended"
