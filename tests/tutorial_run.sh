@@ -152,4 +152,6 @@ if sh "$here/seed_compare.sh" masked seed.masked; then
 fi
 echo "--- masked printout of $name.results (first 60 lines of events):"
 sed -n '/KERNEL EVENTS/,$p' masked | head -n 60
+echo "--- how many of each event it holds:"
+sed -n 's/^t:[*] CPU:[*] *\([A-Z_]* *:[A-Za-z_0-9/]*\).*/\1/p' masked | sort | uniq -c | sort -rn | head -n 40
 fail "the printout does not hold the guide's sample lines"
