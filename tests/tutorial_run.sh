@@ -13,6 +13,10 @@
 # msb/lsb words of CONTROL TIME events (*), interrupt numbers and INT_EXIT's inkernel word
 # (*), and directories in names.
 #
+# A known workload runs beside the program while tracelogger records (see below). Where
+# tracelogger records no kernel events (no privileges), NAME.programs.txt is the sample to
+# compare with if there is one; otherwise the test is a skip with tracelogger's reason.
+#
 # The session is named after the test (tracelogger -N, TRACEKIT_SESSION for the program) so
 # that tests running at the same time do not share one. A tracelogger that cannot record on
 # this machine (perf_event_open refused) is a skip (77) with its reason.
