@@ -20,6 +20,7 @@
 
 #include <tracekit/export.h>
 #include <tracekit/kev.h>
+#include <tracekit/traceparser.h>
 
 /* ---- building traces ------------------------------------------------------------------ */
 
@@ -1185,6 +1186,95 @@ static void test_sqlite(void **state_)
 
 /* ---- the golden driver -------------------------------------------------------------------- */
 
+/* ---- the light path ------------------------------------------------------------------- */
+
+/* Every event decoded and handed to tk_export_event(): the reference for tk_export_file(),
+ * which hands FUNC_ENTER/EXIT and short USER events to some formats undecoded. */
+struct decoded_run {
+	tk_export *x;
+	tk_kev_decoded dec;
+	int rc;
+};
+
+static int decoded_event(struct traceparser_state *st, void *ud, unsigned header, unsigned time, unsigned *buf,
+			 unsigned len)
+{
+	struct decoded_run *r = ud;
+	if (r->rc == 0 && tk_traceparser_decode(st, header, time, buf, len, 0, &r->dec) == 0)
+		r->rc = tk_export_event(r->x, &r->dec);
+	return 0;
+}
+
+static char *export_decoded(const char *path, tk_export_format fmt, const char *pairs, const char *counters)
+{
+	static struct decoded_run r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(tk_export_new(&r.x, fmt, f), 0);
+	assert_int_equal(tk_export_add_spec(r.x, pairs, 0), 0);
+	assert_int_equal(tk_export_add_spec(r.x, counters, 1), 0);
+	struct traceparser_state *st = traceparser_init(NULL);
+	assert_non_null(st);
+	for (unsigned cls = 0; cls < 32; cls++)
+		tk_traceparser_cs_internal(st, &r, decoded_event, cls, cls == 0 ? 1 : 0, 1023);
+	assert_int_equal(traceparser(st, &r, path), 0);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(tk_export_finish(r.x), 0);
+	traceparser_destroy(&st);
+	tk_export_free(r.x);
+	fclose(f);
+	return buf;
+}
+
+/* tk_export_file() (light path) writes what decoding every event writes: JSON and the
+ * statistics of a trace with events before any owner, two threads on two CPUs, nested,
+ * crossing and unmatched function exits, pairs, a counter, user instants and a user string. */
+static void test_light_path_same(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("light.kev");
+	tk_kev_writer *w = trace_open(path);
+	func(w, 900, 1, 0x100);    /* no owner yet */
+	user(w, 950, 30, 1, 2);    /* no owner yet */
+	running(w, 1000, 10, 11);
+	ev2(w, 1, _TRACE_PR_TH_C, STATE_RUNNING, 1001, 10, 12);
+	for (unsigned i = 0; i < 50; i++) {
+		uint64_t t = 1100 + i * 100;
+		unsigned cpu = i & 1;
+		ev2(w, cpu, _TRACE_USER_C, 10, t, i, 0x200);
+		ev2(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t + 1, 0x401000, 0x9000);
+		ev2(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t + 2, 0x402000 + (i % 3), 0x9004);
+		if (i % 5 != 0)
+			ev2(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t + 3, 0x402000 + (i % 3), 0x9004);
+		ev2(w, cpu, _TRACE_USER_C, 11, t + 4, i, 0xabc); /* may close the functions: outer end */
+		ev2(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t + 5, 0x401000, 0x9000);
+		ev2(w, cpu, _TRACE_USER_C, 40, t + 6, (uint32_t)-i, 0xffffffffu);
+		ev2(w, cpu, _TRACE_USER_C, 20, t + 7, i, 7);
+		if (i % 7 == 0)
+			assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_USER_C, 30, t + 8, (const uint32_t *)"worker done!", 3), 0);
+	}
+	func(w, 9000, 1, 0x500); /* left open */
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	static const tk_export_format fmts[] = { TK_EXPORT_CHROME_JSON, TK_EXPORT_STATS_TEXT, TK_EXPORT_STATS_JSON };
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		char *ref = export_decoded(path, fmts[i], "10:11=item", "40=level");
+		char *got = NULL, err[256];
+		size_t len = 0;
+		FILE *f = open_memstream(&got, &len);
+		assert_non_null(f);
+		assert_int_equal(tk_export_file(path, f, fmts[i], "10:11=item", "40=level", NULL, err, sizeof(err)), 0);
+		fclose(f);
+		assert_string_equal(got, ref);
+		assert_true(count(got, "item") > 0);
+		free(ref);
+		free(got);
+	}
+}
+
 static int driver(int argc, char **argv)
 {
 	char err[256];
@@ -1224,6 +1314,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stats_percentiles),
 		cmocka_unit_test(test_stats_owner_markers),
 		cmocka_unit_test(test_sqlite),
+		cmocka_unit_test(test_light_path_same),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,12 +8,12 @@ _tracekit()
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
 	cmd=${COMP_WORDS[1]}
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		COMPREPLY=($(compgen -W "print convert stats info help --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "record print convert stats info help --help --version" -- "$cur"))
 		return
 	fi
 	case $cmd in
 	help)
-		[ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "print convert stats info help" -- "$cur"))
+		[ "$COMP_CWORD" -eq 2 ] && COMPREPLY=($(compgen -W "record print convert stats info help" -- "$cur"))
 		return
 		;;
 	convert)
@@ -26,6 +26,33 @@ _tracekit()
 		case $cur in
 		--format=*) COMPREPLY=($(compgen -P --format= -W "text csv json" -- "${cur#--format=}")); return ;;
 		-*) COMPREPLY=($(compgen -W "--format= --pair= --counter= --output= --help" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
+		esac
+		;;
+	record)
+		local i
+		for ((i = 2; i < COMP_CWORD; i++)); do # after --: the traced command and its arguments
+			if [ "${COMP_WORDS[i]}" = -- ]; then
+				if [ $((i + 1)) -eq "$COMP_CWORD" ]; then
+					COMPREPLY=($(compgen -c -- "$cur"))
+				else
+					COMPREPLY=($(compgen -f -- "$cur"))
+				fi
+				return
+			fi
+		done
+		case $prev in
+		-c) # comma-separated classes: complete the last one
+			local head=${cur%,*} tail=${cur##*,}
+			[ "$head" = "$cur" ] && head="" || head="$head,"
+			COMPREPLY=($(compgen -P "$head" -W "THREAD PROCESS SYSTEM KERCALL INT USER" -- "$tail"))
+			compopt -o nospace 2>/dev/null
+			return
+			;;
+		-F) COMPREPLY=($(compgen -W "0 1 2 3 4 5 6" -- "$cur")); return ;;
+		-p | -n | -s | -S | -b | -k | -A) return ;;
+		esac
+		case $cur in
+		-*) COMPREPLY=($(compgen -W "-- -p -a -c -F -w -g --freq= -A -f -n -s -S -M -r -b -k -d1 -v --help --version" -- "$cur")); return ;;
 		esac
 		;;
 	print)

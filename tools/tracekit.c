@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tracekit: one command for the trace tools, in the style of git and perf (docs/tracekit.md):
+ *   tracekit record ARGS...       tracelogger (run from beside this program)
  *   tracekit print ARGS...        traceprinter (run from beside this program)
  *   tracekit convert IN OUT       Chrome JSON or Perfetto, by OUT's extension or --to
  *   tracekit stats FILE           statistics: text, CSV or JSON
@@ -31,6 +32,9 @@ static const char usage_text[] =
 	"One command for tracekit's trace tools.\n"
 	"\n"
 	"Commands:\n"
+	"  record [OPTIONS] [-- COMMAND [ARG]...]\n"
+	"                             record a .kev trace of a command, processes or the whole\n"
+	"                             system (tracelogger; tracekit record --help: its options)\n"
 	"  print [OPTIONS] FILE       print the events of a .kev trace (traceprinter)\n"
 	"  convert [OPTIONS] IN OUT   export IN for trace viewers: OUT.json is Chrome trace-event\n"
 	"                             JSON, OUT.pftrace Perfetto's protobuf format, OUT.db an\n"
@@ -68,21 +72,21 @@ static void self_dir(char *dir, size_t cap)
 		dir[0] = '\0';
 }
 
-/* tracekit print: traceprinter from beside tracekit (the build tree, the install's bin/). */
-static int cmd_print(int argc, char **argv)
+/* tracekit record / print: tracelogger or traceprinter from beside tracekit (the build tree, the
+ * install's bin/), else from PATH, with the arguments after the command as they are. */
+static int run_tool(const char *tool, char **argv)
 {
 	char path[PATH_MAX + 32];
 	char dir[PATH_MAX];
 
 	self_dir(dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/traceprinter", dir[0] ? dir : ".");
-	argv[0] = (char *)"traceprinter";
-	(void)argc;
+	snprintf(path, sizeof(path), "%s/%s", dir[0] ? dir : ".", tool);
+	argv[0] = (char *)tool;
 	fflush(NULL);
 	if (access(path, X_OK) == 0)
 		execv(path, argv);
-	execvp("traceprinter", argv); /* not beside us: from PATH */
-	tktool_error(NULL, "cannot run traceprinter (%s, or from PATH): %s", path, strerror(errno));
+	execvp(tool, argv); /* not beside us: from PATH */
+	tktool_error(NULL, "cannot run %s (%s, or from PATH): %s", tool, path, strerror(errno));
 	return 1;
 }
 
@@ -392,9 +396,11 @@ static int cmd_help(int argc, char **argv)
 		const char *c = argv[1];
 		if (strcmp(c, "print") == 0)
 			page = "traceprinter";
+		else if (strcmp(c, "record") == 0)
+			page = "tracelogger";
 		else if (strcmp(c, "convert") != 0 && strcmp(c, "stats") != 0 && strcmp(c, "info") != 0 &&
 			 strcmp(c, "help") != 0 && strcmp(c, "tracekit") != 0)
-			return tktool_usage_error("no command '%s' (print, convert, stats, info, help)", c);
+			return tktool_usage_error("no command '%s' (record, print, convert, stats, info, help)", c);
 	}
 	/* the page rendered beside us (build tree: man/ next to tools/; install: share/man) */
 	self_dir(dir, sizeof(dir));
@@ -420,7 +426,7 @@ int main(int argc, char **argv)
 {
 	tktool_init("tracekit");
 	if (argc < 2)
-		return tktool_usage_error("a command is needed (print, convert, stats, info, help)");
+		return tktool_usage_error("a command is needed (record, print, convert, stats, info, help)");
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
 		fputs(usage_text, stdout);
@@ -428,8 +434,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0)
 		return tktool_version(NULL);
+	if (strcmp(cmd, "record") == 0)
+		return run_tool("tracelogger", argv + 1);
 	if (strcmp(cmd, "print") == 0)
-		return cmd_print(argc - 1, argv + 1);
+		return run_tool("traceprinter", argv + 1);
 	if (strcmp(cmd, "convert") == 0)
 		return cmd_export(argc - 1, argv + 1, 0);
 	if (strcmp(cmd, "stats") == 0)
@@ -438,5 +446,5 @@ int main(int argc, char **argv)
 		return cmd_info(argc - 1, argv + 1);
 	if (strcmp(cmd, "help") == 0)
 		return cmd_help(argc - 1, argv + 1);
-	return tktool_usage_error("no command '%s' (print, convert, stats, info, help)", cmd);
+	return tktool_usage_error("no command '%s' (record, print, convert, stats, info, help)", cmd);
 }

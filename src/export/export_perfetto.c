@@ -969,6 +969,18 @@ static int pf_event(tk_export *x, const tk_kev_decoded *d)
 	return 0;
 }
 
+/* The light path (tk__format.light_event): function entries and exits, and the begins of
+ * declared user pairs, need no decoded field (the slice carries the words); ends of pairs
+ * (their fields are written) and other user events are decoded. */
+static int pf_light_event(tk_export *x, unsigned cls, unsigned code, int owner_known, int32_t pid, int32_t tid)
+{
+	(void)owner_known, (void)pid, (void)tid;
+	if (cls == 6 && (code > 1023 || x->pair_begin[code] == 0))
+		return 1;
+	((pf_state *)x->fmt_state)->after_buffer = 0; /* what pf_event() does for them */
+	return 0;
+}
+
 /* ---- events ------------------------------------------------------------------------------------ */
 
 /* Annotation of decoded field i (room: field_room()): name interned as iid, or inline_name. */
@@ -1464,4 +1476,5 @@ const tk__format tk__export_perfetto = {
 	.thread_new = pf_thread_new,
 	.finish = pf_finish,
 	.free = pf_free,
+	.light_event = pf_light_event,
 };

@@ -38,14 +38,20 @@ int tk__export_use_symbols(tk_export *x, const char *in_path)
 	return 0;
 }
 
-const char *tk__export_func_name(tk_export *x, const tk_kev_decoded *d, uint64_t addr)
+const char *tk__export_func_name_at(tk_export *x, int32_t pid, uint64_t ns, uint64_t addr)
 {
 	tk_symbol sym;
 
-	if (!(d->flags & TK_KEV_DEC_OWNER_KNOWN) ||
-	    tk_symbols_lookup(x->symbols, d->pid, d->time_ns, addr, &sym) != 0)
+	if (tk_symbols_lookup(x->symbols, pid, ns, addr, &sym) != 0)
 		return NULL;
 	return sym.name; /* the symbolizer's: valid as long as it is */
+}
+
+const char *tk__export_func_name(tk_export *x, const tk_kev_decoded *d, uint64_t addr)
+{
+	if (!(d->flags & TK_KEV_DEC_OWNER_KNOWN))
+		return NULL;
+	return tk__export_func_name_at(x, d->pid, d->time_ns, addr);
 }
 
 void tk__export_free_symbols(tk_export *x)
