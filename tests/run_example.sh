@@ -36,8 +36,10 @@ fi
 
 # Masks: the machine and the run in the header; times, CPUs, process and thread IDs,
 # code addresses (ASLR); CONTROL events (buffer and time bookkeeping depend on CPU
-# migrations); THREADY at START (whether the logger thread is runnable at that instant).
+# migrations); THREADY at START (whether the logger thread is runnable at that instant);
+# the executable mappings START writes (SYSTEM MMAP: the machine's libraries, the build's paths).
 sed -E \
+	-e '/SYSTEM  :MMAP.* path:/d' -e '/SYSTEM  :MMAP *$/,/^ +path:/d' \
 	-e 's/^( *TRACE_(FILE_NAME|DATE|BOOT_DATE|CYCLES_PER_SEC|CPU_NUM|NODENAME|SYS_RELEASE|SYS_VERSION|MACHINE|SYSPAGE_LEN|TRACEKIT_PROGRAM|TRACEKIT_CLOCK_CYCLES|TRACEKIT_CLOCK_RAW_NS)::).*/\1 */' \
 	-e '/CONTROL/d' -e '/THREADY/d' \
 	-e 's/t:0x[0-9a-f]{8}/t:0x........./' -e 's/CPU:[0-9]+/CPU:../' \

@@ -2,9 +2,15 @@
 /* Unit tests of the csv module (issue 13): VTune external-data CSV reading and writing. */
 #include "tk_test.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "tracekit/csv.h"
+#include "tracekit/kev.h"
+#include "tracekit/samprec_shared.h"
+#include "tracekit/tbrw.h"
+#include "tracekit/traceparser.h"
 
 static tk_csv_reader *open_text(const char *text)
 {
@@ -317,6 +323,472 @@ static void test_writer_abort(void **state)
 	assert_int_equal(access(path, F_OK), -1);
 }
 
+/* ---- tk_csv_import() and tk_csv_export() ------------------------------------------------ */
+
+/* The user events of a .kev as the decoder gives them. */
+struct kev_seen {
+	unsigned n;
+	int code[32];
+	uint64_t cycles[32];
+	uint32_t w0[32];
+	char names[8][16];
+	tk_kev_decoded dec;
+};
+
+static int seen_cb(struct traceparser_state *st, void *ud, unsigned header, unsigned time, unsigned *buf,
+		   unsigned len)
+{
+	struct kev_seen *k = ud;
+	if (tk_traceparser_decode(st, header, time, buf, len, 0, &k->dec) != 0 || k->n == 32)
+		return 0;
+	k->code[k->n] = k->dec.number;
+	k->cycles[k->n] = k->dec.cycles;
+	k->w0[k->n] = len > 0 ? buf[0] : 0;
+	if (k->dec.number == 1005 && len >= 2 && buf[0] < 8)
+		snprintf(k->names[buf[0]], sizeof(k->names[0]), "%s", (const char *)(buf + 1));
+	k->n++;
+	return 0;
+}
+
+static void read_kev(const char *path, struct kev_seen *k)
+{
+	memset(k, 0, sizeof(*k));
+	struct traceparser_state *st = traceparser_init(NULL);
+	assert_non_null(st);
+	tk_traceparser_cs_internal(st, k, seen_cb, _TRACE_USER_C >> 10, 1000, 1005);
+	assert_int_equal(traceparser(st, k, path), 0);
+	traceparser_destroy(&st);
+}
+
+static void warning_count(void *user_data, const char *message)
+{
+	(void)message;
+	(*(int *)user_data)++;
+}
+
+/* Two files, an interval file and a counter file, merged in time order into a .kev. */
+static void test_import_merge_kev(void **state)
+{
+	(void)state;
+	const char *a = tkt_path("frames-hostname-h.csv"), *b = tkt_path("power-hostname-h.csv");
+	const char *out = tkt_path("merged.kev");
+	const char *ta = "name,start_tsc.QPC,end_tsc\nf,10,30\ng,20,25\n";
+	const char *tb = "tsc.QPC,c.COUNT\n15,7\n";
+	tkt_write_file(a, ta, strlen(ta));
+	tkt_write_file(b, tb, strlen(tb));
+	const char *paths[2] = {a, b};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	int warnings = 0;
+	cv.warning_cb = warning_count;
+	cv.user_data = &warnings;
+	tk_csv_import_options o = TK_CSV_IMPORT_OPTIONS_INIT;
+	assert_int_equal(tk_csv_import(paths, 2, out, &o, &cv), 0);
+	assert_string_equal(cv.error, "");
+	assert_int_equal(warnings, 0);
+	assert_false(tkt_exists(tkt_path("merged.kev.part")));
+
+	struct kev_seen k;
+	read_kev(out, &k);
+	/* counter names are numbered when the files open, interval names as rows are read;
+	 * each name is defined (1005) just before its first use */
+	static const int codes[] = {1005, 1002, 1005, 1004, 1005, 1002, 1003, 1003};
+	static const uint64_t times[] = {10, 10, 15, 15, 20, 20, 25, 30};
+	assert_int_equal(k.n, 8);
+	for (unsigned i = 0; i < 8; i++) {
+		assert_int_equal(k.code[i], codes[i]);
+		assert_int_equal(k.cycles[i], times[i]); /* QPC values are the cycles */
+	}
+	assert_string_equal(k.names[0], "c");
+	assert_string_equal(k.names[1], "f");
+	assert_string_equal(k.names[2], "g");
+	assert_int_equal(k.w0[3], 0u << 4);  /* the counter: name 0, a .COUNT integer */
+	assert_int_equal(k.w0[1], 1u << 4);  /* frame f: no pid, no tid */
+	assert_int_equal(k.w0[7], 1u << 4);  /* its end, last */
+
+	/* the same rows out of order in one file: read again and sorted, same events */
+	const char *u = tkt_path("unsorted-hostname-h.csv");
+	const char *tu = "name,start_tsc.QPC,end_tsc\ng,20,25\nf,10,30\n";
+	tkt_write_file(u, tu, strlen(tu));
+	const char *one[1] = {u};
+	assert_int_equal(tk_csv_import(one, 1, tkt_path("sorted.kev"), NULL, &cv), 0);
+	read_kev(tkt_path("sorted.kev"), &k);
+	static const int codes2[] = {1005, 1002, 1005, 1002, 1003, 1003};
+	static const uint64_t times2[] = {10, 10, 20, 20, 25, 30};
+	assert_int_equal(k.n, 6);
+	for (unsigned i = 0; i < 6; i++) {
+		assert_int_equal(k.code[i], codes2[i]);
+		assert_int_equal(k.cycles[i], times2[i]);
+	}
+}
+
+/* A small .kev written event by event, exported to CSV text. */
+static void test_export_kev(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("small.kev");
+	tk_kev_attr attr = {"TRACEKIT_CSV_CLOCK", "QPC"};
+	tk_kev_header h;
+	memset(&h, 0, sizeof(h));
+	h.date = h.boot_date = 1377651723;
+	h.cycles_per_sec = 10000000;
+	h.cpu_num = 1;
+	h.nodename = "node";
+	h.attrs = &attr;
+	h.n_attrs = 1;
+	tk_kev_writer *w = NULL;
+	assert_int_equal(tk_kev_writer_open(&w, path, &h, 0), 0);
+	const unsigned U = _TRACE_USER_C;
+	uint32_t n0[1] = {0}, n1[1] = {1}, n2[1] = {2};
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 5, n0, 1, "task \"A\""), 0);
+	uint32_t tb[4] = {0x3u | 0u << 4, 11, 12, 7}; /* pid and tid, name 0, id 7 */
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1000, 5, tb, 4), 0);
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 6, n1, 1, "frame"), 0);
+	uint32_t fb[4] = {1u << 4, 0, 0, 8};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1002, 6, fb, 4), 0);
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 7, n2, 1, "Power"), 0);
+	double d = 2.5;
+	uint64_t bits;
+	memcpy(&bits, &d, 8);
+	uint32_t cw[5] = {0x4u | 0x8u | 2u << 4, 0, 0, (uint32_t)bits, (uint32_t)(bits >> 32)}; /* .INST, float */
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1004, 7, cw, 5), 0);
+	uint32_t fe[2] = {1u << 4, 8};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1003, 9, fe, 2), 0);
+	uint32_t te[2] = {0x3u | 0u << 4, 7};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1001, 12, te, 2), 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
+	o.dir = tkt_dir();
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	char ipath[2048], cpath[2048];
+	assert_int_equal(tk_csv_export(path, &o, &cv, ipath, cpath), 0);
+	assert_string_equal(cv.error, "");
+	/* named after the trace and the host of its header */
+	char want[4096];
+	snprintf(want, sizeof(want), "%s/small-intervals-hostname-node.csv", tkt_dir());
+	assert_string_equal(ipath, want);
+	size_t len;
+	char *text = tkt_read_file(ipath, &len);
+	assert_non_null(text);
+	/* in order of the ends; a frame has no pid and tid */
+	assert_string_equal(text, "name,start_tsc.QPC,end_tsc,pid,tid\nframe,6,9,,\n\"task \"\"A\"\"\",5,12,11,12\n");
+	free(text);
+	text = tkt_read_file(cpath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "tsc.QPC,Power.INST,pid,tid\n7,2.5,,\n");
+	free(text);
+
+	/* another clock and host */
+	o.clock = TK_CSV_CLOCK_MONOTONIC_RAW;
+	o.host = "other";
+	o.name = "renamed.kev";
+	assert_int_equal(tk_csv_export(path, &o, &cv, ipath, NULL), 0);
+	text = tkt_read_file(ipath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "name,start_tsc.CLOCK_MONOTONIC_RAW,end_tsc,pid,tid\nframe,600,900,,\n"
+				  "\"task \"\"A\"\"\",500,1200,11,12\n");
+	free(text);
+	/* an output that is the trace itself is refused */
+	o.dir = tkt_dir();
+	o.clock = TK_CSV_CLOCK_OWN;
+	o.host = NULL;
+	o.name = NULL;
+	assert_int_equal(tk_csv_export(ipath, &o, &cv, NULL, NULL) < 0, 1);
+}
+
+/* CSV -> .tb5 -> CSV through the library: the rows come back (frames in order of their ends). */
+static void test_tb5_round_trip(void **state)
+{
+	(void)state;
+	const char *a = tkt_path("rt1-hostname-h.csv"), *b = tkt_path("rt2-hostname-h.csv");
+	const char *ta = "name,start_tsc.QPC,end_tsc\nf,10,30\ng,20,25\n";
+	const char *tb = "tsc.QPC,c.COUNT\n15,7\n";
+	tkt_write_file(a, ta, strlen(ta));
+	tkt_write_file(b, tb, strlen(tb));
+	const char *paths[2] = {a, b};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	tk_csv_import_options io = TK_CSV_IMPORT_OPTIONS_INIT;
+	io.format = TK_CSV_TRACE_TB5; /* whatever the name says */
+	const char *trace = tkt_path("rt.data");
+	assert_int_equal(tk_csv_import(paths, 2, trace, &io, &cv), 0);
+	/* a .kev base cannot be merged into a .tb5 */
+	io.into = trace;
+	assert_int_equal(tk_csv_import(paths, 2, tkt_path("x.tb5"), &io, &cv), TK_EINVAL);
+	assert_false(tkt_exists(tkt_path("x.tb5")));
+
+	tk_csv_export_options eo = TK_CSV_EXPORT_OPTIONS_INIT;
+	eo.format = TK_CSV_TRACE_TB5;
+	eo.dir = tkt_dir();
+	char ipath[2048], cpath[2048];
+	assert_int_equal(tk_csv_export(trace, &eo, &cv, ipath, cpath), 0);
+	size_t len;
+	char *text = tkt_read_file(ipath, &len);
+	assert_non_null(text);
+	assert_non_null(strstr(ipath, "/rt-intervals-hostname-h.csv"));
+	assert_string_equal(text, "name,start_tsc.QPC,end_tsc,pid,tid\ng,20,25,,\nf,10,30,,\n");
+	free(text);
+	text = tkt_read_file(cpath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "tsc.QPC,c.COUNT,pid,tid\n15,7,,\n");
+	free(text);
+	/* an unknown clock number is refused */
+	eo.clock = 99;
+	assert_int_equal(tk_csv_export(trace, &eo, &cv, NULL, NULL), TK_EINVAL);
+}
+
+/* What temp_cb was told: each slot's last path ("" after NULL) and how often. */
+struct temps {
+	char last[2][4096];
+	int calls[2], forgot[2], existed[2];
+};
+
+static void temp_seen(void *user_data, int slot, const char *path)
+{
+	struct temps *t = user_data;
+	assert_true(slot == 0 || slot == 1);
+	t->calls[slot]++;
+	if (path == NULL) {
+		t->forgot[slot]++;
+		t->last[slot][0] = 0;
+		return;
+	}
+	t->existed[slot] += tkt_exists(path); /* registered once it exists */
+	snprintf(t->last[slot], sizeof(t->last[slot]), "%s", path);
+}
+
+/* The temporaries are announced while they exist and forgotten at the end. */
+static void test_temp_cb(void **state)
+{
+	(void)state;
+	const char *a = tkt_path("tmp-hostname-h.csv");
+	const char *ta = "name,start_tsc.QPC,end_tsc\nf,10,30\n";
+	const char *tb = "tsc.QPC,c.COUNT\n15,7\n";
+	const char *b = tkt_path("tmpc-hostname-h.csv");
+	tkt_write_file(a, ta, strlen(ta));
+	tkt_write_file(b, tb, strlen(tb));
+	const char *paths[2] = {a, b};
+	struct temps t;
+	memset(&t, 0, sizeof(t));
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, temp_seen, &t, {0}};
+	assert_int_equal(tk_csv_import(paths, 2, tkt_path("tmp.kev"), NULL, &cv), 0);
+	assert_int_equal(t.existed[0], 1);
+	assert_true(t.forgot[0] >= 1);
+	assert_string_equal(t.last[0], "");
+	assert_int_equal(t.calls[1], 0);
+
+	memset(&t, 0, sizeof(t));
+	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
+	o.dir = tkt_dir();
+	assert_int_equal(tk_csv_export(tkt_path("tmp.kev"), &o, &cv, NULL, NULL), 0);
+	assert_int_equal(t.existed[0], 1); /* intervals */
+	assert_int_equal(t.existed[1], 1); /* counters */
+	assert_string_equal(t.last[0], "");
+	assert_string_equal(t.last[1], "");
+}
+
+/* Name numbers come from the file: one far apart costs no memory in proportion to it. */
+static void test_export_sparse_name(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("sparse.kev");
+	tk_kev_attr attr = {"TRACEKIT_CSV_CLOCK", "QPC"};
+	tk_kev_header h;
+	memset(&h, 0, sizeof(h));
+	h.date = h.boot_date = 1377651723;
+	h.cycles_per_sec = 10000000;
+	h.cpu_num = 1;
+	h.nodename = "node";
+	h.attrs = &attr;
+	h.n_attrs = 1;
+	tk_kev_writer *w = NULL;
+	assert_int_equal(tk_kev_writer_open(&w, path, &h, 0), 0);
+	const unsigned U = _TRACE_USER_C;
+	const uint32_t big = (1u << 28) - 1; /* the largest number (docs/vtune-csv.md) */
+	uint32_t n0[1] = {big}, n1[1] = {3};
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 5, n0, 1, "far"), 0);
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 5, n1, 1, "near"), 0);
+	uint32_t b0[4] = {big << 4, 0, 0, 1}, b1[4] = {3u << 4, 0, 0, 2};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1002, 5, b0, 4), 0);
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1002, 6, b1, 4), 0);
+	uint32_t e1[2] = {3u << 4, 2}, e0[2] = {big << 4, 1};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1003, 7, e1, 2), 0);
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1003, 8, e0, 2), 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	struct rusage before, after;
+	getrusage(RUSAGE_SELF, &before);
+	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
+	o.dir = tkt_dir();
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	char ipath[2048];
+	assert_int_equal(tk_csv_export(path, &o, &cv, ipath, NULL), 0);
+	getrusage(RUSAGE_SELF, &after);
+	/* an array indexed by the number took 2 GiB here */
+	assert_true(after.ru_maxrss - before.ru_maxrss < 256 * 1024);
+	size_t len;
+	char *text = tkt_read_file(ipath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "name,start_tsc.QPC,end_tsc,pid,tid\nnear,6,7,,\nfar,5,8,,\n");
+	free(text);
+}
+
+static void tb5_desc(TBRW_SAMPREC_DESC_ENTRY *d, unsigned off, unsigned size, unsigned type, const wchar_t *name)
+{
+	memset(d, 0, sizeof(*d));
+	d->desc_size = sizeof(*d);
+	d->desc_offset = off;
+	d->desc_type = (TBRW_U16)type;
+	d->desc_data_size = size;
+	d->desc_name.soi_ptr = (TBRW_CHAR *)name;
+}
+
+/* The same for a .tb5: counter event ids far apart, columns still in order of id. */
+static void test_export_tb5_sparse_ids(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("sparse.tb5");
+	wchar_t wpath[4096];
+	assert_true(mbstowcs(wpath, path, 4096) < 4096);
+	TBRW_PTR p = NULL;
+	assert_int_equal(TBRW_open(&p, wpath, TBRW_FILE_READ | TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS), 0);
+	TBRW_STREAM_INFO si;
+	memset(&si, 0, sizeof(si));
+	si.stream_info_size = sizeof(si);
+	si.stream_type = TBRW_CUSTOM_STREAM;
+	si.command_line.soi_ptr = (TBRW_CHAR *)L"test_csv";
+	si.cpu_mask.soi_ptr = (TBRW_CHAR *)L"";
+	si.comment.soi_ptr = (TBRW_CHAR *)L"VTune CSV counters; timestamps QPC; host h";
+	assert_int_equal(TBRW_writing_stream(p, 0), 0);
+	assert_int_equal(TBRW_writing_stream_section(p, 0, TBRW_STREAM_INFO_SECTION), 0);
+	assert_int_equal(TBRW_set_stream_info(p, 0, &si), 0);
+	assert_int_equal(TBRW_done_stream_section(p, 0, TBRW_STREAM_INFO_SECTION), 0);
+	TBRW_SAMPREC_DESC_ENTRY d[6];
+	tb5_desc(&d[0], 0, 8, ST_TIME_STAMP, L"time");
+	tb5_desc(&d[1], 8, 4, ST_EVENT_ID, L"counter");
+	tb5_desc(&d[2], 12, 4, ST_NONE, L"flags");
+	tb5_desc(&d[3], 16, 4, ST_PID, L"pid");
+	tb5_desc(&d[4], 20, 4, ST_TID, L"tid");
+	tb5_desc(&d[5], 24, 8, ST_EVENT_COUNTS, L"value");
+	assert_int_equal(TBRW_writing_stream_section(p, 0, TBRW_DATA_DESCRIPTION_SECTION), 0);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(TBRW_add_data_descriptor_entry(p, 0, &d[i]), 0);
+	assert_int_equal(TBRW_done_stream_section(p, 0, TBRW_DATA_DESCRIPTION_SECTION), 0);
+	assert_int_equal(TBRW_writing_stream_section(p, 0, TBRW_DATA_SECTION), 0);
+	const uint32_t far = 99999999; /* the largest id the export accepts */
+	struct {
+		uint64_t time;
+		uint32_t name, flags, pid, tid;
+		uint64_t value;
+	} rec[3] = {{5, far, 0, 0, 0, 3}, {5, 7, 0, 0, 0, 4}, {6, 7, 0, 0, 0, 1}};
+	assert_int_equal(TBRW_add_data(p, 0, sizeof(rec), rec), 0);
+	assert_int_equal(TBRW_done_stream_section(p, 0, TBRW_DATA_SECTION), 0);
+	assert_int_equal(TBRW_writing_stream_section(p, 0, TBRW_EVENT_DESCRIPTION_SECTION), 0);
+	TBRW_EVENT ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.event_size = sizeof(ev);
+	ev.event_id = far;
+	ev.event_name.soi_ptr = (TBRW_CHAR *)L"far";
+	ev.event_arch_name.soi_ptr = (TBRW_CHAR *)L"INST";
+	assert_int_equal(TBRW_add_event(p, 0, &ev), 0);
+	ev.event_id = 7;
+	ev.event_name.soi_ptr = (TBRW_CHAR *)L"near";
+	ev.event_arch_name.soi_ptr = (TBRW_CHAR *)L"COUNT";
+	assert_int_equal(TBRW_add_event(p, 0, &ev), 0);
+	assert_int_equal(TBRW_done_stream_section(p, 0, TBRW_EVENT_DESCRIPTION_SECTION), 0);
+	assert_int_equal(TBRW_done_stream(p, 0), 0);
+	assert_int_equal(TBRW_close(p), 0);
+
+	struct rusage before, after;
+	getrusage(RUSAGE_SELF, &before);
+	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
+	o.dir = tkt_dir();
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	char ipath[2048], cpath[2048];
+	int rc = tk_csv_export(path, &o, &cv, ipath, cpath);
+	if (rc != 0)
+		print_message("%s\n", cv.error);
+	assert_int_equal(rc, 0);
+	getrusage(RUSAGE_SELF, &after);
+	/* arrays indexed by the id took gigabytes here */
+	assert_true(after.ru_maxrss - before.ru_maxrss < 256 * 1024);
+	size_t len;
+	char *text = tkt_read_file(cpath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "tsc.QPC,near.COUNT,far.INST,pid,tid\n5,4,3,,\n6,1,,,\n");
+	free(text);
+}
+
+/* A .tb5 export reads every batch of records and event descriptions, not only the first. */
+static void test_export_tb5_large(void **state)
+{
+	(void)state;
+	enum { ROWS = 40000, NAMES = 5000 }; /* 1.28 MB of interval records */
+	const char *a = tkt_path("large-hostname-h.csv");
+	FILE *f = fopen(a, "w");
+	assert_non_null(f);
+	fputs("name,start_tsc.QPC,end_tsc\n", f);
+	for (int i = 0; i < ROWS; i++)
+		fprintf(f, "n%d,%d,%d\n", i % NAMES, i * 10, i * 10 + 5);
+	assert_int_equal(fclose(f), 0);
+	const char *paths[1] = {a};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	assert_int_equal(tk_csv_import(paths, 1, tkt_path("large.tb5"), NULL, &cv), 0);
+	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
+	o.dir = tkt_dir();
+	char ipath[2048];
+	int rc = tk_csv_export(tkt_path("large.tb5"), &o, &cv, ipath, NULL);
+	if (rc != 0)
+		print_message("%s\n", cv.error);
+	assert_int_equal(rc, 0);
+	size_t len;
+	char *text = tkt_read_file(ipath, &len);
+	assert_non_null(text);
+	size_t lines = 0;
+	for (size_t i = 0; i < len; i++)
+		lines += text[i] == '\n';
+	assert_int_equal(lines, ROWS + 1);
+	char last[64];
+	snprintf(last, sizeof(last), "\nn%d,%d,%d,,\n", (ROWS - 1) % NAMES, (ROWS - 1) * 10, (ROWS - 1) * 10 + 5);
+	assert_non_null(strstr(text, last));
+	free(text);
+}
+
+/* A malformed row: the error names the file, line and column; no output is left. */
+static void test_import_error(void **state)
+{
+	(void)state;
+	const char *a = tkt_path("bad-hostname-h.csv");
+	const char *ta = "name,start_tsc.QPC,end_tsc\nf,10,30\ng,2x,25\n";
+	tkt_write_file(a, ta, strlen(ta));
+	const char *paths[1] = {a};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	char want[4096];
+	for (int tb5 = 0; tb5 < 2; tb5++) {
+		const char *out = tkt_path(tb5 ? "bad.tb5" : "bad.kev");
+		int rc = tk_csv_import(paths, 1, out, NULL, &cv);
+		assert_int_equal(rc, TK_EFORMAT);
+		snprintf(want, sizeof(want), "%s:3:3: start timestamp \"2x\" is not a number", a);
+		assert_string_equal(cv.error, want);
+		assert_false(tkt_exists(out));
+	}
+	/* a file that does not exist */
+	const char *missing[1] = {tkt_path("missing-hostname-h.csv")};
+	assert_true(tk_csv_import(missing, 1, tkt_path("m.kev"), NULL, &cv) < 0);
+	assert_non_null(strstr(cv.error, "missing-hostname-h.csv"));
+	assert_false(tkt_exists(tkt_path("m.kev")));
+	/* files of different clocks */
+	const char *q = tkt_path("utc-hostname-h.csv");
+	const char *tq = "tsc.UTC,c.COUNT\n2013-08-28 01:02:03,1\n";
+	tkt_write_file(q, tq, strlen(tq));
+	const char *two[2] = {tkt_path("frames-hostname-h.csv"), q};
+	const char *ta2 = "name,start_tsc.QPC,end_tsc\nf,10,30\n";
+	tkt_write_file(two[0], ta2, strlen(ta2));
+	assert_int_equal(tk_csv_import(two, 2, tkt_path("mixed.kev"), NULL, &cv), TK_EFORMAT);
+	snprintf(want, sizeof(want), "%s: timestamps are UTC, those of %s are QPC: files of one import share one clock",
+		 q, two[0]);
+	assert_string_equal(cv.error, want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +803,14 @@ int main(void)
 		cmocka_unit_test(test_file_names),
 		cmocka_unit_test(test_writer_round_trip),
 		cmocka_unit_test(test_writer_abort),
+		cmocka_unit_test(test_import_merge_kev),
+		cmocka_unit_test(test_export_kev),
+		cmocka_unit_test(test_import_error),
+		cmocka_unit_test(test_tb5_round_trip),
+		cmocka_unit_test(test_temp_cb),
+		cmocka_unit_test(test_export_sparse_name),
+		cmocka_unit_test(test_export_tb5_sparse_ids),
+		cmocka_unit_test(test_export_tb5_large),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

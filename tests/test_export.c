@@ -20,6 +20,7 @@
 
 #include <tracekit/export.h>
 #include <tracekit/kev.h>
+#include <tracekit/traceparser.h>
 
 /* ---- building traces ------------------------------------------------------------------ */
 
@@ -425,6 +426,17 @@ static int pbr_next(struct pbr *b, unsigned *field, uint64_t *v, struct pbr *sub
 }
 
 #define PF_MAX_TRACKS 64
+#define PF_MAX_SCHED 64
+
+/* A scheduling record of the ftrace bundles: sched_switch (kind 1) or sched_waking (kind 2). */
+struct pf_sched {
+	int kind;
+	unsigned cpu;
+	uint64_t ts, pid;
+	int64_t prev_pid, prev_prio, prev_state, next_pid, next_prio; /* waking: next_* = pid, prio */
+	int64_t target_cpu, success;
+	char prev_comm[32], next_comm[32]; /* waking: next_comm = comm */
+};
 
 struct pf_check {
 	uint64_t tracks[PF_MAX_TRACKS];
@@ -432,6 +444,11 @@ struct pf_check {
 	unsigned n_tracks;
 	uint64_t max_name, max_cat, max_arg; /* interned so far */
 	unsigned begins, ends, instants, counters, packets, descriptors, named_threads, named_processes;
+	unsigned switches, wakings, bundles;
+	struct pf_sched sched[PF_MAX_SCHED]; /* the first ones, in file order */
+	unsigned n_sched;
+	int64_t thread_tid[PF_MAX_TRACKS]; /* ThreadDescriptor pid << 32 | tid, in order */
+	unsigned n_thread_tid;
 };
 
 static int pf_track(struct pf_check *c, uint64_t uuid)
@@ -550,14 +567,20 @@ static void pf_descriptor(struct pf_check *c, struct pbr *b)
 			parent = v;
 		else if (f == 3 || f == 4) {
 			unsigned g;
-			uint64_t w;
+			uint64_t w, tpid = 0, ttid = 0;
 			struct pbr s2;
 			while (pbr_next(&sub, &g, &w, &s2)) {
 				if (f == 4 && g == 5)
 					c->named_threads++;
 				if (f == 3 && g == 6)
 					c->named_processes++;
+				if (f == 4 && g == 1)
+					tpid = w;
+				if (f == 4 && g == 2)
+					ttid = w;
 			}
+			if (f == 4 && c->n_thread_tid < PF_MAX_TRACKS)
+				c->thread_tid[c->n_thread_tid++] = (int64_t)(tpid << 32 | (ttid & 0xffffffffu));
 		}
 	}
 	assert_true(uuid != 0);
@@ -568,6 +591,100 @@ static void pf_descriptor(struct pf_check *c, struct pbr *b)
 		c->tracks[c->n_tracks++] = uuid;
 	}
 	c->descriptors++;
+}
+
+static void pf_copy(char *dst, size_t cap, const struct pbr *s)
+{
+	size_t n = (size_t)(s->end - s->p);
+	assert_true(n < cap);
+	memcpy(dst, s->p, n);
+	dst[n] = '\0';
+}
+
+/* An FtraceEventBundle: its CPU, then events in time order, each with a timestamp and one
+ * sched_switch (every field) or sched_waking. */
+static void pf_ftrace(struct pf_check *c, struct pbr *b)
+{
+	unsigned f, cpu = 0;
+	uint64_t v, last_ts = 0;
+	struct pbr sub;
+	int has_cpu = 0, n_events = 0;
+	while (pbr_next(b, &f, &v, &sub)) {
+		if (f == 1) {
+			cpu = (unsigned)v;
+			has_cpu = 1;
+			continue;
+		}
+		assert_int_equal(f, 2);
+		assert_true(has_cpu); /* the CPU comes first */
+		struct pf_sched r;
+		unsigned g, h, n_rec = 0, fields = 0;
+		uint64_t w, x;
+		struct pbr s2, s3;
+		int has_ts = 0;
+		memset(&r, 0, sizeof(r));
+		r.cpu = cpu;
+		while (pbr_next(&sub, &g, &w, &s2)) {
+			if (g == 1) {
+				r.ts = w;
+				has_ts = 1;
+			} else if (g == 2) {
+				r.pid = w;
+			} else if (g == 4 || g == 20) {
+				r.kind = g == 4 ? 1 : 2;
+				n_rec++;
+				while (pbr_next(&s2, &h, &x, &s3)) {
+					fields |= 1u << h;
+					if (g == 4) {
+						if (h == 1)
+							pf_copy(r.prev_comm, sizeof(r.prev_comm), &s3);
+						else if (h == 2)
+							r.prev_pid = (int32_t)x;
+						else if (h == 3)
+							r.prev_prio = (int32_t)x;
+						else if (h == 4)
+							r.prev_state = (int64_t)x;
+						else if (h == 5)
+							pf_copy(r.next_comm, sizeof(r.next_comm), &s3);
+						else if (h == 6)
+							r.next_pid = (int32_t)x;
+						else if (h == 7)
+							r.next_prio = (int32_t)x;
+					} else {
+						if (h == 1)
+							pf_copy(r.next_comm, sizeof(r.next_comm), &s3);
+						else if (h == 2)
+							r.next_pid = (int32_t)x;
+						else if (h == 3)
+							r.next_prio = (int32_t)x;
+						else if (h == 4)
+							r.success = (int32_t)x;
+						else if (h == 5)
+							r.target_cpu = (int32_t)x;
+					}
+				}
+				assert_false(s2.bad);
+			} else {
+				fail_msg("unexpected FtraceEvent field %u", g);
+			}
+		}
+		assert_false(sub.bad);
+		assert_true(has_ts);
+		assert_int_equal(n_rec, 1);
+		assert_int_equal(fields, r.kind == 1 ? 0xfeu : 0x3eu); /* every field written */
+		assert_true(r.ts >= last_ts);
+		last_ts = r.ts;
+		if (r.kind == 1)
+			c->switches++;
+		else
+			c->wakings++;
+		if (c->n_sched < PF_MAX_SCHED)
+			c->sched[c->n_sched++] = r;
+		n_events++;
+	}
+	assert_false(b->bad);
+	assert_true(n_events > 0);
+	c->bundles++;
 }
 
 /* Walks a whole Perfetto export: packets, sequence, interning, tracks, slice balance. */
@@ -583,9 +700,12 @@ static void pf_walk(const void *data, size_t len, struct pf_check *c)
 		unsigned g, flags = 0;
 		uint64_t w, seq = 0;
 		int has_ts = 0;
-		struct pbr sub, ev = { NULL, NULL, 0 }, desc = { NULL, NULL, 0 }, interned = { NULL, NULL, 0 };
+		struct pbr sub, ev = { NULL, NULL, 0 }, desc = { NULL, NULL, 0 }, interned = { NULL, NULL, 0 },
+				ftrace = { NULL, NULL, 0 };
 		while (pbr_next(&pkt, &g, &w, &sub)) {
-			if (g == 10)
+			if (g == 1)
+				ftrace = sub;
+			else if (g == 10)
 				seq = w;
 			else if (g == 13)
 				flags = (unsigned)w;
@@ -612,6 +732,10 @@ static void pf_walk(const void *data, size_t len, struct pf_check *c)
 			pf_descriptor(c, &desc);
 		if (ev.p != NULL)
 			pf_event(c, &ev, has_ts, flags);
+		if (ftrace.p != NULL) {
+			assert_true(ev.p == NULL && desc.p == NULL && interned.p == NULL);
+			pf_ftrace(c, &ftrace);
+		}
 		c->packets++;
 	}
 	assert_false(top.bad);
@@ -670,6 +794,200 @@ static void test_perfetto_structure(void **state)
 	/* tracks: no-thread, process 7, threads 7/1 and 7/2, the counter */
 	assert_int_equal(c.n_tracks, 5);
 	assert_int_equal(c.max_name, 6); /* THRUNNING 0xa0 0xb0 step 0xd0 "USER 20", each once */
+	/* the two THRUNNING on CPU 0: idle -> 7/1 (not named yet: its process's name), then
+	 * 7/1 "main" (preempted, R) -> 7/2 */
+	assert_int_equal(c.switches, 2);
+	assert_int_equal(c.bundles, 1);
+	assert_int_equal(c.sched[0].next_pid, 1);
+	assert_int_equal(c.sched[0].prev_pid, 0);
+	assert_string_equal(c.sched[0].next_comm, "app");
+	assert_int_equal(c.sched[1].prev_pid, 1);
+	assert_string_equal(c.sched[1].prev_comm, "main");
+	assert_int_equal(c.sched[1].prev_state, 0);
+	assert_int_equal(c.sched[1].next_pid, 2);
+	free(buf);
+}
+
+static void state(tk_kev_writer *w, unsigned cpu, uint64_t t, unsigned st, uint32_t pid, uint32_t tid);
+
+static void sched_is(const struct pf_sched *r, unsigned cpu, uint64_t ts, int64_t prev_pid, int64_t prev_state,
+		     int64_t next_pid);
+
+/* Damage midway in the Perfetto export: the scheduling records and slices before it are
+ * written (bundles flushed, open slices ended), the error says where, a non-zero status. */
+static void test_perfetto_damaged(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("pfdamaged.kev");
+	tk_kev_writer *w = trace_open(path);
+	state(w, 0, 1000, STATE_RUNNING, 1, 1);
+	state(w, 1, 1500, STATE_RUNNING, 1, 2);
+	func(w, 2000, 1, 0xa0);
+	state(w, 0, 3000, STATE_RECEIVE, 1, 1);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	FILE *f = fopen(path, "ab"); /* a partial slot at the end */
+	assert_non_null(f);
+	fwrite("\x01\x02\x03\x04\x05", 1, 5, f);
+	fclose(f);
+
+	char *buf = NULL, err[256];
+	size_t len = 0;
+	tk_export_stats st;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	int rc = tk_export_file(path, f, TK_EXPORT_PERFETTO, NULL, NULL, &st, err, sizeof(err));
+	fclose(f);
+	assert_true(rc == TK_ETRUNC || rc == TK_ECORRUPT);
+	assert_non_null(strstr(err, "byte offset"));
+	struct pf_check c;
+	pf_walk(buf, len, &c); /* every slice ended */
+	assert_int_equal(c.begins, 1);
+	assert_int_equal(c.ends, 1);
+	assert_int_equal(c.switches, 3);
+	assert_int_equal(c.bundles, 2);
+	sched_is(&c.sched[1], 0, 3000, 1, 1, 0); /* the last record before the damage */
+	free(buf);
+}
+
+/* An event whose packet is larger than the output buffer (200000 payload words of no known
+ * layout, written as text: 2.2 MB) is exported whole. */
+static void test_perfetto_long_payload(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("pflong.kev");
+	tk_kev_writer *w = trace_open(path);
+	size_t n = 200000;
+	uint32_t *words = malloc(n * sizeof(*words));
+	assert_non_null(words);
+	for (size_t i = 0; i < n; i++)
+		words[i] = 0x10000000u + (uint32_t)i;
+	running(w, 1000, 7, 1);
+	assert_int_equal(tk_kev_write_event(w, 0, _TRACE_QVM_C, 1000, 2000, words, n), 0);
+	user(w, 3000, 20, 1, 2);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	free(words);
+
+	tk_export_stats st;
+	char *buf = NULL;
+	size_t len = 0;
+	assert_int_equal(export_perfetto(path, NULL, NULL, &st, &buf, &len), 0);
+	struct pf_check c;
+	pf_walk(buf, len, &c);
+	assert_int_equal(c.instants, st.instants);
+	assert_int_equal(st.instants, 3);
+	assert_true(len > n * 11);
+	/* the last word's text, then the next packet */
+	const char *last = "0x10030d3f";
+	assert_non_null(memmem(buf, len, last, strlen(last)));
+	free(buf);
+}
+
+static void sched_is(const struct pf_sched *r, unsigned cpu, uint64_t ts, int64_t prev_pid, int64_t prev_state,
+		     int64_t next_pid)
+{
+	assert_int_equal(r->kind, 1);
+	assert_int_equal(r->cpu, cpu);
+	assert_int_equal(r->ts, ts);
+	assert_int_equal(r->pid, prev_pid);
+	assert_int_equal(r->prev_pid, prev_pid);
+	assert_int_equal(r->prev_state, prev_state);
+	assert_int_equal(r->next_pid, next_pid);
+}
+
+/* THREAD states as Perfetto's scheduling records: switch-ins, preemption (R), blocked states
+ * (S, D, X), wakeups, a migration, priorities of wide events, thread names as comm, a tid
+ * two processes have, and in a tracekit recording the owner markers left out. */
+static void test_perfetto_sched(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("pfsched.kev");
+	tk_kev_writer *w = trace_open(path);
+	uint32_t pt[2] = { 1, 2 }, wide[4] = { 1, 2, 10, 2 };
+	state(w, 0, 1000, STATE_RUNNING, 1, 1);
+	state(w, 0, 2000, STATE_RUNNING, 1, 2);  /* 1/1 preempted */
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, 2500, pt, 2, "worker"), 0);
+	state(w, 0, 4000, STATE_RECEIVE, 1, 2);  /* blocked: S */
+	state(w, 1, 4000, STATE_RUNNING, 1, 1);  /* on CPU 1 */
+	state(w, 0, 5000, STATE_READY, 1, 2);    /* woken */
+	assert_int_equal(tk_kev_write_event(w, 0, _TRACE_PR_TH_C, STATE_RUNNING, 7000, wide, 4), 0); /* priority 10 */
+	state(w, 1, 8000, STATE_WAITPAGE, 1, 1); /* D */
+	state(w, 1, 8500, STATE_RUNNING, 1, 2);  /* migrates from CPU 0 */
+	state(w, 1, 9000, STATE_DEAD, 1, 2);     /* X */
+	uint32_t p3[2] = { 3, 1 }; /* a name longer than a comm, a 2-byte character across byte 32 */
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, 9400, p3, 2,
+						"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9" "bbbb"),
+			 0);
+	state(w, 0, 9500, STATE_RUNNING, 3, 1);  /* another process's thread 1 */
+	state(w, 0, 9600, STATE_REPLY, 1, 1);    /* blocked, not running: nothing */
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *buf = NULL;
+	size_t len = 0;
+	assert_int_equal(export_perfetto(path, NULL, NULL, &st, &buf, &len), 0);
+	struct pf_check c;
+	pf_walk(buf, len, &c);
+	assert_int_equal(c.switches, 10);
+	assert_int_equal(c.wakings, 1);
+	assert_int_equal(c.bundles, 2); /* one per CPU */
+	/* bundles in CPU order at the end: CPU 0's records, then CPU 1's */
+	sched_is(&c.sched[0], 0, 1000, 0, 0, 1);
+	assert_string_equal(c.sched[0].prev_comm, "swapper/0");
+	assert_int_equal(c.sched[0].next_prio, 120);
+	sched_is(&c.sched[1], 0, 2000, 1, 0, 2); /* preempted: R */
+	sched_is(&c.sched[2], 0, 4000, 2, 1, 0); /* RECEIVE: S */
+	assert_string_equal(c.sched[2].prev_comm, "worker");
+	assert_int_equal(c.sched[3].kind, 2); /* sched_waking of 2, where it ran last */
+	assert_int_equal(c.sched[3].ts, 5000);
+	assert_int_equal(c.sched[3].next_pid, 2);
+	assert_string_equal(c.sched[3].next_comm, "worker");
+	assert_int_equal(c.sched[3].target_cpu, 0);
+	assert_int_equal(c.sched[3].success, 1);
+	assert_int_equal(c.sched[3].pid, 0); /* the waker: CPU 0 is idle */
+	sched_is(&c.sched[4], 0, 7000, 0, 0, 2);
+	assert_int_equal(c.sched[4].next_prio, 10);
+	sched_is(&c.sched[5], 0, 8500, 2, 0, 0); /* left CPU 0 when it came to CPU 1 */
+	sched_is(&c.sched[6], 0, 9500, 0, 0, 1000000000); /* 3/1: a tid of its own */
+	assert_string_equal(c.sched[6].next_comm, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"); /* not cut inside the character */
+	sched_is(&c.sched[7], 1, 4000, 0, 0, 1);
+	sched_is(&c.sched[8], 1, 8000, 1, 2, 0); /* WAITPAGE: D */
+	sched_is(&c.sched[9], 1, 8500, 0, 0, 2);
+	sched_is(&c.sched[10], 1, 9000, 2, 0x10, 0); /* DEAD: X */
+	assert_int_equal(c.sched[10].prev_prio, 10);
+	/* the thread descriptors say the same tids: 1/1, 1/2, 3/1000000000 */
+	int found = 0;
+	for (unsigned i = 0; i < c.n_thread_tid; i++)
+		found |= c.thread_tid[i] == ((int64_t)3 << 32 | 1000000000) ? 1
+			 : c.thread_tid[i] == ((int64_t)1 << 32 | 2)       ? 2
+			 : c.thread_tid[i] == ((int64_t)3 << 32 | 1)       ? 4
+									   : 0;
+	assert_int_equal(found, 3);
+	free(buf);
+
+	/* a tracekit recording: the THRUNNING after each BUFFER only names the owner */
+	path = tkt_path("pfmarkers.kev");
+	tk_kev_header hdr;
+	tk_kev_attr attrs[1] = { { "TRACEKIT_OWNER", "buffer" } };
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u;
+	hdr.attrs = attrs;
+	hdr.n_attrs = 1;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	ev2(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, 100, 1, 16);
+	state(w, 0, 100, STATE_RUNNING, 5, 6); /* the owner marker */
+	state(w, 0, 200, STATE_READY, 5, 7);   /* a wakeup */
+	ev2(w, 0, _TRACE_USER_C, 1, 300, 0, 0);
+	ev2(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, 400, 2, 16);
+	state(w, 0, 400, STATE_RUNNING, 5, 7); /* the owner marker */
+	state(w, 0, 450, STATE_RUNNING, 5, 6); /* a switch */
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	buf = NULL;
+	assert_int_equal(export_perfetto(path, NULL, NULL, &st, &buf, &len), 0);
+	pf_walk(buf, len, &c);
+	assert_int_equal(c.wakings, 1);
+	assert_int_equal(c.switches, 1);
+	assert_int_equal(c.sched[0].next_pid, 7);
+	sched_is(&c.sched[1], 0, 450, 0, 0, 6);
 	free(buf);
 }
 
@@ -868,6 +1186,95 @@ static void test_sqlite(void **state_)
 
 /* ---- the golden driver -------------------------------------------------------------------- */
 
+/* ---- the light path ------------------------------------------------------------------- */
+
+/* Every event decoded and handed to tk_export_event(): the reference for tk_export_file(),
+ * which hands FUNC_ENTER/EXIT and short USER events to some formats undecoded. */
+struct decoded_run {
+	tk_export *x;
+	tk_kev_decoded dec;
+	int rc;
+};
+
+static int decoded_event(struct traceparser_state *st, void *ud, unsigned header, unsigned time, unsigned *buf,
+			 unsigned len)
+{
+	struct decoded_run *r = ud;
+	if (r->rc == 0 && tk_traceparser_decode(st, header, time, buf, len, 0, &r->dec) == 0)
+		r->rc = tk_export_event(r->x, &r->dec);
+	return 0;
+}
+
+static char *export_decoded(const char *path, tk_export_format fmt, const char *pairs, const char *counters)
+{
+	static struct decoded_run r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(tk_export_new(&r.x, fmt, f), 0);
+	assert_int_equal(tk_export_add_spec(r.x, pairs, 0), 0);
+	assert_int_equal(tk_export_add_spec(r.x, counters, 1), 0);
+	struct traceparser_state *st = traceparser_init(NULL);
+	assert_non_null(st);
+	for (unsigned cls = 0; cls < 32; cls++)
+		tk_traceparser_cs_internal(st, &r, decoded_event, cls, cls == 0 ? 1 : 0, 1023);
+	assert_int_equal(traceparser(st, &r, path), 0);
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(tk_export_finish(r.x), 0);
+	traceparser_destroy(&st);
+	tk_export_free(r.x);
+	fclose(f);
+	return buf;
+}
+
+/* tk_export_file() (light path) writes what decoding every event writes: JSON and the
+ * statistics of a trace with events before any owner, two threads on two CPUs, nested,
+ * crossing and unmatched function exits, pairs, a counter, user instants and a user string. */
+static void test_light_path_same(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("light.kev");
+	tk_kev_writer *w = trace_open(path);
+	func(w, 900, 1, 0x100);    /* no owner yet */
+	user(w, 950, 30, 1, 2);    /* no owner yet */
+	running(w, 1000, 10, 11);
+	ev2(w, 1, _TRACE_PR_TH_C, STATE_RUNNING, 1001, 10, 12);
+	for (unsigned i = 0; i < 50; i++) {
+		uint64_t t = 1100 + i * 100;
+		unsigned cpu = i & 1;
+		ev2(w, cpu, _TRACE_USER_C, 10, t, i, 0x200);
+		ev2(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t + 1, 0x401000, 0x9000);
+		ev2(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t + 2, 0x402000 + (i % 3), 0x9004);
+		if (i % 5 != 0)
+			ev2(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t + 3, 0x402000 + (i % 3), 0x9004);
+		ev2(w, cpu, _TRACE_USER_C, 11, t + 4, i, 0xabc); /* may close the functions: outer end */
+		ev2(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t + 5, 0x401000, 0x9000);
+		ev2(w, cpu, _TRACE_USER_C, 40, t + 6, (uint32_t)-i, 0xffffffffu);
+		ev2(w, cpu, _TRACE_USER_C, 20, t + 7, i, 7);
+		if (i % 7 == 0)
+			assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_USER_C, 30, t + 8, (const uint32_t *)"worker done!", 3), 0);
+	}
+	func(w, 9000, 1, 0x500); /* left open */
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	static const tk_export_format fmts[] = { TK_EXPORT_CHROME_JSON, TK_EXPORT_STATS_TEXT, TK_EXPORT_STATS_JSON };
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		char *ref = export_decoded(path, fmts[i], "10:11=item", "40=level");
+		char *got = NULL, err[256];
+		size_t len = 0;
+		FILE *f = open_memstream(&got, &len);
+		assert_non_null(f);
+		assert_int_equal(tk_export_file(path, f, fmts[i], "10:11=item", "40=level", NULL, err, sizeof(err)), 0);
+		fclose(f);
+		assert_string_equal(got, ref);
+		assert_true(count(got, "item") > 0);
+		free(ref);
+		free(got);
+	}
+}
+
 static int driver(int argc, char **argv)
 {
 	char err[256];
@@ -900,10 +1307,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_api_errors),
 		cmocka_unit_test(test_perfetto_structure),
+		cmocka_unit_test(test_perfetto_sched),
+		cmocka_unit_test(test_perfetto_long_payload),
+		cmocka_unit_test(test_perfetto_damaged),
 		cmocka_unit_test(test_stats_states),
 		cmocka_unit_test(test_stats_percentiles),
 		cmocka_unit_test(test_stats_owner_markers),
 		cmocka_unit_test(test_sqlite),
+		cmocka_unit_test(test_light_path_same),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -733,7 +733,7 @@ static void test_three_writers_one_configurer(void **state)
 		_exit(atomic_load(&tk__trace.sess) != NULL ? 0 : 2);
 	}
 	t0 = now_ms();
-	while (!tk_session_started(lg) && now_ms() - t0 < 10000)
+	while (!tk_session_started(lg) && now_ms() - t0 < 60000)
 		tk_session_wait(lg, 100); /* woken by the START */
 	assert_true(tk_session_started(lg));
 	assert_int_equal(waitpid(conf, &st, 0), conf);
@@ -1051,6 +1051,64 @@ static void test_which_session(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* A program that STARTs the session, records, FLUSHBUFFERs and STOPs while it lives on: its
+ * partial buffers reach the queue at once, and the logger is woken each time. */
+static void test_flush_and_stop(void **state)
+{
+	const char *name = name_of("flush");
+	tk_session *lg;
+	struct drain *d = calloc(1, sizeof(*d));
+	pid_t pid;
+	int st, go[2], done[2];
+	char c;
+	unsigned k, found = 0;
+	uint32_t idx;
+
+	(void)state;
+	assert_int_equal(tk_session_create(&lg, name, 16), TK_OK);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	pid = fork();
+	if (pid == 0) {
+		uint32_t i, tid = (uint32_t)gettid_();
+		setenv("TRACEKIT_SESSION", name, 1);
+		if (TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER) != 0 || TraceEvent(_NTO_TRACE_START) != 0)
+			_exit(1);
+		for (i = 0; i < 10; i++)
+			tk_trace_user(1, i, tid);
+		if (TraceEvent(_NTO_TRACE_FLUSHBUFFER) != 0 || write(done[1], "f", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		for (; i < 25; i++)
+			tk_trace_user(1, i, tid);
+		if (TraceEvent(_NTO_TRACE_STOP) != 0 || write(done[1], "s", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(3);
+		_exit(0);
+	}
+	assert_int_equal(read(done[0], &c, 1), 1);
+	assert_true(tk_session_wait(lg, 0) == 1);
+	assert_true(drain_queue(tk_session_pool(lg), d) >= 1); /* the flushed buffer, while the writer lives */
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(done[0], &c, 1), 1);
+	assert_false(tk_session_started(lg));
+	assert_true(drain_queue(tk_session_pool(lg), d) >= 1); /* STOP queued the rest */
+	for (k = 0; k < d->n; k++)
+		if (d->v[k].pid == (uint32_t)pid && d->v[k].n > 0) {
+			assert_int_equal(d->v[k].n, 25);
+			assert_int_equal(d->v[k].next, 25);
+			found++;
+		}
+	assert_int_equal(found, 1);
+	assert_int_equal(tk_pool_dequeue(tk_session_pool(lg), &idx), TK_EBUSY);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	if (d->errors)
+		fail_msg("%d errors; last: %s", d->errors, d->err);
+	tk_session_close(lg);
+	free(d);
+}
+
 /* Too few buffers for the threads that record: drops are counted, nobody blocks. */
 static void *flood_thread(void *arg)
 {
@@ -1199,6 +1257,7 @@ int main(void)
 		cmocka_unit_test(test_sigkill_loop),
 		cmocka_unit_test(test_fork_child),
 		cmocka_unit_test(test_stuck_queue_cell),
+		cmocka_unit_test(test_flush_and_stop),
 		cmocka_unit_test(test_which_session),
 		cmocka_unit_test(test_too_few_buffers),
 		cmocka_unit_test(test_logger_killed_and_recovered),

@@ -15,9 +15,17 @@ complete_words() { # expected words...
 	fi
 }
 COMP_WORDS=(tracekit c); complete_words convert
-COMP_WORDS=(tracekit ''); complete_words print convert stats info help --help --version
+COMP_WORDS=(tracekit ''); complete_words record print convert stats info help --help --version
 COMP_WORDS=(tracekit convert --to=p); complete_words --to=perfetto
 COMP_WORDS=(tracekit stats --format=); complete_words --format=text --format=csv --format=json
 COMP_WORDS=(tracekit help s); complete_words stats
 COMP_WORDS=(tracekit print -t ''); complete_words lsb cycles ns
+COMP_WORDS=(tracekit convert --no-s); complete_words --no-symbols
+COMP_WORDS=(tracekit print --sy); complete_words --symbols
+COMP_WORDS=(tracekit r); complete_words record
+COMP_WORDS=(tracekit help r); complete_words record
+COMP_WORDS=(tracekit record -c THREAD,PR); complete_words THREAD,PROCESS
+COMP_WORDS=(tracekit record -F ''); complete_words 0 1 2 3 4 5 6
+COMP_WORDS=(tracekit record --f); complete_words --freq=
+COMP_WORDS=(tracekit record -f t.kev -- tracekit_no_such_command_); complete_words
 exit $fail

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tracekit: one command for the trace tools, in the style of git and perf (docs/tracekit.md):
+ *   tracekit record ARGS...       tracelogger (run from beside this program)
  *   tracekit print ARGS...        traceprinter (run from beside this program)
  *   tracekit convert IN OUT       Chrome JSON or Perfetto, by OUT's extension or --to
  *   tracekit stats FILE           statistics: text, CSV or JSON
@@ -23,11 +24,17 @@
 
 #define SPEC_MAX 8192
 
+/* convert: function slices named by symbols (--symbols, the default; --no-symbols) */
+static unsigned export_flags = TK_EXPORT_SYMBOLS;
+
 static const char usage_text[] =
 	"Usage: tracekit COMMAND [ARGS]\n"
 	"One command for tracekit's trace tools.\n"
 	"\n"
 	"Commands:\n"
+	"  record [OPTIONS] [-- COMMAND [ARG]...]\n"
+	"                             record a .kev trace of a command, processes or the whole\n"
+	"                             system (tracelogger; tracekit record --help: its options)\n"
 	"  print [OPTIONS] FILE       print the events of a .kev trace (traceprinter)\n"
 	"  convert [OPTIONS] IN OUT   export IN for trace viewers: OUT.json is Chrome trace-event\n"
 	"                             JSON, OUT.pftrace Perfetto's protobuf format, OUT.db an\n"
@@ -43,6 +50,8 @@ static const char usage_text[] =
 	"  -o, --output=FILE          output file of stats ('-': standard output, the default)\n"
 	"  --to=json|perfetto|sqlite  format of convert's OUT whatever its name ('-' needs it)\n"
 	"  --format=text|csv|json     format of stats (default text)\n"
+	"  --no-symbols               convert: function slices named by their addresses, not by\n"
+	"                             the functions the trace's mappings resolve them to\n"
 	"\n"
 	"  -h, --help                 this help; tracekit help COMMAND shows a command's manual\n"
 	"  -V, --version              version\n";
@@ -63,21 +72,21 @@ static void self_dir(char *dir, size_t cap)
 		dir[0] = '\0';
 }
 
-/* tracekit print: traceprinter from beside tracekit (the build tree, the install's bin/). */
-static int cmd_print(int argc, char **argv)
+/* tracekit record / print: tracelogger or traceprinter from beside tracekit (the build tree, the
+ * install's bin/), else from PATH, with the arguments after the command as they are. */
+static int run_tool(const char *tool, char **argv)
 {
 	char path[PATH_MAX + 32];
 	char dir[PATH_MAX];
 
 	self_dir(dir, sizeof(dir));
-	snprintf(path, sizeof(path), "%s/traceprinter", dir[0] ? dir : ".");
-	argv[0] = (char *)"traceprinter";
-	(void)argc;
+	snprintf(path, sizeof(path), "%s/%s", dir[0] ? dir : ".", tool);
+	argv[0] = (char *)tool;
 	fflush(NULL);
 	if (access(path, X_OK) == 0)
 		execv(path, argv);
-	execvp("traceprinter", argv); /* not beside us: from PATH */
-	tktool_error(NULL, "cannot run traceprinter (%s, or from PATH): %s", path, strerror(errno));
+	execvp(tool, argv); /* not beside us: from PATH */
+	tktool_error(NULL, "cannot run %s (%s, or from PATH): %s", tool, path, strerror(errno));
 	return 1;
 }
 
@@ -117,8 +126,8 @@ static int run_sqlite(const char *in, const char *out_path, const char *pairs, c
 	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
 	snprintf(db, sizeof(db), "%s/trace.db", dir);
 	memset(&st, 0, sizeof(st));
-	int rc = tk_export_sqlite(in, db, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL, &st, err,
-				  sizeof(err));
+	int rc = tk_export_sqlite_flags(in, db, export_flags, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL,
+					&st, err, sizeof(err));
 	if (rc == TK_EINVAL && st.events == 0) {
 		status = tktool_usage_error("%s", err);
 	} else if (rc != 0 && (st.events == 0 || strncmp(err, "writing", 7) == 0 || rc == TK_ENOSPC)) {
@@ -156,8 +165,9 @@ static int run_export(const char *in, const char *out_path, tk_export_format fmt
 		return 1;
 	FILE *stream = tktool_output_stream(&out);
 	memset(&st, 0, sizeof(st));
-	int rc = tk_export_file(in, stream, fmt, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL, &st, err,
-				sizeof(err));
+	unsigned flags = fmt == TK_EXPORT_CHROME_JSON || fmt == TK_EXPORT_PERFETTO ? export_flags : 0; /* not stats */
+	int rc = tk_export_file_flags(in, stream, fmt, flags, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL,
+				      &st, err, sizeof(err));
 	if (rc == 0)
 		return tktool_output_commit(&out) == 0 ? 0 : 1;
 	if (rc == TK_EINVAL && st.events == 0) { /* a bad declaration: nothing was read */
@@ -182,7 +192,7 @@ static int run_export(const char *in, const char *out_path, tk_export_format fmt
 	return 1;
 }
 
-enum { OPT_PAIR = 256, OPT_COUNTER, OPT_TO, OPT_FORMAT };
+enum { OPT_PAIR = 256, OPT_COUNTER, OPT_TO, OPT_FORMAT, OPT_SYMBOLS, OPT_NO_SYMBOLS };
 
 /* tracekit convert / stats */
 static int cmd_export(int argc, char **argv, int stats)
@@ -191,6 +201,7 @@ static int cmd_export(int argc, char **argv, int stats)
 		{ "pair", required_argument, NULL, OPT_PAIR },  { "counter", required_argument, NULL, OPT_COUNTER },
 		{ "to", required_argument, NULL, OPT_TO },      { "format", required_argument, NULL, OPT_FORMAT },
 		{ "output", required_argument, NULL, 'o' },     { "help", no_argument, NULL, 'h' },
+		{ "symbols", no_argument, NULL, OPT_SYMBOLS },  { "no-symbols", no_argument, NULL, OPT_NO_SYMBOLS },
 		{ NULL, 0, NULL, 0 },
 	};
 	static char pairs[SPEC_MAX], counters[SPEC_MAX];
@@ -223,6 +234,12 @@ static int cmd_export(int argc, char **argv, int stats)
 			if (!stats)
 				return tktool_usage_error("convert takes its output as the second argument");
 			output = optarg;
+			break;
+		case OPT_SYMBOLS:
+		case OPT_NO_SYMBOLS:
+			if (stats)
+				return tktool_usage_error("--symbols and --no-symbols are options of convert");
+			export_flags = opt == OPT_SYMBOLS ? TK_EXPORT_SYMBOLS : 0;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -379,9 +396,11 @@ static int cmd_help(int argc, char **argv)
 		const char *c = argv[1];
 		if (strcmp(c, "print") == 0)
 			page = "traceprinter";
+		else if (strcmp(c, "record") == 0)
+			page = "tracelogger";
 		else if (strcmp(c, "convert") != 0 && strcmp(c, "stats") != 0 && strcmp(c, "info") != 0 &&
 			 strcmp(c, "help") != 0 && strcmp(c, "tracekit") != 0)
-			return tktool_usage_error("no command '%s' (print, convert, stats, info, help)", c);
+			return tktool_usage_error("no command '%s' (record, print, convert, stats, info, help)", c);
 	}
 	/* the page rendered beside us (build tree: man/ next to tools/; install: share/man) */
 	self_dir(dir, sizeof(dir));
@@ -407,7 +426,7 @@ int main(int argc, char **argv)
 {
 	tktool_init("tracekit");
 	if (argc < 2)
-		return tktool_usage_error("a command is needed (print, convert, stats, info, help)");
+		return tktool_usage_error("a command is needed (record, print, convert, stats, info, help)");
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
 		fputs(usage_text, stdout);
@@ -415,8 +434,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0)
 		return tktool_version(NULL);
+	if (strcmp(cmd, "record") == 0)
+		return run_tool("tracelogger", argv + 1);
 	if (strcmp(cmd, "print") == 0)
-		return cmd_print(argc - 1, argv + 1);
+		return run_tool("traceprinter", argv + 1);
 	if (strcmp(cmd, "convert") == 0)
 		return cmd_export(argc - 1, argv + 1, 0);
 	if (strcmp(cmd, "stats") == 0)
@@ -425,5 +446,5 @@ int main(int argc, char **argv)
 		return cmd_info(argc - 1, argv + 1);
 	if (strcmp(cmd, "help") == 0)
 		return cmd_help(argc - 1, argv + 1);
-	return tktool_usage_error("no command '%s' (print, convert, stats, info, help)", cmd);
+	return tktool_usage_error("no command '%s' (record, print, convert, stats, info, help)", cmd);
 }

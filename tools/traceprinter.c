@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tool_cli.h"
+#include "tracekit/symbols.h"
 #include "tracekit/traceparser.h"
 
 #define DEFAULT_INPUT "/dev/shm/tracebuffer.kev"
@@ -42,6 +43,9 @@ static const char usage_text[] =
 	"                         cycles (64-bit cycle count), ns (the count in seconds.nanoseconds)\n"
 	"      --strict           print only what QNX traceprinter 1.02 prints (no lines for\n"
 	"                         events it has no format for)\n"
+	"      --symbols          function entry/exit, ADDRESS and sample addresses as\n"
+	"                         name+0xOFF (file:line), from the trace's MMAP events and the\n"
+	"                         binaries' symbols and DWARF (unresolvable ones stay addresses)\n"
 	"  -q, --quiet            no progress line on a terminal for large files\n"
 	"  -h, --help             show this help and exit\n"
 	"      --version          show the version and exit\n"
@@ -63,6 +67,9 @@ struct ctx {
 	int swap;
 	int write_failed;
 	struct tktool_progress progress;
+	tk_symbols *symbols;  /* --symbols */
+	tk_kev_decoded dec;   /* --symbols: the event being printed */
+	char line[16384];     /* --symbols: its text */
 };
 
 /* Notes a failed write of the printout, keeping the errno of the first one. */
@@ -142,6 +149,85 @@ static int null_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned 
 	return 0;
 }
 
+/*
+ * --symbols: replaces the value of the address field `name` in the event's text with what
+ * it resolves to ("thisfn:0x0040113a" becomes "thisfn:main+0x0 (prog.c:12)").
+ */
+static void symbolize_field(struct ctx *c, int32_t pid, const char *name, const char *printed, size_t *len)
+{
+	const tk_kev_field *f = tk_kev_field_find(&c->dec, name);
+	char key[32], text[4096];
+	tk_symbol sym;
+	char *p, *v, *end;
+
+	if (f == NULL || f->type == TK_KEV_FIELD_NONE || f->type >= TK_KEV_FIELD_STR || f->v.u == 0 ||
+	    tk_symbols_lookup(c->symbols, pid, c->dec.time_ns, f->v.u, &sym) != 0)
+		return;
+	snprintf(key, sizeof(key), " %s:0x", printed != NULL ? printed : name);
+	if ((p = strstr(c->line, key)) == NULL)
+		return;
+	v = p + strlen(key) - 2;
+	end = v + 2;
+	while ((*end >= '0' && *end <= '9') || (*end >= 'a' && *end <= 'f') || (*end >= 'A' && *end <= 'F'))
+		end++;
+	if (strtoull(v, NULL, 16) != f->v.u)
+		return; /* not the value printed */
+	size_t n = tk_symbols_format(&sym, text, sizeof(text)), tail = *len - (size_t)(end - c->line);
+	if (n >= sizeof(text) || (size_t)(v - c->line) + n + tail >= sizeof(c->line))
+		return;
+	memmove(v + n, end, tail + 1);
+	memcpy(v, text, n);
+	*len = (size_t)(v - c->line) + n + tail;
+}
+
+/*
+ * --symbols: SYSTEM MMAP/MUNMAP/MAPNAME events feed the symbolizer (standard input has no
+ * first pass); events holding code addresses (FUNC_ENTER/EXIT, ADDRESS, PCTRACE samples,
+ * INT_HANDLER_ENTRY's handler) are printed with their addresses resolved. Returns 1 when
+ * the event was printed here, 0 to print it as usual.
+ */
+static int print_symbolized(struct ctx *c, struct traceparser_state *st, const tk_kev_event *ev)
+{
+	static const char *const callers[] = { "caller1",  "caller2",  "caller3",  "caller4",  "caller5",  "caller6",
+					       "caller7",  "caller8",  "caller9",  "caller10", "caller11", "caller12",
+					       "caller13", "caller14", "caller15", "caller16" };
+	tk_kev_decoded *d = &c->dec;
+	const tk_kev_field *pf;
+	int32_t pid;
+	size_t len;
+
+	unsigned cls = TK_KEV_CLASS(ev->header), code = TK_KEV_CODE(ev->header);
+
+	if (!(cls == 5 || (cls == 3 && code == _TRACE_INT_HANDLER_ENTRY)) ||
+	    tk_traceparser_decode(st, ev->header, ev->time, ev->data, ev->len, 0, d) != 0)
+		return 0;
+	if (cls == 5 && (tk_symbols_event(c->symbols, d) != 0 ||
+			 (d->code != _NTO_TRACE_SYS_FUNC_ENTER && d->code != _NTO_TRACE_SYS_FUNC_EXIT &&
+			  d->code != _NTO_TRACE_SYS_ADDRESS && d->code != 31 /* PCTRACE */)))
+		return 0;
+	len = tk_kev_format_event(c->line, sizeof(c->line), tk_kev_printer_flags(c->printer), ev);
+	if (len >= sizeof(c->line))
+		return 0;
+	pf = tk_kev_field_find(d, "pid");
+	/* a sample's and an interrupt handler's process is in the event; the others' its owner */
+	pid = (cls == 3 || d->code == 31) && pf != NULL && pf->type < TK_KEV_FIELD_STR ? (int32_t)pf->v.u : d->pid;
+	if (cls == 3) {
+		symbolize_field(c, pid, "ip", "IP", &len);
+	} else if (d->code == _NTO_TRACE_SYS_ADDRESS) {
+		symbolize_field(c, pid, "addr", NULL, &len);
+	} else if (d->code == 31) {
+		symbolize_field(c, pid, "ip", NULL, &len);
+		for (size_t i = 0; i < sizeof(callers) / sizeof(callers[0]); i++)
+			symbolize_field(c, pid, callers[i], NULL, &len);
+	} else {
+		symbolize_field(c, pid, "thisfn", NULL, &len);
+		symbolize_field(c, pid, "call_site", NULL, &len);
+	}
+	if (tk_kev_printer_flush(c->printer) != TK_OK || fwrite(c->line, 1, len, c->out) != len)
+		write_failed(c);
+	return 1;
+}
+
 static int print_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
 {
 	struct ctx *c = ud;
@@ -155,6 +241,8 @@ static int print_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned
 	ev.swap = c->swap;
 	ev.clk = c->need_clk ? tk_traceparser_clk(st) : 0;
 	ev.ns = c->need_clk ? tk_traceparser_ns(st) : 0;
+	if (c->symbols != NULL && print_symbolized(c, st, &ev))
+		return 0;
 	if (tk_kev_print_event(c->printer, &ev) != TK_OK)
 		write_failed(c);
 	return 0;
@@ -201,6 +289,7 @@ int main(int argc, char **argv)
 		{ "sort", no_argument, NULL, 's' },         { "time", required_argument, NULL, 't' },
 		{ "strict", no_argument, NULL, 'S' },       { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },      { "quiet", no_argument, NULL, 'q' },
+		{ "symbols", no_argument, NULL, 'Y' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static unsigned char sel[32][1024];
@@ -210,7 +299,7 @@ int main(int argc, char **argv)
 	struct tktool_output outfile = { NULL, NULL, -1 };
 	FILE *debug_stream;
 	struct ctx c = { 0 };
-	int opt, sort = 0, rc, status = 0;
+	int opt, sort = 0, rc, status = 0, symbols = 0, regular = 0;
 	unsigned cls, ev;
 
 	tktool_init("traceprinter");
@@ -257,6 +346,9 @@ int main(int argc, char **argv)
 		case 'q':
 			tktool_quiet = 1;
 			break;
+		case 'Y':
+			symbols = 1;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;
@@ -297,6 +389,7 @@ int main(int argc, char **argv)
 		}
 		if (fd >= 0)
 			close(fd);
+		regular = S_ISREG(sb.st_mode);
 	}
 
 	if (output != NULL) {
@@ -315,6 +408,17 @@ int main(int argc, char **argv)
 
 	st = traceparser_init(NULL);
 	c.st = st;
+	if (symbols && tk_symbols_new(&c.symbols) != TK_OK) {
+		fprintf(stderr, "traceprinter: out of memory\n");
+		tktool_output_abort(&outfile);
+		traceparser_destroy(&st);
+		return 1;
+	}
+	/* --symbols: the mappings first (the recorder's START snapshot can follow a worker's
+	 * buffer in the file); a pipe is read once, its mappings as they come. A damaged file
+	 * is reported by the printing pass. */
+	if (symbols && regular)
+		tk_symbols_load_file(c.symbols, input, NULL, 0);
 	c.input = strcmp(input, "-") == 0 ? "standard input" : input;
 	if (st == NULL || tk_kev_printer_new(&c.printer, c.out, flags) != TK_OK) {
 		fprintf(stderr, "traceprinter: out of memory\n");
@@ -365,6 +469,7 @@ int main(int argc, char **argv)
 	if (tk_kev_printer_flush(c.printer) != TK_OK)
 		write_failed(&c);
 	tk_kev_printer_free(c.printer);
+	tk_symbols_free(c.symbols);
 
 	errno = 0;
 	if (fflush(c.out) != 0 || ferror(c.out) || c.write_failed) {

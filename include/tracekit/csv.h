@@ -165,6 +165,114 @@ TK_API const char *tk_csv_writer_temp_path(const tk_csv_writer *w);
 /* Bytes of CSV written so far. */
 TK_API uint64_t tk_csv_writer_bytes(const tk_csv_writer *w);
 
+/* ---- conversion: CSV files into a trace, a trace into CSV files --------------------------- */
+
+/*
+ * The CSV data in a trace (docs/vtune-csv.md, "Intervals and counters in .kev" and
+ * "Intervals and counters in .tb5"): in a .kev, user events 1000-1005 (task and frame
+ * begin and end, counter value, name); in a .tb5, an interval stream and a counter stream.
+ */
+typedef enum tk_csv_trace_format {
+	TK_CSV_TRACE_AUTO, /* by the trace's name: ".tb5" is a .tb5 file, anything else a .kev */
+	TK_CSV_TRACE_KEV,
+	TK_CSV_TRACE_TB5
+} tk_csv_trace_format;
+
+/* tk_csv_export_options.clock: the trace's own timestamps (the domain it was imported from). */
+#define TK_CSV_CLOCK_OWN (-1)
+
+/*
+ * What tk_csv_import() and tk_csv_export() share: messages, progress and temporaries.
+ * Zero-initialise, then set what you need (struct_size first: fields are only ever added
+ * at the end).
+ */
+typedef struct tk_csv_convert {
+	size_t struct_size; /* sizeof(tk_csv_convert) */
+	/* Receives warnings, without a prefix (may be NULL: no warnings). */
+	void (*warning_cb)(void *user_data, const char *message);
+	/*
+	 * Progress (may be NULL), import only: bytes of CSV read so far and their total (0 when
+	 * unknown: a pipe), about every 65536 events; done never decreases within one pass (an
+	 * import of unsorted files reads them twice).
+	 */
+	void (*progress_cb)(void *user_data, uint64_t done, uint64_t total);
+	/*
+	 * Temporaries (may be NULL): called with the path of a temporary output file as soon as
+	 * it exists (slot 0: the trace, or the intervals file; slot 1: the counters file), and
+	 * with NULL once it is renamed into place or removed. A signal handler that ends the
+	 * process removes the registered ones.
+	 */
+	void (*temp_cb)(void *user_data, int slot, const char *path);
+	void *user_data;
+	/* Out: the message of a failed conversion ("FILE:LINE:COLUMN: what", ...), "" on success. */
+	char error[2048];
+} tk_csv_convert;
+
+typedef struct tk_csv_import_options {
+	size_t struct_size;             /* sizeof(tk_csv_import_options) */
+	tk_csv_trace_format format;     /* of the output */
+	const char *into;               /* .kev only: merge into a copy of this trace (NULL: none) */
+	const char *output_name;        /* the output in messages and the .kev header (NULL: out_path) */
+	const char *stdin_path;         /* a regular file holding standard input, read for "-"
+					 * (NULL: standard input itself, read once and sorted in
+					 * memory, since it cannot be read twice) */
+	uint64_t tsc_hz;                /* TSC/RDTSC rate (0: tk_clock_cycles_per_sec()) */
+	uint64_t qpc_hz;                /* QPC rate (0: 10000000) */
+} tk_csv_import_options;
+
+#define TK_CSV_IMPORT_OPTIONS_INIT { sizeof(tk_csv_import_options), TK_CSV_TRACE_AUTO, NULL, NULL, NULL, 0, 0 }
+
+/*
+ * Converts the CSV files paths[0..n_paths) (interval and counter files of one timestamp
+ * domain; "-" is standard input) into the trace out_path, merged in time order: a .kev of
+ * user events 1000-1005 (with opt->into, the events of that trace followed by the CSV
+ * data, placed on its clock) or a .tb5 file with an interval and a counter stream.
+ * Files whose rows are not in time order are read twice (streamed, then sorted in memory);
+ * interval files are parsed ahead in a thread each. A new .kev's header dates are
+ * $SOURCE_DATE_EPOCH when it is set, else the time of the import. The output is written
+ * through tk_outfile: nothing half-written is left under its name. opt and cv may be NULL
+ * (defaults; no messages).
+ *
+ * Returns 0, or a negative TK_E* code with cv->error naming the file and where: the
+ * reader's "FILE:LINE:COLUMN: what", "FILE:LINE: timestamp outside the base trace's time
+ * line", a write failure with its byte offset. Warnings (a file name without
+ * "-hostname-", a host differing between files) go to cv->warning_cb.
+ * Thread safety: reentrant.
+ */
+TK_API int tk_csv_import(const char *const *paths, size_t n_paths, const char *out_path,
+			 const tk_csv_import_options *opt, tk_csv_convert *cv);
+
+typedef struct tk_csv_export_options {
+	size_t struct_size;         /* sizeof(tk_csv_export_options) */
+	tk_csv_trace_format format; /* of the trace */
+	const char *dir;            /* directory of the CSV files (NULL: ".") */
+	const char *name;           /* names the files: its last component without extension
+				     * (NULL: the trace's path) */
+	int clock;                  /* a tk_csv_clock, or TK_CSV_CLOCK_OWN */
+	const char *host;           /* host in the file names (NULL: the trace's, else
+				     * tk_csv_default_host()) */
+} tk_csv_export_options;
+
+/* Defaults (note the clock: a zeroed structure would ask for QPC). */
+#define TK_CSV_EXPORT_OPTIONS_INIT \
+	{ sizeof(tk_csv_export_options), TK_CSV_TRACE_AUTO, NULL, NULL, TK_CSV_CLOCK_OWN, NULL }
+
+/*
+ * Writes the CSV data of a trace made by tk_csv_import() (or a .kev with user events
+ * 1000-1005) as DIR/NAME-intervals-hostname-HOST.csv and, when it has counters,
+ * DIR/NAME-counters-hostname-HOST.csv, with timestamps in opt->clock. Both files are
+ * written through tk_outfile and appear together or not at all; an output that is the
+ * trace itself is refused. The paths written are put in intervals_path and counters_path
+ * (either may be NULL; "" for a file not written), each at least 2048 bytes.
+ *
+ * Returns 0, or a negative TK_E* code with cv->error naming the trace and where (byte
+ * offset of the event, number of the record) or the output that failed. Intervals that
+ * begin without an end, ends without a begin and events of undefined names are not
+ * exported and counted in warnings. opt and cv may be NULL. Thread safety: reentrant.
+ */
+TK_API int tk_csv_export(const char *trace, const tk_csv_export_options *opt, tk_csv_convert *cv,
+			 char *intervals_path, char *counters_path);
+
 #ifdef __cplusplus
 }
 #endif

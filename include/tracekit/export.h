@@ -142,6 +142,27 @@ TK_API int tk_export_file(const char *in_path, FILE *stream, tk_export_format fm
 			  const char *counters, tk_export_stats *stats, char *errmsg, size_t errmsg_cap);
 
 /*
+ * Symbols (tracekit/symbols.h): function entry/exit slices are named by the function when
+ * its address resolves (the trace's MMAP/MAPNAME events, the binaries' symbol tables),
+ * by the address otherwise. tk_export_set_symbols() gives an exporter a symbolizer (the
+ * caller's; it must outlive the exporter; NULL: none): the exporter feeds it every event
+ * and asks it the name of each function slice. Returns 0 or TK_EINVAL (x NULL, events
+ * already exported).
+ */
+struct tk_symbols;
+TK_API int tk_export_set_symbols(tk_export *x, struct tk_symbols *symbols);
+
+/* flags of tk_export_file_flags() and tk_export_sqlite_flags() */
+#define TK_EXPORT_SYMBOLS 0x1 /* slices named by symbols: the file's mappings read first */
+
+/* tk_export_file() and tk_export_sqlite() with flags (TK_EXPORT_*). */
+TK_API int tk_export_file_flags(const char *in_path, FILE *stream, tk_export_format fmt, unsigned flags,
+				const char *pairs, const char *counters, tk_export_stats *stats, char *errmsg,
+				size_t errmsg_cap);
+TK_API int tk_export_sqlite_flags(const char *in_path, const char *db_path, unsigned flags, const char *pairs,
+				  const char *counters, tk_export_stats *stats, char *errmsg, size_t errmsg_cap);
+
+/*
  * The SQLite export (docs/export.md, "SQLite"): creates the database db_path (which must
  * not hold tables yet; a new file is best) with the tables processes, threads, events
  * (every event, every decoded field as JSON in args), slices, thread_states and counters,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/tk_bytes.h"
 #include "tracekit/traceparser.h"
 #include "export/export_internal.h"
 
@@ -16,6 +17,8 @@ typedef struct export_run {
 	tk_export *x;
 	const char *pairs, *counters;
 	int rc;            /* first error of the exporter: later events are skipped */
+	int light;         /* the format takes FUNC and USER events undecoded (tk__export_light()) */
+	int swap;          /* payload words need swapping */
 	tk_kev_decoded dec; /* large: here rather than on the callback's stack */
 } export_run;
 
@@ -26,6 +29,18 @@ static int on_event(struct traceparser_state *st, void *ud, unsigned header, uns
 
 	if (r->rc != 0)
 		return 0;
+	if (r->light && len <= 2 &&
+	    (TK_KEV_CLASS(header) == 6 ||
+	     (TK_KEV_CLASS(header) == 5 && TK_KEV_CODE(header) - _NTO_TRACE_SYS_FUNC_ENTER <= 1u))) {
+		int32_t pid, tid;
+		int known = tk_traceparser_owner(st, &pid, &tid);
+		uint32_t w0 = len > 0 ? tk__cs32(r->swap, buf[0]) : 0, w1 = len > 1 ? tk__cs32(r->swap, buf[1]) : 0;
+		int rc = tk__export_light(r->x, header, w0, w1, len, tk_traceparser_ns(st), known, pid, tid);
+		if (rc != 1) {
+			r->rc = rc;
+			return 0;
+		}
+	}
 	if (tk_traceparser_decode(st, header, time, buf, len, 0, &r->dec) != 0)
 		return 0;
 	r->rc = tk_export_event(r->x, &r->dec);
@@ -44,6 +59,9 @@ static int on_header(struct traceparser_state *st, void *ud, unsigned header, un
 		r->rc = tk_export_add_spec(r->x, r->pairs, 0);
 	if (r->rc == 0 && r->counters != NULL)
 		r->rc = tk_export_add_spec(r->x, r->counters, 1);
+	const unsigned *conv = traceparser_get_info(st, _TRACEPARSER_INFO_ENDIAN_CONV, NULL);
+	r->swap = conv != NULL && *conv != 0;
+	r->light = r->x->fmt->light_event != NULL;
 	v = tk_traceparser_header_value(st, "TRACEKIT_OWNER", NULL);
 	r->x->owner_markers = v != NULL && strcmp(v, "buffer") == 0;
 	/* the caller's declarations win: header items that conflict or are malformed are skipped */
@@ -121,6 +139,13 @@ int tk__export_run_file(tk_export *x, const char *in_path, const char *pairs, co
 int tk_export_file(const char *in_path, FILE *stream, tk_export_format fmt, const char *pairs,
 		   const char *counters, tk_export_stats *stats, char *errmsg, size_t errmsg_cap)
 {
+	return tk_export_file_flags(in_path, stream, fmt, 0, pairs, counters, stats, errmsg, errmsg_cap);
+}
+
+int tk_export_file_flags(const char *in_path, FILE *stream, tk_export_format fmt, unsigned flags,
+			 const char *pairs, const char *counters, tk_export_stats *stats, char *errmsg,
+			 size_t errmsg_cap)
+{
 	tk_export *x;
 	int rc;
 
@@ -131,5 +156,9 @@ int tk_export_file(const char *in_path, FILE *stream, tk_export_format fmt, cons
 	rc = tk_export_new(&x, fmt, stream);
 	if (rc != 0)
 		return rc;
+	if ((flags & TK_EXPORT_SYMBOLS) && (rc = tk__export_use_symbols(x, in_path)) != 0) {
+		tk_export_free(x);
+		return rc;
+	}
 	return tk__export_run_file(x, in_path, pairs, counters, stats, errmsg, errmsg_cap);
 }

@@ -79,6 +79,9 @@ struct tk_export {
 	uint16_t pair_begin[1024], pair_end[1024], counter_of[1024];
 
 	void *fmt_state; /* the format's own state */
+
+	struct tk_symbols *symbols; /* function slice names (export_symbols.c); NULL: addresses */
+	int owns_symbols;           /* made by tk__export_use_symbols(): freed with x */
 };
 
 /* What a format implements. Every function returns 0 or a TK_E* code. */
@@ -96,6 +99,13 @@ typedef struct tk__format {
 	int (*thread_new)(tk_export *x, const tk__thread *t); /* first event of a thread; may be NULL */
 	int (*finish)(tk_export *x);
 	void (*free)(tk_export *x);
+	/* Optional (NULL: every event is decoded). A format that needs no event's fields but
+	 * for names and states sets it: then SYSTEM FUNC_ENTER/EXIT and USER events of at most
+	 * two words reach the model undecoded (tk__export_light()), and this takes the place of
+	 * event() for them; it returns 0, or 1 to have the event decoded after all (nothing
+	 * done but the owner's thread made). slice_end(), instant() and counter() then get
+	 * NULL for the end event / d. */
+	int (*light_event)(tk_export *x, unsigned cls, unsigned code, int owner_known, int32_t pid, int32_t tid);
 } tk__format;
 
 extern const tk__format tk__export_json;
@@ -126,6 +136,11 @@ static inline void tk__out_mem(tk_export *x, const void *p, size_t n)
 {
 	/* callers reserve room first for short pieces; long ones go through in chunks */
 	const char *s = p;
+	if (n <= x->out_cap - x->out_len) { /* the usual case: one copy (inlined for a literal) */
+		memcpy(x->out + x->out_len, s, n);
+		x->out_len += n;
+		return;
+	}
 	while (n > 0) {
 		size_t room = x->out_cap - x->out_len, k = n < room ? n : room;
 		if (k == 0) {
@@ -143,16 +158,86 @@ static inline void tk__out_mem(tk_export *x, const void *p, size_t n)
 #define TK__OUT_LIT(x, lit) tk__out_mem((x), (lit), sizeof(lit) - 1)
 
 /* Decimal and hexadecimal numbers (room for 24 bytes must be reserved). */
+
+/* The number of decimal digits of v (1 for 0). */
+static inline unsigned tk__dec_digits(uint64_t v)
+{
+	static const uint64_t pow10[20] = { 1ull,
+					    10ull,
+					    100ull,
+					    1000ull,
+					    10000ull,
+					    100000ull,
+					    1000000ull,
+					    10000000ull,
+					    100000000ull,
+					    1000000000ull,
+					    10000000000ull,
+					    100000000000ull,
+					    1000000000000ull,
+					    10000000000000ull,
+					    100000000000000ull,
+					    1000000000000000ull,
+					    10000000000000000ull,
+					    100000000000000000ull,
+					    1000000000000000000ull,
+					    10000000000000000000ull };
+	/* log10 from the bit length, corrected by one comparison */
+	unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
+	unsigned d = (bits * 1233u) >> 12;
+	return d + ((v | 1) >= pow10[d]);
+}
+
+/* v in decimal at p (the digits, two at a time from the end); returns the end. */
+static inline char *tk__fmt_u64(char *p, uint64_t v)
+{
+	static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				       "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				       "8081828384858687888990919293949596979899";
+	unsigned n = tk__dec_digits(v);
+	char *end = p + n;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		end -= 2;
+		memcpy(end, pairs + 2 * r, 2);
+	}
+	if (v >= 10)
+		memcpy(end - 2, pairs + 2 * v, 2);
+	else
+		end[-1] = (char)('0' + v);
+	return p + n;
+}
+
+/* "0x" and v in lowercase hexadecimal at p (two digits at a time); returns the end. */
+static inline char *tk__fmt_hex(char *p, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	static const char pairs[513] =
+		"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+		"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+		"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+		"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+		"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+		"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+		"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+		"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+	unsigned n = (67u - (unsigned)__builtin_clzll(v | 1)) / 4;
+	char *end;
+	p[0] = '0';
+	p[1] = 'x';
+	p += 2;
+	end = p + n;
+	for (unsigned i = n; i >= 2; i -= 2, v >>= 8)
+		memcpy(p + i - 2, pairs + 2 * (v & 0xff), 2);
+	if (n & 1)
+		p[0] = digits[v & 0xf];
+	return end;
+}
+
 static inline void tk__out_u64(tk_export *x, uint64_t v)
 {
-	char tmp[24];
-	int n = 0;
-	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v != 0);
-	while (n > 0)
-		x->out[x->out_len++] = tmp[--n];
+	x->out_len = (size_t)(tk__fmt_u64(x->out + x->out_len, v) - x->out);
 }
 
 static inline void tk__out_i64(tk_export *x, int64_t v)
@@ -167,18 +252,14 @@ static inline void tk__out_i64(tk_export *x, int64_t v)
 
 static inline void tk__out_hex(tk_export *x, uint64_t v)
 {
-	static const char digits[] = "0123456789abcdef";
-	char tmp[16];
-	int n = 0;
-	do {
-		tmp[n++] = digits[v & 0xf];
-		v >>= 4;
-	} while (v != 0);
-	x->out[x->out_len++] = '0';
-	x->out[x->out_len++] = 'x';
-	while (n > 0)
-		x->out[x->out_len++] = tmp[--n];
+	x->out_len = (size_t)(tk__fmt_hex(x->out + x->out_len, v) - x->out);
 }
+
+/* An event of the light path (tk__format.light_event): header in host order, the payload's
+ * first two words in host order (0 past len), its time and owner. Returns 0, a TK_E* code,
+ * or 1 when the event must go through tk_export_event() decoded instead (nothing done). */
+int tk__export_light(tk_export *x, unsigned header, uint32_t w0, uint32_t w1, unsigned len, uint64_t ns,
+		     int owner_known, int32_t pid, int32_t tid);
 
 /* tk_export_add_spec(); lenient: items that are malformed or conflict are skipped. */
 int tk__export_add_spec(tk_export *x, const char *spec, int counters, int lenient);
@@ -189,6 +270,15 @@ void tk__export_reset_declarations(tk_export *x);
 /* The fields of an event as JSON object members (no braces) into the output buffer
  * (export_json.c; also the args column of the SQLite export). */
 void tk__json_fields(tk_export *x, const tk_kev_decoded *d);
+
+/* export_symbols.c: a symbolizer of x's own, the mappings of in_path read first (a file;
+ * "-" only as they come); the name of a function slice (NULL: none, the address is the
+ * name); freeing what x owns. */
+int tk__export_use_symbols(tk_export *x, const char *in_path);
+const char *tk__export_func_name(tk_export *x, const tk_kev_decoded *d, uint64_t addr);
+/* The same for an event known by its owner's pid and time (the light path). */
+const char *tk__export_func_name_at(tk_export *x, int32_t pid, uint64_t ns, uint64_t addr);
+void tk__export_free_symbols(tk_export *x);
 
 /* Sets the error message (printf-like) and returns err. */
 int tk__export_error(tk_export *x, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -36,22 +36,49 @@ static int sep(tk_export *x)
 
 /* A JSON string: quotes, backslashes and control characters escaped; bytes of invalid
  * UTF-8 as \u00XX (their Latin-1 reading), so the document is always valid. */
+/* Per byte: 1 always escaped (control characters, quote, backslash), 2 escaped unless the
+ * string is valid UTF-8 (bytes from 0x80). */
+static const unsigned char escape_class[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+};
+
 static void out_string(tk_export *x, const char *s, size_t n, int utf8)
 {
 	static const char hex[] = "0123456789abcdef";
+	const unsigned char mask = utf8 ? 1 : 3;
 	size_t i = 0;
 
+	/* short and nothing to escape (names, most strings): copied while checked */
+	if (n <= 64 && x->out_cap - x->out_len >= n + 2) {
+		char *p = x->out + x->out_len;
+		p[0] = '"';
+		for (i = 0; i < n; i++) {
+			unsigned char c = (unsigned char)s[i];
+			if (escape_class[c] & mask)
+				break;
+			p[1 + i] = (char)c;
+		}
+		if (i == n) {
+			p[1 + n] = '"';
+			x->out_len += n + 2;
+			return;
+		}
+		i = 0; /* something to escape: the general way below */
+	}
 	if (tk__out_room(x, 1) != 0)
 		return;
 	x->out[x->out_len++] = '"';
 	while (i < n) {
 		size_t run = i;
-		while (run < n) {
-			unsigned char c = (unsigned char)s[run];
-			if (c < 0x20 || c == '"' || c == '\\' || (c >= 0x80 && !utf8))
-				break;
+		while (run < n && !(escape_class[(unsigned char)s[run]] & mask))
 			run++;
-		}
 		if (run > i)
 			tk__out_mem(x, s + i, run - i);
 		if (run == n)
@@ -85,32 +112,24 @@ static void out_cstr(tk_export *x, const char *s)
 }
 
 /* ns as microseconds: "<us>.<3 digits>" */
-static void out_us(tk_export *x, uint64_t ns)
+static inline void out_us(tk_export *x, uint64_t ns)
 {
-	uint64_t frac = ns % 1000;
-	tk__out_u64(x, ns / 1000);
-	x->out[x->out_len++] = '.';
-	x->out[x->out_len++] = (char)('0' + frac / 100);
-	x->out[x->out_len++] = (char)('0' + frac / 10 % 10);
-	x->out[x->out_len++] = (char)('0' + frac % 10);
+	unsigned frac = (unsigned)(ns % 1000);
+	char *p = tk__fmt_u64(x->out + x->out_len, ns / 1000);
+	p[0] = '.';
+	p[1] = (char)('0' + frac / 100);
+	p[2] = (char)('0' + frac / 10 % 10);
+	p[3] = (char)('0' + frac % 10);
+	x->out_len = (size_t)(p + 4 - x->out);
 }
 
-static void out_hex_str(tk_export *x, uint64_t v)
+static inline void out_hex_str(tk_export *x, uint64_t v)
 {
-	x->out[x->out_len++] = '"';
-	tk__out_hex(x, v);
-	x->out[x->out_len++] = '"';
-}
-
-/* ,"ts":T,"pid":P,"tid":T (room reserved by the caller: 96 bytes) */
-static void out_ts_pid_tid(tk_export *x, uint64_t ns, int32_t pid, int32_t tid)
-{
-	TK__OUT_LIT(x, ",\"ts\":");
-	out_us(x, ns);
-	TK__OUT_LIT(x, ",\"pid\":");
-	tk__out_i64(x, pid);
-	TK__OUT_LIT(x, ",\"tid\":");
-	tk__out_i64(x, tid);
+	char *p = x->out + x->out_len;
+	*p = '"';
+	p = tk__fmt_hex(p + 1, v);
+	*p = '"';
+	x->out_len = (size_t)(p + 1 - x->out);
 }
 
 /* The fields of an event as the members of an object (without braces). Duplicate names
@@ -124,7 +143,7 @@ void tk__json_fields(tk_export *x, const tk_kev_decoded *d)
 
 		for (unsigned j = 0; j < i; j++) {
 			const char *other = d->fields[j].name[0] != '\0' ? d->fields[j].name : "text";
-			if (strcmp(other, name) == 0)
+			if (other == name || (other[0] == name[0] && other[1] == name[1] && strcmp(other, name) == 0))
 				dup = 1;
 		}
 		if (tk__out_room(x, 96) != 0)
@@ -213,56 +232,87 @@ static int json_thread_name(tk_export *x, int32_t pid, int32_t tid, const char *
 	return json_name(x, "thread_name", pid, tid, name, len, utf8);
 }
 
-static const char *const slice_cat[] = { "SYSTEM", "USER", "KERCALL" };
+/* Writing at a pointer into room reserved before: literals, numbers. */
+#define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) += sizeof(lit) - 1)
+
+static inline char *put_us(char *p, uint64_t ns)
+{
+	unsigned frac = (unsigned)(ns % 1000);
+	p = tk__fmt_u64(p, ns / 1000);
+	p[0] = '.';
+	p[1] = (char)('0' + frac / 100);
+	p[2] = (char)('0' + frac / 10 % 10);
+	p[3] = (char)('0' + frac % 10);
+	return p + 4;
+}
+
+static inline char *put_i32(char *p, int32_t v)
+{
+	if (v < 0) {
+		*p++ = '-';
+		return tk__fmt_u64(p, (uint64_t)0 - (uint64_t)(int64_t)v);
+	}
+	return tk__fmt_u64(p, (uint64_t)v);
+}
 
 static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
 			  const tk_kev_decoded *end, int reason)
 {
+	char *p;
+
 	if (sep(x) != 0 || tk__out_room(x, 320) != 0)
 		return TK_EIO;
 	TK__OUT_LIT(x, "{\"name\":");
-	if (s->kind == TK__SLICE_FUNC)
+	if (s->kind == TK__SLICE_FUNC && s->name == NULL)
 		out_hex_str(x, s->arg[0]);
 	else
 		out_cstr(x, s->name != NULL ? s->name : s->label);
+	/* the rest up to the end event's fields: at most about 240 bytes */
 	if (tk__out_room(x, 256) != 0)
 		return TK_EIO;
-	TK__OUT_LIT(x, ",\"cat\":\"");
-	tk__out_mem(x, slice_cat[s->kind], strlen(slice_cat[s->kind]));
-	TK__OUT_LIT(x, "\",\"ph\":\"X\",\"ts\":");
-	out_us(x, s->begin_ns);
-	TK__OUT_LIT(x, ",\"dur\":");
-	out_us(x, end_ns - s->begin_ns);
-	TK__OUT_LIT(x, ",\"pid\":");
-	tk__out_i64(x, t->pid);
-	TK__OUT_LIT(x, ",\"tid\":");
-	tk__out_i64(x, t->tid);
-	TK__OUT_LIT(x, ",\"args\":{");
+	p = x->out + x->out_len;
+	if (s->kind == TK__SLICE_FUNC)
+		PUT_LIT(p, ",\"cat\":\"SYSTEM\",\"ph\":\"X\",\"ts\":");
+	else if (s->kind == TK__SLICE_USER)
+		PUT_LIT(p, ",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":");
+	else
+		PUT_LIT(p, ",\"cat\":\"KERCALL\",\"ph\":\"X\",\"ts\":");
+	p = put_us(p, s->begin_ns);
+	PUT_LIT(p, ",\"dur\":");
+	p = put_us(p, end_ns - s->begin_ns);
+	PUT_LIT(p, ",\"pid\":");
+	p = put_i32(p, t->pid);
+	PUT_LIT(p, ",\"tid\":");
+	p = put_i32(p, t->tid);
 	switch (s->kind) {
 	case TK__SLICE_FUNC:
-		TK__OUT_LIT(x, "\"thisfn\":");
-		out_hex_str(x, s->arg[0]);
-		TK__OUT_LIT(x, ",\"call_site\":");
-		out_hex_str(x, s->arg[1]);
+		PUT_LIT(p, ",\"args\":{\"thisfn\":\"");
+		p = tk__fmt_hex(p, s->arg[0]);
+		PUT_LIT(p, "\",\"call_site\":\"");
+		p = tk__fmt_hex(p, s->arg[1]);
+		*p++ = '"';
 		break;
 	case TK__SLICE_USER:
-		TK__OUT_LIT(x, "\"d0\":");
-		out_hex_str(x, s->arg[0]);
-		TK__OUT_LIT(x, ",\"d1\":");
-		out_hex_str(x, s->arg[1]);
+		PUT_LIT(p, ",\"args\":{\"d0\":\"");
+		p = tk__fmt_hex(p, s->arg[0]);
+		PUT_LIT(p, "\",\"d1\":\"");
+		p = tk__fmt_hex(p, s->arg[1]);
+		*p++ = '"';
 		break;
 	default: /* TK__SLICE_KERCALL */
-		TK__OUT_LIT(x, "\"number\":");
-		tk__out_u64(x, s->arg[0]);
-		TK__OUT_LIT(x, ",\"cpu\":");
-		tk__out_u64(x, s->arg[1]);
+		PUT_LIT(p, ",\"args\":{\"number\":");
+		p = tk__fmt_u64(p, s->arg[0]);
+		PUT_LIT(p, ",\"cpu\":");
+		p = tk__fmt_u64(p, s->arg[1]);
 		break;
 	}
 	if (reason == TK__CLOSE_OUTER)
-		TK__OUT_LIT(x, ",\"closed\":\"by an outer end\"");
+		PUT_LIT(p, ",\"closed\":\"by an outer end\"");
 	else if (reason == TK__CLOSE_TRACE_END)
-		TK__OUT_LIT(x, ",\"closed\":\"at the end of the trace\"");
-	else if (end != NULL && (s->kind == TK__SLICE_USER || s->kind == TK__SLICE_KERCALL) && end->n_fields > 0) {
+		PUT_LIT(p, ",\"closed\":\"at the end of the trace\"");
+	x->out_len = (size_t)(p - x->out);
+	if (reason == TK__CLOSE_END && end != NULL && (s->kind == TK__SLICE_USER || s->kind == TK__SLICE_KERCALL) &&
+	    end->n_fields > 0) {
 		TK__OUT_LIT(x, ",\"end\":{");
 		tk__json_fields(x, end);
 		if (tk__out_room(x, 1) == 0)
@@ -279,10 +329,15 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 	const char *cat = d->cls_desc != NULL ? d->cls_desc->name : "";
 	char cat_buf[16];
 
-	if (d->event_name[0] != '\0')
-		snprintf(name, sizeof(name), "%s", d->event_name);
-	else if (d->number >= 0)
-		snprintf(name, sizeof(name), "%s %d", d->cls == 6 ? "USER" : cat, d->number);
+	if (d->event_name[0] != '\0') {
+		size_t n = strnlen(d->event_name, sizeof(d->event_name) - 1);
+		memcpy(name, d->event_name, n);
+		name[n] = '\0';
+	} else if (d->number >= 0 && d->cls == 6) {
+		memcpy(name, "USER ", 5);
+		*tk__fmt_u64(name + 5, (uint64_t)d->number) = '\0';
+	} else if (d->number >= 0)
+		snprintf(name, sizeof(name), "%s %d", cat, d->number);
 	else
 		snprintf(name, sizeof(name), "CLASS %u EVENT %u", d->cls, d->code);
 	(void)t;
@@ -296,15 +351,24 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 	out_cstr(x, name);
 	TK__OUT_LIT(x, ",\"cat\":");
 	out_cstr(x, cat);
+	/* the rest up to the fields: at most about 130 bytes */
+	if (tk__out_room(x, 160) != 0)
+		return TK_EIO;
+	char *p = x->out + x->out_len;
 	if (d->cls == 1) /* DROPPED: the whole trace lost events here */
-		TK__OUT_LIT(x, ",\"ph\":\"i\",\"s\":\"g\"");
+		PUT_LIT(p, ",\"ph\":\"i\",\"s\":\"g\",\"ts\":");
 	else
-		TK__OUT_LIT(x, ",\"ph\":\"i\",\"s\":\"t\"");
-	out_ts_pid_tid(x, d->time_ns, pid, tid);
-	TK__OUT_LIT(x, ",\"args\":{\"cpu\":");
-	tk__out_u64(x, d->cpu);
+		PUT_LIT(p, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+	p = put_us(p, d->time_ns);
+	PUT_LIT(p, ",\"pid\":");
+	p = put_i32(p, pid);
+	PUT_LIT(p, ",\"tid\":");
+	p = put_i32(p, tid);
+	PUT_LIT(p, ",\"args\":{\"cpu\":");
+	p = tk__fmt_u64(p, d->cpu);
 	if (d->n_fields > 0)
-		x->out[x->out_len++] = ',';
+		*p++ = ',';
+	x->out_len = (size_t)(p - x->out);
 	tk__json_fields(x, d);
 	if (tk__out_room(x, 2) == 0)
 		TK__OUT_LIT(x, "}}");
@@ -365,6 +429,14 @@ static int json_finish(tk_export *x)
 	return x->failed ? TK_EIO : 0;
 }
 
+/* Light path: function entries and exits need no decoding here (their slices are written
+ * from the entry's words; an exit's fields are not written), user events do. */
+static int json_light_event(tk_export *x, unsigned cls, unsigned code, int owner_known, int32_t pid, int32_t tid)
+{
+	(void)x, (void)code, (void)owner_known, (void)pid, (void)tid;
+	return cls == 5 ? 0 : 1;
+}
+
 static void json_free(tk_export *x)
 {
 	free(x->fmt_state);
@@ -381,4 +453,5 @@ const tk__format tk__export_json = {
 	.counter = json_counter,
 	.finish = json_finish,
 	.free = json_free,
+	.light_event = json_light_event,
 };

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "export/export_internal.h"
+#include "tracekit/symbols.h"
 
 #define OUT_CAP (1u << 20)
 
@@ -85,6 +86,7 @@ void tk_export_free(tk_export *x)
 		return;
 	if (x->fmt->free != NULL)
 		x->fmt->free(x);
+	tk__export_free_symbols(x);
 	for (size_t i = 0; i < x->threads_cap; i++)
 		free(x->threads[i].stack);
 	free(x->threads);
@@ -329,7 +331,7 @@ static int slice_close(tk_export *x, tk__thread *t, uint64_t ns, const tk_kev_de
 	return x->fmt->slice_end(x, t, s, ns < s->begin_ns ? s->begin_ns : ns, end, reason);
 }
 
-static int slice_end(tk_export *x, tk__thread *t, unsigned kind, uint64_t key, const tk_kev_decoded *d)
+static int slice_end(tk_export *x, tk__thread *t, unsigned kind, uint64_t key, uint64_t ns, const tk_kev_decoded *d)
 {
 	if (t->overflow > 0) { /* ends the innermost of the begins that were not kept */
 		t->overflow--;
@@ -339,20 +341,32 @@ static int slice_end(tk_export *x, tk__thread *t, unsigned kind, uint64_t key, c
 		if (t->stack[i].kind != kind || t->stack[i].key != key)
 			continue;
 		while (t->depth > i + 1) {
-			int rc = slice_close(x, t, d->time_ns, NULL, TK__CLOSE_OUTER);
+			int rc = slice_close(x, t, ns, NULL, TK__CLOSE_OUTER);
 			if (rc != 0)
 				return rc;
 		}
-		return slice_close(x, t, d->time_ns, d, TK__CLOSE_END);
+		return slice_close(x, t, ns, d, TK__CLOSE_END);
 	}
 	x->stats.unmatched_ends++;
 	return 0;
 }
 
-static uint64_t field_u(const tk_kev_decoded *d, const char *name)
+/* The field called name, looked for first at index i (where the decoder puts it). */
+static inline const tk_kev_field *field_at(const tk_kev_decoded *d, unsigned i, const char *name)
 {
-	const tk_kev_field *f = tk_kev_field_find(d, name);
+	if (i < d->n_fields && d->fields[i].name[0] == name[0] && strcmp(d->fields[i].name, name) == 0)
+		return &d->fields[i];
+	return tk_kev_field_find(d, name);
+}
+
+static inline uint64_t field_value(const tk_kev_field *f)
+{
 	return f != NULL && f->type != TK_KEV_FIELD_NONE && f->type < TK_KEV_FIELD_STR ? f->v.u : 0;
+}
+
+static uint64_t field_u(const tk_kev_decoded *d, unsigned i, const char *name)
+{
+	return field_value(field_at(d, i, name));
 }
 
 static int instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t tid, const tk_kev_decoded *d)
@@ -367,10 +381,10 @@ static int name_event(tk_export *x, const tk_kev_decoded *d, int thread)
 	const tk_kev_field *f = tk_kev_field_find(d, "name");
 	if (f == NULL || f->type != TK_KEV_FIELD_STR)
 		return instant(x, NULL, 0, 0, d);
-	int32_t pid = (int32_t)field_u(d, "pid");
+	int32_t pid = (int32_t)field_u(d, thread ? 0 : 1, "pid");
 	x->stats.names++;
 	if (thread)
-		return x->fmt->thread_name(x, pid, (int32_t)field_u(d, "tid"), f->str, f->len, f->utf8);
+		return x->fmt->thread_name(x, pid, (int32_t)field_u(d, 1, "tid"), f->str, f->len, f->utf8);
 	return x->fmt->process_name(x, pid, f->str, f->len, f->utf8);
 }
 
@@ -380,13 +394,14 @@ static int thread_event(tk_export *x, tk__thread *t, const tk_kev_decoded *d)
 	tk__slice s;
 	unsigned idx;
 
-	memset(&s, 0, sizeof(s));
-	s.begin_ns = d->time_ns;
+	/* s is filled (from zero) only where a slice opens */
 	switch (d->cls) {
 	case 2: /* kernel calls: entry n, exit 128 + n, interrupted 256 + n */
 		if (d->number < 0)
 			break;
 		if (d->code < _TRACE_MAX_KER_CALL_NUM) {
+			memset(&s, 0, sizeof(s));
+			s.begin_ns = d->time_ns;
 			s.kind = TK__SLICE_KERCALL;
 			s.key = (uint64_t)d->number;
 			s.arg[0] = (uint64_t)d->number;
@@ -397,34 +412,42 @@ static int thread_event(tk_export *x, tk__thread *t, const tk_kev_decoded *d)
 				snprintf(s.label, sizeof(s.label), "KERCALL %d", d->number);
 			return slice_push(x, t, &s);
 		}
-		return slice_end(x, t, TK__SLICE_KERCALL, (uint64_t)d->number, d);
+		return slice_end(x, t, TK__SLICE_KERCALL, (uint64_t)d->number, d->time_ns, d);
 	case 5:
-		if (d->code == _NTO_TRACE_SYS_FUNC_ENTER && tk_kev_field_find(d, "thisfn") != NULL) {
+		if (d->code == _NTO_TRACE_SYS_FUNC_ENTER || d->code == _NTO_TRACE_SYS_FUNC_EXIT) {
+			const tk_kev_field *fn = field_at(d, 0, "thisfn");
+			if (fn == NULL)
+				break;
+			if (d->code == _NTO_TRACE_SYS_FUNC_EXIT)
+				return slice_end(x, t, TK__SLICE_FUNC, field_value(fn), d->time_ns, d);
+			memset(&s, 0, sizeof(s));
+			s.begin_ns = d->time_ns;
 			s.kind = TK__SLICE_FUNC;
-			s.key = field_u(d, "thisfn");
+			s.key = field_value(fn);
 			s.arg[0] = s.key;
-			s.arg[1] = field_u(d, "call_site");
+			s.arg[1] = field_u(d, 1, "call_site");
+			s.name = x->symbols != NULL ? tk__export_func_name(x, d, s.key) : NULL;
 			return slice_push(x, t, &s);
 		}
-		if (d->code == _NTO_TRACE_SYS_FUNC_EXIT && tk_kev_field_find(d, "thisfn") != NULL)
-			return slice_end(x, t, TK__SLICE_FUNC, field_u(d, "thisfn"), d);
 		break;
 	case 6:
 		if (d->code > 1023)
 			break;
 		if ((idx = x->pair_begin[d->code]) != 0) {
+			memset(&s, 0, sizeof(s));
+			s.begin_ns = d->time_ns;
 			s.kind = TK__SLICE_USER;
 			s.pair = (uint16_t)(idx - 1);
 			s.key = idx - 1;
-			s.arg[0] = field_u(d, "d0");
-			s.arg[1] = field_u(d, "d1");
+			s.arg[0] = field_u(d, 0, "d0");
+			s.arg[1] = field_u(d, 1, "d1");
 			s.name = x->pairs[idx - 1].name;
 			return slice_push(x, t, &s);
 		}
 		if ((idx = x->pair_end[d->code]) != 0)
-			return slice_end(x, t, TK__SLICE_USER, idx - 1, d);
+			return slice_end(x, t, TK__SLICE_USER, idx - 1, d->time_ns, d);
 		if ((idx = x->counter_of[d->code]) != 0) {
-			uint64_t v = (field_u(d, "d1") << 32) | (field_u(d, "d0") & 0xffffffffu);
+			uint64_t v = (field_u(d, 1, "d1") << 32) | (field_u(d, 0, "d0") & 0xffffffffu);
 			x->stats.counters++;
 			return x->fmt->counter(x, t, &x->counters[idx - 1], d->time_ns, (int64_t)v);
 		}
@@ -449,6 +472,8 @@ int tk_export_event(tk_export *x, const tk_kev_decoded *d)
 			return rc;
 	}
 	x->stats.events++;
+	if (x->symbols != NULL && d->cls == 5 && tk_symbols_event(x->symbols, d) < 0)
+		return tk__export_error(x, TK_ENOMEM, "out of memory for symbols");
 	if (x->fmt->event != NULL && (rc = x->fmt->event(x, d)) != 0)
 		return rc;
 	if (d->cls == 1 && d->code != _TRACE_CONTROL_DROPPED) {
@@ -480,6 +505,84 @@ int tk_export_event(tk_export *x, const tk_kev_decoded *d)
 		return instant(x, NULL, d->pid, d->tid, d);
 	}
 	return thread_event(x, t, d);
+}
+
+/*
+ * The light path: what tk_export_event() does with a decoded FUNC_ENTER/EXIT (two words) or
+ * USER event (at most two words), for a format with light_event(), from the raw words. The
+ * same counts, slices and owners; only the end event's fields are not handed on (NULL), nor
+ * an instant's or a counter's event (NULL): a format whose instant() or counter() needs
+ * them declines such events in light_event().
+ */
+int tk__export_light(tk_export *x, unsigned header, uint32_t w0, uint32_t w1, unsigned len, uint64_t ns,
+		     int owner_known, int32_t pid, int32_t tid)
+{
+	unsigned cls = TK_KEV_CLASS(header), code = TK_KEV_CODE(header);
+	int rc;
+
+	if (x->fmt->light_event == NULL || !x->started || x->finished || x->failed)
+		return 1;
+	if (cls == 5) {
+		if ((code != _NTO_TRACE_SYS_FUNC_ENTER && code != _NTO_TRACE_SYS_FUNC_EXIT) || len != 2)
+			return 1;
+	} else if (cls != 6 || len > 2) {
+		return 1;
+	}
+	/* an event without a known owner or past the threads' cap is an instant with every
+	 * field: decoded. (A thread made here is made as the decoded path would make it.) */
+	if (!owner_known)
+		return 1;
+	tk__thread *t = x->last_thread;
+	if (t == NULL || t->pid != pid || t->tid != tid) {
+		size_t n_before = x->n_threads;
+		t = thread_get(x, pid, tid);
+		if (t == NULL)
+			return 1;
+		x->last_thread = t;
+		if (x->n_threads != n_before && x->fmt->thread_new != NULL && (rc = x->fmt->thread_new(x, t)) != 0)
+			return rc;
+	}
+	if ((rc = x->fmt->light_event(x, cls, code, owner_known, pid, tid)) != 0)
+		return rc == 1 ? 1 : rc;
+	x->stats.events++;
+	if (x->stats.events - x->stats.control == 1 || ns < x->stats.first_ns)
+		x->stats.first_ns = ns;
+	if (ns > x->stats.last_ns)
+		x->stats.last_ns = ns;
+	tk__slice s;
+	unsigned idx;
+	if (cls == 5) {
+		if (code == _NTO_TRACE_SYS_FUNC_EXIT)
+			return slice_end(x, t, TK__SLICE_FUNC, w0, ns, NULL);
+		memset(&s, 0, sizeof(s));
+		s.begin_ns = ns;
+		s.kind = TK__SLICE_FUNC;
+		s.key = w0;
+		s.arg[0] = w0;
+		s.arg[1] = w1;
+		s.name = x->symbols != NULL ? tk__export_func_name_at(x, pid, ns, w0) : NULL;
+		return slice_push(x, t, &s);
+	}
+	if ((idx = x->pair_begin[code]) != 0) {
+		memset(&s, 0, sizeof(s));
+		s.begin_ns = ns;
+		s.kind = TK__SLICE_USER;
+		s.pair = (uint16_t)(idx - 1);
+		s.key = idx - 1;
+		s.arg[0] = len > 0 ? w0 : 0;
+		s.arg[1] = len > 1 ? w1 : 0;
+		s.name = x->pairs[idx - 1].name;
+		return slice_push(x, t, &s);
+	}
+	if ((idx = x->pair_end[code]) != 0)
+		return slice_end(x, t, TK__SLICE_USER, idx - 1, ns, NULL);
+	if ((idx = x->counter_of[code]) != 0) {
+		uint64_t v = ((uint64_t)(len > 1 ? w1 : 0) << 32) | (len > 0 ? w0 : 0);
+		x->stats.counters++;
+		return x->fmt->counter(x, t, &x->counters[idx - 1], ns, (int64_t)v);
+	}
+	x->stats.instants++;
+	return x->fmt->instant(x, t, t->pid, t->tid, NULL);
 }
 
 int tk_export_finish(tk_export *x)

@@ -5,7 +5,7 @@
  * .proto definitions (protos/perfetto/trace/...); tests/perfetto_trace.proto lists every one
  * used here, and docs/export.md the mapping.
  *
- *   TracePacket   timestamp 8, trusted_packet_sequence_id 10, track_event 11,
+ *   TracePacket   ftrace_events 1, timestamp 8, trusted_packet_sequence_id 10, track_event 11,
  *                 interned_data 12, sequence_flags 13, track_descriptor 60
  *   TrackDescriptor  uuid 1, name 2, process 3, thread 4, parent_uuid 5, counter 8
  *   ProcessDescriptor pid 1, process_name 6;  ThreadDescriptor pid 1, tid 2, thread_name 5
@@ -15,11 +15,29 @@
  *                 pointer_value 7, name 10
  *   InternedData  event_categories 1, event_names 2, debug_annotation_names 3
  *                 (EventCategory / EventName / DebugAnnotationName: iid 1, name 2)
+ *   FtraceEventBundle  cpu 1, event 2
+ *   FtraceEvent   timestamp 1, pid 2, sched_switch 4, sched_waking 20
+ *   SchedSwitchFtraceEvent  prev_comm 1, prev_pid 2, prev_prio 3, prev_state 4, next_comm 5,
+ *                 next_pid 6, next_prio 7
+ *   SchedWakingFtraceEvent  comm 1, pid 2, prio 3, success 4, target_cpu 5
  *
  * Everything is one packet sequence (id 1). The first packet clears the incremental state;
  * packets that use interned names say they need it, and carry the names they intern first.
- * Nested message lengths are written as 4-byte varints (redundant encodings are valid
- * protobuf) and patched when the message ends, so each packet is built in one pass.
+ *
+ * CPU scheduling: the THREAD state events (whose pid/tid fields name the thread that changes
+ * state) become the ftrace records Perfetto draws as CPU tracks and thread-state tracks, kept
+ * per CPU and written as one FtraceEventBundle per CPU every 32 KiB and at the end (comm:
+ * the thread's name, else its process's; prio: the event's priority, else 120):
+ * THRUNNING of a thread on CPU c is a sched_switch on c from what ran there (or the idle
+ * task, pid 0) to it; any other state of a thread that runs is its switch-out (prev_state R
+ * for READY, S for the blocked states, D for WAITPAGE and STACK, T for STOPPED, X for DEAD)
+ * to the idle task; THREADY of a thread that does not run is a sched_waking.
+ *
+ * Encoding: every packet is built in place in the exporter's output buffer, after room for
+ * its largest possible size is made once, by inline writers that check nothing. A nested
+ * message's length gets one byte and is widened (the message moved up) in the rare case it
+ * reaches 128 bytes. Names that recur (function addresses, event names, annotation names)
+ * are found through small caches before the interning hash.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +54,20 @@
 
 #define WIRE_VARINT 0
 #define WIRE_LEN 2
+#define TAG(field, wire) ((uint64_t)(field) << 3 | (wire))
+#define HOT static inline __attribute__((always_inline)) /* the per-packet steps */
+
+/* prev_state values (Linux's TASK_* bits, which Perfetto reads whatever the kernel version) */
+#define PREV_R 0x00
+#define PREV_S 0x01
+#define PREV_D 0x02
+#define PREV_T 0x04
+#define PREV_X 0x10
+
+#define DEFAULT_PRIO 120  /* Linux's priority of a nice-0 task, when the trace gives none */
+#define BUNDLE_FLUSH 32768 /* bytes of ftrace events per CPU before a bundle is written */
+#define N_CPUS 64
+#define SYNTH_TID 1000000000 /* first tid given to a thread whose tid another process has */
 
 /* Track uuids: the "no known thread" track, processes, threads, counters. */
 #define UUID_NO_THREAD 1u
@@ -50,6 +82,89 @@ static uint64_t uuid_thread(int32_t pid, int32_t tid)
 static uint64_t uuid_counter(int32_t pid, uint32_t code)
 {
 	return 0x2000000000000000ull | ((uint64_t)(uint32_t)pid << 10) | code;
+}
+
+/* ---- the writers: a cursor into room made beforehand ----------------------------------------- */
+
+static inline unsigned char *w_varint(unsigned char *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	return p;
+}
+
+static inline unsigned char *w_uint(unsigned char *p, unsigned field, uint64_t v)
+{
+	p = w_varint(p, TAG(field, WIRE_VARINT));
+	return w_varint(p, v);
+}
+
+/* int32/int64: two's complement, 10 bytes if negative */
+static inline unsigned char *w_int(unsigned char *p, unsigned field, int64_t v)
+{
+	return w_uint(p, field, (uint64_t)v);
+}
+
+static inline unsigned char *w_bytes(unsigned char *p, unsigned field, const void *s, size_t n)
+{
+	p = w_varint(p, TAG(field, WIRE_LEN));
+	p = w_varint(p, n);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* Text as a protobuf string: valid UTF-8 as is, other bytes read as Latin-1 (room: 2n + 11). */
+static unsigned char *w_text(unsigned char *p, unsigned field, const char *s, size_t n, int utf8)
+{
+	if (utf8)
+		return w_bytes(p, field, s, n);
+	size_t extra = 0;
+	for (size_t i = 0; i < n; i++)
+		extra += (unsigned char)s[i] >= 0x80;
+	p = w_varint(p, TAG(field, WIRE_LEN));
+	p = w_varint(p, n + extra);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x80) {
+			*p++ = c;
+		} else {
+			*p++ = (unsigned char)(0xc0 | c >> 6);
+			*p++ = (unsigned char)(0x80 | (c & 0x3f));
+		}
+	}
+	return p;
+}
+
+static unsigned char *w_cstr(unsigned char *p, unsigned field, const char *s)
+{
+	return w_bytes(p, field, s, strlen(s));
+}
+
+/* Opens a nested message: its tag and one byte for the length; returns that byte's address. */
+static inline unsigned char *w_begin(unsigned char **pp, unsigned field)
+{
+	unsigned char *p = w_varint(*pp, TAG(field, WIRE_LEN));
+	*pp = p + 1;
+	return p;
+}
+
+/* Closes the message whose length byte is at: returns the cursor after it. Messages of 128
+ * bytes or more move up to make room for a longer length (room: 4 bytes per message). */
+static inline unsigned char *w_end(unsigned char *p, unsigned char *at)
+{
+	size_t n = (size_t)(p - at - 1);
+	if (n < 0x80) {
+		*at = (unsigned char)n;
+		return p;
+	}
+	unsigned char tmp[10];
+	size_t k = (size_t)(w_varint(tmp, n) - tmp);
+	memmove(at + k, at + 1, n);
+	memcpy(at, tmp, k);
+	return p + k - 1;
 }
 
 /* ---- interning ---------------------------------------------------------------------------- */
@@ -139,7 +254,7 @@ static uint32_t intern(intern_tab *t, const char *s, size_t n, int *is_new)
 	return t->iid[j];
 }
 
-/* ---- a set of uuids (tracks described) ------------------------------------------------------ */
+/* ---- a set of 64-bit keys (tracks described, tids taken) ------------------------------------ */
 
 typedef struct uuid_set {
 	uint64_t *v; /* 0: free */
@@ -177,12 +292,37 @@ static int uuid_add(uuid_set *s, uint64_t u)
 	return 0;
 }
 
-/* ---- the packet being built ----------------------------------------------------------------- */
+/* ---- state ------------------------------------------------------------------------------------ */
+
+/* A thread as the scheduling records see it. */
+typedef struct pf_thr {
+	int32_t pid, tid;
+	int32_t ptid;    /* the tid written to Perfetto (unique over the trace) */
+	int32_t prio;
+	int16_t running; /* the CPU it runs on, -1 */
+	int16_t last_cpu;
+	uint8_t comm_len, comm_utf8;
+	char comm[32];
+} pf_thr;
+
+typedef struct pf_cpu {
+	int32_t cur;       /* index of the thread running there, -1: idle (as far as the trace says) */
+	unsigned char *ev; /* encoded FtraceEvents not yet written */
+	size_t len, cap;
+} pf_cpu;
+
+/* a name cache entry: key -> iid */
+typedef struct name_slot {
+	uint64_t key;
+	uint32_t iid;
+	uint32_t aux;
+} name_slot;
+
+#define ADDR_CACHE 4096
+#define PTR_CACHE 512
+#define EV_CACHE (32 * 1024)
 
 typedef struct pf_state {
-	unsigned char *p; /* the packet */
-	size_t len, cap;
-	int oom;
 	intern_tab names, cats, args;
 	uuid_set tracks;
 	/* interned entries the current packet introduces */
@@ -191,151 +331,105 @@ typedef struct pf_state {
 		uint32_t iid;
 		const intern_tab *tab; /* the text: tab->arena + off (the arena may move meanwhile) */
 		uint32_t off, len;
-	} fresh[TK_KEV_MAX_FIELDS + 4];
+	} fresh[TK_KEV_MAX_FIELDS + 8];
 	unsigned n_fresh;
 	uint32_t arg_iid[TK_KEV_MAX_FIELDS + 4];
-	/* iids of static strings (field and category names) by address: no hashing of the text */
+	/* iids of strings that stay at their address for the whole export (field and category
+	 * names, literals, pair names), by address and kind */
 	struct {
 		const char *p;
 		uint32_t iid;
 		uint8_t kind;
-	} ptr_cache[512];
-	char scratch[64];
+	} ptr_cache[PTR_CACHE];
+	name_slot addr_cache[ADDR_CACHE]; /* function addresses: name iid (aux 1: taken) */
+	name_slot *ev_cache;              /* instants by class, code: name and category iids (key: number + 1) */
+	uint32_t kercall_iid[1024];       /* kernel-call slice names by number (0: not yet) */
+	uint32_t kind_iid[3][3];          /* by slice kind: category, arg 0, arg 1 (0: not yet) */
+	uint32_t cpu_iid;                 /* "cpu" (0: not yet) */
+	uint64_t track_uuid;              /* the last track_uuid written, and its encoding */
+	unsigned char track_enc[12];
+	unsigned track_enc_len;
+	char kercall_label[1024][32];
+
+	/* scheduling */
+	pf_thr *thr;
+	size_t n_thr, thr_cap;
+	uint32_t *thr_idx; /* open addressing on (pid, tid): index + 1, 0 free */
+	size_t idx_cap;
+	uuid_set tids;     /* tids given out */
+	struct pf_proc {   /* process names: the comm of their threads that have none */
+		int32_t pid;
+		uint8_t used, len, utf8;
+		char name[32];
+	} *procs;          /* open addressing on pid */
+	size_t n_procs, procs_cap;
+	int32_t next_synth;
+	pf_cpu cpu[N_CPUS];
+	int after_buffer;  /* the last event was a CONTROL BUFFER (TIME, DROPPED between) */
+
+	/* a packet larger than the output buffer is built here (a long payload) */
+	unsigned char *big;
+	size_t big_cap;
+	int in_big;
 } pf_state;
 
-static void pb_reserve(pf_state *ps, size_t n)
-{
-	if (ps->len + n <= ps->cap || ps->oom)
-		return;
-	size_t cap = ps->cap == 0 ? 4096 : ps->cap;
-	while (cap < ps->len + n)
-		cap *= 2;
-	unsigned char *p = realloc(ps->p, cap);
-	if (p == NULL) {
-		ps->oom = 1;
-		return;
-	}
-	ps->p = p;
-	ps->cap = cap;
-}
+/* ---- the packet ------------------------------------------------------------------------------- */
 
-static inline void pb_varint(pf_state *ps, uint64_t v)
+/* packet_room() when the output buffer is full, or the packet larger than it. */
+static __attribute__((noinline)) unsigned char *packet_room_slow(tk_export *x, size_t n)
 {
-	if (ps->cap - ps->len < 10) {
-		pb_reserve(ps, 10);
-		if (ps->oom)
-			return;
-	}
-	unsigned char *p = ps->p + ps->len;
-	while (v >= 0x80) {
-		*p++ = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (unsigned char)v;
-	ps->len = (size_t)(p - ps->p);
-}
-
-static inline void pb_uint(pf_state *ps, unsigned field, uint64_t v)
-{
-	pb_varint(ps, (uint64_t)field << 3 | WIRE_VARINT);
-	pb_varint(ps, v);
-}
-
-static void pb_int(pf_state *ps, unsigned field, int64_t v)
-{
-	pb_uint(ps, field, (uint64_t)v); /* int32/int64: two's complement, 10 bytes if negative */
-}
-
-static void pb_bytes(pf_state *ps, unsigned field, const void *s, size_t n)
-{
-	pb_varint(ps, (uint64_t)field << 3 | WIRE_LEN);
-	pb_varint(ps, n);
-	pb_reserve(ps, n);
-	if (ps->oom)
-		return;
-	memcpy(ps->p + ps->len, s, n);
-	ps->len += n;
-}
-
-/* Text as a protobuf string: valid UTF-8 as is, other bytes read as Latin-1. */
-static void pb_text(pf_state *ps, unsigned field, const char *s, size_t n, int utf8)
-{
-	if (utf8) {
-		pb_bytes(ps, field, s, n);
-		return;
-	}
-	size_t extra = 0;
-	for (size_t i = 0; i < n; i++)
-		extra += (unsigned char)s[i] >= 0x80;
-	pb_varint(ps, (uint64_t)field << 3 | WIRE_LEN);
-	pb_varint(ps, n + extra);
-	pb_reserve(ps, n + extra);
-	if (ps->oom)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x80) {
-			ps->p[ps->len++] = c;
-		} else {
-			ps->p[ps->len++] = (unsigned char)(0xc0 | c >> 6);
-			ps->p[ps->len++] = (unsigned char)(0x80 | (c & 0x3f));
+	pf_state *ps = x->fmt_state;
+	if (n + 16 > x->out_cap) {
+		if (n + 16 > ps->big_cap) {
+			unsigned char *b = realloc(ps->big, n + 16);
+			if (b == NULL) {
+				tk__export_error(x, TK_ENOMEM, "out of memory for a Perfetto packet of %zu bytes", n);
+				return NULL;
+			}
+			ps->big = b;
+			ps->big_cap = n + 16;
 		}
+		ps->in_big = 1;
+		return ps->big;
 	}
+	if (tk__out_room(x, n + 16) != 0)
+		return NULL;
+	return (unsigned char *)x->out + x->out_len;
 }
 
-static void pb_cstr(pf_state *ps, unsigned field, const char *s)
+/* Makes room for a packet of at most n bytes: in the output buffer, or for a packet larger
+ * than that buffer in a buffer of its own. The cursor, or NULL (error set). */
+HOT unsigned char *packet_room(tk_export *x, size_t n)
 {
-	pb_bytes(ps, field, s, strlen(s));
+	if (x->out_len + n + 16 <= x->out_cap)
+		return (unsigned char *)x->out + x->out_len;
+	return packet_room_slow(x, n);
 }
 
-/* Opens a nested message: tag and a 4-byte length patched by pb_end(). */
-static size_t pb_begin(pf_state *ps, unsigned field)
+/* Trace.packet (field 1) opened at p, with the sequence fields. *at: its length byte. */
+static inline unsigned char *packet_open(unsigned char *p, unsigned char **at, unsigned flags)
 {
-	pb_varint(ps, (uint64_t)field << 3 | WIRE_LEN);
-	pb_reserve(ps, 4);
-	if (ps->oom)
-		return 0;
-	size_t at = ps->len;
-	ps->len += 4;
-	return at;
+	*at = w_begin(&p, 1);
+	p[0] = (unsigned char)TAG(10, WIRE_VARINT); /* one-byte tags and values */
+	p[1] = SEQ_ID;
+	if (flags == 0)
+		return p + 2;
+	p[2] = (unsigned char)TAG(13, WIRE_VARINT);
+	p[3] = (unsigned char)flags;
+	return p + 4;
 }
 
-static void pb_end(pf_state *ps, size_t at)
+HOT int packet_close(tk_export *x, unsigned char *p, unsigned char *at)
 {
-	if (ps->oom)
-		return;
-	size_t n = ps->len - at - 4;
-	ps->p[at] = (unsigned char)(0x80 | (n & 0x7f));
-	ps->p[at + 1] = (unsigned char)(0x80 | ((n >> 7) & 0x7f));
-	ps->p[at + 2] = (unsigned char)(0x80 | ((n >> 14) & 0x7f));
-	ps->p[at + 3] = (unsigned char)((n >> 21) & 0x7f);
-}
-
-static void packet_begin(pf_state *ps, unsigned flags)
-{
-	ps->len = 0;
-	ps->n_fresh = 0;
-	pb_uint(ps, 10, SEQ_ID);
-	if (flags != 0)
-		pb_uint(ps, 13, flags);
-}
-
-/* Trace.packet (field 1) around the packet, into the output. */
-static int packet_end(tk_export *x, pf_state *ps)
-{
-	if (ps->oom || ps->len >= (1u << 28))
-		return tk__export_error(x, TK_ENOMEM, "out of memory building a Perfetto packet");
-	if (tk__out_room(x, 16) != 0)
-		return TK_EIO;
-	x->out[x->out_len++] = 0x0a;
-	uint64_t n = ps->len;
-	while (n >= 0x80) {
-		x->out[x->out_len++] = (char)(n | 0x80);
-		n >>= 7;
+	pf_state *ps = x->fmt_state;
+	p = w_end(p, at);
+	if (ps->in_big) {
+		ps->in_big = 0;
+		tk__out_mem(x, ps->big, (size_t)(p - ps->big));
+		return x->failed ? TK_EIO : 0;
 	}
-	x->out[x->out_len++] = (char)n;
-	tk__out_mem(x, ps->p, ps->len);
-	return x->failed ? TK_EIO : 0;
+	x->out_len = (size_t)((char *)p - x->out);
+	return 0;
 }
 
 /* ---- interned names in the packet ----------------------------------------------------------- */
@@ -355,20 +449,210 @@ static uint32_t use_name(pf_state *ps, intern_tab *t, uint8_t kind, const char *
 	return iid;
 }
 
+/* Room the fresh entries need in the packet. */
+static size_t fresh_room(const pf_state *ps)
+{
+	size_t n = 8;
+	for (unsigned i = 0; i < ps->n_fresh; i++)
+		n += 24 + ps->fresh[i].len;
+	return n;
+}
+
 /* InternedData with the entries this packet introduces (before the event using them). */
-static void put_interned(pf_state *ps)
+static unsigned char *put_interned(pf_state *ps, unsigned char *p)
 {
 	if (ps->n_fresh == 0)
-		return;
-	size_t idata = pb_begin(ps, 12);
+		return p;
+	unsigned char *idata = w_begin(&p, 12);
 	for (unsigned i = 0; i < ps->n_fresh; i++) {
 		const struct newent *e = &ps->fresh[i];
-		size_t m = pb_begin(ps, e->kind); /* event_categories 1, event_names 2, debug_annotation_names 3 */
-		pb_uint(ps, 1, e->iid);
-		pb_bytes(ps, 2, e->tab->arena + e->off, e->len);
-		pb_end(ps, m);
+		unsigned char *m = w_begin(&p, e->kind); /* event_categories 1, event_names 2, debug_annotation_names 3 */
+		p = w_uint(p, 1, e->iid);
+		p = w_bytes(p, 2, e->tab->arena + e->off, e->len);
+		p = w_end(p, m);
 	}
-	pb_end(ps, idata);
+	ps->n_fresh = 0;
+	return w_end(p, idata);
+}
+
+/* The cache slot of a string's address and kind (literals lie a few bytes apart: hashed).
+ * Two-way: an entry is at its slot or the one beside it (h ^ 1). */
+static inline size_t ptr_slot(const char *s, unsigned kind)
+{
+	uint64_t k = ((uint64_t)(uintptr_t)s << 3 | (kind & 7)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(k >> 40) & (PTR_CACHE - 1);
+}
+
+/* The cached iid of (s, kind), or 0. */
+static inline uint32_t ptr_cached(const pf_state *ps, const char *s, unsigned kind)
+{
+	size_t h = ptr_slot(s, kind);
+	if (ps->ptr_cache[h].p == s && ps->ptr_cache[h].kind == kind)
+		return ps->ptr_cache[h].iid;
+	if (ps->ptr_cache[h ^ 1].p == s && ps->ptr_cache[h ^ 1].kind == kind)
+		return ps->ptr_cache[h ^ 1].iid;
+	return 0;
+}
+
+static void ptr_cache_put(pf_state *ps, const char *s, unsigned kind, uint32_t iid)
+{
+	size_t h = ptr_slot(s, kind);
+	if (ps->ptr_cache[h].p != NULL)
+		h ^= 1; /* the one beside it (it may be taken too: the older entry goes) */
+	ps->ptr_cache[h].p = s;
+	ps->ptr_cache[h].iid = iid;
+	ps->ptr_cache[h].kind = (uint8_t)kind;
+}
+
+/* The iid of a string that stays at its address for the whole export: cached by address. */
+static uint32_t static_name(pf_state *ps, intern_tab *t, uint8_t kind, const char *s)
+{
+	uint32_t iid = ptr_cached(ps, s, kind);
+	if (iid != 0)
+		return iid;
+	iid = use_name(ps, t, kind, s, strlen(s));
+	if (iid != 0)
+		ptr_cache_put(ps, s, kind, iid);
+	return iid;
+}
+
+/* ---- scheduling: threads ---------------------------------------------------------------------- */
+
+static size_t thr_hash(int32_t pid, int32_t tid, size_t mask)
+{
+	uint64_t k = ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid;
+	k *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(k >> 32) & mask;
+}
+
+static int thr_index_grow(pf_state *ps)
+{
+	size_t cap = ps->idx_cap == 0 ? 256 : ps->idx_cap * 2;
+	uint32_t *idx = calloc(cap, sizeof(*idx));
+	if (idx == NULL)
+		return TK_ENOMEM;
+	for (size_t i = 0; i < ps->n_thr; i++) {
+		size_t h = thr_hash(ps->thr[i].pid, ps->thr[i].tid, cap - 1);
+		while (idx[h] != 0)
+			h = (h + 1) & (cap - 1);
+		idx[h] = (uint32_t)i + 1;
+	}
+	free(ps->thr_idx);
+	ps->thr_idx = idx;
+	ps->idx_cap = cap;
+	return 0;
+}
+
+/* The thread's index (made on first sight: its Perfetto tid is its own unless another
+ * process's thread has it already), or -1 (memory, or more than TK_EXPORT_MAX_THREADS). */
+static int32_t thr_get(pf_state *ps, int32_t pid, int32_t tid)
+{
+	if (ps->idx_cap != 0) {
+		size_t mask = ps->idx_cap - 1, h = thr_hash(pid, tid, mask);
+		for (; ps->thr_idx[h] != 0; h = (h + 1) & mask) {
+			const pf_thr *t = &ps->thr[ps->thr_idx[h] - 1];
+			if (t->pid == pid && t->tid == tid)
+				return (int32_t)ps->thr_idx[h] - 1;
+		}
+	}
+	if (ps->n_thr >= TK_EXPORT_MAX_THREADS)
+		return -1;
+	if ((ps->n_thr + 1) * 2 > ps->idx_cap && thr_index_grow(ps) != 0)
+		return -1;
+	if (ps->n_thr == ps->thr_cap) {
+		size_t cap = ps->thr_cap == 0 ? 64 : ps->thr_cap * 2;
+		pf_thr *t = realloc(ps->thr, cap * sizeof(*t));
+		if (t == NULL)
+			return -1;
+		ps->thr = t;
+		ps->thr_cap = cap;
+	}
+	int taken = uuid_add(&ps->tids, 0x100000000ull | (uint32_t)tid);
+	if (taken < 0)
+		return -1;
+	pf_thr *t = &ps->thr[ps->n_thr];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	t->ptid = tid;
+	if (taken) { /* another process's thread has this tid: a tid nobody has */
+		do
+			t->ptid = ps->next_synth++;
+		while (uuid_add(&ps->tids, 0x100000000ull | (uint32_t)t->ptid) == 1);
+	}
+	t->prio = DEFAULT_PRIO;
+	t->running = -1;
+	t->last_cpu = -1;
+	t->comm_utf8 = 1;
+	size_t h = thr_hash(pid, tid, ps->idx_cap - 1);
+	while (ps->thr_idx[h] != 0)
+		h = (h + 1) & (ps->idx_cap - 1);
+	ps->thr_idx[h] = (uint32_t)ps->n_thr + 1;
+	return (int32_t)ps->n_thr++;
+}
+
+/* The bytes of a name kept as a comm: at most cap, UTF-8 not cut inside a character. */
+static size_t comm_len(const char *name, size_t len, int utf8, size_t cap)
+{
+	if (len <= cap)
+		return len;
+	len = cap;
+	while (utf8 && len > 0 && ((unsigned char)name[len] & 0xc0) == 0x80)
+		len--;
+	return len;
+}
+
+static struct pf_proc *proc_find(pf_state *ps, int32_t pid)
+{
+	if (ps->procs_cap == 0)
+		return NULL;
+	size_t mask = ps->procs_cap - 1;
+	for (size_t h = thr_hash(pid, 0, mask); ps->procs[h].used; h = (h + 1) & mask)
+		if (ps->procs[h].pid == pid)
+			return &ps->procs[h];
+	return NULL;
+}
+
+/* Keeps a process's name (at most 32 bytes; nothing on lack of memory). */
+static void proc_name(pf_state *ps, int32_t pid, const char *name, size_t len, int utf8)
+{
+	struct pf_proc *p = proc_find(ps, pid);
+	if (p == NULL) {
+		if ((ps->n_procs + 1) * 2 > ps->procs_cap) {
+			size_t cap = ps->procs_cap == 0 ? 64 : ps->procs_cap * 2;
+			struct pf_proc *v = calloc(cap, sizeof(*v));
+			if (v == NULL)
+				return;
+			for (size_t i = 0; i < ps->procs_cap; i++) {
+				if (!ps->procs[i].used)
+					continue;
+				size_t h = thr_hash(ps->procs[i].pid, 0, cap - 1);
+				while (v[h].used)
+					h = (h + 1) & (cap - 1);
+				v[h] = ps->procs[i];
+			}
+			free(ps->procs);
+			ps->procs = v;
+			ps->procs_cap = cap;
+		}
+		size_t h = thr_hash(pid, 0, ps->procs_cap - 1);
+		while (ps->procs[h].used)
+			h = (h + 1) & (ps->procs_cap - 1);
+		p = &ps->procs[h];
+		p->used = 1;
+		p->pid = pid;
+		ps->n_procs++;
+	}
+	len = comm_len(name, len, utf8, sizeof(p->name));
+	memcpy(p->name, name, len);
+	p->len = (uint8_t)len;
+	p->utf8 = (uint8_t)(utf8 != 0);
+}
+
+static int32_t ptid_of(pf_state *ps, int32_t pid, int32_t tid)
+{
+	int32_t i = thr_get(ps, pid, tid);
+	return i >= 0 ? ps->thr[i].ptid : tid;
 }
 
 /* ---- tracks ------------------------------------------------------------------------------------ */
@@ -381,16 +665,19 @@ static int describe_process(tk_export *x, int32_t pid, const char *name, size_t 
 		return tk__export_error(x, seen, "out of memory");
 	if (seen && name == NULL)
 		return 0;
-	packet_begin(ps, 0);
-	size_t td = pb_begin(ps, 60);
-	pb_uint(ps, 1, uuid_process(pid));
-	size_t pd = pb_begin(ps, 3);
-	pb_int(ps, 1, pid);
+	unsigned char *p = packet_room(x, 64 + 2 * len), *pkt;
+	if (p == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = packet_open(p, &pkt, 0);
+	unsigned char *td = w_begin(&p, 60);
+	p = w_uint(p, 1, uuid_process(pid));
+	unsigned char *pd = w_begin(&p, 3);
+	p = w_int(p, 1, pid);
 	if (name != NULL)
-		pb_text(ps, 6, name, len, utf8);
-	pb_end(ps, pd);
-	pb_end(ps, td);
-	return packet_end(x, ps);
+		p = w_text(p, 6, name, len, utf8);
+	p = w_end(p, pd);
+	p = w_end(p, td);
+	return packet_close(x, p, pkt);
 }
 
 static int describe_thread(tk_export *x, int32_t pid, int32_t tid, const char *name, size_t len, int utf8)
@@ -404,18 +691,21 @@ static int describe_thread(tk_export *x, int32_t pid, int32_t tid, const char *n
 		return tk__export_error(x, seen, "out of memory");
 	if (seen && name == NULL)
 		return 0;
-	packet_begin(ps, 0);
-	size_t td = pb_begin(ps, 60);
-	pb_uint(ps, 1, uuid_thread(pid, tid));
-	pb_uint(ps, 5, uuid_process(pid));
-	size_t th = pb_begin(ps, 4);
-	pb_int(ps, 1, pid);
-	pb_int(ps, 2, tid);
+	unsigned char *p = packet_room(x, 80 + 2 * len), *pkt;
+	if (p == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = packet_open(p, &pkt, 0);
+	unsigned char *td = w_begin(&p, 60);
+	p = w_uint(p, 1, uuid_thread(pid, tid));
+	p = w_uint(p, 5, uuid_process(pid));
+	unsigned char *th = w_begin(&p, 4);
+	p = w_int(p, 1, pid);
+	p = w_int(p, 2, ptid_of(ps, pid, tid));
 	if (name != NULL)
-		pb_text(ps, 5, name, len, utf8);
-	pb_end(ps, th);
-	pb_end(ps, td);
-	return packet_end(x, ps);
+		p = w_text(p, 5, name, len, utf8);
+	p = w_end(p, th);
+	p = w_end(p, td);
+	return packet_close(x, p, pkt);
 }
 
 static int pf_start(tk_export *x)
@@ -424,23 +714,46 @@ static int pf_start(tk_export *x)
 	if (ps == NULL)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
 	x->fmt_state = ps;
+	ps->ev_cache = calloc(EV_CACHE, sizeof(*ps->ev_cache));
+	if (ps->ev_cache == NULL)
+		return tk__export_error(x, TK_ENOMEM, "out of memory");
+	ps->next_synth = SYNTH_TID;
+	for (unsigned c = 0; c < N_CPUS; c++)
+		ps->cpu[c].cur = -1;
 	/* the first packet clears the sequence's incremental state and names the track of
 	 * events without a known thread */
-	packet_begin(ps, SEQ_INCREMENTAL_STATE_CLEARED);
-	size_t td = pb_begin(ps, 60);
-	pb_uint(ps, 1, UUID_NO_THREAD);
-	pb_cstr(ps, 2, "events without a known thread");
-	pb_end(ps, td);
-	return packet_end(x, ps);
+	unsigned char *p = packet_room(x, 96), *pkt;
+	if (p == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = packet_open(p, &pkt, SEQ_INCREMENTAL_STATE_CLEARED);
+	unsigned char *td = w_begin(&p, 60);
+	p = w_uint(p, 1, UUID_NO_THREAD);
+	p = w_cstr(p, 2, "events without a known thread");
+	p = w_end(p, td);
+	return packet_close(x, p, pkt);
+}
+
+static void set_comm(pf_state *ps, int32_t pid, int32_t tid, const char *name, size_t len, int utf8)
+{
+	int32_t i = thr_get(ps, pid, tid);
+	if (i < 0)
+		return;
+	pf_thr *t = &ps->thr[i];
+	len = comm_len(name, len, utf8, sizeof(t->comm));
+	memcpy(t->comm, name, len);
+	t->comm_len = (uint8_t)len;
+	t->comm_utf8 = (uint8_t)(utf8 != 0);
 }
 
 static int pf_process_name(tk_export *x, int32_t pid, const char *name, size_t len, int utf8)
 {
+	proc_name(x->fmt_state, pid, name, len, utf8);
 	return describe_process(x, pid, name, len, utf8);
 }
 
 static int pf_thread_name(tk_export *x, int32_t pid, int32_t tid, const char *name, size_t len, int utf8)
 {
+	set_comm(x->fmt_state, pid, tid, name, len, utf8);
 	return describe_thread(x, pid, tid, name, len, utf8);
 }
 
@@ -449,136 +762,360 @@ static int pf_thread_new(tk_export *x, const tk__thread *t)
 	return describe_thread(x, t->pid, t->tid, NULL, 0, 1);
 }
 
+/* ---- scheduling: the ftrace records --------------------------------------------------------- */
+
+/* Writes CPU c's events as one FtraceEventBundle packet. */
+static int bundle_flush(tk_export *x, unsigned c)
+{
+	pf_state *ps = x->fmt_state;
+	pf_cpu *cp = &ps->cpu[c];
+	if (cp->len == 0)
+		return 0;
+	/* header: packet tag and length, sequence id, bundle tag and length, cpu */
+	unsigned char hdr[40], *p = hdr;
+	size_t bundle = 2 + cp->len; /* cpu 1 (c < 64: two bytes), events */
+	size_t pkt = 2 + 1 + (size_t)(w_varint(hdr, bundle) - hdr) + bundle;
+	p = w_varint(p, TAG(1, WIRE_LEN));
+	p = w_varint(p, pkt);
+	p = w_uint(p, 10, SEQ_ID);
+	p = w_varint(p, TAG(1, WIRE_LEN));
+	p = w_varint(p, bundle);
+	p = w_uint(p, 1, c);
+	if (tk__out_room(x, (size_t)(p - hdr)) != 0)
+		return TK_EIO;
+	tk__out_mem(x, hdr, (size_t)(p - hdr));
+	tk__out_mem(x, cp->ev, cp->len);
+	cp->len = 0;
+	return x->failed ? TK_EIO : 0;
+}
+
+/* Room for one more FtraceEvent in CPU c's list: the cursor, or NULL. */
+static unsigned char *cpu_room(tk_export *x, unsigned c, size_t n)
+{
+	pf_state *ps = x->fmt_state;
+	pf_cpu *cp = &ps->cpu[c];
+	if (cp->len + n > cp->cap) {
+		size_t cap = cp->cap == 0 ? BUNDLE_FLUSH + 1024 : cp->cap;
+		while (cap < cp->len + n)
+			cap *= 2;
+		unsigned char *e = realloc(cp->ev, cap);
+		if (e == NULL) {
+			tk__export_error(x, TK_ENOMEM, "out of memory for scheduling records");
+			return NULL;
+		}
+		cp->ev = e;
+		cp->cap = cap;
+	}
+	return cp->ev + cp->len;
+}
+
+static int cpu_done(tk_export *x, unsigned c, unsigned char *p)
+{
+	pf_state *ps = x->fmt_state;
+	pf_cpu *cp = &ps->cpu[c];
+	cp->len = (size_t)(p - cp->ev);
+	return cp->len >= BUNDLE_FLUSH ? bundle_flush(x, c) : 0;
+}
+
+/* comm, pid, prio of a thread (i >= 0) or of CPU c's idle task (i < 0). The comm is the
+ * thread's name, or its process's (as a Linux thread inherits it), or empty. */
+static unsigned char *w_task(pf_state *ps, unsigned char *p, int32_t i, unsigned c, unsigned f_comm,
+			     unsigned f_pid, unsigned f_prio)
+{
+	if (i >= 0) {
+		const pf_thr *t = &ps->thr[i];
+		const struct pf_proc *pr;
+		if (t->comm_len == 0 && (pr = proc_find(ps, t->pid)) != NULL)
+			p = w_text(p, f_comm, pr->name, pr->len, pr->utf8);
+		else
+			p = w_text(p, f_comm, t->comm, t->comm_len, t->comm_utf8);
+		p = w_int(p, f_pid, t->ptid);
+		return w_int(p, f_prio, t->prio);
+	}
+	char name[16] = "swapper/";
+	size_t n = 8;
+	if (c >= 10)
+		name[n++] = (char)('0' + c / 10);
+	name[n++] = (char)('0' + c % 10);
+	p = w_bytes(p, f_comm, name, n);
+	p = w_int(p, f_pid, 0);
+	return w_int(p, f_prio, DEFAULT_PRIO);
+}
+
+/* sched_switch on CPU c at ns: prev (index, -1 idle) leaves in prev_state, next comes in. */
+static int sched_switch(tk_export *x, unsigned c, uint64_t ns, int32_t prev, int64_t prev_state, int32_t next)
+{
+	pf_state *ps = x->fmt_state;
+	unsigned char *p = cpu_room(x, c, 256);
+	if (p == NULL)
+		return TK_ENOMEM;
+	unsigned char *ev = w_begin(&p, 2);
+	p = w_uint(p, 1, ns);
+	p = w_uint(p, 2, prev >= 0 ? (uint32_t)ps->thr[prev].ptid : 0u);
+	unsigned char *sw = w_begin(&p, 4);
+	p = w_task(ps, p, prev, c, 1, 2, 3);
+	p = w_int(p, 4, prev_state);
+	p = w_task(ps, p, next, c, 5, 6, 7);
+	p = w_end(p, sw);
+	p = w_end(p, ev);
+	ps->cpu[c].cur = next;
+	if (prev >= 0)
+		ps->thr[prev].running = -1;
+	if (next >= 0) {
+		ps->thr[next].running = (int16_t)c;
+		ps->thr[next].last_cpu = (int16_t)c;
+	}
+	return cpu_done(x, c, p);
+}
+
+static int sched_waking(tk_export *x, unsigned c, uint64_t ns, int32_t i)
+{
+	pf_state *ps = x->fmt_state;
+	const pf_thr *t = &ps->thr[i];
+	int32_t waker = ps->cpu[c].cur;
+	unsigned char *p = cpu_room(x, c, 160);
+	if (p == NULL)
+		return TK_ENOMEM;
+	unsigned char *ev = w_begin(&p, 2);
+	p = w_uint(p, 1, ns);
+	p = w_uint(p, 2, waker >= 0 ? (uint32_t)ps->thr[waker].ptid : 0u);
+	unsigned char *wk = w_begin(&p, 20);
+	p = w_task(ps, p, i, c, 1, 2, 3);
+	p = w_int(p, 4, 1);
+	p = w_int(p, 5, t->last_cpu >= 0 ? t->last_cpu : (int32_t)c);
+	p = w_end(p, wk);
+	p = w_end(p, ev);
+	return cpu_done(x, c, p);
+}
+
+static int64_t prev_state_of(unsigned state)
+{
+	switch (state) {
+	case STATE_READY:
+		return PREV_R;
+	case STATE_DEAD:
+		return PREV_X;
+	case STATE_STOPPED:
+		return PREV_T;
+	case STATE_WAITPAGE: /* Linux's D (uninterruptible) is recorded as WAITPAGE */
+	case STATE_STACK:
+		return PREV_D;
+	default:
+		return PREV_S;
+	}
+}
+
+/* A THREAD state event: the thread it names changes state. */
+static int thread_state(tk_export *x, const tk_kev_decoded *d)
+{
+	pf_state *ps = x->fmt_state;
+	const tk_kev_field *fp = tk_kev_field_find(d, "pid"), *ft = tk_kev_field_find(d, "tid");
+	if (fp == NULL || ft == NULL || fp->type != TK_KEV_FIELD_INT || ft->type != TK_KEV_FIELD_INT)
+		return 0;
+	int32_t pid = (int32_t)fp->v.i, tid = (int32_t)ft->v.i;
+	int rc = describe_thread(x, pid, tid, NULL, 0, 1); /* its track, and its process */
+	if (rc != 0)
+		return rc;
+	int32_t i = thr_get(ps, pid, tid);
+	if (i < 0)
+		return 0;
+	const tk_kev_field *fprio = tk_kev_field_find(d, "priority");
+	if (fprio != NULL && fprio->type == TK_KEV_FIELD_INT)
+		ps->thr[i].prio = (int32_t)fprio->v.i;
+	unsigned c = d->cpu % N_CPUS;
+	int16_t on = ps->thr[i].running;
+
+	if (d->code == STATE_RUNNING) {
+		if (on == (int16_t)c)
+			return 0; /* runs there already */
+		if (on >= 0 && (rc = sched_switch(x, (unsigned)on, d->time_ns, i, PREV_R, -1)) != 0)
+			return rc; /* it left the other CPU without the trace saying so */
+		/* what ran on c and did not say it left was preempted */
+		return sched_switch(x, c, d->time_ns, ps->cpu[c].cur, PREV_R, i);
+	}
+	if (on >= 0)
+		return sched_switch(x, (unsigned)on, d->time_ns, i, prev_state_of(d->code), -1);
+	if (d->code == STATE_READY)
+		return sched_waking(x, c, d->time_ns, i);
+	return 0; /* a thread that does not run moves between blocked states: nothing to draw */
+}
+
+/* CONTROL and THREAD events (out of line: pf_event stays short for the others). */
+static __attribute__((noinline)) int pf_event_sched(tk_export *x, const tk_kev_decoded *d)
+{
+	pf_state *ps = x->fmt_state;
+	if (d->cls == 1) {
+		if (d->code == _TRACE_CONTROL_BUFFER)
+			ps->after_buffer = 1;
+		else if (d->code != _TRACE_CONTROL_TIME && d->code != _TRACE_CONTROL_DROPPED)
+			ps->after_buffer = 0;
+		return 0;
+	}
+	int owner_marker = x->owner_markers && ps->after_buffer && d->code == STATE_RUNNING;
+	ps->after_buffer = 0;
+	/* THREAD codes 0..STATE_MAX-1 are states (in tracekit's recordings, the THRUNNING after
+	 * each CONTROL BUFFER only names the buffer's owner) */
+	if (d->code >= STATE_MAX || d->number < 0 || owner_marker)
+		return 0;
+	return thread_state(x, d);
+}
+
+/* Every event first: THREAD states become scheduling records. */
+static int pf_event(tk_export *x, const tk_kev_decoded *d)
+{
+	if (d->cls == 4 || d->cls == 1)
+		return pf_event_sched(x, d);
+	((pf_state *)x->fmt_state)->after_buffer = 0;
+	return 0;
+}
+
+/* The light path (tk__format.light_event): function entries and exits, and the begins of
+ * declared user pairs, need no decoded field (the slice carries the words); ends of pairs
+ * (their fields are written) and other user events are decoded. */
+static int pf_light_event(tk_export *x, unsigned cls, unsigned code, int owner_known, int32_t pid, int32_t tid)
+{
+	(void)owner_known, (void)pid, (void)tid;
+	if (cls == 6 && (code > 1023 || x->pair_begin[code] == 0))
+		return 1;
+	((pf_state *)x->fmt_state)->after_buffer = 0; /* what pf_event() does for them */
+	return 0;
+}
+
 /* ---- events ------------------------------------------------------------------------------------ */
 
-/* The iid of a string that stays at its address for the whole export (field names of the
- * decoder's tables, class names, literals): cached by address. */
-static uint32_t static_name(pf_state *ps, intern_tab *t, uint8_t kind, const char *s)
-{
-	size_t h = (((uintptr_t)s >> 3) ^ kind) & 511;
-	if (ps->ptr_cache[h].p == s && ps->ptr_cache[h].kind == kind)
-		return ps->ptr_cache[h].iid;
-	uint32_t iid = use_name(ps, t, kind, s, strlen(s));
-	if (iid != 0) {
-		ps->ptr_cache[h].p = s;
-		ps->ptr_cache[h].iid = iid;
-		ps->ptr_cache[h].kind = kind;
-	}
-	return iid;
-}
-
-/* The interned ids of an event's name and category (0: write them inline). */
-static void intern_event(pf_state *ps, const char *name, size_t name_len, const char *cat, int cat_static,
-			 uint32_t *name_iid, uint32_t *cat_iid)
-{
-	*name_iid = use_name(ps, &ps->names, 2, name, name_len);
-	*cat_iid = cat_static ? static_name(ps, &ps->cats, 1, cat) : use_name(ps, &ps->cats, 1, cat, strlen(cat));
-}
-
-/* Annotation of decoded field i: name interned as iid, or inline_name when iid is 0. */
-static void put_field(pf_state *ps, const tk_kev_decoded *d, unsigned i, uint32_t iid, const char *inline_name)
+/* Annotation of decoded field i (room: field_room()): name interned as iid, or inline_name. */
+static unsigned char *put_field(unsigned char *p, const tk_kev_decoded *d, unsigned i, uint32_t iid,
+				const char *inline_name)
 {
 	const tk_kev_field *f = &d->fields[i];
-	size_t a = pb_begin(ps, 4);
+	unsigned char *a = w_begin(&p, 4);
 
 	if (iid != 0)
-		pb_uint(ps, 1, iid);
+		p = w_uint(p, 1, iid);
 	else
-		pb_cstr(ps, 10, inline_name);
+		p = w_cstr(p, 10, inline_name);
 	switch (f->type) {
 	case TK_KEV_FIELD_INT:
-		pb_int(ps, 4, f->v.i);
+		p = w_int(p, 4, f->v.i);
 		break;
 	case TK_KEV_FIELD_UINT:
-		pb_uint(ps, 3, f->v.u);
+		p = w_uint(p, 3, f->v.u);
 		break;
 	case TK_KEV_FIELD_HEX:
 	case TK_KEV_FIELD_PTR:
-		pb_uint(ps, 7, f->v.u);
+		p = w_uint(p, 7, f->v.u);
 		break;
 	case TK_KEV_FIELD_STR:
 	case TK_KEV_FIELD_BYTES:
-		pb_text(ps, 6, f->str, f->len, f->utf8);
+		p = w_text(p, 6, f->str, f->len, f->utf8);
 		break;
 	case TK_KEV_FIELD_WORDS: {
 		/* the words as text: "0x1 0x2 ..." */
-		size_t at = pb_begin(ps, 6);
-		for (uint32_t w = 0; w < f->len && !ps->oom; w++) {
-			int n = snprintf(ps->scratch, sizeof(ps->scratch), w > 0 ? " 0x%x" : "0x%x",
-					 (unsigned)tk_kev_field_word(d, f, w));
-			pb_reserve(ps, (size_t)n);
-			if (ps->oom)
-				break;
-			memcpy(ps->p + ps->len, ps->scratch, (size_t)n);
-			ps->len += (size_t)n;
+		static const char digits[] = "0123456789abcdef";
+		unsigned char *s = w_begin(&p, 6);
+		for (uint32_t w = 0; w < f->len; w++) {
+			uint32_t v = tk_kev_field_word(d, f, w);
+			char tmp[8];
+			int n = 0;
+			if (w > 0)
+				*p++ = ' ';
+			*p++ = '0';
+			*p++ = 'x';
+			do {
+				tmp[n++] = digits[v & 0xf];
+				v >>= 4;
+			} while (v != 0);
+			while (n > 0)
+				*p++ = (unsigned char)tmp[--n];
 		}
-		pb_end(ps, at);
+		p = w_end(p, s);
 		break;
 	}
 	default:
-		pb_cstr(ps, 6, "");
+		p = w_cstr(p, 6, "");
 		break;
 	}
-	pb_end(ps, a);
+	return w_end(p, a);
 }
 
-/* An annotation with an unsigned or pointer value and an interned name. */
-static void put_num(pf_state *ps, uint32_t iid, const char *name, unsigned value_field, uint64_t v)
+/* Room an annotation of field f needs, its name included. */
+static size_t field_room(const tk_kev_field *f, size_t name_len)
 {
-	size_t a = pb_begin(ps, 4);
+	size_t n = 40 + name_len;
+	if (f->type == TK_KEV_FIELD_STR || f->type == TK_KEV_FIELD_BYTES)
+		n += 2 * (size_t)f->len;
+	else if (f->type == TK_KEV_FIELD_WORDS)
+		n += 11 * (size_t)f->len;
+	return n;
+}
+
+/* An annotation with an unsigned or pointer value and an interned (or inline) name. */
+static inline unsigned char *put_num(unsigned char *p, uint32_t iid, const char *name, unsigned value_field,
+				     uint64_t v)
+{
+	unsigned char *a = w_begin(&p, 4);
 	if (iid != 0)
-		pb_uint(ps, 1, iid);
+		p = w_uint(p, 1, iid);
 	else
-		pb_cstr(ps, 10, name);
-	pb_uint(ps, value_field, v);
-	pb_end(ps, a);
+		p = w_cstr(p, 10, name);
+	p = w_uint(p, value_field, v);
+	return w_end(p, a);
 }
 
-static void put_str(pf_state *ps, uint32_t iid, const char *name, const char *v)
+static unsigned char *put_str(unsigned char *p, uint32_t iid, const char *name, const char *v)
 {
-	size_t a = pb_begin(ps, 4);
+	unsigned char *a = w_begin(&p, 4);
 	if (iid != 0)
-		pb_uint(ps, 1, iid);
+		p = w_uint(p, 1, iid);
 	else
-		pb_cstr(ps, 10, name);
-	pb_cstr(ps, 6, v);
-	pb_end(ps, a);
+		p = w_cstr(p, 10, name);
+	p = w_cstr(p, 6, v);
+	return w_end(p, a);
 }
 
-static uint32_t arg_name(pf_state *ps, const char *s)
+/* The encoded track_uuid field of a track into ps->track_enc (kept for the last track:
+ * runs of one thread's events are common). */
+HOT void track_encode(pf_state *ps, uint64_t track)
 {
-	return use_name(ps, &ps->args, 3, s, strlen(s));
+	if (track != ps->track_uuid || ps->track_enc_len == 0) {
+		ps->track_uuid = track;
+		ps->track_enc_len = (unsigned)(w_uint(ps->track_enc, 11, track) - ps->track_enc);
+	}
 }
 
-
-/* The event's header: packet fields, interned data, the TrackEvent opened. */
-static size_t track_event_open(pf_state *ps, uint64_t ns, uint64_t track, unsigned type, uint32_t name_iid,
-			       const char *name, size_t name_len, uint32_t cat_iid, const char *cat)
+/* The event's header: packet fields, interned data, the TrackEvent opened (*te: its length). */
+HOT unsigned char *track_event_open(pf_state *ps, unsigned char *p, unsigned char **te, uint64_t ns,
+					      uint64_t track, unsigned type, uint32_t name_iid, const char *name,
+					      size_t name_len, uint32_t cat_iid, const char *cat)
 {
-	put_interned(ps);
-	pb_uint(ps, 8, ns);
-	size_t te = pb_begin(ps, 11);
-	pb_uint(ps, 9, type);
-	pb_uint(ps, 11, track);
+	p = put_interned(ps, p);
+	p = w_uint(p, 8, ns);
+	*te = w_begin(&p, 11);
+	p = w_uint(p, 9, type);
+	track_encode(ps, track);
+	memcpy(p, ps->track_enc, sizeof(ps->track_enc));
+	p += ps->track_enc_len;
 	if (name != NULL) {
 		if (name_iid != 0)
-			pb_uint(ps, 10, name_iid);
+			p = w_uint(p, 10, name_iid);
 		else
-			pb_bytes(ps, 23, name, name_len);
+			p = w_bytes(p, 23, name, name_len);
 	}
 	if (cat != NULL) {
 		if (cat_iid != 0)
-			pb_uint(ps, 3, cat_iid);
+			p = w_uint(p, 3, cat_iid);
 		else
-			pb_cstr(ps, 22, cat);
+			p = w_cstr(p, 22, cat);
 	}
-	return te;
+	return p;
 }
 
 static const char *const slice_cat[] = { "SYSTEM", "USER", "KERCALL" };
+static const char *const slice_arg0[] = { "thisfn", "d0", "number" };
+static const char *const slice_arg1[] = { "call_site", "d1", "cpu" };
 
-/* "0x<hex>" of v into buf (at least 19 bytes) */
-static const char *hex_name(char *buf, uint64_t v)
+/* "0x<hex>" of v into buf (at least 19 bytes); its length */
+static size_t hex_name(char *buf, uint64_t v)
 {
 	static const char digits[] = "0123456789abcdef";
 	char tmp[16];
@@ -593,37 +1130,153 @@ static const char *hex_name(char *buf, uint64_t v)
 	while (n > 0)
 		*p++ = tmp[--n];
 	*p = '\0';
-	return buf;
+	return (size_t)(p - buf);
 }
 
-static const char *slice_name(char buf[32], const tk__slice *s)
+/* The interned name of a slice (0: inline, name and *len set then). */
+static uint32_t slice_name_iid(tk_export *x, pf_state *ps, const tk__slice *s, char buf[32], const char **name,
+			       size_t *len)
 {
-	if (s->kind == TK__SLICE_FUNC)
-		return hex_name(buf, s->arg[0]);
-	return s->name != NULL ? s->name : s->label;
+	if (s->kind == TK__SLICE_FUNC && s->name != NULL) { /* a symbol's name (tk_export_set_symbols) */
+		*name = s->name;
+		*len = strlen(s->name);
+		return use_name(ps, &ps->names, 2, s->name, *len);
+	}
+	if (s->kind == TK__SLICE_FUNC) {
+		uint64_t a = s->arg[0];
+		name_slot *e = &ps->addr_cache[((a >> 2) ^ (a >> 14)) & (ADDR_CACHE - 1)];
+		if (e->aux && e->key == a)
+			return e->iid;
+		*len = hex_name(buf, a);
+		*name = buf;
+		uint32_t iid = use_name(ps, &ps->names, 2, buf, *len);
+		if (iid != 0)
+			e->key = a, e->iid = iid, e->aux = 1;
+		return iid;
+	}
+	if (s->kind == TK__SLICE_USER) { /* the pair's name stays where it is during the export */
+		uint32_t iid = static_name(ps, &ps->names, 2, x->pairs[s->pair].name);
+		if (iid == 0) {
+			*name = x->pairs[s->pair].name;
+			*len = strlen(*name);
+		}
+		return iid;
+	}
+	unsigned k = (unsigned)s->arg[0] & 1023;
+	*name = s->label;
+	*len = strlen(s->label);
+	if (ps->kercall_iid[k] != 0 && strcmp(ps->kercall_label[k], s->label) == 0)
+		return ps->kercall_iid[k];
+	uint32_t iid = use_name(ps, &ps->names, 2, s->label, *len);
+	if (iid != 0) {
+		ps->kercall_iid[k] = iid;
+		memcpy(ps->kercall_label[k], s->label, sizeof(s->label));
+	}
+	return iid;
+}
+
+/* The common slice packets, when every name is known by iid and nothing is to be interned,
+ * in one pass: such a packet stays under 128 bytes (its largest: 4 + 11 + 2 + a TrackEvent
+ * of at most 62), so every length is one byte. The same fields as the general path. */
+HOT unsigned char *fast_open(unsigned char *p, unsigned char **pkt, unsigned char **te, uint64_t ns)
+{
+	p[0] = (unsigned char)TAG(1, WIRE_LEN); /* Trace.packet */
+	*pkt = p + 1;
+	p[2] = (unsigned char)TAG(10, WIRE_VARINT);
+	p[3] = SEQ_ID;
+	p[4] = (unsigned char)TAG(13, WIRE_VARINT);
+	p[5] = SEQ_NEEDS_INCREMENTAL_STATE;
+	p[6] = (unsigned char)TAG(8, WIRE_VARINT);
+	p = w_varint(p + 7, ns);
+	*p = (unsigned char)TAG(11, WIRE_LEN);
+	*te = p + 1;
+	return p + 2;
+}
+
+HOT unsigned char *fast_annotation(unsigned char *p, uint32_t iid, unsigned value_field, uint64_t v)
+{
+	unsigned char *a = p + 1;
+	p[0] = (unsigned char)TAG(4, WIRE_LEN);
+	p[2] = (unsigned char)TAG(1, WIRE_VARINT);
+	p = w_varint(p + 3, iid);
+	*p++ = (unsigned char)TAG(value_field, WIRE_VARINT);
+	p = w_varint(p, v);
+	*a = (unsigned char)(p - a - 1);
+	return p;
+}
+
+static int slice_begin_fast(tk_export *x, pf_state *ps, uint64_t track, const tk__slice *s, uint32_t name_iid,
+			    const uint32_t kid[3])
+{
+	unsigned char *p = packet_room(x, 128), *pkt, *te;
+	if (p == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = fast_open(p, &pkt, &te, s->begin_ns);
+	p[0] = (unsigned char)TAG(9, WIRE_VARINT);
+	p[1] = TYPE_SLICE_BEGIN;
+	track_encode(ps, track);
+	memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
+	p += 2 + ps->track_enc_len;
+	*p++ = (unsigned char)TAG(10, WIRE_VARINT);
+	p = w_varint(p, name_iid);
+	*p++ = (unsigned char)TAG(3, WIRE_VARINT);
+	p = w_varint(p, kid[0]);
+	unsigned vf = s->kind == TK__SLICE_KERCALL ? 3 : 7; /* uint or pointer (hex) */
+	p = fast_annotation(p, kid[1], vf, s->arg[0]);
+	p = fast_annotation(p, kid[2], vf, s->arg[1]);
+	*te = (unsigned char)(p - te - 1);
+	*pkt = (unsigned char)(p - pkt - 1);
+	x->out_len = (size_t)((char *)p - x->out);
+	return 0;
 }
 
 static int pf_slice_begin(tk_export *x, const tk__thread *t, const tk__slice *s)
 {
 	pf_state *ps = x->fmt_state;
-	uint32_t name_iid, cat_iid, a0, a1;
 	char buf[32];
-	const char *name = slice_name(buf, s);
-	size_t name_len = strlen(name);
+	const char *name = NULL;
+	size_t name_len = 0;
+	unsigned k = s->kind < 3 ? s->kind : 2;
 
-	packet_begin(ps, SEQ_NEEDS_INCREMENTAL_STATE);
-	intern_event(ps, name, name_len, slice_cat[s->kind], 1, &name_iid, &cat_iid);
-	const char *n0 = s->kind == TK__SLICE_FUNC ? "thisfn" : s->kind == TK__SLICE_USER ? "d0" : "number";
-	const char *n1 = s->kind == TK__SLICE_FUNC ? "call_site" : s->kind == TK__SLICE_USER ? "d1" : "cpu";
-	a0 = static_name(ps, &ps->args, 3, n0);
-	a1 = static_name(ps, &ps->args, 3, n1);
-	size_t te = track_event_open(ps, s->begin_ns, uuid_thread(t->pid, t->tid), TYPE_SLICE_BEGIN, name_iid, name,
-				     name_len, cat_iid, slice_cat[s->kind]);
+	uint32_t name_iid = slice_name_iid(x, ps, s, buf, &name, &name_len);
+	uint32_t *kid = ps->kind_iid[k];
+	if (kid[0] == 0 || kid[1] == 0 || kid[2] == 0) {
+		kid[0] = static_name(ps, &ps->cats, 1, slice_cat[k]);
+		kid[1] = static_name(ps, &ps->args, 3, slice_arg0[k]);
+		kid[2] = static_name(ps, &ps->args, 3, slice_arg1[k]);
+	}
+	uint32_t cat_iid = kid[0], a0 = kid[1], a1 = kid[2];
+	if (name_iid != 0 && cat_iid != 0 && a0 != 0 && a1 != 0 && ps->n_fresh == 0)
+		return slice_begin_fast(x, ps, uuid_thread(t->pid, t->tid), s, name_iid, kid);
+	if (name == NULL) { /* cached: written by iid */
+		name = "";
+		name_len = 0;
+	}
+	unsigned char *p = packet_room(x, 160 + name_len + fresh_room(ps)), *pkt, *te;
+	if (p == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = packet_open(p, &pkt, SEQ_NEEDS_INCREMENTAL_STATE);
+	p = track_event_open(ps, p, &te, s->begin_ns, uuid_thread(t->pid, t->tid), TYPE_SLICE_BEGIN, name_iid, name,
+			     name_len, cat_iid, slice_cat[k]);
 	unsigned vf = s->kind == TK__SLICE_KERCALL ? 3 : 7; /* uint or pointer (hex) */
-	put_num(ps, a0, n0, vf, s->arg[0]);
-	put_num(ps, a1, n1, vf, s->arg[1]);
-	pb_end(ps, te);
-	return packet_end(x, ps);
+	p = put_num(p, a0, slice_arg0[k], vf, s->arg[0]);
+	p = put_num(p, a1, slice_arg1[k], vf, s->arg[1]);
+	p = w_end(p, te);
+	return packet_close(x, p, pkt);
+}
+
+/* iid of "end.<name>" for a field name (static), cached by the name's address; key is the
+ * text when the iid is not known from the cache */
+static uint32_t end_key(pf_state *ps, const char *fname, char key[40])
+{
+	uint32_t iid = ptr_cached(ps, fname, 4);
+	if (iid != 0)
+		return iid;
+	snprintf(key, 40, "end.%.34s", fname);
+	iid = use_name(ps, &ps->args, 3, key, strlen(key));
+	if (iid != 0)
+		ptr_cache_put(ps, fname, 4, iid);
+	return iid;
 }
 
 static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
@@ -633,28 +1286,64 @@ static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 	unsigned n_args = 0;
 	uint32_t closed_iid = 0;
 	char keys[TK_KEV_MAX_FIELDS][40];
+	size_t room = 64;
 
-	packet_begin(ps, SEQ_NEEDS_INCREMENTAL_STATE);
+	if (reason == TK__CLOSE_END && (end == NULL || s->kind == TK__SLICE_FUNC) && ps->n_fresh == 0) {
+		/* no annotation: the end of a function, or of a slice whose end event is not given */
+		unsigned char *p = packet_room(x, 64), *pkt, *te;
+		if (p == NULL)
+			return x->failed ? TK_EIO : TK_ENOMEM;
+		p = fast_open(p, &pkt, &te, end_ns);
+		p[0] = (unsigned char)TAG(9, WIRE_VARINT);
+		p[1] = TYPE_SLICE_END;
+		track_encode(ps, uuid_thread(t->pid, t->tid));
+		memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
+		p += 2 + ps->track_enc_len;
+		*te = (unsigned char)(p - te - 1);
+		*pkt = (unsigned char)(p - pkt - 1);
+		x->out_len = (size_t)((char *)p - x->out);
+		return 0;
+	}
+
 	if (reason != TK__CLOSE_END) {
 		closed_iid = static_name(ps, &ps->args, 3, "closed");
+		room += 80;
 	} else if (end != NULL && s->kind != TK__SLICE_FUNC) {
 		/* the end's fields, as "end.<name>" like the JSON's "end" object */
 		n_args = end->n_fields;
 		for (unsigned i = 0; i < n_args; i++) {
 			const char *fname = end->fields[i].name[0] != '\0' ? end->fields[i].name : "text";
-			snprintf(keys[i], sizeof(keys[i]), "end.%.34s", fname);
-			ps->arg_iid[i] = arg_name(ps, keys[i]);
+			ps->arg_iid[i] = end_key(ps, fname, keys[i]);
+			room += field_room(&end->fields[i], 40);
 		}
 	}
-	size_t te = track_event_open(ps, end_ns, uuid_thread(t->pid, t->tid), TYPE_SLICE_END, 0, NULL, 0, 0, NULL);
+	unsigned char *p = packet_room(x, room + fresh_room(ps)), *pkt, *te;
+	if (p == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = packet_open(p, &pkt, SEQ_NEEDS_INCREMENTAL_STATE);
+	p = track_event_open(ps, p, &te, end_ns, uuid_thread(t->pid, t->tid), TYPE_SLICE_END, 0, NULL, 0, 0, NULL);
 	if (reason == TK__CLOSE_OUTER)
-		put_str(ps, closed_iid, "closed", "by an outer end");
+		p = put_str(p, closed_iid, "closed", "by an outer end");
 	else if (reason == TK__CLOSE_TRACE_END)
-		put_str(ps, closed_iid, "closed", "at the end of the trace");
+		p = put_str(p, closed_iid, "closed", "at the end of the trace");
 	for (unsigned i = 0; i < n_args; i++)
-		put_field(ps, end, i, ps->arg_iid[i], keys[i]);
-	pb_end(ps, te);
-	return packet_end(x, ps);
+		p = put_field(p, end, i, ps->arg_iid[i], keys[i]);
+	p = w_end(p, te);
+	return packet_close(x, p, pkt);
+}
+
+/* The instant's name (as the JSON export names it) into name[48]; its length. */
+static size_t instant_name(char name[48], const tk_kev_decoded *d, const char *cat)
+{
+	if (d->event_name[0] != '\0') {
+		size_t n = strlen(d->event_name); /* NUL-terminated within its 32 bytes */
+		memcpy(name, d->event_name, n);
+		name[n] = '\0';
+		return n;
+	}
+	if (d->number >= 0)
+		return (size_t)snprintf(name, 48, "%s %d", d->cls == 6 ? "USER" : cat != NULL ? cat : "EVENT", d->number);
+	return (size_t)snprintf(name, 48, "CLASS %u EVENT %u", d->cls, d->code);
 }
 
 static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t tid, const tk_kev_decoded *d)
@@ -663,42 +1352,51 @@ static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t ti
 	char name[48];
 	const char *cat = d->cls_desc != NULL ? d->cls_desc->name : NULL;
 	char cat_buf[16];
-	uint32_t name_iid, cat_iid, cpu_iid;
+	size_t name_len = 0;
+	uint32_t name_iid = 0, cat_iid, cpu_iid;
+	size_t room = 128;
 
 	(void)pid, (void)tid;
-	if (d->event_name[0] != '\0')
-		memcpy(name, d->event_name, sizeof(d->event_name)); /* NUL-terminated, 32 bytes */
-	else if (d->cls == 6 && d->number >= 0 && d->number < 1024) {
-		char *p = name + 5, tmp[8];
-		int n = 0, v = d->number;
-		memcpy(name, "USER ", 5);
-		do {
-			tmp[n++] = (char)('0' + v % 10);
-			v /= 10;
-		} while (v != 0);
-		while (n > 0)
-			*p++ = tmp[--n];
-		*p = '\0';
-	} else if (d->number >= 0)
-		snprintf(name, sizeof(name), "%s %d", d->cls == 6 ? "USER" : cat != NULL ? cat : "EVENT", d->number);
-	else
-		snprintf(name, sizeof(name), "CLASS %u EVENT %u", d->cls, d->code);
-	if (cat == NULL) {
-		snprintf(cat_buf, sizeof(cat_buf), "CLASS %u", d->cls);
-		cat = cat_buf;
+	/* the name is a function of class, code and number: cached by them */
+	name_slot *e = &ps->ev_cache[((d->cls & 31) << 10) | (d->code & 1023)];
+	uint64_t key = (uint64_t)(uint32_t)d->number + 1; /* never 0: 0 is a free slot */
+	if (e->key == key) { /* written by iid */
+		name_iid = e->iid;
+		cat_iid = e->aux;
+		name[0] = '\0';
+		cat = "";
+	} else {
+		name_len = instant_name(name, d, cat);
+		name_iid = use_name(ps, &ps->names, 2, name, name_len);
+		room += 2 * name_len;
+		if (cat == NULL) {
+			snprintf(cat_buf, sizeof(cat_buf), "CLASS %u", d->cls);
+			cat = cat_buf;
+			cat_iid = use_name(ps, &ps->cats, 1, cat, strlen(cat));
+		} else {
+			cat_iid = static_name(ps, &ps->cats, 1, cat);
+		}
+		if (name_iid != 0 && cat_iid != 0)
+			e->key = key, e->iid = name_iid, e->aux = cat_iid;
 	}
-	packet_begin(ps, SEQ_NEEDS_INCREMENTAL_STATE);
-	intern_event(ps, name, strlen(name), cat, cat != cat_buf, &name_iid, &cat_iid);
-	cpu_iid = static_name(ps, &ps->args, 3, "cpu");
+	if ((cpu_iid = ps->cpu_iid) == 0)
+		ps->cpu_iid = cpu_iid = static_name(ps, &ps->args, 3, "cpu");
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const char *fname = d->fields[i].name[0] != '\0' ? d->fields[i].name : "text";
+		ps->arg_iid[i] = static_name(ps, &ps->args, 3, fname);
+		room += field_room(&d->fields[i], ps->arg_iid[i] != 0 ? 0 : strlen(fname)); /* inline when 0 */
+	}
+	unsigned char *p = packet_room(x, room + fresh_room(ps)), *pkt, *te;
+	if (p == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = packet_open(p, &pkt, SEQ_NEEDS_INCREMENTAL_STATE);
+	p = track_event_open(ps, p, &te, d->time_ns, t != NULL ? uuid_thread(t->pid, t->tid) : UUID_NO_THREAD,
+			     TYPE_INSTANT, name_iid, name, name_len, cat_iid, cat);
+	p = put_num(p, cpu_iid, "cpu", 3, d->cpu);
 	for (unsigned i = 0; i < d->n_fields; i++)
-		ps->arg_iid[i] = static_name(ps, &ps->args, 3, d->fields[i].name[0] != '\0' ? d->fields[i].name : "text");
-	size_t te = track_event_open(ps, d->time_ns, t != NULL ? uuid_thread(t->pid, t->tid) : UUID_NO_THREAD,
-				     TYPE_INSTANT, name_iid, name, strlen(name), cat_iid, cat);
-	put_num(ps, cpu_iid, "cpu", 3, d->cpu);
-	for (unsigned i = 0; i < d->n_fields; i++)
-		put_field(ps, d, i, ps->arg_iid[i], d->fields[i].name[0] != '\0' ? d->fields[i].name : "text");
-	pb_end(ps, te);
-	return packet_end(x, ps);
+		p = put_field(p, d, i, ps->arg_iid[i], d->fields[i].name[0] != '\0' ? d->fields[i].name : "text");
+	p = w_end(p, te);
+	return packet_close(x, p, pkt);
 }
 
 static int pf_counter(tk_export *x, const tk__thread *t, const tk__counter *c, uint64_t ns, int64_t value)
@@ -706,35 +1404,42 @@ static int pf_counter(tk_export *x, const tk__thread *t, const tk__counter *c, u
 	pf_state *ps = x->fmt_state;
 	uint64_t uuid = uuid_counter(t->pid, c->code);
 	int seen = uuid_add(&ps->tracks, uuid);
+	unsigned char *p, *pkt;
 
 	if (seen < 0)
 		return tk__export_error(x, seen, "out of memory");
 	if (!seen) { /* a counter track of the process */
-		packet_begin(ps, 0);
-		size_t td = pb_begin(ps, 60);
-		pb_uint(ps, 1, uuid);
-		pb_cstr(ps, 2, c->name);
-		pb_uint(ps, 5, uuid_process(t->pid));
-		size_t cd = pb_begin(ps, 8);
-		pb_end(ps, cd);
-		pb_end(ps, td);
-		int rc = packet_end(x, ps);
-		if (rc != 0)
-			return rc;
+		if ((p = packet_room(x, 128 + sizeof(c->name))) == NULL)
+			return x->failed ? TK_EIO : TK_ENOMEM;
+		p = packet_open(p, &pkt, 0);
+		unsigned char *td = w_begin(&p, 60);
+		p = w_uint(p, 1, uuid);
+		p = w_cstr(p, 2, c->name);
+		p = w_uint(p, 5, uuid_process(t->pid));
+		unsigned char *cd = w_begin(&p, 8);
+		p = w_end(p, cd);
+		p = w_end(p, td);
+		packet_close(x, p, pkt);
 	}
-	packet_begin(ps, 0);
-	pb_uint(ps, 8, ns);
-	size_t te = pb_begin(ps, 11);
-	pb_uint(ps, 9, TYPE_COUNTER);
-	pb_uint(ps, 11, uuid);
-	pb_int(ps, 30, value);
-	pb_end(ps, te);
-	return packet_end(x, ps);
+	if ((p = packet_room(x, 64)) == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = packet_open(p, &pkt, 0);
+	p = w_uint(p, 8, ns);
+	unsigned char *te = w_begin(&p, 11);
+	p = w_uint(p, 9, TYPE_COUNTER);
+	p = w_uint(p, 11, uuid);
+	p = w_int(p, 30, value);
+	p = w_end(p, te);
+	return packet_close(x, p, pkt);
 }
 
 static int pf_finish(tk_export *x)
 {
-	(void)x;
+	for (unsigned c = 0; c < N_CPUS; c++) {
+		int rc = bundle_flush(x, c);
+		if (rc != 0)
+			return rc;
+	}
 	return 0;
 }
 
@@ -747,13 +1452,21 @@ static void pf_free(tk_export *x)
 	intern_free(&ps->cats);
 	intern_free(&ps->args);
 	free(ps->tracks.v);
-	free(ps->p);
+	free(ps->tids.v);
+	free(ps->thr);
+	free(ps->thr_idx);
+	free(ps->procs);
+	free(ps->ev_cache);
+	free(ps->big);
+	for (unsigned c = 0; c < N_CPUS; c++)
+		free(ps->cpu[c].ev);
 	free(ps);
 	x->fmt_state = NULL;
 }
 
 const tk__format tk__export_perfetto = {
 	.start = pf_start,
+	.event = pf_event,
 	.process_name = pf_process_name,
 	.thread_name = pf_thread_name,
 	.slice_begin = pf_slice_begin,
@@ -763,4 +1476,5 @@ const tk__format tk__export_perfetto = {
 	.thread_new = pf_thread_new,
 	.finish = pf_finish,
 	.free = pf_free,
+	.light_event = pf_light_event,
 };

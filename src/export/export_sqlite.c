@@ -86,13 +86,45 @@ static int sq_fail(tk_export *x, sq_state *sq, const char *what)
 				sqlite3_errmsg(sq->db));
 }
 
+/* Runs an insert. Every parameter is bound before each step (NULL explicitly), so the
+ * bindings need no clearing; text is bound SQLITE_STATIC when it outlives the step. */
 static int sq_step(tk_export *x, sq_state *sq, int qi)
 {
 	sqlite3_stmt *s = sq->q[qi];
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
 	return rc == SQLITE_DONE ? 0 : sq_fail(x, sq, "writing the database");
+}
+
+/* "0x<hex>" at p; returns the end */
+static char *put_hex(char *p, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	int n = v == 0 ? 1 : (67 - __builtin_clzll(v)) / 4;
+	*p++ = '0';
+	*p++ = 'x';
+	for (int i = n - 1; i >= 0; i--)
+		p[i] = digits[v & 0xf], v >>= 4;
+	return p + n;
+}
+
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n > 0)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_lit(char *p, const char *s)
+{
+	size_t n = strlen(s);
+	memcpy(p, s, n);
+	return p + n;
 }
 
 static sq_thread *sq_thread_get(sq_state *sq, int32_t pid, int32_t tid, int create)
@@ -218,7 +250,8 @@ static int bind_args(tk_export *x, sqlite3_stmt *s, int col, const tk_kev_decode
 	x->out[x->out_len++] = '{';
 	tk__json_fields(x, d);
 	x->out[x->out_len++] = '}';
-	sqlite3_bind_text(s, col, x->out, (int)x->out_len, SQLITE_TRANSIENT);
+	/* static: the buffer is not written again before the caller's step */
+	sqlite3_bind_text(s, col, x->out, (int)x->out_len, SQLITE_STATIC);
 	x->out_len = 0;
 	return 0;
 }
@@ -235,22 +268,31 @@ static int sq_event(tk_export *x, const tk_kev_decoded *d)
 		snprintf(cls_buf, sizeof(cls_buf), "CLASS %u", d->cls);
 		cls = cls_buf;
 	}
-	if (d->event_name[0] != '\0')
-		snprintf(name, sizeof(name), "%s", d->event_name);
-	else if (d->number >= 0)
-		snprintf(name, sizeof(name), "%s %d", d->cls == 6 ? "USER" : "EVENT", d->number);
-	else
-		snprintf(name, sizeof(name), "EVENT %u", d->code);
+	if (d->event_name[0] != '\0') {
+		size_t n = strnlen(d->event_name, sizeof(name) - 1);
+		memcpy(name, d->event_name, n);
+		name[n] = '\0';
+	} else if (d->number >= 0) {
+		*put_u64(put_lit(name, d->cls == 6 ? "USER " : "EVENT "), (uint64_t)d->number) = '\0';
+	} else {
+		*put_u64(put_lit(name, "EVENT "), d->code) = '\0';
+	}
 	sqlite3_bind_int64(s, 1, (sqlite3_int64)d->time_ns);
 	sqlite3_bind_int(s, 2, (int)d->cpu);
 	if (d->flags & TK_KEV_DEC_OWNER_KNOWN) {
 		sqlite3_bind_int(s, 3, d->pid);
 		sqlite3_bind_int(s, 4, d->tid);
+	} else {
+		sqlite3_bind_null(s, 3);
+		sqlite3_bind_null(s, 4);
 	}
-	sqlite3_bind_text(s, 5, cls, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(s, 6, name, -1, SQLITE_TRANSIENT);
+	/* name, cls_buf and the args in x->out live until the step below */
+	sqlite3_bind_text(s, 5, cls, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 6, name, -1, SQLITE_STATIC);
 	if (d->number >= 0)
 		sqlite3_bind_int(s, 7, d->number);
+	else
+		sqlite3_bind_null(s, 7);
 	bind_args(x, s, 8, d);
 	if ((rc = sq_step(x, sq, Q_EVENT)) != 0)
 		return rc;
@@ -316,20 +358,32 @@ static int sq_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 {
 	sq_state *sq = x->fmt_state;
 	sqlite3_stmt *q = sq->q[Q_SLICE];
-	char name[40], args[160];
+	char name[40], args[160], *a = args;
+	const char *nm = name;
+	int name_len;
 
 	if (s->kind == TK__SLICE_FUNC) {
-		snprintf(name, sizeof(name), "0x%llx", (unsigned long long)s->arg[0]);
-		snprintf(args, sizeof(args), "{\"thisfn\":\"0x%llx\",\"call_site\":\"0x%llx\"}",
-			 (unsigned long long)s->arg[0], (unsigned long long)s->arg[1]);
+		if (s->name != NULL) { /* the function's symbol (tk_export_set_symbols) */
+			nm = s->name;
+			name_len = (int)strlen(nm);
+		} else {
+			name_len = (int)(put_hex(name, s->arg[0]) - name);
+		}
+		a = put_hex(put_lit(a, "{\"thisfn\":\""), s->arg[0]);
+		a = put_hex(put_lit(a, "\",\"call_site\":\""), s->arg[1]);
+		a = put_lit(a, "\"}");
 	} else if (s->kind == TK__SLICE_USER) {
-		snprintf(name, sizeof(name), "%s", s->name);
-		snprintf(args, sizeof(args), "{\"d0\":\"0x%llx\",\"d1\":\"0x%llx\"}", (unsigned long long)s->arg[0],
-			 (unsigned long long)s->arg[1]);
+		nm = s->name;
+		name_len = (int)strnlen(nm, sizeof(name) - 1); /* as snprintf into name[40] cut it */
+		a = put_hex(put_lit(a, "{\"d0\":\""), s->arg[0]);
+		a = put_hex(put_lit(a, "\",\"d1\":\""), s->arg[1]);
+		a = put_lit(a, "\"}");
 	} else {
-		snprintf(name, sizeof(name), "%s", s->label);
-		snprintf(args, sizeof(args), "{\"number\":%llu,\"cpu\":%llu}", (unsigned long long)s->arg[0],
-			 (unsigned long long)s->arg[1]);
+		nm = s->label;
+		name_len = (int)strnlen(nm, sizeof(name) - 1);
+		a = put_u64(put_lit(a, "{\"number\":"), s->arg[0]);
+		a = put_u64(put_lit(a, ",\"cpu\":"), s->arg[1]);
+		a = put_lit(a, "}");
 	}
 	(void)end;
 	sqlite3_bind_int64(q, 1, (sqlite3_int64)s->begin_ns);
@@ -338,12 +392,14 @@ static int sq_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 	sqlite3_bind_int(q, 4, t->tid);
 	sqlite3_bind_int(q, 5, (int)t->depth); /* the stack without this slice: its depth */
 	sqlite3_bind_text(q, 6, slice_cat[s->kind], -1, SQLITE_STATIC);
-	sqlite3_bind_text(q, 7, name, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(q, 8, args, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(q, 7, nm, name_len, SQLITE_STATIC); /* name, args, the slice: alive until the step */
+	sqlite3_bind_text(q, 8, args, (int)(a - args), SQLITE_STATIC);
 	if (reason == TK__CLOSE_OUTER)
 		sqlite3_bind_text(q, 9, "by an outer end", -1, SQLITE_STATIC);
 	else if (reason == TK__CLOSE_TRACE_END)
 		sqlite3_bind_text(q, 9, "at the end of the trace", -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(q, 9);
 	return sq_step(x, sq, Q_SLICE);
 }
 
@@ -414,6 +470,12 @@ const tk__format tk__export_sqlite = {
 int tk_export_sqlite(const char *in_path, const char *db_path, const char *pairs, const char *counters,
 		     tk_export_stats *stats, char *errmsg, size_t errmsg_cap)
 {
+	return tk_export_sqlite_flags(in_path, db_path, 0, pairs, counters, stats, errmsg, errmsg_cap);
+}
+
+int tk_export_sqlite_flags(const char *in_path, const char *db_path, unsigned flags, const char *pairs,
+			   const char *counters, tk_export_stats *stats, char *errmsg, size_t errmsg_cap)
+{
 	tk_export *x;
 	sq_state *sq;
 	char *err = NULL;
@@ -425,12 +487,19 @@ int tk_export_sqlite(const char *in_path, const char *db_path, const char *pairs
 		return TK_EINVAL;
 	if ((rc = tk__export_create(&x, &tk__export_sqlite, TK_EXPORT_SQLITE, NULL)) != 0)
 		return rc;
+	if ((flags & TK_EXPORT_SYMBOLS) && (rc = tk__export_use_symbols(x, in_path)) != 0) {
+		tk_export_free(x);
+		return rc;
+	}
 	sq = calloc(1, sizeof(*sq));
 	if (sq == NULL) {
 		tk_export_free(x);
 		return TK_ENOMEM;
 	}
 	x->fmt_state = sq;
+	/* No memory statistics: they cost a global mutex per allocation (refused, harmlessly,
+	 * when the process has already initialized SQLite) */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	/* one thread uses the connection: no mutexes; large pages and a 64 MiB cache */
 	if (sqlite3_open_v2(db_path, &sq->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			    NULL) != SQLITE_OK ||

@@ -83,6 +83,7 @@ typedef struct st_state {
 	st_interval kercalls[_TRACE_MAX_KER_CALL_NUM];
 	char kercall_names[_TRACE_MAX_KER_CALL_NUM][32];
 	struct { int32_t pid, tid; int valid; } running_on[64]; /* by CPU */
+	st_thread *last;       /* the owner of the last light event (NULL after the table grew) */
 	int after_buffer;      /* the last event was a CONTROL BUFFER (or TIME/DROPPED after it) */
 	uint64_t state_events; /* THREAD state changes followed */
 	uint64_t tables_full;  /* threads or processes past the cap: not counted separately */
@@ -116,6 +117,7 @@ static st_thread *st_thread_get(st_state *ss, int32_t pid, int32_t tid)
 		free(ss->threads);
 		ss->threads = t;
 		ss->threads_cap = cap;
+		ss->last = NULL; /* it moved */
 	}
 find_only:
 	if (ss->threads_cap == 0)
@@ -336,6 +338,29 @@ static int st_event(tk_export *x, const tk_kev_decoded *d)
 		ss->after_buffer = 1;
 	else if (!(d->cls == 1 && (d->code == _TRACE_CONTROL_TIME || d->code == _TRACE_CONTROL_DROPPED)))
 		ss->after_buffer = 0;
+	return 0;
+}
+
+/* st_event() for an event of the light path (FUNC_ENTER/EXIT, USER): the count and the
+ * owner's events; the first event of each (class, event) is decoded, for its name. */
+static int st_light_event(tk_export *x, unsigned cls, unsigned code, int owner_known, int32_t pid, int32_t tid)
+{
+	st_state *ss = x->fmt_state;
+	unsigned key = (cls & 31) * 1024 + (code & 1023);
+
+	if (ss->names[key] == NULL)
+		return 1;
+	ss->counts[key]++;
+	if (owner_known) {
+		st_thread *t = ss->last;
+		if (t == NULL || t->pid != pid || t->tid != tid) {
+			t = st_thread_get(ss, pid, tid);
+			ss->last = t;
+		}
+		if (t != NULL)
+			t->events++;
+	}
+	ss->after_buffer = 0;
 	return 0;
 }
 
@@ -647,4 +672,5 @@ const tk__format tk__export_stats = {
 	.counter = st_counter,
 	.finish = st_finish,
 	.free = st_free,
+	.light_event = st_light_event,
 };

@@ -478,6 +478,13 @@ static int decode_system(tk_kev_decoded *d, const tk_kev_event *ev, unsigned fla
 	e = &tk__system_events[code];
 	set_name(d, NULL, e->label);
 	d->number = (int)code;
+	if ((code == _NTO_TRACE_SYS_FUNC_ENTER || code == _NTO_TRACE_SYS_FUNC_EXIT) && ev->len == 2) {
+		/* the hot case of -finstrument-functions traces: decode_args() of "fHthisfn",
+		 * "fHcall_site" without walking the list */
+		num32(d, ev, "thisfn", TK_KEV_FIELD_HEX, 'H', 0);
+		num32(d, ev, "call_site", TK_KEV_FIELD_HEX, 'H', 4);
+		return 0;
+	}
 	if (!(flags & TK_KEV_DECODE_QNX_STRICT)) {
 		/* tracekit's 64-bit forms: wide function hooks carry two 64-bit addresses, and an
 		 * ADDRESS above 4 GiB has its upper half in the second word */

@@ -138,6 +138,7 @@ int tk__trace_write(unsigned cls, unsigned code, const uint32_t *words, size_t n
 int tk__trace_write_raw(uint32_t header, uint32_t time, uint32_t d0, uint32_t d1);
 /* Emits the process and its threads (START). */
 void tk__trace_emit_state(void);
+void tk__trace_emit_maps(void); /* trace_maps.c: SYSTEM MMAP of each executable mapping */
 /* Notes the threads that exist now and opens a new session (START, STARTNOSTATE): threads
  * created later announce themselves (THCREATE, PROCTHREAD_NAME) with their first buffer. */
 void tk__trace_new_session(void);

@@ -106,5 +106,6 @@ void tk__trace_emit_state(void)
 	}
 	if (d != NULL)
 		closedir(d);
+	tk__trace_emit_maps();
 }
 
