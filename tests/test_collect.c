@@ -1107,6 +1107,33 @@ static void test_merge_timeline(void **state)
 	tk_collect_timeline_free(tl);
 	tk_collect_merge_free(NULL);
 	tk_collect_timeline_free(NULL);
+	/* a program's own .kev: its USER events kept, its THREAD, CONTROL and KERCALL ones left out */
+	{
+		char upath[128];
+		tk_collect_merge *um;
+		uint32_t words[2] = { 7, 8 };
+		snprintf(upath, sizeof(upath), "%s/u.kev", dir);
+		assert_int_equal(tk_kev_writer_open(&w, upath, &h, 0), TK_OK);
+		assert_int_equal(tk_kev_write_event(w, 0, _TRACE_PR_TH_C, STATE_RUNNING, 100, words, 2), TK_OK);
+		assert_int_equal(tk_kev_write_event(w, 0, _TRACE_USER_C, 9, 200, words, 2), TK_OK);
+		assert_int_equal(tk_kev_write_event(w, 0, _TRACE_KER_CALL_C, 1, 300, words, 2), TK_OK);
+		assert_int_equal(tk_kev_writer_close(w), TK_OK);
+		assert_int_equal(tk_collect_merge_new(&um), TK_OK);
+		assert_int_equal(tk_collect_merge_load_kev(um, upath, why, sizeof(why)), TK_OK);
+		assert_int_equal(tk_collect_merge_count(um), 1);
+		/* a file that is not a .kev: the reason names it, nothing added */
+		{
+			FILE *f = fopen(upath, "w");
+			assert_non_null(f);
+			fputs("not a trace\n", f);
+			fclose(f);
+		}
+		assert_int_equal(tk_collect_merge_load_kev(um, upath, why, sizeof(why)), TK_EFORMAT);
+		assert_non_null(strstr(why, "u.kev"));
+		assert_int_equal(tk_collect_merge_count(um), 1);
+		tk_collect_merge_free(um);
+		unlink(upath);
+	}
 	/* a kernel file that is gone: the reason, nothing written */
 	assert_int_equal(tk_collect_merge_new(&m), TK_OK);
 	unlink(path);
@@ -1177,6 +1204,8 @@ static void test_drain_pool(void **state)
 
 	(void)state;
 	snprintf(name, sizeof(name), "test-collect.%ld", (long)getpid());
+	if (tk_session_open(&s, name, TK_SESSION_RECOVER) == TK_OK)
+		tk_session_close(s); /* a region a crashed run of the same pid left */
 	assert_int_equal(tk_session_create(&s, name, 4), TK_OK);
 	pool = tk_session_pool(s);
 	assert_int_equal(tk_collect_drain_new(&d, pool, &cfg), TK_OK);

@@ -656,6 +656,16 @@ case_daemon_program() { # -d1 without -c: a program configures (USER only), star
 	# the program enabled USER only: none of the kernel's PROCESS events
 	n=$(grep -c "PROCCREATE_NAME\|PROCDESTROY" "$t" || true)
 	[ "$n" = 0 ] || fail "$n PROCESS events written though the program enabled USER only"
+	# three processes record what a fourth configured and started, until it stops the trace
+	"$TL" -d1 -f "$W/d4.kev" -- sh -c "$WR -w 600 -n 1000 & $WR -w 600 -n 1000 & $WR -w 600 -n 1000 &
+		$WR -s -n 0 -z 2500 -x stop; wait" >/dev/null 2>"$W/d4.err" || { fail "four: exit status $? ($(cat "$W/d4.err"))"; return; }
+	readable "$W/d4.kev" || return
+	pids=
+	for h in $(sed -n 's/.*USREVENT:EVENT:10,.* d1:0x\([0-9a-f]*\)$/\1/p' "$W/d4.kev.txt" | sort -u); do
+		pids="$pids $((0x$h))"
+	done
+	[ "$(echo $pids | wc -w)" = 3 ] || { fail "four: writers seen: $pids"; return; }
+	numbered "$W/d4.kev.txt" 10 1000 $pids >"$W/d4.awk" || fail "four: $(head -n 3 "$W/d4.awk")"
 }
 
 case_daemon_user_only() { # -d1 as nobody, no command: no kernel events (a one-line note), the programs' own

@@ -29,7 +29,6 @@ struct tk_collect_session {
 	tk_session *s;
 	tk_collect_drain *drain;
 	tk_collect_merge *merge; /* NULL: events are read and dropped */
-	pthread_mutex_t mu;      /* the merge and the counters */
 	pthread_t thread;
 	int running;
 	_Atomic int quit;
@@ -38,11 +37,12 @@ struct tk_collect_session {
 	uint32_t epoch0; /* the start epoch when opened: a START since moves it */
 	unsigned wait_ms;
 	int procdestroy, obey_config;
-	int err;
-	uint64_t user_slots; /* slots handed to the merge */
-	uint64_t deaths;
-	uint32_t pids_seen;
-	uint64_t first_ns, last_ns;
+	/* read by the caller's thread while the drain thread counts; the merge itself is the
+	 * drain thread's alone until tk_collect_session_finish() */
+	_Atomic uint64_t user_slots; /* slots handed to the merge */
+	_Atomic uint64_t deaths_n;
+	_Atomic int err_n;
+	uint64_t last_reap_ns;
 };
 
 /* ---- one round -------------------------------------------------------------------------- */
@@ -54,11 +54,9 @@ static int add_event(void *ud, const traceevent_t *slots, size_t n, uint64_t t_n
 
 	if (cs->merge == NULL)
 		return 0;
-	pthread_mutex_lock(&cs->mu);
 	rc = tk_collect_merge_add(cs->merge, slots, n, t_ns, pid, tid);
 	if (rc == TK_OK)
-		cs->user_slots += n;
-	pthread_mutex_unlock(&cs->mu);
+		atomic_fetch_add_explicit(&cs->user_slots, n, memory_order_relaxed);
 	return rc == TK_OK ? 0 : rc;
 }
 
@@ -130,18 +128,14 @@ static int reap_dead(tk_collect_session *cs)
 		    (!cs->obey_config ||
 		     tk_collect_session_enabled(cs->s, _TRACE_MAKE_CODE(0, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_DESTROY_P)))) {
 			uint64_t t = tk_clock_ns();
-			pthread_mutex_lock(&cs->mu);
 			rc = tk_collect_merge_add_procdestroy(cs->merge, 0, t, (int32_t)info.pid);
 			if (rc == TK_OK)
-				cs->user_slots++;
-			pthread_mutex_unlock(&cs->mu);
+				atomic_fetch_add_explicit(&cs->user_slots, 1, memory_order_relaxed);
 			if (rc != TK_OK)
 				return rc;
 		}
 		tk_session_reap(cs->s, info.pid);
-		pthread_mutex_lock(&cs->mu);
-		cs->deaths++;
-		pthread_mutex_unlock(&cs->mu);
+		atomic_fetch_add_explicit(&cs->deaths_n, 1, memory_order_relaxed);
 	}
 	return TK_OK;
 }
@@ -157,18 +151,21 @@ static void note_started(tk_collect_session *cs)
 	}
 }
 
-static int round_once(tk_collect_session *cs)
+static int round_once(tk_collect_session *cs, int force_reap)
 {
 	int rc = tk_collect_drain_queued(cs->drain, add_event, cs);
+	uint64_t now = tk_clock_ns();
 
 	note_started(cs);
-	if (rc >= 0)
+	/* deaths are looked for at most every 20 ms (a /proc read per attached process): a
+	 * busy session wakes the drain far more often than that */
+	if (rc >= 0 && (force_reap || now - cs->last_reap_ns >= 20000000ull)) {
+		cs->last_reap_ns = now;
 		rc = reap_dead(cs);
+	}
 	if (rc >= 0 && cs->merge != NULL) {
 		/* what was drained is on disk before the next wait: a logger killed now keeps it */
-		pthread_mutex_lock(&cs->mu);
 		tk_collect_merge_flush(cs->merge);
-		pthread_mutex_unlock(&cs->mu);
 	}
 	return rc < 0 ? rc : TK_OK;
 }
@@ -182,10 +179,8 @@ static void *drain_thread(void *arg)
 		tk_session_wait(cs->s, cs->wait_ms);
 		if (atomic_load(&cs->quit))
 			break;
-		if ((rc = round_once(cs)) != TK_OK) {
-			pthread_mutex_lock(&cs->mu);
-			cs->err = rc;
-			pthread_mutex_unlock(&cs->mu);
+		if ((rc = round_once(cs, 0)) != TK_OK) {
+			atomic_store(&cs->err_n, rc);
 			break;
 		}
 	}
@@ -213,13 +208,11 @@ int tk_collect_session_open(tk_collect_session **out, tk_session *s, const tk_co
 	cs->wait_ms = cfg->wait_ms ? cfg->wait_ms : 100;
 	cs->procdestroy = !cfg->no_procdestroy;
 	cs->obey_config = cfg->obey_config;
-	pthread_mutex_init(&cs->mu, NULL);
 	memset(&dc, 0, sizeof(dc));
 	dc.size = sizeof(dc);
 	tk_session_clock(s, &dc.cycles_per_sec, &dc.clock_cycles, &dc.clock_ns);
 	dc.skip_classes = cfg->skip_classes;
 	if ((rc = tk_collect_drain_new(&cs->drain, tk_session_pool(s), &dc)) != TK_OK) {
-		pthread_mutex_destroy(&cs->mu);
 		free(cs);
 		return rc;
 	}
@@ -233,8 +226,7 @@ int tk_collect_session_open(tk_collect_session **out, tk_session *s, const tk_co
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (rc != 0) {
 			tk_collect_drain_free(cs->drain);
-			pthread_mutex_destroy(&cs->mu);
-			free(cs);
+				free(cs);
 			return TK_ENOMEM;
 		}
 		cs->running = 1;
@@ -247,7 +239,7 @@ int tk_collect_session_drain(tk_collect_session *cs)
 {
 	if (cs->running)
 		return TK_ESTATE;
-	return round_once(cs);
+	return round_once(cs, 1);
 }
 
 /* Started (want 1): now, or a START came and went since the handle was opened (a program
@@ -279,13 +271,11 @@ void tk_collect_session_get_stats(tk_collect_session *cs, tk_collect_session_sta
 	uint64_t dropped = 0;
 
 	memset(st, 0, sizeof(*st));
-	pthread_mutex_lock(&cs->mu);
-	st->user_slots = cs->user_slots;
-	st->deaths = cs->deaths;
-	st->error = cs->err;
+	st->user_slots = atomic_load_explicit(&cs->user_slots, memory_order_relaxed);
+	st->deaths = atomic_load_explicit(&cs->deaths_n, memory_order_relaxed);
+	st->error = atomic_load(&cs->err_n);
 	tk_collect_drain_get_stats(cs->drain, &st->events, &st->buffers, &dropped);
 	st->dropped = dropped;
-	pthread_mutex_unlock(&cs->mu);
 }
 
 /* Every WRITING buffer of a process that lives on (the end of the recording): read up to
@@ -316,9 +306,9 @@ int tk_collect_session_finish(tk_collect_session *cs)
 		pthread_join(cs->thread, NULL);
 		cs->running = 0;
 	}
-	if (cs->err != TK_OK)
-		return cs->err;
-	rc = round_once(cs);
+	if (atomic_load(&cs->err_n) != TK_OK)
+		return atomic_load(&cs->err_n);
+	rc = round_once(cs, 1);
 	if (rc == TK_OK)
 		rc = peek_living(cs);
 	/* records the writers lost that no buffer reported yet: one DROPPED event */
@@ -328,7 +318,7 @@ int tk_collect_session_finish(tk_collect_session *cs)
 				    { 0, (uint32_t)dropped, (uint32_t)(dropped >> 32) } };
 		rc = add_event(cs, &ev, 1, tk_clock_ns(), 0, 0);
 	}
-	cs->err = rc;
+	atomic_store(&cs->err_n, rc);
 	return rc;
 }
 
@@ -342,7 +332,6 @@ void tk_collect_session_close(tk_collect_session *cs)
 		pthread_join(cs->thread, NULL);
 	}
 	tk_collect_drain_free(cs->drain);
-	pthread_mutex_destroy(&cs->mu);
 	free(cs);
 }
 
