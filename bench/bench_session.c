@@ -66,9 +66,13 @@ static double median(double *v, size_t n)
 	return v[n / 2];
 }
 
+static tk_session *g_logger_session; /* the session this process created, removed on failure */
+
 static void die(const char *what, const char *why)
 {
 	fprintf(stderr, "bench_session: %s: %s\n", what, why);
+	if (g_logger_session != NULL) /* no orphaned region left behind */
+		tk_session_close(g_logger_session);
 	exit(1);
 }
 
@@ -194,6 +198,7 @@ static void session_open(struct drain *d, const char *dir, const char *file, con
 	d->batch = batch;
 	if (tk_session_create(&d->s, name, n_buffers) != TK_OK)
 		die(name, tk_session_errmsg());
+	g_logger_session = d->s;
 	d->pool = tk_session_pool(d->s);
 	/* Every buffer touched once, as the in-process run's warm-up burst touches its pool: the
 	 * first write to a page of a fresh tmpfs region is a page fault (about a microsecond per
@@ -219,6 +224,7 @@ static void session_close(struct drain *d)
 	tk_session_stop(d->s);
 	if (d->fd >= 0)
 		close(d->fd);
+	g_logger_session = NULL;
 	if (tk_session_close(d->s) != TK_OK)
 		die("closing the session", tk_session_errmsg());
 }
