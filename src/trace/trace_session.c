@@ -32,7 +32,6 @@ static _Atomic int g_first_call_done; /* TraceEvent() tried to attach */
 static _Atomic int g_reported;        /* a failure to attach was said */
 static _Atomic int g_need_register;   /* a forked child that has not registered yet */
 static tk_session *g_left_session;   /* the session left (sd_yield): its region stays mapped */
-static _Atomic int g_forgone;         /* the program took buffers of its own: never attach again */
 static _Atomic unsigned char g_child_modes[TRACE_N_CLASSES]; /* all "filtered": the slow path re-registers */
 static pthread_once_t g_hooks_once = PTHREAD_ONCE_INIT;
 static __thread int tls_flushing; /* the full hook takes no new buffer for a flush */
@@ -107,7 +106,7 @@ static int sd_yield(void *ctx)
 	tk_session *ss;
 
 	(void)ctx;
-	tk__trace_session_forgo();
+	tk__trace_session_decline();
 	tk__trace_session_flush();
 	pthread_mutex_lock(&tk__trace.lock);
 	ss = atomic_load(&tk__trace.sess);
@@ -126,17 +125,6 @@ static int sd_yield(void *ctx)
 	pthread_mutex_unlock(&tk__trace.lock);
 	tk_session_wake(ss);
 	return 1;
-}
-
-/*
- * The program starts its own logger or formats its own pool: from now on it never attaches
- * (neither on its next TraceEvent(), which would otherwise be "the first" after an attach
- * made at load, nor later), so that its own drainer keeps the buffers it set up.
- */
-void tk__trace_session_forgo(void)
-{
-	atomic_store(&g_forgone, 1);
-	atomic_store(&g_first_call_done, 1);
 }
 
 /* ---- fork and exit -------------------------------------------------------------------------- */
@@ -287,8 +275,6 @@ static void attach(void)
 
 	if (name == NULL || getauxval(AT_SECURE) != 0)
 		return; /* a privileged (setuid) process never records through the environment */
-	if (atomic_load(&g_forgone))
-		return; /* the program has (or is setting up) a logger or a pool of its own */
 	pthread_mutex_lock(&tk__trace.lock);
 	if (atomic_load(&tk__trace.sess) != NULL || atomic_load(&tk__trace.pool) != NULL || tk__trace_drainer() != NULL) {
 		pthread_mutex_unlock(&tk__trace.lock);
@@ -323,6 +309,13 @@ static void attach(void)
 	tk__session_unlock(ss);
 	atomic_store(&tk__trace_modes, sl->modes);
 	pthread_mutex_unlock(&tk__trace.lock);
+}
+
+/* The program takes buffers of its own (tk_logger_start, tk_trace_pool_init): no session is
+ * attached later in this process, by the first TraceEvent() those make or any other. */
+void tk__trace_session_decline(void)
+{
+	atomic_store(&g_first_call_done, 1);
 }
 
 void tk__trace_session_attach_once(void)
