@@ -1415,6 +1415,50 @@ static void test_not_a_region(void **state)
 	unlink(target);
 }
 
+/* A process killed while it filled its registry slot in leaves it CLAIMING: the logger frees
+ * it (tk_session_reap_stuck) once that pid is gone, never a slot a live process is filling
+ * in, nor one whose claimer has not yet named itself. */
+static void test_reap_stuck_claim(void **state)
+{
+	const char *name = name_of("stuck");
+	tk_session *lg, *w;
+	struct tk__sess_slot *slots;
+	pid_t dead;
+	int st;
+	uint32_t n;
+
+	(void)state;
+	assert_int_equal(tk_session_create(&lg, name, 4), TK_OK);
+	assert_int_equal(tk_session_open(&w, name, TK_SESSION_WRITER), TK_OK); /* slot 0: us */
+	slots = tk__session_slot(w);
+	n = tk_session_n_slots(lg);
+	assert_true(n >= 4);
+	dead = fork();
+	if (dead == 0)
+		_exit(0);
+	assert_int_equal(waitpid(dead, &st, 0), dead);
+	atomic_store(&slots[1].pid, (uint32_t)dead); /* killed while claiming */
+	atomic_store(&slots[1].state, TK_SESS_CLAIMING);
+	atomic_store(&slots[2].pid, (uint32_t)getpid()); /* a live claimer */
+	atomic_store(&slots[2].state, TK_SESS_CLAIMING);
+	atomic_store(&slots[3].pid, 0); /* a claimer that has not stored its pid yet */
+	atomic_store(&slots[3].state, TK_SESS_CLAIMING);
+	assert_int_equal(tk_session_reap_stuck(lg), 1);
+	assert_int_equal(atomic_load(&slots[1].state), TK_SESSION_EXITED);
+	assert_int_equal(atomic_load(&slots[1].pid), 0);
+	assert_int_equal(atomic_load(&slots[2].state), TK_SESS_CLAIMING);
+	assert_int_equal(atomic_load(&slots[3].state), TK_SESS_CLAIMING);
+	assert_int_equal(tk_session_reap_stuck(lg), 0);
+	/* a reaped slot has no pid left: a claimer that dies at once is told from its predecessor */
+	assert_int_equal(tk_session_reap(lg, (uint32_t)getpid()), TK_OK);
+	assert_int_equal(atomic_load(&slots[0].state), TK_SESSION_EXITED);
+	assert_int_equal(atomic_load(&slots[0].pid), 0);
+	atomic_store(&slots[2].state, TK_SESSION_FREE);
+	atomic_store(&slots[3].state, TK_SESSION_FREE);
+	tk_session_close(w);
+	tk_session_close(lg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1437,6 +1481,7 @@ int main(void)
 		cmocka_unit_test(test_committed_tampered),
 		cmocka_unit_test(test_lock_stale_holder),
 		cmocka_unit_test(test_not_a_region),
+		cmocka_unit_test(test_reap_stuck_claim),
 	};
 
 	unsetenv("TRACEKIT_SESSION");

@@ -117,6 +117,7 @@ static int reap_dead(tk_collect_session *cs)
 	uint32_t i, n = tk_session_n_slots(cs->s);
 	int rc;
 
+	tk_session_reap_stuck(cs->s); /* slots of processes killed while they registered */
 	for (i = 0; i < n; i++) {
 		tk_session_process_info info;
 		if (tk_session_process(cs->s, i, &info) != TK_OK || info.state != TK_SESSION_ATTACHED)

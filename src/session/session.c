@@ -652,11 +652,39 @@ int tk_session_reap(tk_session *s, uint32_t pid)
 		return TK_EINVAL;
 	for (i = 0; i < s->n_slots; i++) {
 		uint32_t st = TK_SESSION_ATTACHED;
+		/* through CLAIMING: nobody claims the slot before its pid is cleared */
 		if (atomic_load(&s->slots[i].pid) == pid &&
-		    atomic_compare_exchange_strong(&s->slots[i].state, &st, TK_SESSION_EXITED))
+		    atomic_compare_exchange_strong(&s->slots[i].state, &st, TK_SESS_CLAIMING)) {
+			atomic_store(&s->slots[i].pid, 0);
+			atomic_store(&s->slots[i].state, TK_SESSION_EXITED);
 			found = 1;
+		}
 	}
 	return found ? TK_OK : fail(TK_ENOENT, "no attached process %u in session %s", pid, s->h->name);
+}
+
+int tk_session_reap_stuck(tk_session *s)
+{
+	uint32_t i;
+	int n = 0;
+
+	if (s == NULL)
+		return TK_EINVAL;
+	for (i = 0; i < s->n_slots; i++) {
+		uint32_t st = TK_SESS_CLAIMING, pid = atomic_load(&s->slots[i].pid);
+		/* a claimer stores its own pid first (a free slot's is 0): a non-zero pid that no
+		 * process has any more is a claimer that died */
+		if (atomic_load(&s->slots[i].state) != TK_SESS_CLAIMING || pid == 0 || pid > (uint32_t)INT_MAX ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (atomic_load(&s->slots[i].pid) == pid &&
+		    atomic_compare_exchange_strong(&s->slots[i].state, &st, TK_SESS_CLAIMING)) {
+			atomic_store(&s->slots[i].pid, 0);
+			atomic_store(&s->slots[i].state, TK_SESSION_EXITED);
+			n++;
+		}
+	}
+	return n;
 }
 
 int tk_session_register(tk_session *s)
@@ -666,6 +694,12 @@ int tk_session_register(tk_session *s)
 
 	if (s == NULL || s->role != ROLE_WRITER)
 		return fail(TK_EINVAL, "only a writer registers");
+	uint64_t start_time = tk_session_proc_start_time(pid);
+	size_t comm_len = 0;
+
+	/* what /proc says first: a slot is CLAIMING for as short a time as can be */
+	if (read_small("/proc/self/comm", comm, sizeof(comm)) == 0)
+		comm_len = strcspn(comm, "\n");
 	/* free slots first, then those of reaped processes */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < s->n_slots; i++) {
@@ -673,13 +707,10 @@ int tk_session_register(tk_session *s)
 			uint32_t st = pass == 0 ? TK_SESSION_FREE : TK_SESSION_EXITED;
 			if (!atomic_compare_exchange_strong(&sl->state, &st, TK_SESS_CLAIMING))
 				continue;
-			atomic_store(&sl->pid, pid);
-			atomic_store(&sl->start_time, tk_session_proc_start_time(pid));
+			atomic_store(&sl->pid, pid); /* first: tk_session_reap_stuck() goes by it */
+			atomic_store(&sl->start_time, start_time);
 			memset(sl->comm, 0, sizeof(sl->comm));
-			if (read_small("/proc/self/comm", comm, sizeof(comm)) == 0) {
-				size_t n = strcspn(comm, "\n");
-				memcpy(sl->comm, comm, n < sizeof(sl->comm) ? n : sizeof(sl->comm));
-			}
+			memcpy(sl->comm, comm, comm_len < sizeof(sl->comm) ? comm_len : sizeof(sl->comm));
 			atomic_store(&sl->epoch, 0);
 			atomic_store(&sl->handler_classes, 0);
 			tk__session_lock(s);
