@@ -38,7 +38,9 @@ static const char usage_text[] =
 	"  print [OPTIONS] FILE       print the events of a .kev trace (traceprinter)\n"
 	"  convert [OPTIONS] IN OUT   export IN for trace viewers: OUT.json is Chrome trace-event\n"
 	"                             JSON, OUT.pftrace Perfetto's protobuf format, OUT.db an\n"
-	"                             SQLite database\n"
+	"                             SQLite database; --to=csv: IN's VTune CSV data into the\n"
+	"                             directory OUT; IN.csv to OUT.kev or OUT.tb5 (tracecsv);\n"
+	"                             IN.byfl to .csv, .db, .xml, .cgrind or .h5 (bfbin2*)\n"
 	"  stats [OPTIONS] FILE       statistics per thread, process, class and event, user\n"
 	"                             intervals and kernel calls\n"
 	"  info FILE                  header, time span, event counts and threads\n"
@@ -48,10 +50,12 @@ static const char usage_text[] =
 	"  --pair=BEGIN:END[=NAME]    USER events BEGIN and END open and close a slice NAME\n"
 	"  --counter=CODE[=NAME]      USER event CODE carries a counter value (d0 low, d1 high)\n"
 	"  -o, --output=FILE          output file of stats ('-': standard output, the default)\n"
-	"  --to=json|perfetto|sqlite  format of convert's OUT whatever its name ('-' needs it)\n"
+	"  --to=json|perfetto|sqlite|csv\n"
+	"                             format of convert's OUT whatever its name ('-' needs it)\n"
 	"  --format=text|csv|json     format of stats (default text)\n"
-	"  --no-symbols               convert: function slices named by their addresses, not by\n"
-	"                             the functions the trace's mappings resolve them to\n"
+	"  --symbols, --no-symbols    convert: function slices named by the functions the\n"
+	"                             trace's mappings resolve them to (the default), or by\n"
+	"                             their addresses\n"
 	"\n"
 	"  -h, --help                 this help; tracekit help COMMAND shows a command's manual\n"
 	"  -V, --version              version\n";
@@ -192,6 +196,66 @@ static int run_export(const char *in, const char *out_path, tk_export_format fmt
 	return 1;
 }
 
+/*
+ * The conversions that exist beside the exports, run as their tools (from beside tracekit,
+ * else from PATH): a Byfl .byfl file to CSV, SQLite, XML Spreadsheet, Callgrind or HDF5
+ * (bfbin2*), VTune CSV files into a .kev or .tb5 trace (tracecsv import) and a trace's CSV
+ * data back out into a directory (--to=csv: tracecsv export). NULL: one of the exports.
+ */
+static const char *other_conversion(const char *in, const char *out, const char *to)
+{
+	const char *k = to != NULL ? to : "";
+	if (ends_with(in, ".byfl")) {
+		if (strcmp(k, "csv") == 0 || (!*k && ends_with(out, ".csv")))
+			return "bfbin2csv";
+		if (strcmp(k, "sqlite") == 0 ||
+		    (!*k && (ends_with(out, ".db") || ends_with(out, ".sqlite") || ends_with(out, ".sqlite3"))))
+			return "bfbin2sqlite3";
+		if (strcmp(k, "xml") == 0 || (!*k && ends_with(out, ".xml")))
+			return "bfbin2xmlss";
+		if (strcmp(k, "callgrind") == 0 || (!*k && (ends_with(out, ".cgrind") || strncmp(out, "callgrind.out", 13) == 0 ||
+							  strstr(out, "/callgrind.out") != NULL)))
+			return "bfbin2cgrind";
+		if (strcmp(k, "hdf5") == 0 || (!*k && (ends_with(out, ".h5") || ends_with(out, ".hdf5"))))
+			return "bfbin2hdf5";
+		return ""; /* no export of a .byfl file */
+	}
+	if (ends_with(in, ".csv") && (strcmp(k, "kev") == 0 || strcmp(k, "tb5") == 0 ||
+				      (!*k && (ends_with(out, ".kev") || ends_with(out, ".tb5")))))
+		return "tracecsv import";
+	if (strcmp(k, "csv") == 0)
+		return "tracecsv export";
+	return NULL;
+}
+
+/* Runs the tool of other_conversion() on IN and OUT. Returns only on failure (status 1). */
+static int run_other(const char *tool, const char *in, const char *out)
+{
+	char *args[8];
+	int n = 0;
+
+	args[n++] = NULL; /* run_tool() sets the program's name */
+	if (strcmp(tool, "tracecsv import") == 0 || strcmp(tool, "tracecsv export") == 0) {
+		args[n++] = strchr(tool, ' ') + 1;
+		args[n++] = "-o";
+		args[n++] = (char *)out;
+		args[n++] = "--";
+		args[n++] = (char *)in;
+		tool = "tracecsv";
+	} else if (strcmp(tool, "bfbin2csv") == 0 || strcmp(tool, "bfbin2sqlite3") == 0) {
+		args[n++] = "-o";
+		args[n++] = (char *)out;
+		args[n++] = "--";
+		args[n++] = (char *)in;
+	} else {
+		args[n++] = "--";
+		args[n++] = (char *)in;
+		args[n++] = (char *)out;
+	}
+	args[n] = NULL;
+	return run_tool(tool, args);
+}
+
 enum { OPT_PAIR = 256, OPT_COUNTER, OPT_TO, OPT_FORMAT, OPT_SYMBOLS, OPT_NO_SYMBOLS };
 
 /* tracekit convert / stats */
@@ -269,6 +333,16 @@ static int cmd_export(int argc, char **argv, int stats)
 	const char *in = argv[optind], *out = argv[optind + 1];
 	tk_export_format fmt;
 	const char *kind = to;
+	const char *tool = other_conversion(in, out, to);
+	if (tool != NULL && *tool == '\0')
+		return tktool_usage_error("a .byfl file converts to .csv, .db, .xml, .cgrind or .h5 (or --to=csv, "
+					  "sqlite, xml, callgrind or hdf5), not to '%s'",
+					  out);
+	if (tool != NULL) {
+		if (pairs[0] != '\0' || counters[0] != '\0')
+			return tktool_usage_error("--pair and --counter are options of the .kev exports");
+		return run_other(tool, in, out);
+	}
 	if (kind == NULL) {
 		if (ends_with(out, ".json"))
 			kind = "json";
@@ -278,7 +352,7 @@ static int cmd_export(int argc, char **argv, int stats)
 			kind = "sqlite";
 		else
 			return tktool_usage_error("cannot tell the format of '%s' from its name: use --to=json, "
-						  "--to=perfetto or --to=sqlite",
+						  "--to=perfetto, --to=sqlite or --to=csv",
 						  out);
 	}
 	if (strcmp(kind, "json") == 0)
@@ -288,7 +362,7 @@ static int cmd_export(int argc, char **argv, int stats)
 	else if (strcmp(kind, "sqlite") == 0)
 		return run_sqlite(in, out, pairs, counters);
 	else
-		return tktool_usage_error("unknown --to '%s' (json, perfetto or sqlite)", kind);
+		return tktool_usage_error("unknown --to '%s' (json, perfetto, sqlite or csv)", kind);
 	return run_export(in, out, fmt, pairs, counters);
 }
 
