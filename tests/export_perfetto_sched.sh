@@ -7,6 +7,9 @@
 # written from Perfetto's field numbers. Exits 77 when this machine cannot record.
 # usage: export_perfetto_sched.sh TRACELOGGER TRACEPRINTER PINGPONG TEST_EXPORT PROTOC PROTO_DIR
 set -u
+# tracelogger in a session of this test's own ("default" is for users; a parallel test may hold it)
+TRACEKIT_SESSION=ctest.export_perfetto_sched.$$
+export TRACEKIT_SESSION
 TL=$1 TP=$2 PP=$3 EXPORTER=$4 PROTOC=$5 DIR=$6
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT

@@ -7,6 +7,9 @@
 # Exits 77 (skipped) when perf_event_open is refused here.
 # usage: symbols_samples.sh TRACELOGGER TRACEPRINTER PINGPONG
 set -eu
+# tracelogger in a session of this test's own ("default" is for users; a parallel test may hold it)
+TRACEKIT_SESSION=ctest.symbols_samples.$$
+export TRACEKIT_SESSION
 unset DEBUGINFOD_URLS # separate debug files from this machine only: no downloads
 tl=$1 tp=$2 pp=$3
 tmp=$(mktemp -d)

@@ -20,6 +20,7 @@
 #include "collect/collect_internal.h"
 #include "tracekit/collect.h"
 #include "tracekit/kev.h"
+#include "tracekit/session.h"
 #include "tracekit/traceparser.h"
 
 /* ---- recording a workload -------------------------------------------------------------- */
@@ -999,6 +1000,371 @@ static void test_lost_records(void **state)
 	}
 }
 
+/* ---- one time line: the timeline writer and the merge ---------------------------------- */
+
+struct merged {
+	uint64_t t[64];
+	unsigned cls[64], code[64], cpu[64];
+	int32_t pid[64], tid[64];
+	uint32_t d1[64];
+	size_t n;
+};
+
+static int merged_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct merged *m = ud;
+
+	(void)t;
+	(void)len;
+	if (buf == NULL || m->n >= 64 || _NTO_TRACE_GETEVENT_C(h) == _TRACE_CONTROL_C)
+		return 0;
+	m->t[m->n] = tk_traceparser_ns(st);
+	m->cls[m->n] = _NTO_TRACE_GETEVENT_C(h);
+	m->code[m->n] = _NTO_TRACE_GETEVENT(h);
+	m->cpu[m->n] = _NTO_TRACE_GETCPU(h);
+	m->d1[m->n] = buf[0];
+	tk_traceparser_owner(st, &m->pid[m->n], &m->tid[m->n]);
+	m->n++;
+	return 0;
+}
+
+static traceevent_t slot_of(unsigned cpu, unsigned cls, unsigned code, uint32_t d1, uint32_t d2)
+{
+	traceevent_t s = { _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, cls, code), { 0, d1, d2 } };
+	return s;
+}
+
+/* Kernel events written through a timeline (times crossing 2^32 on two CPUs), then user
+ * events merged: one time order, every user event owned by its thread (a THRUNNING is
+ * written only where the file shows another thread running), the window respected. */
+static void test_merge_timeline(void **state)
+{
+	char dir[] = "/tmp/tk-merge.XXXXXX", path[128], why[512];
+	const uint64_t T = 0xfffffff0ull; /* 16 ns before the upper bits change */
+	tk_kev_attr attrs[] = { { "TRACEKIT_CLOCK_CYCLES", "0" }, { "TRACEKIT_CLOCK_RAW_NS", "0" } };
+	tk_kev_header h = { .cycles_per_sec = 1000000000ull, .cpu_num = 2, .attrs = attrs, .n_attrs = 2 };
+	tk_collect_timeline *tl;
+	tk_collect_merge *m;
+	tk_kev_writer *w;
+	struct traceparser_state *st;
+	struct merged got = { .n = 0 };
+	traceevent_t s;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/k.kev", dir);
+	assert_int_equal(tk_collect_timeline_new(&tl), TK_OK);
+	assert_int_equal(tk_kev_writer_open(&w, path, &h, TK_KEV_NO_AUTO_TIME), TK_OK);
+	tk_kev_writer_flush(w);
+	uint64_t hdr_bytes = tk_kev_writer_bytes(w);
+	/* (the collector gives every slot the low 32 bits of its time in data[0]) */
+	s = slot_of(0, _TRACE_PR_TH_C, STATE_RUNNING, 10, 11); /* cpu 0: 10/11 runs from T */
+	s.data[0] = (uint32_t)T;
+	assert_int_equal(tk_collect_timeline_write(tl, w, &s, 1, T), TK_OK);
+	s = slot_of(1, _TRACE_PR_TH_C, STATE_RUNNING, 20, 21); /* cpu 1: 20/21 from T + 5 */
+	s.data[0] = (uint32_t)(T + 5);
+	assert_int_equal(tk_collect_timeline_write(tl, w, &s, 1, T + 5), TK_OK);
+	s = slot_of(0, _TRACE_PR_TH_C, STATE_RUNNING, 10, 12); /* cpu 0: 10/12 from T + 40 */
+	s.data[0] = (uint32_t)(T + 40);
+	assert_int_equal(tk_collect_timeline_write(tl, w, &s, 1, T + 40), TK_OK);
+	assert_int_equal(tk_kev_writer_close(w), TK_OK);
+
+	assert_int_equal(tk_collect_merge_new(&m), TK_OK);
+	s = slot_of(0, _TRACE_USER_C, 1, 100, 0); /* by 10/11, running: no THRUNNING */
+	assert_int_equal(tk_collect_merge_add(m, &s, 1, T + 10, 10, 11), TK_OK);
+	s = slot_of(0, _TRACE_USER_C, 2, 200, 0); /* by 30/31 on cpu 0: a THRUNNING first */
+	assert_int_equal(tk_collect_merge_add(m, &s, 1, T + 20, 30, 31), TK_OK);
+	s = slot_of(1, _TRACE_USER_C, 3, 300, 0); /* after hi: left out */
+	assert_int_equal(tk_collect_merge_add(m, &s, 1, T + 100, 20, 21), TK_OK);
+	s = slot_of(1, _TRACE_USER_C, 4, 400, 0); /* before lo: left out */
+	assert_int_equal(tk_collect_merge_add(m, &s, 1, 5, 20, 21), TK_OK);
+	assert_int_equal(tk_collect_merge_count(m), 4);
+	assert_int_equal(tk_collect_merge_add(m, &s, 0, 5, 20, 21), TK_EINVAL);
+	tk_collect_merge_window(m, 100, T + 50);
+	assert_int_equal(tk_collect_merge_write(m, path, hdr_bytes, path, &h, why, sizeof(why)), TK_OK);
+
+	st = traceparser_init(NULL);
+	assert_non_null(st);
+	for (unsigned ic = 0; ic < 32; ic++)
+		tk_traceparser_cs_internal(st, &got, merged_cb, ic, 0, 1023);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	traceparser_destroy(&st);
+	/* THRUNNING 10/11, THRUNNING 20/21, USER 1, THRUNNING 30/31, USER 2, THRUNNING 10/12 */
+	assert_int_equal(got.n, 6);
+	for (size_t i = 1; i < got.n; i++)
+		assert_true(got.t[i] >= got.t[i - 1]);
+	assert_int_equal(got.cls[2], _TRACE_USER_C);
+	assert_int_equal(got.code[2], 1);
+	assert_int_equal(got.t[2], T + 10);
+	assert_int_equal(got.tid[2], 11);
+	assert_int_equal(got.cls[3], _TRACE_PR_TH_C);
+	assert_int_equal(got.d1[3], 30);
+	assert_int_equal(got.code[4], 2);
+	assert_int_equal(got.tid[4], 31);
+	assert_int_equal(got.t[4], T + 20);
+	assert_int_equal(got.t[5], T + 40);
+	tk_collect_merge_free(m);
+	tk_collect_timeline_free(tl);
+	tk_collect_merge_free(NULL);
+	tk_collect_timeline_free(NULL);
+	/* a program's own .kev: its USER events kept, its THREAD, CONTROL and KERCALL ones left out */
+	{
+		char upath[128];
+		tk_collect_merge *um;
+		uint32_t words[2] = { 7, 8 };
+		snprintf(upath, sizeof(upath), "%s/u.kev", dir);
+		assert_int_equal(tk_kev_writer_open(&w, upath, &h, 0), TK_OK);
+		assert_int_equal(tk_kev_write_event(w, 0, _TRACE_PR_TH_C, STATE_RUNNING, 100, words, 2), TK_OK);
+		assert_int_equal(tk_kev_write_event(w, 0, _TRACE_USER_C, 9, 200, words, 2), TK_OK);
+		assert_int_equal(tk_kev_write_event(w, 0, _TRACE_KER_CALL_C, 1, 300, words, 2), TK_OK);
+		assert_int_equal(tk_kev_writer_close(w), TK_OK);
+		assert_int_equal(tk_collect_merge_new(&um), TK_OK);
+		assert_int_equal(tk_collect_merge_load_kev(um, upath, why, sizeof(why)), TK_OK);
+		assert_int_equal(tk_collect_merge_count(um), 1);
+		/* a file that is not a .kev: the reason names it, nothing added */
+		{
+			FILE *f = fopen(upath, "w");
+			assert_non_null(f);
+			fputs("not a trace\n", f);
+			fclose(f);
+		}
+		assert_int_equal(tk_collect_merge_load_kev(um, upath, why, sizeof(why)), TK_EFORMAT);
+		assert_non_null(strstr(why, "u.kev"));
+		assert_int_equal(tk_collect_merge_count(um), 1);
+		tk_collect_merge_free(um);
+		unlink(upath);
+	}
+	/* a kernel file that is gone: the reason, nothing written */
+	assert_int_equal(tk_collect_merge_new(&m), TK_OK);
+	unlink(path);
+	assert_int_not_equal(tk_collect_merge_write(m, path, hdr_bytes, path, &h, why, sizeof(why)), TK_OK);
+	assert_non_null(strstr(why, "k.kev"));
+	assert_int_equal(access(path, F_OK), -1);
+	tk_collect_merge_free(m);
+	rmdir(dir);
+}
+
+/* ---- draining a session's pool: queued buffers, a dead writer's buffer up to committed ---- */
+
+struct drained {
+	uint64_t t[16];
+	unsigned code[16];
+	size_t n_slots[16];
+	int32_t pid[16], tid[16];
+	size_t n;
+};
+
+static int drained_cb(void *ud, const traceevent_t *slots, size_t n, uint64_t t_ns, int32_t pid, int32_t tid)
+{
+	struct drained *d = ud;
+
+	if (d->n >= 16)
+		return -1;
+	d->t[d->n] = t_ns;
+	d->code[d->n] = _NTO_TRACE_GETEVENT(slots[0].header);
+	d->n_slots[d->n] = n;
+	d->pid[d->n] = pid;
+	d->tid[d->n] = tid;
+	d->n++;
+	return 0;
+}
+
+static int count_cb(void *ud, const traceevent_t *slots, size_t n, uint64_t t_ns, int32_t pid, int32_t tid)
+{
+	(void)slots;
+	(void)n;
+	(void)t_ns;
+	(void)pid;
+	(void)tid;
+	(*(size_t *)ud)++;
+	return 0;
+}
+
+/* A buffer as the recorder starts it: TIME (upper bits 1), BUFFER, the owner's THRUNNING. */
+static size_t buffer_head(traceevent_t *b, uint32_t pid, uint32_t tid)
+{
+	b[0] = (traceevent_t){ _TRACE_MAKE_CODE(1, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME), { 5, 1, 5 } };
+	b[1] = (traceevent_t){ _TRACE_MAKE_CODE(1, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER), { 5, 0, 0 } };
+	b[2] = (traceevent_t){ _TRACE_MAKE_CODE(1, _TRACE_STRUCT_S, _TRACE_PR_TH_C, STATE_RUNNING), { 5, pid, tid } };
+	return 3;
+}
+
+static void test_drain_pool(void **state)
+{
+	char name[64];
+	tk_session *s;
+	tk_pool *pool;
+	tk_collect_drain *d;
+	tk_collect_drain_config cfg = { .size = sizeof(cfg), .cycles_per_sec = 1000000000ull };
+	struct drained got = { .n = 0 };
+	traceevent_t *b;
+	tk_pool_desc *desc;
+	uint32_t idx, idx2;
+	size_t n;
+
+	(void)state;
+	snprintf(name, sizeof(name), "test-collect.%ld", (long)getpid());
+	if (tk_session_open(&s, name, TK_SESSION_RECOVER) == TK_OK)
+		tk_session_close(s); /* a region a crashed run of the same pid left */
+	assert_int_equal(tk_session_create(&s, name, 4), TK_OK);
+	pool = tk_session_pool(s);
+	assert_int_equal(tk_collect_drain_new(&d, pool, &cfg), TK_OK);
+	/* a full buffer, queued: a simple event, a DROPPED report, a combine event */
+	assert_int_equal(tk_pool_take(pool, &idx), TK_OK);
+	b = tk_pool_buffer(pool, idx);
+	n = buffer_head(b, 77, 78);
+	b[n++] = (traceevent_t){ _TRACE_MAKE_CODE(1, _TRACE_STRUCT_S, _TRACE_USER_C, 5), { 10, 1, 2 } };
+	b[n++] = (traceevent_t){ _TRACE_MAKE_CODE(1, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED), { 11, 3, 0 } };
+	b[n++] = (traceevent_t){ _TRACE_MAKE_CODE(1, _TRACE_STRUCT_CB, _TRACE_USER_C, 6), { 20, 1, 2 } };
+	b[n++] = (traceevent_t){ _TRACE_MAKE_CODE(1, _TRACE_STRUCT_CC, _TRACE_USER_C, 6), { 20, 3, 4 } };
+	b[n++] = (traceevent_t){ _TRACE_MAKE_CODE(1, _TRACE_STRUCT_CE, _TRACE_USER_C, 6), { 20, 5, 0 } };
+	desc = tk_pool_desc_of(pool, idx);
+	desc->owner_pid = 77;
+	desc->owner_tid = 78;
+	tk_pool_count_stored(pool, (int64_t)n);
+	tk_pool_queue(pool, idx, (uint32_t)n);
+	/* a dead writer's buffer: one whole event, then a combine event cut short */
+	assert_int_equal(tk_pool_take(pool, &idx2), TK_OK);
+	b = tk_pool_buffer(pool, idx2);
+	n = buffer_head(b, 99, 100);
+	b[n++] = (traceevent_t){ _TRACE_MAKE_CODE(0, _TRACE_STRUCT_S, _TRACE_USER_C, 7), { 30, 1, 2 } };
+	b[n++] = (traceevent_t){ _TRACE_MAKE_CODE(0, _TRACE_STRUCT_CB, _TRACE_USER_C, 8), { 40, 1, 2 } };
+	b[n++] = (traceevent_t){ _TRACE_MAKE_CODE(0, _TRACE_STRUCT_CC, _TRACE_USER_C, 8), { 40, 3, 4 } };
+	desc = tk_pool_desc_of(pool, idx2);
+	desc->owner_pid = 99;
+	desc->owner_tid = 100;
+	atomic_store(&desc->committed, (uint32_t)(n * sizeof(traceevent_t)));
+
+	assert_int_equal(tk_collect_drain_queued(d, drained_cb, &got), 3);
+	assert_int_equal(got.n, 3);
+	assert_int_equal(got.code[0], 5);
+	assert_int_equal(got.t[0], (1ull << 32) + 10); /* the buffer's TIME gives the upper bits */
+	assert_int_equal(got.pid[0], 77);
+	assert_int_equal(got.tid[0], 78);
+	assert_int_equal(got.code[1], _TRACE_CONTROL_DROPPED);
+	assert_int_equal(got.code[2], 6);
+	assert_int_equal(got.n_slots[2], 3);
+	/* a living writer's buffer is read and left to it; a dead one's is read and given back */
+	assert_int_equal(tk_collect_drain_process(d, 99, 0, drained_cb, &got), 1);
+	assert_int_equal(atomic_load(&tk_pool_desc_of(pool, idx2)->state), TK_POOL_WRITING);
+	got.n = 0;
+	assert_int_equal(tk_collect_drain_process(d, 99, 1, drained_cb, &got), 1);
+	assert_int_equal(got.n, 1); /* the combine event cut short is left out */
+	assert_int_equal(got.code[0], 7);
+	assert_int_equal(got.pid[0], 99);
+	assert_int_equal(atomic_load(&tk_pool_desc_of(pool, idx2)->state), TK_POOL_FREE);
+	assert_int_equal(tk_collect_drain_process(d, 99, 1, drained_cb, &got), 0); /* nothing twice */
+	uint64_t events, buffers, dropped;
+	tk_collect_drain_get_stats(d, &events, &buffers, &dropped);
+	assert_int_equal(dropped, 3);
+	/* a descriptor claiming more than the buffer holds is read no further than the buffer */
+	assert_int_equal(tk_pool_take(pool, &idx), TK_OK);
+	b = tk_pool_buffer(pool, idx);
+	memset(b, 0, 16384);
+	buffer_head(b, 5, 6);
+	atomic_store(&tk_pool_desc_of(pool, idx)->committed, 1u << 30);
+	tk_pool_desc_of(pool, idx)->owner_pid = 5;
+	assert_int_equal(tk_collect_drain_process(d, 5, 1, count_cb, &n), 1024 - 3);
+	tk_collect_drain_free(d);
+	/* the clock: ns = clock_ns + (cycles - clock_cycles) * 1e9 / cycles_per_sec, floored */
+	cfg.cycles_per_sec = 2000000000ull;
+	cfg.clock_cycles = 100;
+	cfg.clock_ns = 1000;
+	assert_int_equal(tk_collect_drain_new(&d, pool, &cfg), TK_OK);
+	assert_int_equal(tk_collect_drain_ns(d, 300), 1100);
+	assert_int_equal(tk_collect_drain_ns(d, 0), 950);
+	assert_int_equal(tk_collect_drain_ns(d, 99), 999); /* -0.5 ns floors to -1 */
+	tk_collect_drain_free(d);
+	cfg.cycles_per_sec = 0;
+	assert_int_equal(tk_collect_drain_new(&d, pool, &cfg), TK_EINVAL);
+	tk_collect_drain_free(NULL);
+	assert_int_equal(tk_session_close(s), TK_OK);
+}
+
+/* ---- the sink: classes not selected left out, -n, -S and ring mode -------------------------- */
+
+static void test_sink(void **state)
+{
+	char dir[] = "/tmp/tk-sink.XXXXXX", path[128];
+	tk_kev_attr attrs[] = { { "TRACEKIT_CLOCK_CYCLES", "0" }, { "TRACEKIT_CLOCK_RAW_NS", "0" } };
+	tk_kev_header h = { .cycles_per_sec = 1000000000ull, .cpu_num = 1, .attrs = attrs, .n_attrs = 2 };
+	volatile sig_atomic_t stop = 0;
+	tk_collect_sink_config cfg;
+	tk_collect_sink_stats st;
+	tk_collect_sink *k;
+	tk_kev_writer *w;
+	traceevent_t th = slot_of(0, _TRACE_PR_TH_C, STATE_RUNNING, 1, 2);
+	traceevent_t pr = slot_of(0, _TRACE_PR_TH_C, _TRACE_PR_TH_DESTROY_P, 1, 2);
+	uint64_t t;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/s.kev", dir);
+	assert_int_equal(tk_kev_writer_open(&w, path, &h, TK_KEV_NO_AUTO_TIME), TK_OK);
+	tk_kev_writer_flush(w);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.size = sizeof(cfg);
+	cfg.w = w;
+	cfg.classes = TK_COLLECT_CLASS(_NTO_TRACE_THREAD);
+	cfg.n_buffers = 1;
+	assert_int_equal(tk_collect_sink_new(&k, &cfg), TK_EINVAL); /* no stop flag */
+	cfg.stop = &stop;
+	assert_int_equal(tk_collect_sink_new(&k, &cfg), TK_OK);
+	for (t = 1; t <= 1024; t++) {
+		th.data[0] = pr.data[0] = (uint32_t)t;
+		assert_int_equal(tk_collect_sink_take(k, &pr, 1, t), 0); /* PROCESS: not selected, not counted */
+		assert_int_equal(tk_collect_sink_take(k, &th, 1, t), 0);
+	}
+	tk_collect_sink_get_stats(k, &st);
+	assert_int_equal(st.buffers, 1);
+	assert_int_equal(st.events, 1024);
+	assert_int_equal(stop, 1);
+	assert_non_null(st.stop_reason);
+	assert_int_equal(tk_collect_sink_take(k, &th, 1, t), 1); /* the limit: nothing more taken */
+	tk_collect_sink_free(k);
+	assert_int_equal(tk_kev_writer_slots(w), 1024 + 1); /* one TIME */
+	tk_kev_writer_abort(w);
+	/* ring mode: the newest buffer of 3000 events */
+	assert_int_equal(tk_kev_writer_open(&w, path, &h, TK_KEV_NO_AUTO_TIME), TK_OK);
+	cfg.w = w;
+	cfg.n_buffers = 0;
+	cfg.ring_buffers = 1;
+	stop = 0;
+	assert_int_equal(tk_collect_sink_new(&k, &cfg), TK_OK);
+	for (t = 1; t <= 3000; t++) {
+		th.data[0] = (uint32_t)t;
+		assert_int_equal(tk_collect_sink_take(k, &th, 1, t), 0);
+	}
+	assert_int_equal(tk_kev_writer_slots(w), 0); /* nothing written before the stop */
+	assert_int_equal(tk_collect_sink_flush_ring(k), TK_OK);
+	tk_collect_sink_get_stats(k, &st);
+	assert_int_equal(st.ring_dropped_buffers, 2);
+	assert_int_equal(st.first_ns, 2049);
+	assert_int_equal(tk_kev_writer_slots(w), 3000 - 2048 + 1);
+	tk_collect_sink_free(k);
+	tk_collect_sink_free(NULL);
+	tk_kev_writer_abort(w);
+	/* -S: the file stays below the size, the reason said */
+	assert_int_equal(tk_kev_writer_open(&w, path, &h, TK_KEV_NO_AUTO_TIME), TK_OK);
+	tk_kev_writer_flush(w);
+	cfg.w = w;
+	cfg.ring_buffers = 0;
+	cfg.max_size = tk_kev_writer_bytes(w) + 100 * sizeof(traceevent_t);
+	stop = 0;
+	assert_int_equal(tk_collect_sink_new(&k, &cfg), TK_OK);
+	for (t = 1; t <= 200; t++) {
+		th.data[0] = (uint32_t)t;
+		if (tk_collect_sink_take(k, &th, 1, t) != 0)
+			break;
+	}
+	tk_collect_sink_get_stats(k, &st);
+	assert_true(t < 200 && stop == 1 && st.stop_reason != NULL);
+	assert_true(tk_kev_writer_slots(w) < 100);
+	tk_collect_sink_free(k);
+	tk_kev_writer_abort(w);
+	rmdir(dir);
+}
+
 /* ---- bad input ----------------------------------------------------------------------- */
 
 static void test_bad_config(void **state)
@@ -1040,6 +1406,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_merge_timeline),
+		cmocka_unit_test(test_drain_pool),
+		cmocka_unit_test(test_sink),
 		cmocka_unit_test(test_pingpong_privileged),
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_many_threads),

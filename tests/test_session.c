@@ -1005,6 +1005,39 @@ static int attach_as(const char *session_env, const char *log_env)
 	return WEXITSTATUS(st) == 10;
 }
 
+/* A program that starts its own logger (tk_logger_start) while a default session lives: its
+ * logger wins, attached first or not, and no TraceEvent() it makes attaches it again. */
+static int own_logger_wins(int attach_first)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		char path[64];
+		unsetenv("TRACEKIT_SESSION");
+		unsetenv("TRACEKIT_LOG");
+		if (attach_first) {
+			TraceEvent(_NTO_TRACE_QUERYVERSION);
+			if (atomic_load(&tk__trace.sess) == NULL)
+				_exit(20);
+		}
+		snprintf(path, sizeof(path), "/tmp/tkt-own-logger-%ld.kev", (long)getpid());
+		if (tk_logger_start(path, NULL) != TK_OK)
+			_exit(21);
+		if (TraceEvent(_NTO_TRACE_ADDALLCLASSES) != 0 || TraceEvent(_NTO_TRACE_START) != 0 ||
+		    TraceEvent(_NTO_TRACE_INSERTSUSEREVENT, 7, 1, 2) != 0 || TraceEvent(_NTO_TRACE_STOP) != 0)
+			_exit(22);
+		if (atomic_load(&tk__trace.sess) != NULL)
+			_exit(23);
+		if (tk_logger_stop() != TK_OK)
+			_exit(24);
+		_exit(unlink(path) == 0 ? 0 : 25);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
 static void test_which_session(void **state)
 {
 	pid_t pid;
@@ -1036,6 +1069,8 @@ static void test_which_session(void **state)
 			_exit(6);
 		if (attach_as("tkt_no_such_session", NULL) != 0)
 			_exit(7);
+		if (own_logger_wins(0) != 0 || own_logger_wins(1) != 0) /* the program's own logger wins */
+			_exit(9);
 		tk_session_close(named);
 		if (attach_as(name, NULL) != 0) /* closed: gone */
 			_exit(8);

@@ -37,7 +37,7 @@ for cmd in "traceprinter -f $K -o out" "print_tb5 -o out $T" "tbrw_reader $T out
 done
 
 # the traced command gets SIGXFSZ as tracelogger found it (default here: not ignored)
-"$bin/tracelogger" -f "$work/t.kev" -- sh -c 'grep SigIgn /proc/self/status' >"$work/sigign" 2>"$work/err"
+"$bin/tracelogger" -N "ctest.size_limit.$$" -f "$work/t.kev" -- sh -c 'grep SigIgn /proc/self/status' >"$work/sigign" 2>"$work/err"
 mask=$(sed -n 's/^SigIgn:[[:space:]]*//p' "$work/sigign")
 if [ -z "$mask" ]; then
 	echo "note: tracelogger could not run a command here: $(cat "$work/err")"

@@ -6,6 +6,9 @@
 # tracelogger cannot record on this machine (perf_event_open refused).
 # usage: tracekit_record.sh TRACEKIT WORKDIR
 set -u
+# tracelogger in a session of this test's own ("default" is for users; a parallel test may hold it)
+TRACEKIT_SESSION=ctest.tracekit_record.$$
+export TRACEKIT_SESSION
 TKC=$1 WORK=$2
 mkdir -p "$WORK"
 W=$(mktemp -d "$WORK/tkrec.XXXXXX")

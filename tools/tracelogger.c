@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <dirent.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -34,16 +33,16 @@
 #include "tool_cli.h"
 #include "tracekit/collect.h"
 #include "tracekit/kev.h"
-#include "tracekit/traceparser.h"
+#include "tracekit/session.h"
 
 #define DEFAULT_OUTPUT "/dev/shm/tracebuffer.kev"
 #define BUF_SLOTS 1024u /* one "buffer": 1024 slots (16 KiB), as QNX's kernel buffers */
-#define MAX_CPUS 64
 
 static const char usage_text[] =
 	"Usage: tracelogger [OPTION]... [-- COMMAND [ARG]...]\n"
 	"Record the kernel's events (thread states, process life, system calls, interrupts)\n"
-	"into a QNX .kev trace file, with a traced command's own tracekit events merged in.\n"
+	"into a QNX .kev trace file, with the own tracekit events of every program attached to\n"
+	"its session merged in.\n"
 	"\n"
 	"What to trace (default: the whole system, as QNX's tracelogger, when permitted):\n"
 	"  -- COMMAND [ARG]...     run COMMAND and trace it and its descendants; exit with its\n"
@@ -70,15 +69,23 @@ static const char usage_text[] =
 	"  -r                      ring mode: keep the newest -b buffers, write them at the stop\n"
 	"  -b NUM                  buffers kept in ring mode (default 64, 16 KiB each)\n"
 	"  -k NUM                  kernel buffers: 16 KiB of perf ring per CPU each (default 32)\n"
-	"  -d1                     daemon mode: record nothing until START (SIGUSR1, e.g. from the\n"
-	"                          traced program: kill(TRACELOGGER_PID, SIGUSR1)); SIGUSR2 stops\n"
+	"  -d1                     daemon mode: record nothing until a traced program starts the\n"
+	"                          trace (TraceEvent(_NTO_TRACE_START), or SIGUSR1), what it enables,\n"
+	"                          until it stops it (or SIGUSR2) or a limit\n"
+	"The session (traced programs' own events):\n"
+	"  -N, --session=NAME      the session programs attach to (default: $TRACEKIT_SESSION,\n"
+	"                          else default); a command gets TRACEKIT_SESSION=NAME\n"
+	"      --session-buffers=NUM  its buffers, 16 KiB each (default 1024)\n"
+	"      --recover           only turn the session left by a logger that died into -f FILE\n"
+	"Other:\n"
 	"  -v                      per-buffer statistics on standard error\n"
 	"  -h, --help              show this help and exit\n"
 	"      --version           show the version and exit\n"
 	"\n"
 	"Ctrl-C or SIGTERM stop the recording and complete the file; a second one aborts at\n"
 	"once, still leaving a readable file. Exit status: the command's with a command, else\n"
-	"0; 1 on an error; 2 on a usage error. See tracelogger(1) (docs/tracelogger.md).\n";
+	"0; 1 on an error (also: the session has a live logger); 2 on a usage error. See\n"
+	"tracelogger(1) (docs/tracelogger.md).\n";
 
 /* ---- signals ---- */
 
@@ -165,6 +172,9 @@ struct opts {
 	tk_kev_attr attrs[64]; /* -A */
 	size_t n_attrs;
 	char **cmd;            /* after -- */
+	const char *session;   /* -N, --session */
+	unsigned session_bufs; /* --session-buffers */
+	int recover;           /* --recover */
 };
 
 static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
@@ -291,7 +301,7 @@ static int parse_pids(struct opts *o, const char *list)
 	return 0;
 }
 
-enum { OPT_VERSION = 256, OPT_FREQ };
+enum { OPT_VERSION = 256, OPT_FREQ, OPT_RECOVER, OPT_SESSION_BUFS };
 
 static int parse_args(struct opts *o, int argc, char **argv)
 {
@@ -299,6 +309,9 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"freq", required_argument, NULL, OPT_FREQ},
+		{"session", required_argument, NULL, 'N'},
+		{"session-buffers", required_argument, NULL, OPT_SESSION_BUFS},
+		{"recover", no_argument, NULL, OPT_RECOVER},
 		{NULL, 0, NULL, 0},
 	};
 	unsigned long long v;
@@ -311,8 +324,12 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	o->n_buffers = -1;
 	o->freq = -1;
 	o->user_events = 1;
+	/* the session programs attach to: TRACEKIT_SESSION names it for them, and for us */
+	o->session = getenv(TK_SESSION_ENV) != NULL && getenv(TK_SESSION_ENV)[0] != '\0' ? getenv(TK_SESSION_ENV)
+											   : TK_SESSION_DEFAULT;
+	o->session_bufs = TK_SESSION_DEFAULT_BUFFERS;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:ab:c:d:f:F:ghk:Mn:p:rs:S:vwA:", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:ab:c:d:f:F:ghk:Mn:N:p:rs:S:vwA:", longs, NULL)) != -1) {
 		switch (c) {
 		case 'a': o->all_cpus = 1; break;
 		case 'b':
@@ -350,6 +367,19 @@ static int parse_args(struct opts *o, int argc, char **argv)
 				return tktool_usage_error("-n: '%s' is not a number of buffers", optarg);
 			o->n_buffers = (long long)v;
 			break;
+		case 'N':
+			if (!tk_session_name_valid(optarg))
+				return tktool_usage_error("-N: '%s' is not a session name (1 to %d of A-Z a-z 0-9 _ . -, "
+							  "not starting with '.')", optarg, TK_SESSION_NAME_MAX);
+			o->session = optarg;
+			break;
+		case OPT_SESSION_BUFS:
+			if (parse_uint(optarg, TK_SESSION_MAX_BUFFERS, &v) != 0 || v == 0)
+				return tktool_usage_error("--session-buffers: '%s' is not a number of buffers (1 to %u)",
+							  optarg, TK_SESSION_MAX_BUFFERS);
+			o->session_bufs = (unsigned)v;
+			break;
+		case OPT_RECOVER: o->recover = 1; break;
 		case 'p':
 			if (parse_pids(o, optarg) != 0)
 				return 2;
@@ -402,9 +432,12 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		return tktool_usage_error("-M needs -S SIZE (the size of the newest events to keep)");
 	if (o->size_ring && o->ring)
 		return tktool_usage_error("-M and -r both choose the ring's size: give one");
-	if (o->daemon && !o->classes_given)
-		return tktool_usage_error("-d1 records only the classes given with -c (daemon mode gathers none by "
-					  "default)");
+	if (!tk_session_name_valid(o->session))
+		return tktool_usage_error("TRACEKIT_SESSION: '%s' is not a session name (1 to %d of A-Z a-z 0-9 _ . -, "
+					  "not starting with '.')", o->session, TK_SESSION_NAME_MAX);
+	if (o->recover && (o->cmd != NULL || o->n_pids > 0 || o->daemon || o->all_cpus))
+		return tktool_usage_error("--recover only recovers a session (-N) into a file (-f): no command, -p, "
+					  "-a or -d1");
 	if (o->classes_given && o->classes == 0)
 		return tktool_usage_error("-c: name at least one kernel class (THREAD, PROCESS, SYSTEM, KERCALL, INT)");
 	if (strcmp(o->output, "-") == 0 && isatty(STDOUT_FILENO))
@@ -413,444 +446,6 @@ static int parse_args(struct opts *o, int argc, char **argv)
 }
 
 /* ---- output ---- */
-
-/* A buffer of ring mode: whole events only (an event never spans two buffers), at least
- * BUF_SLOTS slots; the slack takes the event that fills it, up to RING_SLACK slots. */
-#define RING_SLACK 1024u
-struct ring_buf {
-	traceevent_t slots[BUF_SLOTS + RING_SLACK];
-	uint64_t times[BUF_SLOTS + RING_SLACK]; /* time of the event each slot belongs to */
-	unsigned n;
-};
-
-struct logger {
-	struct opts *o;
-	/* what is not written: the classes (and parts of KERCALL and INT) not selected, which
-	 * the collector may still produce (the names it needs, the exits of calls it watches) */
-	tk_kev_range deny[16];
-	unsigned n_deny;
-	int deny_ker_enter, deny_ker_exit;
-	tk_kev_writer *w;
-	uint64_t hdr_bytes; /* header and syspage: the file's size is hdr_bytes + 16 x slots */
-	uint32_t msb[MAX_CPUS];
-	uint64_t msb_valid;
-	/* buffers: counted in slots of the output, 1024 each */
-	unsigned buf_slots;
-	uint64_t buffers;       /* buffers completed */
-	uint64_t events;        /* kernel events taken */
-	uint64_t events_in_buf; /* events of the current buffer */
-	uint64_t reads, reads_at_buf; /* collector reads that brought events (QNX's "interrupts") */
-	int read_counted;             /* this read is counted already */
-	uint64_t lost, lost_at_buf;
-	const char *stop_reason;
-	int write_err;
-	/* ring mode */
-	struct ring_buf **ring;
-	unsigned ring_cap, ring_head, ring_count;
-	uint64_t ring_dropped_bufs;
-	/* owners while writing (per-CPU THRUNNING) */
-	int32_t cur_pid[MAX_CPUS], cur_tid[MAX_CPUS];
-	uint64_t cur_valid;
-	uint64_t first_kernel_ns, last_kernel_ns;
-	int have_kernel_ns;
-};
-
-static unsigned slot_cpu(const traceevent_t *s) { return _NTO_TRACE_GETCPU(s->header) & (MAX_CPUS - 1); }
-
-static void note_owner(struct logger *L, const traceevent_t *s)
-{
-	unsigned cls = _NTO_TRACE_GETEVENT_C(s->header), code = _NTO_TRACE_GETEVENT(s->header);
-
-	if (cls == _TRACE_PR_TH_C && code == STATE_RUNNING) {
-		unsigned cpu = slot_cpu(s);
-		L->cur_pid[cpu] = (int32_t)s->data[1];
-		L->cur_tid[cpu] = (int32_t)s->data[2];
-		L->cur_valid |= 1ull << cpu;
-	}
-}
-
-/* Writes one event now: a CONTROL TIME first when the upper 32 bits changed on its CPU. */
-static int write_now(struct logger *L, const traceevent_t *slots, size_t n, uint64_t t)
-{
-	unsigned cpu = slot_cpu(&slots[0]);
-	uint32_t msb = (uint32_t)(t >> 32);
-	int rc;
-
-	if (!(L->msb_valid & (1ull << cpu)) || L->msb[cpu] != msb) {
-		traceevent_t te;
-		te.header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME);
-		te.data[0] = (uint32_t)t;
-		te.data[1] = msb;
-		te.data[2] = (uint32_t)t;
-		if ((rc = tk_kev_write_raw(L->w, &te, 1)) != TK_OK)
-			return rc;
-		L->msb[cpu] = msb;
-		L->msb_valid |= 1ull << cpu;
-	}
-	note_owner(L, &slots[0]);
-	return tk_kev_write_raw(L->w, slots, n);
-}
-
-static void buffer_done(struct logger *L)
-{
-	L->buffers++;
-	if (L->o->verbose)
-		fprintf(stderr, "tracelogger: iteration %" PRIu64 ", interrupts %" PRIu64 ", events %" PRIu64
-				", lost %" PRIu64 "\n",
-			L->buffers, L->reads - L->reads_at_buf, L->events_in_buf, L->lost - L->lost_at_buf);
-	L->reads_at_buf = L->reads;
-	L->lost_at_buf = L->lost;
-	L->events_in_buf = 0;
-	L->buf_slots = 0;
-	if (L->o->n_buffers > 0 && L->buffers >= (uint64_t)L->o->n_buffers && !g_stop) {
-		L->stop_reason = "the -n number of buffers is full";
-		g_stop = 1;
-	}
-}
-
-static struct ring_buf *ring_current(struct logger *L, size_t n)
-{
-	struct ring_buf *cur = L->ring_count ? L->ring[(L->ring_head + L->ring_count - 1) % L->ring_cap] : NULL;
-	unsigned idx;
-
-	if (cur == NULL || cur->n >= BUF_SLOTS || cur->n + n > BUF_SLOTS + RING_SLACK) {
-		if (L->ring_count == L->ring_cap) { /* full: the oldest buffer is reused */
-			L->ring_head = (L->ring_head + 1) % L->ring_cap;
-			L->ring_count--;
-			L->ring_dropped_bufs++;
-		}
-		idx = (L->ring_head + L->ring_count) % L->ring_cap;
-		if (L->ring[idx] == NULL && (L->ring[idx] = malloc(sizeof(struct ring_buf))) == NULL)
-			return NULL;
-		L->ring[idx]->n = 0;
-		L->ring_count++;
-		cur = L->ring[idx];
-	}
-	return cur;
-}
-
-static void deny_add(struct logger *L, unsigned ext, int whole_int)
-{
-	tk_kev_range r[4];
-	int n = whole_int ? tk_kev_map_events(ext, _NTO_TRACE_INTFIRST, _NTO_TRACE_INTLAST, 0, r)
-			  : tk_kev_map_class(ext, r);
-	for (int i = 0; i < n && L->n_deny < sizeof(L->deny) / sizeof(L->deny[0]); i++)
-		L->deny[L->n_deny++] = r[i];
-}
-
-/* The filter of what is written, from the classes recorded (after -c and -F). */
-static void build_filter(struct logger *L, uint32_t classes, uint32_t sub_sel)
-{
-	static const unsigned ic[] = { _NTO_TRACE_INTENTER, _NTO_TRACE_INTEXIT, _NTO_TRACE_INT_HANDLER_ENTER,
-				       _NTO_TRACE_INT_HANDLER_EXIT };
-
-	L->n_deny = 0;
-	if (!(classes & TK_COLLECT_CLASS(_NTO_TRACE_PROCESS)))
-		deny_add(L, _NTO_TRACE_PROCESS, 0);
-	if (!(classes & TK_COLLECT_CLASS(_NTO_TRACE_THREAD))) {
-		deny_add(L, _NTO_TRACE_THREAD, 0);
-		deny_add(L, _NTO_TRACE_VTHREAD, 0);
-	}
-	/* the collector's system-call codes mark the exit with bit 7 (TK_COLLECT_KERCALL_CODE) */
-	L->deny_ker_enter = !(classes & TK_COLLECT_CLASS(_NTO_TRACE_KERCALL)) || !(sub_sel & (1u << _NTO_TRACE_KERCALLENTER));
-	L->deny_ker_exit = !(classes & TK_COLLECT_CLASS(_NTO_TRACE_KERCALL)) || !(sub_sel & (1u << _NTO_TRACE_KERCALLEXIT));
-	for (size_t i = 0; i < sizeof(ic) / sizeof(ic[0]); i++)
-		if (!(classes & TK_COLLECT_CLASS(_NTO_TRACE_INT)) || !(sub_sel & (1u << ic[i])))
-			deny_add(L, ic[i], 1);
-}
-
-static int denied(const struct logger *L, uint32_t header)
-{
-	unsigned cls = _NTO_TRACE_GETEVENT_C(header) >> 10, code = _NTO_TRACE_GETEVENT(header);
-
-	if (cls == (_TRACE_KER_CALL_C >> 10))
-		return (code & 0x80u) ? L->deny_ker_exit : L->deny_ker_enter;
-	for (unsigned i = 0; i < L->n_deny; i++)
-		if (L->deny[i].cls == cls && code >= L->deny[i].first && code <= L->deny[i].last)
-			return 1;
-	return 0;
-}
-
-/* The collector's callback: one kernel event. */
-static int take_event(void *ud, const traceevent_t *slots, size_t n, uint64_t t)
-{
-	struct logger *L = ud;
-	int rc;
-
-	if (n == 0)
-		return 0;
-	if (L->stop_reason != NULL)
-		return 1; /* a limit is reached: the read stops, nothing more is taken */
-	if (denied(L, slots[0].header))
-		return 0; /* a class not selected */
-	if (!L->read_counted) {
-		L->reads++;
-		L->read_counted = 1;
-	}
-	if (_NTO_TRACE_GETEVENT_C(slots[0].header) == _TRACE_CONTROL_C &&
-	    _NTO_TRACE_GETEVENT(slots[0].header) == _TRACE_CONTROL_DROPPED)
-		L->lost += (uint64_t)slots[0].data[1] | ((uint64_t)slots[0].data[2] << 32);
-	if (!L->have_kernel_ns)
-		L->first_kernel_ns = t, L->have_kernel_ns = 1;
-	L->last_kernel_ns = t;
-	if (L->ring != NULL) {
-		struct ring_buf *b;
-		size_t i;
-		if (n > RING_SLACK)
-			return 0; /* cannot be: the collector's largest event is far smaller */
-		if ((b = ring_current(L, n)) == NULL)
-			return TK_ENOMEM;
-		for (i = 0; i < n; i++) {
-			b->slots[b->n] = slots[i];
-			b->times[b->n] = t;
-			b->n++;
-		}
-	} else {
-		if (L->o->max_size > 0 && L->hdr_bytes + (tk_kev_writer_slots(L->w) + n + 1) * sizeof(traceevent_t) > L->o->max_size) {
-			if (!g_stop) {
-				L->stop_reason = "the -S size limit is reached";
-				g_stop = 1;
-			}
-			return 1; /* the read stops; nothing more is taken */
-		}
-		if ((rc = write_now(L, slots, n, t)) != TK_OK) {
-			L->write_err = rc;
-			return rc;
-		}
-	}
-	L->events++;
-	L->events_in_buf++;
-	L->buf_slots += (unsigned)n;
-	if (L->buf_slots >= BUF_SLOTS)
-		buffer_done(L);
-	return 0;
-}
-
-/* Ring mode, at the stop: the kept buffers in order (each holds whole events). */
-static int ring_flush(struct logger *L)
-{
-	unsigned k;
-
-	for (k = 0; k < L->ring_count; k++) {
-		struct ring_buf *b = L->ring[(L->ring_head + k) % L->ring_cap];
-		unsigned i = 0;
-		if (k == 0 && b->n > 0)
-			L->first_kernel_ns = b->times[0];
-		while (i < b->n) {
-			unsigned j = i + 1;
-			int rc;
-			if (_TRACE_GET_STRUCT(b->slots[i].header) == _TRACE_STRUCT_CB)
-				while (j < b->n && _TRACE_GET_STRUCT(b->slots[j - 1].header) != _TRACE_STRUCT_CE)
-					j++;
-			if ((rc = write_now(L, &b->slots[i], j - i, b->times[i])) != TK_OK)
-				return rc;
-			i = j;
-		}
-	}
-	return TK_OK;
-}
-
-/* ---- the traced program's own events ---- */
-
-struct mev { /* one event of the merge: its time and where its slots are */
-	uint64_t t;
-	uint64_t seq;  /* file order, to keep the sort stable */
-	uint32_t off;  /* index of its first slot (kernel: in the mapped file; user: in uslots) */
-	uint16_t n;
-	uint8_t user;
-	int32_t pid, tid; /* user events: the owner (tid 0: unknown) */
-};
-
-struct merge {
-	struct mev *ev;
-	size_t n, cap;
-	traceevent_t *uslots;
-	size_t nu, capu;
-	uint64_t seq;
-	int err;
-	uint64_t lo_ns, hi_ns; /* user events kept: lo_ns <= t <= hi_ns */
-	const char *file;
-};
-
-static int mev_push(struct merge *m, const struct mev *e)
-{
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 4096;
-		struct mev *g = realloc(m->ev, cap * sizeof(*g));
-		if (g == NULL)
-			return -1;
-		m->ev = g;
-		m->cap = cap;
-	}
-	m->ev[m->n++] = *e;
-	return 0;
-}
-
-static int user_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
-{
-	struct merge *m = ud;
-	unsigned cls = _NTO_TRACE_GETEVENT_C(h);
-	const unsigned *conv = traceparser_get_info(st, _TRACEPARSER_INFO_ENDIAN_CONV, NULL);
-	uint64_t ns = tk_traceparser_ns(st);
-	struct mev e;
-	unsigned nslots, i;
-
-	(void)t;
-	/* The program's own CONTROL events, its buffers' owner THRUNNING, its snapshot of
-	 * threads and processes and its TraceEvent() KER_CALL pairs stay out: the kernel's
-	 * record of them is in the file. */
-	if (m->err || buf == NULL || cls == _TRACE_CONTROL_C || cls == _TRACE_PR_TH_C || cls == _TRACE_KER_CALL_C)
-		return 0;
-	if (ns < m->lo_ns || ns > m->hi_ns)
-		return 0;
-	nslots = len <= 2 ? 1 : (len + 1) / 2;
-	if (nslots > 1024)
-		return 0;
-	if (m->nu + nslots > m->capu) {
-		size_t cap = m->capu ? m->capu * 2 : 4096;
-		traceevent_t *g;
-		while (cap < m->nu + nslots)
-			cap *= 2;
-		g = realloc(m->uslots, cap * sizeof(*g));
-		if (g == NULL) {
-			m->err = TK_ENOMEM;
-			return 0;
-		}
-		m->uslots = g;
-		m->capu = cap;
-	}
-	for (i = 0; i < nslots; i++) {
-		traceevent_t *s = &m->uslots[m->nu + i];
-		unsigned flag = nslots == 1 ? _TRACE_STRUCT_S
-				: i == 0 ? _TRACE_STRUCT_CB : i + 1 == nslots ? _TRACE_STRUCT_CE : _TRACE_STRUCT_CC;
-		uint32_t w0 = 2 * i < len ? buf[2 * i] : 0, w1 = 2 * i + 1 < len ? buf[2 * i + 1] : 0;
-		if (conv != NULL && *conv) {
-			w0 = __builtin_bswap32(w0);
-			w1 = __builtin_bswap32(w1);
-		}
-		s->header = (h & ~(0x3u << 30)) | flag;
-		s->data[0] = (uint32_t)ns;
-		s->data[1] = w0;
-		s->data[2] = w1;
-	}
-	memset(&e, 0, sizeof(e));
-	e.t = ns;
-	e.seq = m->seq++;
-	e.off = (uint32_t)m->nu;
-	e.n = (uint16_t)nslots;
-	e.user = 1;
-	if (!tk_traceparser_owner(st, &e.pid, &e.tid))
-		e.pid = e.tid = 0;
-	m->nu += nslots;
-	if (mev_push(m, &e) != 0)
-		m->err = TK_ENOMEM;
-	return 0;
-}
-
-/* Loads the events of every user-*.kev in dir. Returns the number of files read. */
-static int load_user_events(struct merge *m, const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int files = 0;
-
-	if (d == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL) {
-		char path[4400];
-		struct traceparser_state *st;
-		size_t len = strlen(de->d_name);
-		if (strncmp(de->d_name, "user-", 5) != 0 || len < 9 || strcmp(de->d_name + len - 4, ".kev") != 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		st = traceparser_init(NULL);
-		if (st == NULL)
-			continue;
-		for (unsigned ic = 0; ic < 32; ic++)
-			tk_traceparser_cs_internal(st, m, user_cb, ic, 0, 1023);
-		if (traceparser(st, NULL, path) != 0) {
-			const char *why = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL);
-			tktool_error(path, "%s (the events before it are merged)", why != NULL ? why : "cannot read");
-		}
-		traceparser_destroy(&st);
-		files++;
-	}
-	closedir(d);
-	return files;
-}
-
-static int cmp_mev(const void *a, const void *b)
-{
-	const struct mev *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* Indexes the kernel events of a file this program wrote (events from byte hdr_bytes on). */
-static int index_kernel(struct merge *m, const traceevent_t *slot, size_t nslots)
-{
-	uint32_t msb[MAX_CPUS] = {0};
-	size_t i = 0;
-
-	while (i < nslots) {
-		unsigned h = slot[i].header, cpu = _NTO_TRACE_GETCPU(h) & (MAX_CPUS - 1);
-		size_t j = i + 1;
-		struct mev e;
-		if (_NTO_TRACE_GETEVENT_C(h) == _TRACE_CONTROL_C && _NTO_TRACE_GETEVENT(h) == _TRACE_CONTROL_TIME &&
-		    _TRACE_GET_STRUCT(h) == _TRACE_STRUCT_S) {
-			msb[cpu] = slot[i].data[1];
-			i++;
-			continue;
-		}
-		if (_TRACE_GET_STRUCT(h) == _TRACE_STRUCT_CB) {
-			while (j < nslots && j - i < 1024 && _TRACE_GET_STRUCT(slot[j - 1].header) != _TRACE_STRUCT_CE)
-				j++;
-		} else if (_TRACE_GET_STRUCT(h) != _TRACE_STRUCT_S) {
-			i++; /* a stray part: cannot happen in our own file */
-			continue;
-		}
-		memset(&e, 0, sizeof(e));
-		e.t = ((uint64_t)msb[cpu] << 32) | slot[i].data[0];
-		e.seq = m->seq++;
-		e.off = (uint32_t)i;
-		e.n = (uint16_t)(j - i);
-		if (mev_push(m, &e) != 0)
-			return TK_ENOMEM;
-		i = j;
-	}
-	return TK_OK;
-}
-
-/* Writes the merge: every event in time order, a THRUNNING before a user event whose
- * thread is not the one the kernel shows running on its CPU. */
-static int write_merge(struct logger *L, struct merge *m, const traceevent_t *kslots)
-{
-	size_t i;
-	int rc;
-
-	qsort(m->ev, m->n, sizeof(m->ev[0]), cmp_mev);
-	for (i = 0; i < m->n; i++) {
-		const struct mev *e = &m->ev[i];
-		const traceevent_t *s = e->user ? &m->uslots[e->off] : &kslots[e->off];
-		if (e->user && e->tid != 0) {
-			unsigned cpu = slot_cpu(s);
-			if (!(L->cur_valid & (1ull << cpu)) || L->cur_pid[cpu] != e->pid || L->cur_tid[cpu] != e->tid) {
-				traceevent_t r;
-				r.header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_PR_TH_C, STATE_RUNNING);
-				r.data[0] = (uint32_t)e->t;
-				r.data[1] = (uint32_t)e->pid;
-				r.data[2] = (uint32_t)e->tid;
-				if ((rc = write_now(L, &r, 1, e->t)) != TK_OK)
-					return rc;
-			}
-		}
-		if ((rc = write_now(L, s, e->n, e->t)) != TK_OK)
-			return rc;
-	}
-	return TK_OK;
-}
 
 /* ---- the header ---- */
 
@@ -888,7 +483,8 @@ static void build_header(struct header *H, const struct opts *o, const tk_collec
 	H->attrs[1].key = "TRACEKIT_CLOCK_RAW_NS";
 	H->attrs[1].value = "0";
 	H->h.n_attrs = 2;
-	tk_collect_header_attrs(c, add_collect_attr, H);
+	if (c != NULL)
+		tk_collect_header_attrs(c, add_collect_attr, H);
 	for (i = 0; i < o->n_attrs; i++)
 		H->attrs[H->h.n_attrs++] = o->attrs[i];
 }
@@ -903,7 +499,7 @@ struct child {
 	int exec_errno;
 };
 
-static int launch(struct child *ch, char **cmd, const char *user_dir, int daemon)
+static int launch(struct child *ch, char **cmd, const char *session, int daemon)
 {
 	int go[2], err[2];
 
@@ -915,7 +511,7 @@ static int launch(struct child *ch, char **cmd, const char *user_dir, int daemon
 	if (ch->pid < 0)
 		return -1;
 	if (ch->pid == 0) {
-		char b, pidbuf[32], logbuf[4400];
+		char b, pidbuf[32];
 		int e;
 		sigset_t none;
 		close(go[1]);
@@ -932,9 +528,11 @@ static int launch(struct child *ch, char **cmd, const char *user_dir, int daemon
 		} else {
 			unsetenv("TRACELOGGER_PID");
 		}
-		if (user_dir != NULL) {
-			snprintf(logbuf, sizeof(logbuf), "%s/user-%%p.kev", user_dir);
-			setenv("TRACEKIT_LOG", logbuf, 1);
+		/* its own events go to the session, which tracelogger drains (not to a file of
+		 * its own: TRACEKIT_LOG would win over the session) */
+		if (session != NULL) {
+			setenv("TRACEKIT_SESSION", session, 1);
+			unsetenv("TRACEKIT_LOG");
 		}
 		while (read(go[0], &b, 1) < 0 && errno == EINTR)
 			;
@@ -1069,6 +667,14 @@ static int open_collect(tk_collect **c, struct opts *o, int child_pid, uint32_t 
 	} else if (rc == TK_OK && why[0] != '\0') {
 		fprintf(stderr, "tracelogger: note: %s\n", why);
 	}
+	if (rc != TK_OK && o->daemon && cfg.system_wide && !o->all_cpus && !o->classes_given) {
+		/* daemon mode for whatever program starts the trace: its own events still come */
+		fprintf(stderr, "tracelogger: note: no kernel events: %s; recording the programs' own events only\n",
+			why[0] ? why : tk_strerror(rc));
+		*c = NULL;
+		*recorded = 0;
+		return 0;
+	}
 	if (rc != TK_OK) {
 		tktool_error(NULL, "cannot record: %s", why[0] ? why : tk_strerror(rc));
 		return 1;
@@ -1123,13 +729,174 @@ static const char *signame(int sig) { return sig == SIGINT ? "SIGINT" : sig == S
 
 /* Static: what they point to stays reachable on every way out (the early error returns). */
 static struct opts g_o;
-static struct logger g_L;
+static tk_collect_sink *g_K;       /* the kernel's events: what, how much, where */
+static tk_session *g_S;            /* removed on every way out (atexit) */
+static tk_collect_session *g_CS;   /* its drain */
+
+static void close_session(void)
+{
+	tk_collect_session_close(g_CS); /* the drain thread ends before the region goes */
+	g_CS = NULL;
+	if (g_S != NULL)
+		tk_session_close(g_S);
+	g_S = NULL;
+}
+
+/* Where the session of a logger that died is recovered before a new one is made: beside
+ * the output ($TMPDIR or /tmp for standard output or a device), never over a file. */
+static void recovered_path(char *buf, size_t cap, const char *output, const char *name)
+{
+	char dir[4096];
+	const char *slash = strrchr(output, '/');
+
+	if (tktool_needs_copy(output)) {
+		const char *t = getenv("TMPDIR");
+		snprintf(dir, sizeof(dir), "%s", t != NULL && *t != '\0' ? t : "/tmp");
+	} else if (slash == output) {
+		snprintf(dir, sizeof(dir), "/");
+	} else if (slash != NULL) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - output), output);
+	} else {
+		snprintf(dir, sizeof(dir), ".");
+	}
+	snprintf(buf, cap, "%s/tracekit-%s.recovered.kev", dir, name);
+	for (int k = 1; access(buf, F_OK) == 0 && k < 10000; k++)
+		snprintf(buf, cap, "%s/tracekit-%s.recovered.%d.kev", dir, name, k);
+}
+
+/* Turns session `name`, whose logger died, into the .kev `path`. 0, or 1 (said why). */
+static int recover_into(const char *name, const char *path)
+{
+	struct header H;
+	tk_collect_recovered res;
+	char why[8400];
+	int rc;
+
+	build_header(&H, &g_o, NULL, path);
+	rc = tk_collect_session_recover(name, path, &H.h, &res, why, sizeof(why));
+	if (rc != TK_OK) {
+		tktool_error(NULL, "%s", why);
+		return 1;
+	}
+	fprintf(stderr, "tracelogger: session %s: recovered %" PRIu64 " events of %u processes left by a logger "
+			"that died (pid %u) into %s\n",
+		name, res.events, res.processes, res.logger_pid, strcmp(path, "-") == 0 ? "standard output" : path);
+	if (res.dropped > 0)
+		fprintf(stderr, "tracelogger: session %s: its programs had lost %" PRIu64 " events (no free buffer); "
+				"the file counts them as CONTROL DROPPED events\n", name, res.dropped);
+	return 0;
+}
+
+/* The session NAME: created (after recovering one a dead logger left), configured from the
+ * options (plain mode: every class, fast, or -c/-w/-F; daemon mode: nothing, or -c), and in
+ * plain mode started at once. 0, or 1 (said why). */
+static int open_session(void)
+{
+	static const unsigned kclass[] = { _NTO_TRACE_THREAD, _NTO_TRACE_PROCESS, _NTO_TRACE_SYSTEM, _NTO_TRACE_KERCALL,
+					   _NTO_TRACE_INT };
+	int rc = tk_session_create(&g_S, g_o.session, g_o.session_bufs);
+
+	if (rc == TK_EEXIST) {
+		char path[4400];
+		tk_session *probe = NULL;
+		/* an orphan (its logger died) is recovered first; a region we may not use is refused */
+		if (tk_session_open(&probe, g_o.session, TK_SESSION_RECOVER) != TK_OK) {
+			tktool_error(NULL, "%s", tk_session_errmsg());
+			return 1;
+		}
+		tk_session_abandon(probe);
+		recovered_path(path, sizeof(path), g_o.output, g_o.session);
+		if (recover_into(g_o.session, path) != 0)
+			return 1;
+		rc = tk_session_create(&g_S, g_o.session, g_o.session_bufs);
+	}
+	if (rc == TK_EBUSY) {
+		tktool_error(NULL, "%s: one logger per session (-N NAME records another one)", tk_session_errmsg());
+		return 1;
+	}
+	if (rc == TK_EACCES || rc == TK_EINVAL || rc == TK_EEXIST) {
+		tktool_error(NULL, "%s", tk_session_errmsg());
+		return 1;
+	}
+	if (rc != TK_OK) {
+		/* no room for the region (a file size limit, /dev/shm full): the kernel's events
+		 * are still recorded, the programs' own are not */
+		fprintf(stderr, "tracelogger: note: %s; recording without the programs' own events\n",
+			tk_session_errmsg());
+		g_S = NULL;
+		return 0;
+	}
+	if (!g_o.daemon && !g_o.classes_given) {
+		tk_session_set_all_classes(g_S, 1);
+	} else if (g_o.classes_given) {
+		for (size_t i = 0; i < sizeof(kclass) / sizeof(kclass[0]); i++)
+			if (g_o.classes & TK_COLLECT_CLASS(kclass[i]))
+				tk_session_set_class(g_S, kclass[i], 1);
+		if (g_o.user_events)
+			tk_session_set_class(g_S, _NTO_TRACE_USER, 1);
+	}
+	switch (g_o.filter) {
+	case 1: tk_session_set_class(g_S, _NTO_TRACE_KERCALL, 0); break;
+	case 2: tk_session_set_class(g_S, _NTO_TRACE_INT, 0); break;
+	case 3: tk_session_set_class(g_S, _NTO_TRACE_PROCESS, 0); break;
+	case 4: tk_session_set_class(g_S, _NTO_TRACE_THREAD, 0); break;
+	default: break;
+	}
+	if (g_o.wide)
+		tk_session_set_all_wide(g_S, 1);
+	if (!g_o.daemon)
+		tk_session_start(g_S);
+	return 0;
+}
+
+/* -v: one line per buffer, as the SAT tutorial shows */
+static void print_buffer(void *ud, uint64_t buffer, uint64_t reads, uint64_t events, uint64_t lost)
+{
+	(void)ud;
+	fprintf(stderr, "tracelogger: iteration %" PRIu64 ", interrupts %" PRIu64 ", events %" PRIu64 ", lost %" PRIu64
+			"\n", buffer, reads, events, lost);
+}
+
+/* Daemon mode: waits up to ms for START (a program's, through the session; SIGUSR1 ends
+ * the wait early). 1 once started. */
+static int wait_start(unsigned ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	if (g_CS != NULL)
+		return tk_collect_session_wait_started(g_CS, 1, ms);
+	if (!g_start)
+		nanosleep(&ts, NULL);
+	return g_start != 0;
+}
+
+static void get_stats(tk_collect_session_stats *st)
+{
+	if (g_CS != NULL)
+		tk_collect_session_get_stats(g_CS, st);
+	else
+		memset(st, 0, sizeof(*st));
+}
+
+/* Stops everything started so far on an early error. */
+static void undo_start(struct child *ch, int have_child, const char *dir)
+{
+	if (have_child) {
+		kill(ch->pid, SIGKILL);
+		child_poll(ch, 1);
+	}
+	close_session();
+	remove_dir(dir);
+}
 
 int main(int argc, char **argv)
 {
 	struct header H;
 	struct child ch;
 	tk_collect *c = NULL;
+	tk_collect_merge *m = NULL;
+	tk_collect_session_config scfg;
+	tk_collect_session_stats sst;
 	char dir[4096] = "";
 	char spool[4400] = "";
 	const char *write_path;
@@ -1141,6 +908,8 @@ int main(int argc, char **argv)
 	rc = parse_args(&g_o, argc, argv);
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;
+	if (g_o.recover)
+		return recover_into(g_o.session, g_o.output);
 	if (g_o.n_buffers < 0)
 		g_o.n_buffers = (g_o.cmd != NULL || g_o.ring || g_o.size_ring || g_o.daemon) ? 0 : 32;
 	for (size_t i = 0; i < g_o.n_pids; i++)
@@ -1160,88 +929,132 @@ int main(int argc, char **argv)
 	install_signals(g_o.daemon);
 	have_child = g_o.cmd != NULL;
 
-	/* The private directory: the command's own traces (TRACEKIT_LOG), and the kernel's
-	 * events when the output cannot be re-read (standard output, a device, a FIFO). */
+	/* The private directory: the kernel's events when the output cannot be re-read
+	 * (standard output, a device, a FIFO). */
 	via_spool = tktool_needs_copy(g_o.output);
-	if (have_child || via_spool) {
-		int r = tktool_needs_copy(g_o.output) ? tktool_private_dir(dir, sizeof(dir))
-						    : tktool_private_dir_beside(g_o.output, dir, sizeof(dir));
-		if (r != 0) {
-			tktool_error(g_o.output, "cannot make a private directory beside it: %s", strerror(errno));
+	if (via_spool) {
+		if (tktool_private_dir(dir, sizeof(dir)) != 0) {
+			tktool_error(g_o.output, "cannot make a private directory: %s", strerror(errno));
 			return 1;
 		}
 		tktool_cleanup_add_dir(dir);
 	}
-	if (have_child && launch(&ch, g_o.cmd, g_o.user_events ? dir : NULL, g_o.daemon) != 0) {
-		tktool_error(NULL, "cannot start %s: %s", g_o.cmd[0], strerror(errno));
+	/* The session, before the command: it attaches to it when it starts. */
+	atexit(close_session);
+	if (open_session() != 0) {
 		remove_dir(dir);
+		return 1;
+	}
+	if (have_child && launch(&ch, g_o.cmd, g_S != NULL ? g_o.session : NULL, g_o.daemon) != 0) {
+		tktool_error(NULL, "cannot start %s: %s", g_o.cmd[0], strerror(errno));
+		undo_start(&ch, 0, dir);
 		return 1;
 	}
 	rc = open_collect(&c, &g_o, have_child ? ch.pid : 0, &recorded);
 	if (rc != 0) {
-		if (have_child) {
-			kill(ch.pid, SIGKILL);
-			child_poll(&ch, 1);
-		}
-		remove_dir(dir);
+		undo_start(&ch, have_child, dir);
 		return rc;
 	}
 
-	/* The output: written as events come; the final name appears only when complete. */
-	memset(&g_L, 0, sizeof(g_L));
-	g_L.o = &g_o;
-	build_filter(&g_L, recorded, g_o.classes_given ? g_o.sub_sel : SEL_KERCALL | SEL_INT);
-	if (g_o.ring || g_o.size_ring) {
-		g_L.ring_cap = g_o.ring ? g_o.buffers : (unsigned)(g_o.max_size / (BUF_SLOTS * sizeof(traceevent_t)));
-		if (g_L.ring_cap == 0)
-			g_L.ring_cap = 1;
-		g_L.ring = calloc(g_L.ring_cap, sizeof(*g_L.ring));
-		if (g_L.ring == NULL) {
-			tktool_error(NULL, "out of memory");
-			return 1;
-		}
+	/* The programs' own events: drained from the session as they come. */
+	if (g_o.user_events && tk_collect_merge_new(&m) != TK_OK) {
+		tktool_error(NULL, "out of memory");
+		undo_start(&ch, have_child, dir);
+		return 1;
 	}
 	if (via_spool)
 		snprintf(spool, sizeof(spool), "%s/kernel.kev", dir);
 	write_path = via_spool ? spool : g_o.output;
 	build_header(&H, &g_o, c, g_o.output);
-	rc = tk_kev_writer_open(&g_L.w, write_path, &H.h, TK_KEV_NO_AUTO_TIME);
+	if (m != NULL) {
+		/* what is drained is also kept on disk as it comes, for a logger that dies */
+		char keep[4500];
+		snprintf(keep, sizeof(keep), "%s.programs", write_path);
+		if ((rc = tk_collect_merge_spool(m, keep, &H.h)) != TK_OK) {
+			tktool_error(keep, "cannot create: %s", tk_strerror(rc));
+			tk_collect_merge_free(m);
+			tk_collect_close(c);
+			undo_start(&ch, have_child, dir);
+			return 1;
+		}
+	}
+	memset(&scfg, 0, sizeof(scfg));
+	scfg.size = sizeof(scfg);
+	scfg.merge = m;
+	scfg.thread = 1;
+	/* the programs' snapshots of their threads and their TraceEvent() calls: the kernel's
+	 * record of them is in the file (without a collector, theirs are all there is) */
+	if (c != NULL)
+		scfg.skip_classes = 1u << (_TRACE_PR_TH_C >> 10) | 1u << (_TRACE_KER_CALL_C >> 10);
+	/* a process found dead gets a PROCDESTROY where PROCESS is written (unless the kernel's
+	 * record of its end is in the file already) */
+	scfg.no_procdestroy = c != NULL && !(recorded & TK_COLLECT_CLASS(_NTO_TRACE_PROCESS));
+	scfg.obey_config = g_o.daemon;
+	if (g_S != NULL && (rc = tk_collect_session_open(&g_CS, g_S, &scfg)) != TK_OK) {
+		tktool_error(NULL, "session %s: cannot drain it: %s", g_o.session, tk_strerror(rc));
+		tk_collect_merge_free(m);
+		tk_collect_close(c);
+		undo_start(&ch, have_child, dir);
+		return 1;
+	}
+
+	/* The output: written as events come; the final name appears only when complete. */
+	tk_kev_writer *w = NULL;
+	rc = tk_kev_writer_open(&w, write_path, &H.h, TK_KEV_NO_AUTO_TIME);
 	if (rc != TK_OK) {
 		tktool_error(g_o.output, "cannot create: %s", tk_strerror(rc));
 		tk_collect_close(c);
-		if (have_child) {
-			kill(ch.pid, SIGKILL);
-			child_poll(&ch, 1);
-		}
-		remove_dir(dir);
+		undo_start(&ch, have_child, dir);
+		tk_collect_merge_free(m);
 		return 1;
 	}
-	tk_kev_writer_flush(g_L.w);
-	hdr_bytes = g_L.hdr_bytes = tk_kev_writer_bytes(g_L.w);
+	tk_kev_writer_flush(w);
+	hdr_bytes = tk_kev_writer_bytes(w);
 	/* -S: the file's header alone (its size is known only once written) must leave room for an
 	 * event (one slot, and the one the limit keeps free); else the file could hold nothing */
 	if (g_o.max_size > 0 && g_o.max_size < hdr_bytes + 2 * sizeof(traceevent_t)) {
-		tk_kev_writer_abort(g_L.w);
-		g_L.w = NULL;
+		tk_kev_writer_abort(w);
 		tk_collect_close(c);
-		if (have_child) {
-			kill(ch.pid, SIGKILL);
-			child_poll(&ch, 1);
-		}
-		remove_dir(dir);
-		free(g_L.ring);
+		undo_start(&ch, have_child, dir);
+		tk_collect_merge_free(m);
 		return tktool_usage_error("-S %" PRIu64 ": smaller than the file's header (%" PRIu64 " bytes) and "
 					  "one event; the minimum here is %" PRIu64 " bytes",
 					  g_o.max_size, hdr_bytes, (uint64_t)(hdr_bytes + 2 * sizeof(traceevent_t)));
 	}
 
+	tk_collect_sink_config kcfg;
+	memset(&kcfg, 0, sizeof(kcfg));
+	kcfg.size = sizeof(kcfg);
+	kcfg.w = w;
+	kcfg.classes = recorded;
+	kcfg.sub_sel = g_o.classes_given ? g_o.sub_sel : SEL_KERCALL | SEL_INT;
+	kcfg.session = g_o.daemon ? g_S : NULL;
+	kcfg.max_size = g_o.max_size;
+	kcfg.n_buffers = g_o.n_buffers > 0 ? (uint64_t)g_o.n_buffers : 0;
+	if (g_o.ring || g_o.size_ring) {
+		kcfg.ring_buffers = g_o.ring ? g_o.buffers : (unsigned)(g_o.max_size / (BUF_SLOTS * sizeof(traceevent_t)));
+		if (kcfg.ring_buffers == 0)
+			kcfg.ring_buffers = 1;
+	}
+	kcfg.stop = &g_stop;
+	kcfg.on_buffer = g_o.verbose ? print_buffer : NULL;
+	if (tk_collect_sink_new(&g_K, &kcfg) != TK_OK) {
+		tktool_error(NULL, "out of memory");
+		tk_kev_writer_abort(w);
+		tk_collect_close(c);
+		undo_start(&ch, have_child, dir);
+		tk_collect_merge_free(m);
+		return 1;
+	}
+
 	/* Start: recording first, then the command, so nothing it does is missed. */
-	if (!g_o.daemon && (rc = tk_collect_enable(c)) != TK_OK) {
+	if (!g_o.daemon && c != NULL && (rc = tk_collect_enable(c)) != TK_OK) {
 		tktool_error(NULL, "cannot start recording: %s", tk_strerror(rc));
 		g_stop = 1;
 	}
 	if (g_o.daemon)
-		fprintf(stderr, "tracelogger: daemon mode: waiting for START (SIGUSR1 to pid %ld)\n", (long)getpid());
+		fprintf(stderr, "tracelogger: daemon mode: waiting for START in session %s (TraceEvent(_NTO_TRACE_START) "
+				"in a program, or SIGUSR1 to pid %ld)\n", g_o.session, (long)getpid());
 	if (have_child && release(&ch) != 0) {
 		if (ch.exec_errno == ENOENT)
 			tktool_error(g_o.cmd[0], "command not found");
@@ -1251,151 +1064,170 @@ int main(int argc, char **argv)
 	if (g_o.seconds_ms > 0)
 		deadline = now_ms() + g_o.seconds_ms;
 
-	/* Record until a limit, a signal, or the end of what is traced. */
+	/* Record until a limit, a signal, a STOP (daemon mode) or the end of what is traced. */
 	int enabled = !g_o.daemon;
 	uint64_t start_ns = tk_clock_ns(), stop_ns = UINT64_MAX;
-	while (!g_stop && g_L.write_err == 0) {
-		if (g_o.daemon && !enabled && g_start) {
-			if (tk_collect_enable(c) == TK_OK) {
-				enabled = 1;
-				start_ns = tk_clock_ns();
-				if (g_o.seconds_ms > 0)
-					deadline = now_ms() + g_o.seconds_ms;
-				if (g_o.verbose)
-					fprintf(stderr, "tracelogger: START received\n");
+	tk_collect_sink_stats kst;
+	tk_collect_sink_get_stats(g_K, &kst);
+	while (!g_stop && kst.write_err == 0) {
+		if (!enabled) {
+			/* daemon mode: START from a program (the session's futex) or SIGUSR1 */
+			if (g_start && g_S != NULL && !tk_session_started(g_S))
+				tk_session_start(g_S); /* for every program of the session, as QNX's START */
+			if (wait_start(200)) {
+				if (c == NULL || tk_collect_enable(c) == TK_OK) {
+					enabled = 1;
+					start_ns = tk_clock_ns();
+					if (g_o.seconds_ms > 0)
+						deadline = now_ms() + g_o.seconds_ms;
+					get_stats(&sst);
+					tk_collect_sink_user_base(g_K, sst.user_slots); /* the buffers count from START */
+					if (g_o.verbose)
+						fprintf(stderr, "tracelogger: START received\n");
+				}
 			}
+		} else if (c != NULL) {
+			tk_collect_sink_new_read(g_K);
+			rc = tk_collect_read(c, 50, tk_collect_sink_take, g_K);
+			tk_collect_sink_get_stats(g_K, &kst);
+			if (rc < 0 && rc != kst.write_err) {
+				tktool_error(NULL, "reading the kernel's events: %s", tk_strerror(rc));
+				status = 1;
+				break;
+			}
+		} else {
+			tk_collect_session_wait_started(g_CS, 0, 50); /* the programs' events only: until STOP */
 		}
-		g_L.read_counted = 0;
-		rc = tk_collect_read(c, 50, take_event, &g_L);
-		if (rc < 0 && rc != g_L.write_err) {
-			tktool_error(NULL, "reading the kernel's events: %s", tk_strerror(rc));
+		get_stats(&sst);
+		if (sst.error != 0) {
+			tktool_error(NULL, "session %s: draining it: %s", g_o.session, tk_strerror(sst.error));
 			status = 1;
 			break;
 		}
-		if (deadline && now_ms() >= deadline && !g_stop) {
-			g_L.stop_reason = "the -s time is up";
+		if (enabled && g_o.user_events)
+			tk_collect_sink_count_user(g_K, sst.user_slots);
+		if (enabled && g_o.daemon && g_S != NULL && !tk_session_started(g_S) && !g_stop) {
+			if (g_o.verbose)
+				fprintf(stderr, "tracelogger: STOP received\n");
+			g_stop = 1; /* a program stopped the trace */
+		}
+		if (enabled && deadline && now_ms() >= deadline && !g_stop) {
+			tk_collect_sink_set_stop(g_K, "the -s time is up");
 			g_stop = 1;
 		}
+		tk_collect_sink_get_stats(g_K, &kst);
 		if (have_child && child_poll(&ch, 0) && !g_stop)
 			break;
 		if (g_o.n_pids > 0 && !pids_alive(&g_o) && !g_stop)
 			break;
 	}
 	/* Drain what the rings still hold (not after a second signal or a limit that stops taking). */
-	tk_collect_disable(c);
+	if (c != NULL)
+		tk_collect_disable(c);
 	stop_ns = tk_clock_ns();
-	if (!g_abort && g_L.write_err == 0 && g_L.stop_reason == NULL) {
+	tk_collect_sink_get_stats(g_K, &kst);
+	if (c != NULL && !g_abort && kst.write_err == 0 && kst.stop_reason == NULL) {
 		for (int k = 0; k < 64; k++) {
-			g_L.read_counted = 0;
-			rc = tk_collect_read(c, 0, take_event, &g_L);
+			tk_collect_sink_new_read(g_K);
+			rc = tk_collect_read(c, 0, tk_collect_sink_take, g_K);
 			if (rc <= 0)
 				break;
 		}
 	}
 	if (g_o.verbose) {
-		tk_collect_stats cs;
-		tk_collect_get_stats(c, &cs);
-		if (g_L.buf_slots > 0)
-			buffer_done(&g_L);
+		tk_collect_stats cst;
+		memset(&cst, 0, sizeof(cst));
+		if (c != NULL)
+			tk_collect_get_stats(c, &cst);
+		tk_collect_sink_end(g_K);
+		tk_collect_sink_get_stats(g_K, &kst);
 		fprintf(stderr, "tracelogger: %" PRIu64 " events, %" PRIu64 " kernel records (%" PRIu64
 				" bytes), %" PRIu64 " lost\n",
-			g_L.events, cs.records, cs.bytes, cs.lost);
+			kst.events, cst.records, cst.bytes, cst.lost);
 	}
 	tk_collect_close(c);
-	if (g_L.stop_reason != NULL && g_o.verbose)
-		fprintf(stderr, "tracelogger: stopped: %s\n", g_L.stop_reason);
+	tk_collect_sink_get_stats(g_K, &kst);
+	if (kst.stop_reason != NULL && g_o.verbose)
+		fprintf(stderr, "tracelogger: stopped: %s\n", kst.stop_reason);
 	if (g_signo != 0 && have_child && g_signo == SIGTERM && !child_poll(&ch, 0))
 		kill(ch.pid, SIGTERM); /* Ctrl-C reaches the command from the terminal itself */
-	if (g_L.lost > 0)
+	if (kst.lost > 0)
 		fprintf(stderr, "tracelogger: %" PRIu64 " kernel records were lost (the rings overflowed; more -k "
 				"buffers or fewer classes help); the file counts them as CONTROL DROPPED events\n",
-			g_L.lost);
+			kst.lost);
 
 	/* Ring mode: the newest buffers, now. */
-	if (g_L.ring != NULL && g_L.write_err == 0) {
-		if (g_L.ring_dropped_bufs > 0 && g_o.verbose)
+	if (kcfg.ring_buffers > 0 && kst.write_err == 0) {
+		if (kst.ring_dropped_buffers > 0 && g_o.verbose)
 			fprintf(stderr, "tracelogger: ring mode: %" PRIu64 " older buffers overwritten\n",
-				g_L.ring_dropped_bufs);
-		g_L.write_err = ring_flush(&g_L);
-		if (g_L.write_err == TK_OK && g_L.ring_dropped_bufs > 0)
-			start_ns = g_L.first_kernel_ns;
+				kst.ring_dropped_buffers);
+		tk_collect_sink_flush_ring(g_K);
+		tk_collect_sink_get_stats(g_K, &kst);
+		if (kst.write_err == TK_OK && kst.ring_dropped_buffers > 0)
+			start_ns = kst.first_ns;
 	}
 
-	/* The command's own events: they are complete when it has ended. */
-	int merge_user = have_child && g_o.user_events && !g_abort && g_L.write_err == 0;
-	if (merge_user && !child_poll(&ch, 0)) {
-		if (g_o.verbose || g_L.stop_reason != NULL)
+	/* The command's own events: they are complete when it has ended (its last buffers are
+	 * queued at its exit). */
+	int merge_user = m != NULL && !g_abort && kst.write_err == 0 && status == 0;
+	if (merge_user && have_child && !child_poll(&ch, 0)) {
+		if (g_o.verbose || kst.stop_reason != NULL)
 			fprintf(stderr, "tracelogger: recording stopped%s%s; waiting for %s (pid %ld) to end\n",
-				g_L.stop_reason ? ": " : "", g_L.stop_reason ? g_L.stop_reason : "", g_o.cmd[0], (long)ch.pid);
+				kst.stop_reason ? ": " : "", kst.stop_reason ? kst.stop_reason : "", g_o.cmd[0], (long)ch.pid);
 		child_poll(&ch, 1);
 		if (g_abort)
 			merge_user = 0;
 	}
+	if (g_S != NULL)
+		tk_session_stop(g_S);
 
 	char part[4400];
-	snprintf(part, sizeof(part), "%s", tk_kev_writer_temp_path(g_L.w));
-	int werr = tk_kev_writer_close(g_L.w); /* on an error: "<path>.part" kept, nothing under the final name */
-	if (g_L.write_err != 0 || werr != TK_OK) {
+	snprintf(part, sizeof(part), "%s", tk_kev_writer_temp_path(w));
+	int werr = tk_kev_writer_close(w); /* on an error: "<path>.part" kept, nothing under the final name */
+	if (kst.write_err != 0 || werr != TK_OK) {
 		tktool_error(g_o.output, "cannot write: %s; the events recorded until then are in %s",
-			     tk_strerror(g_L.write_err != 0 ? g_L.write_err : werr), part);
+			     tk_strerror(kst.write_err != 0 ? kst.write_err : werr), part);
 		status = 1;
 		merge_user = 0;
 	}
-	g_L.w = NULL;
+	w = NULL;
 
-	struct merge m;
-	memset(&m, 0, sizeof(m));
-	m.lo_ns = g_o.daemon || g_L.ring_dropped_bufs > 0 ? start_ns : 0;
-	m.hi_ns = g_o.daemon || g_L.stop_reason != NULL ? stop_ns : UINT64_MAX;
-	if (merge_user && load_user_events(&m, dir) > 0 && m.n > 0 && m.err == 0) {
-		/* Rewrite the file once, in time order, with the command's events in it. */
-		int fd = open(write_path, O_RDONLY | O_CLOEXEC);
-		struct stat sb;
-		void *map = MAP_FAILED;
-		if (fd >= 0 && fstat(fd, &sb) == 0 && (uint64_t)sb.st_size > hdr_bytes)
-			map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (map != MAP_FAILED) {
-			const traceevent_t *ks = (const traceevent_t *)((const char *)map + hdr_bytes);
-			size_t nk = ((uint64_t)sb.st_size - hdr_bytes) / sizeof(traceevent_t);
-			size_t nuser = m.n;
-			int r = index_kernel(&m, ks, nk);
-			memset(g_L.msb, 0, sizeof(g_L.msb));
-			g_L.msb_valid = 0;
-			g_L.cur_valid = 0;
-			if (r == TK_OK)
-				r = tk_kev_writer_open(&g_L.w, via_spool ? spool : g_o.output, &H.h, TK_KEV_NO_AUTO_TIME);
-			if (r == TK_OK) {
-				r = write_merge(&g_L, &m, ks);
-				if (r == TK_OK)
-					r = tk_kev_writer_close(g_L.w);
-				else
-					tk_kev_writer_abort(g_L.w);
-			}
-			if (r != TK_OK) {
-				tktool_error(g_o.output, "cannot merge the command's own events: %s; the file has the "
-						       "kernel's events only", tk_strerror(r));
-				status = 1;
-			} else if (g_o.verbose) {
-				fprintf(stderr, "tracelogger: merged %zu events of the command's own traces\n", nuser);
-			}
-			munmap(map, (size_t)sb.st_size);
-		} else if (fd >= 0 || errno != 0) {
-			tktool_error(g_o.output, "cannot re-read it to merge the command's own events: %s", strerror(errno));
-			status = 1;
-		}
-		if (fd >= 0)
-			close(fd);
-	} else if (m.err != 0) {
-		tktool_error(NULL, "cannot merge the command's own events: %s", tk_strerror(m.err));
+	if (g_CS == NULL)
+		merge_user = 0;
+	if (merge_user && (rc = tk_collect_session_finish(g_CS)) != TK_OK) {
+		tktool_error(NULL, "session %s: draining it: %s; the file has the kernel's events only", g_o.session,
+			     tk_strerror(rc));
 		status = 1;
+		merge_user = 0;
 	}
-	free(m.ev);
-	free(m.uslots);
-	if (g_L.ring != NULL) {
-		for (unsigned k = 0; k < g_L.ring_cap; k++)
-			free(g_L.ring[k]);
-		free(g_L.ring);
+	get_stats(&sst);
+	if (sst.dropped > 0)
+		fprintf(stderr, "tracelogger: %" PRIu64 " events of the traced programs were lost: every buffer of "
+				"session %s was in use (--session-buffers=%u; more help); the file counts them as "
+				"CONTROL DROPPED events\n", sst.dropped, g_o.session, g_o.session_bufs);
+	if (g_o.verbose && g_CS != NULL)
+		fprintf(stderr, "tracelogger: session %s: %" PRIu64 " events in %" PRIu64 " buffers, %" PRIu64
+				" processes ended\n", g_o.session, sst.events, sst.buffers, sst.deaths);
+	if (merge_user && tk_collect_merge_count(m) > 0) {
+		/* Rewrite the file once, in time order, with the programs' events in it. */
+		char why[8400];
+		tk_collect_merge_window(m, kst.ring_dropped_buffers > 0 ? start_ns : 0,
+					g_o.daemon || kst.stop_reason != NULL ? stop_ns : UINT64_MAX);
+		if (g_o.n_buffers > 0 && kcfg.ring_buffers == 0)
+			tk_collect_merge_limit(m, (uint64_t)g_o.n_buffers * BUF_SLOTS);
+		rc = tk_collect_merge_write(m, write_path, hdr_bytes, write_path, &H.h, why, sizeof(why));
+		if (rc != TK_OK) {
+			tktool_error(g_o.output, "cannot merge the programs' own events: %s; the file has the "
+					       "kernel's events only", why);
+			status = 1;
+		} else if (g_o.verbose) {
+			fprintf(stderr, "tracelogger: merged %zu events of the programs' own traces\n",
+				tk_collect_merge_count(m));
+		}
 	}
+	close_session();
+	tk_collect_merge_free(m);
+	tk_collect_sink_free(g_K);
 	free(g_o.pids);
 
 	if (via_spool && status == 0 && tktool_copy_file(spool, g_o.output) != 0) {

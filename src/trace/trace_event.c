@@ -343,6 +343,7 @@ int tk_trace_pool_init(void *region, size_t region_size, unsigned n_buffers)
 
 	if (region == NULL || tk_trace_pool_size(n_buffers) == 0 || region_size < tk_trace_pool_size(n_buffers))
 		return TK_EINVAL;
+	tk__trace_session_decline();
 	tk__trace_drainer_yield();
 	pthread_mutex_lock(&s->lock);
 	if (buffers_busy() != NULL) {

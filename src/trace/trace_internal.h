@@ -189,6 +189,7 @@ int tk__trace_drainer_yield(void);
  * announces itself after a START made elsewhere, and a fork()ed child re-registers.
  */
 void tk__trace_session_attach_once(void);
+void tk__trace_session_decline(void); /* the program's own buffers: never attach later */
 void tk__trace_session_catch_up_slow(void);
 static inline void tk__trace_session_catch_up(void)
 {

@@ -720,7 +720,8 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 
 	if (path == NULL || (opts->n_attrs > 0 && opts->attrs == NULL) || opts->n_attrs > 16)
 		return TK_EINVAL;
-	tk__trace_drainer_yield(); /* the program's own logger replaces TRACEKIT_LOG's */
+	tk__trace_session_decline(); /* the program's own logger: its ALLOCBUFFER below attaches nothing */
+	tk__trace_drainer_yield();   /* and it replaces TRACEKIT_LOG's, or the session's */
 	pthread_mutex_lock(&g_log.mu);
 	if (g_log.running) {
 		pthread_mutex_unlock(&g_log.mu);

@@ -105,6 +105,7 @@ static int sd_yield(void *ctx)
 	tk_session *ss;
 
 	(void)ctx;
+	tk__trace_session_decline();
 	tk__trace_session_flush();
 	pthread_mutex_lock(&tk__trace.lock);
 	ss = atomic_load(&tk__trace.sess);
@@ -305,6 +306,13 @@ static void attach(void)
 	tk__session_unlock(ss);
 	atomic_store(&tk__trace_modes, sl->modes);
 	pthread_mutex_unlock(&tk__trace.lock);
+}
+
+/* The program takes buffers of its own (tk_logger_start, tk_trace_pool_init): no session is
+ * attached later in this process, by the first TraceEvent() those make or any other. */
+void tk__trace_session_decline(void)
+{
+	atomic_store(&g_first_call_done, 1);
 }
 
 void tk__trace_session_attach_once(void)
