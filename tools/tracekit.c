@@ -112,29 +112,68 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* Copies the finished database path into the opened output and commits it. Returns the
+ * exit status (the output's failure said by tktool_output_commit()). */
+static int copy_into(const char *path, struct tktool_output *out)
+{
+	char buf[1 << 16];
+	FILE *f = fopen(path, "rb"), *to = tktool_output_stream(out);
+	size_t n;
+
+	if (f == NULL) {
+		tktool_error(NULL, "%s: %s", path, strerror(errno));
+		tktool_output_abort(out);
+		return 1;
+	}
+	int err = 0;
+	while (err == 0 && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		if (fwrite(buf, 1, n, to) != n)
+			err = errno != 0 ? errno : EIO;
+	if (err == 0 && fflush(to) != 0)
+		err = errno != 0 ? errno : EIO;
+	int read_failed = ferror(f) != 0;
+	fclose(f);
+	if (read_failed || err != 0) {
+		if (read_failed)
+			tktool_error(NULL, "%s: cannot read", path);
+		else
+			tktool_error(NULL, "%s: cannot write: %s", tktool_out_name(out->path), strerror(err));
+		tktool_output_abort(out);
+		return 1;
+	}
+	return tktool_output_commit(out) == 0 ? 0 : 1; /* says a write error itself */
+}
+
 /* The SQLite export: the database is built in a private directory and copied to the output
- * (whole, through tk_outfile; "-" is standard output). Returns the exit status. */
+ * (whole, through tk_outfile; "-" is standard output), which is opened first so that an
+ * output that cannot be created is said before the export's work. Returns the exit status. */
 static int run_sqlite(const char *in, const char *out_path, const char *pairs, const char *counters)
 {
+	struct tktool_output out = { NULL, NULL, -1 };
 	char dir[4096], db[4200], err[512];
 	tk_export_stats st;
-	int status = 0;
+	int status = 0, to_stdout = strcmp(out_path, "-") == 0;
 
 	if (tktool_refuse_same_file(in, out_path))
 		return 1;
+	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
+	if (!to_stdout && tktool_output_open(&out, out_path, 0) != 0)
+		return 1;
 	if (tktool_private_dir(dir, sizeof(dir)) != 0) {
 		tktool_error(NULL, "cannot create a temporary directory: %s", strerror(errno));
+		tktool_output_abort(&out);
 		return 1;
 	}
 	int slot = tktool_cleanup_add_dir(dir);
-	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
 	snprintf(db, sizeof(db), "%s/trace.db", dir);
 	memset(&st, 0, sizeof(st));
 	int rc = tk_export_sqlite_flags(in, db, export_flags, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL,
 					&st, err, sizeof(err));
 	if (rc == TK_EINVAL && st.events == 0) {
+		tktool_output_abort(&out);
 		status = tktool_usage_error("%s", err);
 	} else if (rc != 0 && (st.events == 0 || strncmp(err, "writing", 7) == 0 || rc == TK_ENOSPC)) {
+		tktool_output_abort(&out);
 		tktool_error(st.events == 0 ? in : NULL, "%s", err[0] ? err : tk_strerror(rc));
 		status = 1;
 	} else {
@@ -143,9 +182,12 @@ static int run_sqlite(const char *in, const char *out_path, const char *pairs, c
 				     (unsigned long long)st.events);
 			status = 1;
 		}
-		int copied = strcmp(out_path, "-") == 0 ? tktool_copy_to_stdout(db) : tktool_copy_file(db, out_path);
-		if (copied != 0) {
-			tktool_error(NULL, "%s: cannot write: %s", tktool_out_name(out_path), strerror(errno));
+		if (to_stdout) {
+			if (tktool_copy_to_stdout(db) != 0) {
+				tktool_error(NULL, "%s: cannot write: %s", tktool_out_name(out_path), strerror(errno));
+				status = 1;
+			}
+		} else if (copy_into(db, &out) != 0) {
 			status = 1;
 		}
 	}
