@@ -395,6 +395,20 @@ static void test_load_file(void **state)
 	assert_int_not_equal(tk_symbols_load_file(s, tkt_path("missing.kev"), err, sizeof(err)), 0);
 	assert_true(err[0] != '\0');
 	assert_int_equal(tk_symbols_load_file(s, "-", err, sizeof(err)), TK_EINVAL);
+	/* nor a FIFO or any other file that is not a regular one: refused before it is opened
+	 * (opening a FIFO without a writer would block: the alarm fails the test instead) */
+	const char *fifo = tkt_path("maps.fifo"), *dir = tkt_path("maps.dir");
+	unlink(fifo);
+	rmdir(dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(tk_symbols_load_file(s, dir, err, sizeof(err)), TK_EINVAL);
+	assert_non_null(strstr(err, "not a regular file"));
+	alarm(20);
+	assert_int_equal(tk_symbols_load_file(s, fifo, err, sizeof(err)), TK_EINVAL);
+	alarm(0);
+	unlink(fifo);
+	rmdir(dir);
 	tk_symbols_free(s);
 }
 

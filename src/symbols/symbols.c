@@ -583,6 +583,14 @@ int tk_symbols_load_file(tk_symbols *s, const char *path, char *errmsg, size_t e
 		errmsg[0] = '\0';
 	if (s == NULL || path == NULL || strcmp(path, "-") == 0)
 		return TK_EINVAL;
+	/* what cannot be read twice (a FIFO, a device) is refused before it is opened: its
+	 * data would be gone for the caller's own pass (and opening a FIFO blocks) */
+	struct stat sb;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		if (errmsg != NULL && errmsg_cap > 0)
+			snprintf(errmsg, errmsg_cap, "%s: not a regular file: its events cannot be read twice", path);
+		return TK_EINVAL;
+	}
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return TK_ENOMEM;
 	if ((st = traceparser_init(NULL)) == NULL) {
