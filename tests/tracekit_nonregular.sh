@@ -3,6 +3,7 @@
 # tracekit convert from inputs that are not regular files (audit of issue 14): a FIFO is read
 # once, also with symbols (the default, whose first pass over a regular file reads the
 # mappings): every format completes, with the output of the same file read from its name.
+# And standard output a pipe closed early leaves no temporary.
 # usage: tracekit_nonregular.sh TRACEKIT TRACE.kev
 set -u
 tkc=$1 kev=$2
@@ -34,5 +35,11 @@ for ext in json pftrace db; do
 		cmp -s "$W/out.$ext" "$W/ref.$ext" || fail "the .$ext from a FIFO differs from the one from the file"
 	fi
 done
+# standard output a pipe whose reader goes: the SQLite export's private directory (in
+# TMPDIR) is removed when SIGPIPE ends tracekit
+mkdir "$W/tmp"
+TMPDIR=$W/tmp "$tkc" convert --to=sqlite "$kev" - | head -c 10 >/dev/null
+left=$(ls -A "$W/tmp")
+[ -z "$left" ] || fail "a reader gone (SIGPIPE) left $left in TMPDIR"
 [ $failures -eq 0 ] || exit 1
 echo "ok"
