@@ -47,5 +47,14 @@ for attempt in 1 2 3; do
 	[ "$threads" -ge 2 ] && break
 	echo "(recording $attempt: slices on $threads thread(s); recording again)"
 done
+# What the page must show is read from the JSON: so that a JSON without the declared pair or
+# with functions named by addresses (symbols lost) cannot pass, every thread with slices must
+# have the pair "item" and worker_pool's functions by name.
+for name in item wp_process_item fill fnv1a; do
+	with=$(grep '"ph":"X"' "$out/worker_pool.json" | grep "\"name\":\"$name\"" |
+		sed 's/.*"tid":\([0-9]*\).*/\1/' | sort -u | wc -l)
+	[ "$with" -eq "$threads" ] ||
+		{ echo "--- the JSON has slices \"$name\" on $with of the $threads threads with slices"; exit 1; }
+done
 node "$here/browser_speedscope.mjs" "$node_dir/node_modules" "$chromium" "$out/worker_pool.json" "$out" || exit 1
 echo "screenshots: $out/speedscope-time-order.png $out/speedscope-sandwich.png"

@@ -121,6 +121,42 @@ static void test_resolves_own_function(void **state)
 	tk_symbols_free(s);
 }
 
+/* Fast-mode events hold 32 bits of an address: a position-independent program mapped above
+ * 4 GiB still resolves when one mapping of the process has an address ending in them, and
+ * stays an address when two have. */
+static void test_truncated_address(void **state)
+{
+	const uint64_t delta = 0x5a5a00000000ull, delta2 = 0x7f0000000000ull; /* multiples of 2^32 */
+	tk_symbols *s = NULL;
+	tk_symbol sym;
+
+	(void)state;
+	read_self_maps();
+	assert_int_equal(tk_symbols_new(&s), 0);
+	for (size_t i = 0; i < n_maps; i++)
+		assert_int_equal(tk_symbols_add_mapping(s, 9, 0, maps[i].start + delta, maps[i].end - maps[i].start,
+							maps[i].offset, exe),
+				 0);
+	uint64_t low = (known_addr() + delta) & 0xffffffffu;
+	assert_int_equal(tk_symbols_lookup(s, 9, 0, low, &sym), 0);
+	assert_string_equal(sym.name, "tkt_symbols_known_function");
+	assert_int_equal(sym.offset, 0);
+	assert_int_equal(sym.addr, low); /* the address as given */
+	assert_int_equal(tk_symbols_lookup(s, 9, 0, low + 1, &sym), 0);
+	assert_int_equal(sym.offset, 1);
+	/* the full address resolves as before */
+	assert_int_equal(tk_symbols_lookup(s, 9, 0, known_addr() + delta, &sym), 0);
+	assert_string_equal(sym.name, "tkt_symbols_known_function");
+	/* the same binary mapped again elsewhere in the process: ambiguous, stays an address */
+	for (size_t i = 0; i < n_maps; i++)
+		assert_int_equal(tk_symbols_add_mapping(s, 9, 0, maps[i].start + delta2, maps[i].end - maps[i].start,
+							maps[i].offset, exe),
+				 0);
+	assert_int_equal(tk_symbols_lookup(s, 9, 0, low + 2, &sym), TK_ENOENT);
+	assert_null(sym.name);
+	tk_symbols_free(s);
+}
+
 static void test_unmapped_stays_address(void **state)
 {
 	tk_symbols *s = self_symbols(0);
@@ -359,6 +395,20 @@ static void test_load_file(void **state)
 	assert_int_not_equal(tk_symbols_load_file(s, tkt_path("missing.kev"), err, sizeof(err)), 0);
 	assert_true(err[0] != '\0');
 	assert_int_equal(tk_symbols_load_file(s, "-", err, sizeof(err)), TK_EINVAL);
+	/* nor a FIFO or any other file that is not a regular one: refused before it is opened
+	 * (opening a FIFO without a writer would block: the alarm fails the test instead) */
+	const char *fifo = tkt_path("maps.fifo"), *dir = tkt_path("maps.dir");
+	unlink(fifo);
+	rmdir(dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(tk_symbols_load_file(s, dir, err, sizeof(err)), TK_EINVAL);
+	assert_non_null(strstr(err, "not a regular file"));
+	alarm(20);
+	assert_int_equal(tk_symbols_load_file(s, fifo, err, sizeof(err)), TK_EINVAL);
+	alarm(0);
+	unlink(fifo);
+	rmdir(dir);
 	tk_symbols_free(s);
 }
 
@@ -519,6 +569,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_resolves_own_function),
 		cmocka_unit_test(test_unmapped_stays_address),
+		cmocka_unit_test(test_truncated_address),
 		cmocka_unit_test(test_missing_and_non_elf_files),
 		cmocka_unit_test(test_later_mapping_replaces),
 		cmocka_unit_test(test_image_base),

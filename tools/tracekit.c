@@ -38,7 +38,9 @@ static const char usage_text[] =
 	"  print [OPTIONS] FILE       print the events of a .kev trace (traceprinter)\n"
 	"  convert [OPTIONS] IN OUT   export IN for trace viewers: OUT.json is Chrome trace-event\n"
 	"                             JSON, OUT.pftrace Perfetto's protobuf format, OUT.db an\n"
-	"                             SQLite database\n"
+	"                             SQLite database; --to=csv: IN's VTune CSV data into the\n"
+	"                             directory OUT; IN.csv to OUT.kev or OUT.tb5 (tracecsv);\n"
+	"                             IN.byfl to .csv, .db, .xml, .cgrind or .h5 (bfbin2*)\n"
 	"  stats [OPTIONS] FILE       statistics per thread, process, class and event, user\n"
 	"                             intervals and kernel calls\n"
 	"  info FILE                  header, time span, event counts and threads\n"
@@ -48,10 +50,12 @@ static const char usage_text[] =
 	"  --pair=BEGIN:END[=NAME]    USER events BEGIN and END open and close a slice NAME\n"
 	"  --counter=CODE[=NAME]      USER event CODE carries a counter value (d0 low, d1 high)\n"
 	"  -o, --output=FILE          output file of stats ('-': standard output, the default)\n"
-	"  --to=json|perfetto|sqlite  format of convert's OUT whatever its name ('-' needs it)\n"
+	"  --to=json|perfetto|sqlite|csv\n"
+	"                             format of convert's OUT whatever its name ('-' needs it)\n"
 	"  --format=text|csv|json     format of stats (default text)\n"
-	"  --no-symbols               convert: function slices named by their addresses, not by\n"
-	"                             the functions the trace's mappings resolve them to\n"
+	"  --symbols, --no-symbols    convert: function slices named by the functions the\n"
+	"                             trace's mappings resolve them to (the default), or by\n"
+	"                             their addresses\n"
 	"\n"
 	"  -h, --help                 this help; tracekit help COMMAND shows a command's manual\n"
 	"  -V, --version              version\n";
@@ -108,29 +112,68 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* Copies the finished database path into the opened output and commits it. Returns the
+ * exit status (the output's failure said by tktool_output_commit()). */
+static int copy_into(const char *path, struct tktool_output *out)
+{
+	char buf[1 << 16];
+	FILE *f = fopen(path, "rb"), *to = tktool_output_stream(out);
+	size_t n;
+
+	if (f == NULL) {
+		tktool_error(NULL, "%s: %s", path, strerror(errno));
+		tktool_output_abort(out);
+		return 1;
+	}
+	int err = 0;
+	while (err == 0 && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		if (fwrite(buf, 1, n, to) != n)
+			err = errno != 0 ? errno : EIO;
+	if (err == 0 && fflush(to) != 0)
+		err = errno != 0 ? errno : EIO;
+	int read_failed = ferror(f) != 0;
+	fclose(f);
+	if (read_failed || err != 0) {
+		if (read_failed)
+			tktool_error(NULL, "%s: cannot read", path);
+		else
+			tktool_error(NULL, "%s: cannot write: %s", tktool_out_name(out->path), strerror(err));
+		tktool_output_abort(out);
+		return 1;
+	}
+	return tktool_output_commit(out) == 0 ? 0 : 1; /* says a write error itself */
+}
+
 /* The SQLite export: the database is built in a private directory and copied to the output
- * (whole, through tk_outfile; "-" is standard output). Returns the exit status. */
+ * (whole, through tk_outfile; "-" is standard output), which is opened first so that an
+ * output that cannot be created is said before the export's work. Returns the exit status. */
 static int run_sqlite(const char *in, const char *out_path, const char *pairs, const char *counters)
 {
+	struct tktool_output out = { NULL, NULL, -1 };
 	char dir[4096], db[4200], err[512];
 	tk_export_stats st;
-	int status = 0;
+	int status = 0, to_stdout = strcmp(out_path, "-") == 0;
 
 	if (tktool_refuse_same_file(in, out_path))
 		return 1;
+	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
+	if (!to_stdout && tktool_output_open(&out, out_path, 0) != 0)
+		return 1;
 	if (tktool_private_dir(dir, sizeof(dir)) != 0) {
 		tktool_error(NULL, "cannot create a temporary directory: %s", strerror(errno));
+		tktool_output_abort(&out);
 		return 1;
 	}
 	int slot = tktool_cleanup_add_dir(dir);
-	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
 	snprintf(db, sizeof(db), "%s/trace.db", dir);
 	memset(&st, 0, sizeof(st));
 	int rc = tk_export_sqlite_flags(in, db, export_flags, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL,
 					&st, err, sizeof(err));
 	if (rc == TK_EINVAL && st.events == 0) {
+		tktool_output_abort(&out);
 		status = tktool_usage_error("%s", err);
 	} else if (rc != 0 && (st.events == 0 || strncmp(err, "writing", 7) == 0 || rc == TK_ENOSPC)) {
+		tktool_output_abort(&out);
 		tktool_error(st.events == 0 ? in : NULL, "%s", err[0] ? err : tk_strerror(rc));
 		status = 1;
 	} else {
@@ -139,9 +182,12 @@ static int run_sqlite(const char *in, const char *out_path, const char *pairs, c
 				     (unsigned long long)st.events);
 			status = 1;
 		}
-		int copied = strcmp(out_path, "-") == 0 ? tktool_copy_to_stdout(db) : tktool_copy_file(db, out_path);
-		if (copied != 0) {
-			tktool_error(NULL, "%s: cannot write: %s", tktool_out_name(out_path), strerror(errno));
+		if (to_stdout) {
+			if (tktool_copy_to_stdout(db) != 0) {
+				tktool_error(NULL, "%s: cannot write: %s", tktool_out_name(out_path), strerror(errno));
+				status = 1;
+			}
+		} else if (copy_into(db, &out) != 0) {
 			status = 1;
 		}
 	}
@@ -190,6 +236,66 @@ static int run_export(const char *in, const char *out_path, tk_export_format fmt
 		     (unsigned long long)st.events);
 	tktool_output_commit(&out); /* says so itself if that fails too */
 	return 1;
+}
+
+/*
+ * The conversions that exist beside the exports, run as their tools (from beside tracekit,
+ * else from PATH): a Byfl .byfl file to CSV, SQLite, XML Spreadsheet, Callgrind or HDF5
+ * (bfbin2*), VTune CSV files into a .kev or .tb5 trace (tracecsv import) and a trace's CSV
+ * data back out into a directory (--to=csv: tracecsv export). NULL: one of the exports.
+ */
+static const char *other_conversion(const char *in, const char *out, const char *to)
+{
+	const char *k = to != NULL ? to : "";
+	if (ends_with(in, ".byfl")) {
+		if (strcmp(k, "csv") == 0 || (!*k && ends_with(out, ".csv")))
+			return "bfbin2csv";
+		if (strcmp(k, "sqlite") == 0 ||
+		    (!*k && (ends_with(out, ".db") || ends_with(out, ".sqlite") || ends_with(out, ".sqlite3"))))
+			return "bfbin2sqlite3";
+		if (strcmp(k, "xml") == 0 || (!*k && ends_with(out, ".xml")))
+			return "bfbin2xmlss";
+		if (strcmp(k, "callgrind") == 0 || (!*k && (ends_with(out, ".cgrind") || strncmp(out, "callgrind.out", 13) == 0 ||
+							  strstr(out, "/callgrind.out") != NULL)))
+			return "bfbin2cgrind";
+		if (strcmp(k, "hdf5") == 0 || (!*k && (ends_with(out, ".h5") || ends_with(out, ".hdf5"))))
+			return "bfbin2hdf5";
+		return ""; /* no export of a .byfl file */
+	}
+	if (ends_with(in, ".csv") && (strcmp(k, "kev") == 0 || strcmp(k, "tb5") == 0 ||
+				      (!*k && (ends_with(out, ".kev") || ends_with(out, ".tb5")))))
+		return "tracecsv import";
+	if (strcmp(k, "csv") == 0)
+		return "tracecsv export";
+	return NULL;
+}
+
+/* Runs the tool of other_conversion() on IN and OUT. Returns only on failure (status 1). */
+static int run_other(const char *tool, const char *in, const char *out)
+{
+	char *args[8];
+	int n = 0;
+
+	args[n++] = NULL; /* run_tool() sets the program's name */
+	if (strcmp(tool, "tracecsv import") == 0 || strcmp(tool, "tracecsv export") == 0) {
+		args[n++] = strchr(tool, ' ') + 1;
+		args[n++] = "-o";
+		args[n++] = (char *)out;
+		args[n++] = "--";
+		args[n++] = (char *)in;
+		tool = "tracecsv";
+	} else if (strcmp(tool, "bfbin2csv") == 0 || strcmp(tool, "bfbin2sqlite3") == 0) {
+		args[n++] = "-o";
+		args[n++] = (char *)out;
+		args[n++] = "--";
+		args[n++] = (char *)in;
+	} else {
+		args[n++] = "--";
+		args[n++] = (char *)in;
+		args[n++] = (char *)out;
+	}
+	args[n] = NULL;
+	return run_tool(tool, args);
 }
 
 enum { OPT_PAIR = 256, OPT_COUNTER, OPT_TO, OPT_FORMAT, OPT_SYMBOLS, OPT_NO_SYMBOLS };
@@ -269,6 +375,16 @@ static int cmd_export(int argc, char **argv, int stats)
 	const char *in = argv[optind], *out = argv[optind + 1];
 	tk_export_format fmt;
 	const char *kind = to;
+	const char *tool = other_conversion(in, out, to);
+	if (tool != NULL && *tool == '\0')
+		return tktool_usage_error("a .byfl file converts to .csv, .db, .xml, .cgrind or .h5 (or --to=csv, "
+					  "sqlite, xml, callgrind or hdf5), not to '%s'",
+					  out);
+	if (tool != NULL) {
+		if (pairs[0] != '\0' || counters[0] != '\0')
+			return tktool_usage_error("--pair and --counter are options of the .kev exports");
+		return run_other(tool, in, out);
+	}
 	if (kind == NULL) {
 		if (ends_with(out, ".json"))
 			kind = "json";
@@ -278,7 +394,7 @@ static int cmd_export(int argc, char **argv, int stats)
 			kind = "sqlite";
 		else
 			return tktool_usage_error("cannot tell the format of '%s' from its name: use --to=json, "
-						  "--to=perfetto or --to=sqlite",
+						  "--to=perfetto, --to=sqlite or --to=csv",
 						  out);
 	}
 	if (strcmp(kind, "json") == 0)
@@ -288,7 +404,7 @@ static int cmd_export(int argc, char **argv, int stats)
 	else if (strcmp(kind, "sqlite") == 0)
 		return run_sqlite(in, out, pairs, counters);
 	else
-		return tktool_usage_error("unknown --to '%s' (json, perfetto or sqlite)", kind);
+		return tktool_usage_error("unknown --to '%s' (json, perfetto, sqlite or csv)", kind);
 	return run_export(in, out, fmt, pairs, counters);
 }
 

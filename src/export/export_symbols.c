@@ -7,6 +7,7 @@
  * an address that does not resolve stays the name. docs/export.md, "Symbols".
  */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "export/export_internal.h"
 #include "tracekit/symbols.h"
@@ -28,9 +29,11 @@ int tk__export_use_symbols(tk_export *x, const char *in_path)
 
 	if (rc != 0)
 		return rc;
-	/* A damaged or unreadable input is reported by the export's own pass; standard input
-	 * cannot be read twice, its mappings are taken as they come. */
-	if (in_path != NULL && strcmp(in_path, "-") != 0)
+	/* A damaged or unreadable input is reported by the export's own pass; standard input,
+	 * a FIFO or a device cannot be read twice (the second pass would wait for a writer
+	 * that is gone): their mappings are taken as they come. */
+	struct stat sb;
+	if (in_path != NULL && strcmp(in_path, "-") != 0 && stat(in_path, &sb) == 0 && S_ISREG(sb.st_mode))
 		tk_symbols_load_file(s, in_path, NULL, 0);
 	tk__export_free_symbols(x);
 	x->symbols = s;

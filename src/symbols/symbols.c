@@ -14,6 +14,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <gelf.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -582,6 +583,14 @@ int tk_symbols_load_file(tk_symbols *s, const char *path, char *errmsg, size_t e
 		errmsg[0] = '\0';
 	if (s == NULL || path == NULL || strcmp(path, "-") == 0)
 		return TK_EINVAL;
+	/* what cannot be read twice (a FIFO, a device) is refused before it is opened: its
+	 * data would be gone for the caller's own pass (and opening a FIFO blocks) */
+	struct stat sb;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		if (errmsg != NULL && errmsg_cap > 0)
+			snprintf(errmsg, errmsg_cap, "%s: not a regular file: its events cannot be read twice", path);
+		return TK_EINVAL;
+	}
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return TK_ENOMEM;
 	if ((st = traceparser_init(NULL)) == NULL) {
@@ -698,6 +707,34 @@ static void resolve(tk_symbols *s, const sym_map *m, uint64_t addr, tk_symbol *o
 	}
 }
 
+/*
+ * A 32-bit address that no mapping holds may be the low half of a 64-bit one: fast-mode
+ * events (FUNC_ENTER/EXIT, ADDRESS of tracekit's recorder outside wide mode; QNX's) hold 32
+ * bits, and a position-independent program or a shared library is mapped above 4 GiB. The
+ * address is widened when exactly one 64-bit address of the process's mappings ends in
+ * those 32 bits; 0 otherwise (unknown or ambiguous: it stays unresolved).
+ */
+static uint64_t widen32(const sym_proc *p, uint64_t addr)
+{
+	uint64_t found = 0;
+
+	if (addr > UINT32_MAX)
+		return 0;
+	for (size_t i = 0; i < p->n; i++) {
+		const sym_map *m = &p->maps[i];
+		uint64_t hi = m->start & ~(uint64_t)UINT32_MAX;
+		for (int k = 0; k < 2; k++, hi += (uint64_t)1 << 32) {
+			uint64_t a = hi | addr;
+			if (hi == 0 || a < m->start || a >= m->end)
+				continue;
+			if (found != 0 && found != a)
+				return 0; /* two candidates */
+			found = a;
+		}
+	}
+	return found;
+}
+
 int tk_symbols_lookup(tk_symbols *s, int32_t pid, uint64_t time_ns, uint64_t addr, tk_symbol *out)
 {
 	const sym_proc *p;
@@ -719,8 +756,11 @@ int tk_symbols_lookup(tk_symbols *s, int32_t pid, uint64_t time_ns, uint64_t add
 		s->stats.cache_hits++;
 		*out = c->sym;
 	} else {
+		uint64_t wide;
 		if ((m = map_find(p, addr, time_ns, &only)) != NULL)
 			resolve(s, m, addr, out);
+		else if ((wide = widen32(p, addr)) != 0 && (m = map_find(p, wide, time_ns, &only)) != NULL)
+			resolve(s, m, wide, out);
 		if (only) { /* the same at any time: cached */
 			c->addr = addr;
 			c->pid = pid;

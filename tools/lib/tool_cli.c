@@ -199,6 +199,10 @@ void tktool_catch_signals(enum tktool_signal_mode mode)
 	/* no SA_RESTART: a read blocked on a terminal or a pipe returns and the tool stops */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a reader gone (tool ... - | head): the temporaries go too, then the process dies of it
+	 * as before (a private directory being copied to standard output was left) */
+	if (mode == TKTOOL_SIGNAL_EXIT)
+		sigaction(SIGPIPE, &sa, NULL);
 }
 
 /* Blocks (or unblocks) SIGINT and SIGTERM around changes the handler must see whole. */

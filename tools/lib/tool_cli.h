@@ -69,7 +69,7 @@ enum tktool_signal_mode {
 	TKTOOL_SIGNAL_EXIT,
 };
 
-/* Installs the SIGINT and SIGTERM handler. */
+/* Installs the SIGINT and SIGTERM handler (and SIGPIPE's in the exit mode). */
 void tktool_catch_signals(enum tktool_signal_mode mode);
 
 /*
