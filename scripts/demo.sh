@@ -101,7 +101,27 @@ else
 	exit 1
 fi
 
-banner "14. Looking at a trace: tracekit stats, and exports for trace viewers (Chrome JSON, Perfetto, SQLite)"
+banner "14. Symbols: worker_pool's function entries by name and source line (traceprinter --symbols, libdw)"
+"$TP" --symbols -f "$OUT/worker_pool.kev" | grep -m 2 -A 2 'FUNC_ENTER' | sed 's/^/  /'
+
+banner "15. A session: tracelogger -d1 waits; the SAT tutorial's usr_event_simple, another process, configures and starts it"
+# As the guide's chapter runs it: tracelogger in daemon mode (here in the background, in a
+# session of its own name), then the program, which only calls TraceEvent(); the events of
+# both sides land in one file. Without privileges tracelogger records the program's events only.
+rm -f "$OUT/usr_event_simple.results"
+"$BUILD/tools/tracelogger" -d1 -n 3 -s 5 -N "demo.$$" -f "$OUT/usr_event_simple.results" 2>"$OUT/session.err" &
+tl=$!
+i=0
+while ! grep -q "waiting for START" "$OUT/session.err" && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+TRACEKIT_SESSION="demo.$$" "$BUILD/examples/tutorial/usr_event_simple"
+wait $tl || { cat "$OUT/session.err" >&2; exit 1; }
+sed 's/^/  /' "$OUT/session.err"
+"$TP" -f "$OUT/usr_event_simple.results" | grep -E 'USREVENT|USRSTREVENT' | sed 's/^/  /'
+
+banner "16. Looking at a trace: tracekit stats, and exports for trace viewers (Chrome JSON, Perfetto, SQLite)"
 TK="$BUILD/tools/tracekit"
 "$TK" stats "$OUT/pingpong.kev" | sed -n '1,8p'
 "$TK" convert --pair=10:11=item "$OUT/worker_pool.kev" "$OUT/worker_pool.json"
