@@ -1402,12 +1402,119 @@ static void test_bad_config(void **state)
 	tk_collect_close(NULL);
 }
 
+/* A logger killed while it read a buffer (off the queue, DRAINING, not given back): the
+ * recovery reads that buffer too, beside what is still queued. */
+static void test_recover_stranded(void **state)
+{
+	char name[64], path[128];
+	tk_session *s;
+	tk_pool *pool;
+	traceevent_t *b;
+	tk_pool_desc *desc;
+	uint32_t idx, got;
+	size_t n;
+	int k;
+	tk_kev_header hdr = { 0 };
+	tk_collect_recovered res;
+	char why[512];
+
+	(void)state;
+	snprintf(name, sizeof(name), "test-collect-stranded.%ld", (long)getpid());
+	snprintf(path, sizeof(path), "/tmp/tkt_stranded_%ld.kev", (long)getpid());
+	if (tk_session_open(&s, name, TK_SESSION_RECOVER) == TK_OK)
+		tk_session_close(s);
+	assert_int_equal(tk_session_create(&s, name, 4), TK_OK);
+	pool = tk_session_pool(s);
+	for (k = 0; k < 2; k++) {
+		assert_int_equal(tk_pool_take(pool, &idx), TK_OK);
+		b = tk_pool_buffer(pool, idx);
+		n = buffer_head(b, 77, 78);
+		for (int i = 0; i < (k == 0 ? 5 : 2); i++)
+			b[n++] = (traceevent_t){ _TRACE_MAKE_CODE(1, _TRACE_STRUCT_S, _TRACE_USER_C, 5 + k), { 10u + (unsigned)i, 1, 2 } };
+		desc = tk_pool_desc_of(pool, idx);
+		desc->owner_pid = 77;
+		desc->owner_tid = 78;
+		tk_pool_count_stored(pool, (int64_t)n);
+		tk_pool_queue(pool, idx, (uint32_t)n);
+	}
+	/* the logger takes the first one off the queue, and dies before giving it back */
+	assert_int_equal(tk_pool_dequeue(pool, &got), TK_OK);
+	assert_int_equal(atomic_load(&tk_pool_desc_of(pool, got)->state), TK_POOL_DRAINING);
+	tk_session_abandon(s); /* its lock goes with it: an orphan */
+	assert_int_equal(tk_collect_session_recover(name, path, &hdr, &res, why, sizeof(why)), TK_OK);
+	if (res.events != 7)
+		fail_msg("%llu events recovered, 7 expected (5 of the buffer being read, 2 queued)",
+			 (unsigned long long)res.events);
+	unlink(path);
+}
+
+/* before_give: called once per drained buffer, after its events were handed over and while
+ * the buffer is still out of the writers' reach (a logger killed before it wrote them out
+ * finds them in the region: tk_collect_drain_stranded). */
+struct give_probe {
+	tk_pool *pool;
+	uint32_t idx;
+	unsigned emitted, calls, bad;
+};
+
+static int probe_emit(void *ud, const traceevent_t *slots, size_t n, uint64_t t_ns, int32_t pid, int32_t tid)
+{
+	(void)slots; (void)n; (void)t_ns; (void)pid; (void)tid;
+	((struct give_probe *)ud)->emitted++;
+	return 0;
+}
+
+static int probe_before_give(void *ud)
+{
+	struct give_probe *p = ud;
+
+	p->calls++;
+	if (p->emitted != 4 || atomic_load(&tk_pool_desc_of(p->pool, p->idx)->state) != TK_POOL_DRAINING)
+		p->bad++;
+	return 0;
+}
+
+static void test_before_give(void **state)
+{
+	char name[64];
+	tk_session *s;
+	tk_collect_drain *d;
+	tk_collect_drain_config cfg = { .size = sizeof(cfg), .cycles_per_sec = 1000000000ull,
+					.before_give = probe_before_give };
+	struct give_probe p = { 0 };
+	traceevent_t *b;
+	size_t n;
+
+	(void)state;
+	snprintf(name, sizeof(name), "test-collect-give.%ld", (long)getpid());
+	if (tk_session_open(&s, name, TK_SESSION_RECOVER) == TK_OK)
+		tk_session_close(s);
+	assert_int_equal(tk_session_create(&s, name, 4), TK_OK);
+	p.pool = tk_session_pool(s);
+	assert_int_equal(tk_collect_drain_new(&d, p.pool, &cfg), TK_OK);
+	assert_int_equal(tk_pool_take(p.pool, &p.idx), TK_OK);
+	b = tk_pool_buffer(p.pool, p.idx);
+	n = buffer_head(b, 7, 8);
+	for (int i = 0; i < 4; i++)
+		b[n++] = (traceevent_t){ _TRACE_MAKE_CODE(1, _TRACE_STRUCT_S, _TRACE_USER_C, 5), { 10u + (unsigned)i, 1, 2 } };
+	tk_pool_count_stored(p.pool, (int64_t)n);
+	tk_pool_queue(p.pool, p.idx, (uint32_t)n);
+	assert_int_equal(tk_collect_drain_queued(d, probe_emit, &p), 4);
+	assert_int_equal(p.calls, 1);
+	assert_int_equal(p.bad, 0);
+	assert_int_equal(atomic_load(&tk_pool_desc_of(p.pool, p.idx)->state), TK_POOL_FREE);
+	tk_collect_drain_free(d);
+	assert_int_equal(tk_session_close(s), TK_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_merge_timeline),
 		cmocka_unit_test(test_drain_pool),
+		cmocka_unit_test(test_recover_stranded),
+		cmocka_unit_test(test_before_give),
 		cmocka_unit_test(test_sink),
 		cmocka_unit_test(test_pingpong_privileged),
 		cmocka_unit_test(test_fork_exec),

@@ -1277,6 +1277,188 @@ static void test_logger_killed_and_recovered(void **state)
 	free(d);
 }
 
+/* A hostile process of the same user moves a writer's committed position (in the buffer's
+ * descriptor, in the region) to an odd offset just below the buffer's end: the writer's next
+ * record must stay inside its buffer (it would write 15 bytes into the next buffer, or past
+ * the mapping for the last one), as the trust model says. */
+static void test_committed_tampered(void **state)
+{
+	const char *name = name_of("tamper");
+	tk_session *lg;
+	tk_pool *pool;
+	pid_t writer;
+	int st, up[2], down[2];
+	char c;
+	unsigned char *next;
+	uint32_t bsize, i, free_state;
+
+	(void)state;
+	assert_int_equal(pipe(up), 0);
+	assert_int_equal(pipe(down), 0);
+	assert_int_equal(tk_session_create(&lg, name, 2), TK_OK);
+	assert_int_equal(tk_session_set_class(lg, _NTO_TRACE_USER, 1), TK_OK);
+	assert_int_equal(tk_session_start(lg), TK_OK);
+	pool = tk_session_pool(lg);
+	bsize = tk_pool_buffer_size(pool);
+	writer = fork();
+	if (writer == 0) {
+		setenv("TRACEKIT_SESSION", name, 1);
+		TraceEvent(_NTO_TRACE_QUERYVERSION);
+		tk_trace_user(1, 0, 0); /* takes buffer 0 (the top of the free stack) */
+		if (write(up[1], "a", 1) != 1 || read(down[0], &c, 1) != 1)
+			_exit(1);
+		tk_trace_user(1, 1, 0); /* after the tampering */
+		if (write(up[1], "b", 1) != 1 || read(down[0], &c, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(read(up[0], &c, 1), 1);
+	assert_int_equal(tk_pool_desc_of(pool, 0)->state, TK_POOL_WRITING);
+	next = tk_pool_buffer(pool, 1); /* free: nobody writes it now */
+	memset(next, 0xab, 64);
+	atomic_store(&tk_pool_desc_of(pool, 0)->committed, bsize - 1);
+	assert_int_equal(write(down[1], "g", 1), 1);
+	assert_int_equal(read(up[0], &c, 1), 1);
+	for (i = 0; i < 64 && next[i] == 0xab; i++)
+		;
+	free_state = tk_pool_desc_of(pool, 1)->state;
+	assert_int_equal(write(down[1], "g", 1), 1);
+	assert_int_equal(waitpid(writer, &st, 0), writer);
+	/* either the writer found no room and took buffer 1 (starting it properly), or it is
+	 * untouched */
+	if (free_state == TK_POOL_FREE && i < 64)
+		fail_msg("byte %u of the free buffer 1 written by a record of buffer 0", i);
+	assert_true(free_state == TK_POOL_FREE || free_state == TK_POOL_WRITING);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	tk_session_close(lg);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+}
+
+/* The configuration lock left by a holder that died, its pid since reused by a live process
+ * (here: our parent, which never takes it): the first change waits for it at most a second,
+ * then takes it over; the next changes do not wait again. */
+static void test_lock_stale_holder(void **state)
+{
+	const char *name = name_of("stalelock");
+	tk_session *lg;
+	struct tk__sess_hdr *h;
+	uint64_t t0, t1, t2;
+
+	(void)state;
+	assert_int_equal(tk_session_create(&lg, name, 4), TK_OK);
+	h = (struct tk__sess_hdr *)(void *)((unsigned char *)tk__session_config(lg) - 320);
+	atomic_store(&h->cfg_lock, (uint32_t)getppid());
+	t0 = now_ms();
+	assert_int_equal(tk_session_start(lg), TK_OK);
+	t1 = now_ms();
+	assert_int_equal(tk_session_stop(lg), TK_OK);
+	assert_int_equal(tk_session_start(lg), TK_OK);
+	assert_int_equal(tk_session_stop(lg), TK_OK);
+	t2 = now_ms();
+	assert_true(t1 - t0 <= 3000);
+	if (t2 - t1 >= 500)
+		fail_msg("three changes after the first took %llu ms: the stale lock is waited for each time",
+			 (unsigned long long)(t2 - t1));
+	assert_int_equal(atomic_load(&h->cfg_lock), 0);
+	tk_session_close(lg);
+}
+
+/* Something else than a region at the name (a symbolic link, a directory, a FIFO): refused
+ * by writers, recovery and a new logger alike, with the path and what it is named, and never
+ * followed, changed or removed. */
+static void test_not_a_region(void **state)
+{
+	static const char *const kinds[] = { "symbolic link", "directory", "FIFO" };
+	char path[256], target[] = "/tmp/tkt_target_XXXXXX", buf[16];
+	unsigned k;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(target);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "precious", 8), 8);
+	close(fd);
+	for (k = 0; k < 3; k++) {
+		const char *name = name_of(kinds[k][0] == 's' ? "lnk" : kinds[k][0] == 'd' ? "dir" : "fifo");
+		tk_session *x;
+		struct stat st;
+		shm_path(name, path, sizeof(path));
+		if (k == 0)
+			assert_int_equal(symlink(target, path), 0);
+		else if (k == 1)
+			assert_int_equal(mkdir(path, 0700), 0);
+		else
+			assert_int_equal(mkfifo(path, 0600), 0);
+		assert_int_equal(tk_session_open(&x, name, TK_SESSION_WRITER), TK_EACCES);
+		must_contain(tk_session_errmsg(), path);
+		must_contain(tk_session_errmsg(), kinds[k]);
+		assert_int_equal(tk_session_open(&x, name, TK_SESSION_RECOVER), TK_EACCES);
+		must_contain(tk_session_errmsg(), kinds[k]);
+		assert_int_equal(tk_session_create(&x, name, 4), TK_EEXIST);
+		must_contain(tk_session_errmsg(), kinds[k]);
+		assert_int_equal(lstat(path, &st), 0);
+		assert_true(k == 0 ? S_ISLNK(st.st_mode) : k == 1 ? S_ISDIR(st.st_mode) : S_ISFIFO(st.st_mode));
+		if (k == 1)
+			rmdir(path);
+		else
+			unlink(path);
+	}
+	fd = open(target, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(read(fd, buf, sizeof(buf)), 8);
+	assert_memory_equal(buf, "precious", 8);
+	close(fd);
+	unlink(target);
+}
+
+/* A process killed while it filled its registry slot in leaves it CLAIMING: the logger frees
+ * it (tk_session_reap_stuck) once that pid is gone, never a slot a live process is filling
+ * in, nor one whose claimer has not yet named itself. */
+static void test_reap_stuck_claim(void **state)
+{
+	const char *name = name_of("stuck");
+	tk_session *lg, *w;
+	struct tk__sess_slot *slots;
+	pid_t dead;
+	int st;
+	uint32_t n;
+
+	(void)state;
+	assert_int_equal(tk_session_create(&lg, name, 4), TK_OK);
+	assert_int_equal(tk_session_open(&w, name, TK_SESSION_WRITER), TK_OK); /* slot 0: us */
+	slots = tk__session_slot(w);
+	n = tk_session_n_slots(lg);
+	assert_true(n >= 4);
+	dead = fork();
+	if (dead == 0)
+		_exit(0);
+	assert_int_equal(waitpid(dead, &st, 0), dead);
+	atomic_store(&slots[1].pid, (uint32_t)dead); /* killed while claiming */
+	atomic_store(&slots[1].state, TK_SESS_CLAIMING);
+	atomic_store(&slots[2].pid, (uint32_t)getpid()); /* a live claimer */
+	atomic_store(&slots[2].state, TK_SESS_CLAIMING);
+	atomic_store(&slots[3].pid, 0); /* a claimer that has not stored its pid yet */
+	atomic_store(&slots[3].state, TK_SESS_CLAIMING);
+	assert_int_equal(tk_session_reap_stuck(lg), 1);
+	assert_int_equal(atomic_load(&slots[1].state), TK_SESSION_EXITED);
+	assert_int_equal(atomic_load(&slots[1].pid), 0);
+	assert_int_equal(atomic_load(&slots[2].state), TK_SESS_CLAIMING);
+	assert_int_equal(atomic_load(&slots[3].state), TK_SESS_CLAIMING);
+	assert_int_equal(tk_session_reap_stuck(lg), 0);
+	/* a reaped slot has no pid left: a claimer that dies at once is told from its predecessor */
+	assert_int_equal(tk_session_reap(lg, (uint32_t)getpid()), TK_OK);
+	assert_int_equal(atomic_load(&slots[0].state), TK_SESSION_EXITED);
+	assert_int_equal(atomic_load(&slots[0].pid), 0);
+	atomic_store(&slots[2].state, TK_SESSION_FREE);
+	atomic_store(&slots[3].state, TK_SESSION_FREE);
+	tk_session_close(w);
+	tk_session_close(lg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1296,6 +1478,10 @@ int main(void)
 		cmocka_unit_test(test_which_session),
 		cmocka_unit_test(test_too_few_buffers),
 		cmocka_unit_test(test_logger_killed_and_recovered),
+		cmocka_unit_test(test_committed_tampered),
+		cmocka_unit_test(test_lock_stale_holder),
+		cmocka_unit_test(test_not_a_region),
+		cmocka_unit_test(test_reap_stuck_claim),
 	};
 
 	unsetenv("TRACEKIT_SESSION");

@@ -6,15 +6,15 @@
 # Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm
 #        abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr
 #        epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill
-#        sigkill_unfollowed second_logger orphan recover foreign_session few_buffers
-#        (default: all). Every case runs in a session of its own
+#        sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger
+#        not_region (default: all). Every case runs in a session of its own
 #        (TRACEKIT_SESSION=tlrun.PID), so a logger elsewhere on "default" does not disturb it. A case that needs what this machine
 #        cannot give (perf_event_open refused, no setpriv) is skipped with a printed reason;
 #        the script exits 77 only when every case was skipped.
 set -u
 TL=$1 TP=$2 PP=$3 WR=$4 WORK=$5
 shift 5
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger not_region}
 TRACEKIT_SESSION=tlrun.$$
 export TRACEKIT_SESSION
 REGION=/dev/shm/tracekit.$(id -u).$TRACEKIT_SESSION
@@ -855,8 +855,45 @@ case_few_buffers() { # 4 buffers for 4 threads flat out: drops counted, in the f
 	lost=$(awk '/CONTROL *:DROPPED/ { for (i = 1; i <= NF; i++) if ($i ~ /^events:/) { v = $i; sub(/events:/, "", v); s += v } } END { print s + 0 }' "$t")
 	[ "$lost" -gt 0 ] || { skip "no drop with 4 buffers (the logger kept up): $n events"; return; }
 	grep -q "events of the traced programs were lost" "$W/fb.err" || fail "no word about the drops: $(cat "$W/fb.err")"
-	[ $((n + lost)) = 200000 ] || fail "$n events + $lost dropped != 200000 recorded: some lost silently"
+	# the drops count records of every class: the writer's own announcements (its process
+	# and 4 threads, PROCTHREAD_NAME...) are dropped like any record when no buffer is free
+	extra=$((n + lost - 200000))
+	[ "$extra" -ge 0 ] || fail "$n events + $lost dropped < 200000 recorded: some lost silently"
+	[ "$extra" -le 8 ] || fail "$n events + $lost dropped: $extra more drops than the writer's announcements explain"
 	[ "$elapsed" -lt 20000 ] || fail "took $elapsed ms: writers blocked?"
+}
+
+case_own_logger() { # a program that starts its own logger (as the examples do) keeps it: its file, not the session
+	"$TL" -f "$W/ol.kev" -c PROCESS,USER -- "$WR" -o "$W/ol_prog.kev" -s -n 100 -t 2 >/dev/null 2>"$W/ol.err" ||
+		{ fail "exit status $? ($(cat "$W/ol.err"))"; return; }
+	readable "$W/ol_prog.kev" || return
+	n=$(count "USREVENT:EVENT:1[01]," "$W/ol_prog.kev.txt")
+	[ "$n" = 200 ] || fail "the program's own file holds $n of its 200 events"
+	readable "$W/ol.kev" || return
+	n=$(count "USREVENT:EVENT:1[01]," "$W/ol.kev.txt")
+	[ "$n" = 0 ] || fail "$n of the program's events in the session's file too"
+}
+
+case_not_region() { # a symbolic link or a damaged region at the session's name: refused, the way out said, nothing followed
+	bad=$REGION.bad
+	echo precious >"$W/target"
+	ln -s "$W/target" "$bad"
+	"$TL" -N "$TRACEKIT_SESSION.bad" -f "$W/nr.kev" -c THREAD -- true >/dev/null 2>"$W/nr.err"
+	s=$?
+	[ $s = 1 ] || fail "a symbolic link: exit status $s, 1 expected"
+	grep -q "symbolic link" "$W/nr.err" || fail "what it is not said: $(cat "$W/nr.err")"
+	grep -q "cannot be used while $bad exists" "$W/nr.err" || fail "the way out not said: $(cat "$W/nr.err")"
+	[ -L "$bad" ] && [ "$(cat "$W/target")" = precious ] || fail "the link or its target was changed"
+	rm -f "$bad"
+	head -c 65536 /dev/zero >"$bad"
+	chmod 600 "$bad"
+	"$TL" -N "$TRACEKIT_SESSION.bad" -f "$W/nr.kev" -c THREAD -- true >/dev/null 2>"$W/nr.err"
+	s=$?
+	[ $s = 1 ] || fail "a damaged region: exit status $s, 1 expected"
+	grep -q "byte 0 (magic)" "$W/nr.err" || fail "the field not named: $(cat "$W/nr.err")"
+	grep -q "cannot be used while $bad exists" "$W/nr.err" || fail "the way out not said: $(cat "$W/nr.err")"
+	[ "$(stat -c %s "$bad")" = 65536 ] || fail "the damaged region was changed"
+	rm -f "$bad"
 }
 
 for case in $CASES; do

@@ -800,8 +800,15 @@ static int open_session(void)
 		char path[4400];
 		tk_session *probe = NULL;
 		/* an orphan (its logger died) is recovered first; a region we may not use is refused */
-		if (tk_session_open(&probe, g_o.session, TK_SESSION_RECOVER) != TK_OK) {
-			tktool_error(NULL, "%s", tk_session_errmsg());
+		int prc = tk_session_open(&probe, g_o.session, TK_SESSION_RECOVER);
+		if (prc != TK_OK) {
+			char shm[TK_SESSION_NAME_MAX + 32];
+			if (prc == TK_EBUSY || tk_session_shm_name(g_o.session, shm, sizeof(shm)) != TK_OK)
+				tktool_error(NULL, "%s", tk_session_errmsg());
+			else /* damaged, not a region, another user's: nothing will ever use it */
+				tktool_error(NULL, "%s (session %s cannot be used while /dev/shm%s exists; -N NAME "
+						   "records into another one)",
+					     tk_session_errmsg(), g_o.session, shm);
 			return 1;
 		}
 		tk_session_abandon(probe);

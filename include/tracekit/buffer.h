@@ -290,7 +290,8 @@ TK_API int tk_buffer_delivering_at_exit(void);
 struct tk__buffer_thread {
 	TK__ATOMIC(TK__ATOMIC(uint32_t) *) pos; /* committed bytes from base; NULL before the first buffer */
 	TK__ATOMIC(char *) base;                /* the current buffer, NULL if none */
-	TK__ATOMIC(uint32_t) limit;             /* bytes of whole records in it; 0 forces the slow path */
+	TK__ATOMIC(uint32_t) limit;             /* last record's offset + 1 (pos < limit: room for a record);
+						 * 0 forces the slow path */
 	uint32_t record_size;
 	TK__ATOMIC(uint32_t) own;               /* the position when the definition publishes none */
 	uint32_t pad;

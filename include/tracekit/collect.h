@@ -230,6 +230,12 @@ typedef struct tk_collect_drain_config {
 	uint64_t clock_ns;       /* ... and the CLOCK_MONOTONIC_RAW ns read with it */
 	uint32_t skip_classes;   /* bit (1 << internal class) per class left out, e.g.
 	                            1u << (_TRACE_KER_CALL_C >> 10) */
+	/* Optional: called with emit's ud after a buffer's events were handed over and before
+	 * the buffer is given back to the writers, to make what emit was given durable (a
+	 * consumer killed after the give, before its own flush, would lose those events: the
+	 * region no longer holds them). Non-zero: the buffer is still given back, and the drain
+	 * stops with that code. */
+	int (*before_give)(void *ud);
 } tk_collect_drain_config;
 /* Called for each event: n slots, its time, its owner. Non-zero stops the drain. */
 typedef int (*tk_collect_user_fn)(void *ud, const traceevent_t *slots, size_t n, uint64_t t_ns, int32_t pid,
@@ -260,6 +266,13 @@ TK_API int tk_collect_drain_records(tk_collect_drain *d, const void *buf, uint32
                                     const tk_pool_desc *desc, tk_collect_user_fn emit, void *ud);
 /* Takes the pool's drops not yet reported in any buffer (tk_pool_take_dropped()), counted. */
 TK_API uint64_t tk_collect_drain_take_dropped(tk_collect_drain *d);
+/*
+ * Recovery only (the region's consumer died): every buffer left DRAINING (the dead consumer
+ * had taken it off the queue and not given it back: with before_give, its events had not
+ * been made durable), read whole from its `flushed` part on and given back. Returns as
+ * tk_collect_drain_queued().
+ */
+TK_API int tk_collect_drain_stranded(tk_collect_drain *d, tk_collect_user_fn emit, void *ud);
 /* Events handed over, buffers read, records lost by the writers (DROPPED counts). NULL ok. */
 TK_API void tk_collect_drain_get_stats(const tk_collect_drain *d, uint64_t *events, uint64_t *buffers,
                                        uint64_t *dropped);

@@ -202,8 +202,12 @@ TK_API int tk_session_process(const tk_session *s, uint32_t i, tk_session_proces
  * (its WRITING buffers with owner_pid == pid may then be drained up to `committed`).
  */
 TK_API int tk_session_process_alive(const tk_session_process_info *info);
-/* Marks the ATTACHED slot of pid EXITED (after its buffers were drained). TK_OK, TK_ENOENT. */
+/* Marks the ATTACHED slot of pid EXITED (after its buffers were drained; the slot's pid is
+ * cleared, so a slot being filled in always names its own claimer). TK_OK, TK_ENOENT. */
 TK_API int tk_session_reap(tk_session *s, uint32_t pid);
+/* Logger side: frees (EXITED) the slots a process was filling in when it died (SIGKILL while
+ * it registered), which would otherwise stay taken for the session's life. Returns how many. */
+TK_API int tk_session_reap_stuck(tk_session *s);
 
 /*
  * Logger: the buffers a dead process left (docs/sessions.md, "Draining"). Call it after

@@ -194,7 +194,10 @@ static uint64_t committed_records(const struct buffer_def *d, struct tk__buffer_
 {
 	_Atomic uint32_t *pos = atomic_load_explicit(&t->pos, memory_order_relaxed);
 
-	return pos != NULL ? atomic_load_explicit(pos, memory_order_acquire) / d->cfg.record_size : 0;
+	uint64_t n = pos != NULL ? atomic_load_explicit(pos, memory_order_acquire) / d->cfg.record_size : 0;
+
+	/* pos may be in a region another process writes: never more than the buffer holds */
+	return n < d->records_per_buffer ? n : d->records_per_buffer;
 }
 
 /* Makes buf the thread's buffer (thread lock held, on the thread itself). */
@@ -219,7 +222,9 @@ static void install(struct buffer_def *d, tk_buffer_id id, struct thread_state *
 	atomic_store_explicit(pos, (uint32_t)(lead * d->cfg.record_size), memory_order_release);
 	atomic_store_explicit(&t->base, buf, memory_order_relaxed);
 	atomic_store_explicit(&t->pos, pos, memory_order_relaxed);
-	atomic_store_explicit(&t->limit, (uint32_t)(d->records_per_buffer * d->cfg.record_size),
+	/* one past the last offset a whole record starts at: a position below it leaves room
+	 * for a record even when another process (a shared pool) moved it to an odd value */
+	atomic_store_explicit(&t->limit, (uint32_t)((d->records_per_buffer - 1) * d->cfg.record_size + 1),
 			      memory_order_relaxed);
 }
 

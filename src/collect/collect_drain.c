@@ -149,13 +149,15 @@ int tk_collect_drain_queued(tk_collect_drain *d, tk_collect_user_fn emit, void *
 		tk_pool_desc *desc = tk_pool_desc_of(d->pool, idx);
 		uint32_t records = atomic_load_explicit(&desc->records, memory_order_acquire);
 		uint32_t from = desc->flushed; /* a part already written out by a flush */
-		int rc;
+		int rc, sync;
 		if (records > bsize)
 			records = bsize; /* never read beyond the buffer, whatever the region says */
 		if (from > records)
 			from = records;
 		rc = read_buffer(d, tk_pool_buffer(d->pool, idx), from, records, from ? desc->resume_msb : 0,
 				 (int32_t)desc->owner_pid, (int32_t)desc->owner_tid, emit, ud);
+		if (rc >= 0 && d->cfg.before_give != NULL && (sync = d->cfg.before_give(ud)) != 0)
+			rc = sync < 0 ? sync : TK_ECANCELED;
 		tk_pool_count_stored(d->pool, -((int64_t)records - (int64_t)from));
 		desc->flushed = 0;
 		tk_pool_give(d->pool, idx);
@@ -187,9 +189,42 @@ int tk_collect_drain_process(tk_collect_drain *d, int32_t pid, int dead, tk_coll
 		rc = read_buffer(d, tk_pool_buffer(d->pool, idx), from, committed, from ? desc->resume_msb : 0, pid,
 				 (int32_t)desc->owner_tid, emit, ud);
 		if (dead) { /* a living writer keeps its buffer (read once, at the end) */
+			int sync;
+			if (rc >= 0 && d->cfg.before_give != NULL && (sync = d->cfg.before_give(ud)) != 0)
+				rc = sync < 0 ? sync : TK_ECANCELED;
 			desc->flushed = 0;
 			tk_pool_give(d->pool, idx);
 		}
+		atomic_fetch_add_explicit(&d->buffers, 1, memory_order_relaxed);
+		if (rc < 0)
+			return rc;
+		total += rc;
+	}
+	return total;
+}
+
+int tk_collect_drain_stranded(tk_collect_drain *d, tk_collect_user_fn emit, void *ud)
+{
+	uint32_t idx, n = tk_pool_n_buffers(d->pool), bsize = tk_pool_buffer_size(d->pool) / (uint32_t)sizeof(traceevent_t);
+	int total = 0;
+
+	for (idx = 0; idx < n; idx++) {
+		tk_pool_desc *desc = tk_pool_desc_of(d->pool, idx);
+		uint32_t records, from;
+		int rc, sync;
+		if (atomic_load_explicit(&desc->state, memory_order_acquire) != TK_POOL_DRAINING)
+			continue;
+		records = atomic_load_explicit(&desc->records, memory_order_acquire);
+		if (records > bsize)
+			records = bsize; /* never read beyond the buffer, whatever the region says */
+		from = desc->flushed < records ? desc->flushed : records;
+		rc = read_buffer(d, tk_pool_buffer(d->pool, idx), from, records, from ? desc->resume_msb : 0,
+				 (int32_t)desc->owner_pid, (int32_t)desc->owner_tid, emit, ud);
+		if (rc >= 0 && d->cfg.before_give != NULL && (sync = d->cfg.before_give(ud)) != 0)
+			rc = sync < 0 ? sync : TK_ECANCELED;
+		tk_pool_count_stored(d->pool, -((int64_t)records - (int64_t)from));
+		desc->flushed = 0;
+		tk_pool_give(d->pool, idx);
 		atomic_fetch_add_explicit(&d->buffers, 1, memory_order_relaxed);
 		if (rc < 0)
 			return rc;

@@ -60,6 +60,15 @@ static int add_event(void *ud, const traceevent_t *slots, size_t n, uint64_t t_n
 	return rc == TK_OK ? 0 : rc;
 }
 
+/* Before a drained buffer goes back to the writers: what it held is written out (a logger
+ * killed now loses none of it; the region no longer has it once given back). */
+static int sync_spool(void *ud)
+{
+	tk_collect_session *cs = ud;
+
+	return cs->merge != NULL ? tk_collect_merge_flush(cs->merge) : TK_OK;
+}
+
 /* A process the registry says is attached has ended: gone, its pid reused (another start
  * time), or a zombie (it can write nothing more). */
 static int process_dead(const tk_session_process_info *info)
@@ -97,6 +106,8 @@ static void dead_buffer(const void *buf, uint32_t n_records, uint32_t idx, const
 	if (dc->err != TK_OK)
 		return;
 	rc = tk_collect_drain_records(dc->cs->drain, buf, n_records, d, add_event, dc->cs);
+	if (rc >= 0)
+		rc = sync_spool(dc->cs); /* tk_session_collect_dead() gives it back next */
 	if (rc < 0)
 		dc->err = rc;
 }
@@ -106,6 +117,7 @@ static int reap_dead(tk_collect_session *cs)
 	uint32_t i, n = tk_session_n_slots(cs->s);
 	int rc;
 
+	tk_session_reap_stuck(cs->s); /* slots of processes killed while they registered */
 	for (i = 0; i < n; i++) {
 		tk_session_process_info info;
 		if (tk_session_process(cs->s, i, &info) != TK_OK || info.state != TK_SESSION_ATTACHED)
@@ -212,6 +224,7 @@ int tk_collect_session_open(tk_collect_session **out, tk_session *s, const tk_co
 	dc.size = sizeof(dc);
 	tk_session_clock(s, &dc.cycles_per_sec, &dc.clock_cycles, &dc.clock_ns);
 	dc.skip_classes = cfg->skip_classes;
+	dc.before_give = sync_spool;
 	if ((rc = tk_collect_drain_new(&cs->drain, tk_session_pool(s), &dc)) != TK_OK) {
 		free(cs);
 		return rc;
@@ -425,6 +438,10 @@ int tk_collect_session_recover(const char *name, const char *out_path, const tk_
 	cfg.size = sizeof(cfg);
 	cfg.merge = m;
 	if ((rc = tk_collect_session_open(&cs, s, &cfg)) != TK_OK)
+		goto fail;
+	/* first the buffers the dead logger was reading (off the queue, not given back): the
+	 * oldest of what is left */
+	if ((rc = tk_collect_drain_stranded(cs->drain, add_event, cs)) < 0)
 		goto fail;
 	if ((rc = tk_collect_session_finish(cs)) != TK_OK)
 		goto fail;

@@ -387,8 +387,9 @@ static uint64_t mono_ms(void)
 
 /*
  * The configuration lock: held for microseconds. A holder that died is taken over; a live
- * one that keeps it (only a process of the same user, misbehaving, could) is waited for at
- * most a second, then the change goes ahead without it (docs/sessions.md, "Trust model").
+ * one that keeps it (only a process of the same user, misbehaving, could, or an unrelated
+ * process that reused a dead holder's pid) is waited for at most a second, then the lock is
+ * taken over from it (docs/sessions.md, "Trust model").
  */
 void tk__session_lock(tk_session *s)
 {
@@ -412,10 +413,16 @@ void tk__session_lock(tk_session *s)
 				return;
 			continue;
 		}
-		if (t0 == 0)
+		if (t0 == 0) {
 			t0 = mono_ms();
-		else if (mono_ms() - t0 > 1000)
-			return;
+		} else if (mono_ms() - t0 > 1000) {
+			/* taken over: returning without it would leave it held (a dead holder's
+			 * reused pid) and make every later change wait a second again */
+			if (atomic_compare_exchange_strong(&s->h->cfg_lock, &cur, me))
+				return;
+			t0 = 0; /* another holder since: wait for that one */
+			continue;
+		}
 		{
 			struct timespec ts = { 0, 2000000L };
 			atomic_fetch_add(&s->h->cfg_waiters, 1);
@@ -645,11 +652,39 @@ int tk_session_reap(tk_session *s, uint32_t pid)
 		return TK_EINVAL;
 	for (i = 0; i < s->n_slots; i++) {
 		uint32_t st = TK_SESSION_ATTACHED;
+		/* through CLAIMING: nobody claims the slot before its pid is cleared */
 		if (atomic_load(&s->slots[i].pid) == pid &&
-		    atomic_compare_exchange_strong(&s->slots[i].state, &st, TK_SESSION_EXITED))
+		    atomic_compare_exchange_strong(&s->slots[i].state, &st, TK_SESS_CLAIMING)) {
+			atomic_store(&s->slots[i].pid, 0);
+			atomic_store(&s->slots[i].state, TK_SESSION_EXITED);
 			found = 1;
+		}
 	}
 	return found ? TK_OK : fail(TK_ENOENT, "no attached process %u in session %s", pid, s->h->name);
+}
+
+int tk_session_reap_stuck(tk_session *s)
+{
+	uint32_t i;
+	int n = 0;
+
+	if (s == NULL)
+		return TK_EINVAL;
+	for (i = 0; i < s->n_slots; i++) {
+		uint32_t st = TK_SESS_CLAIMING, pid = atomic_load(&s->slots[i].pid);
+		/* a claimer stores its own pid first (a free slot's is 0): a non-zero pid that no
+		 * process has any more is a claimer that died */
+		if (atomic_load(&s->slots[i].state) != TK_SESS_CLAIMING || pid == 0 || pid > (uint32_t)INT_MAX ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (atomic_load(&s->slots[i].pid) == pid &&
+		    atomic_compare_exchange_strong(&s->slots[i].state, &st, TK_SESS_CLAIMING)) {
+			atomic_store(&s->slots[i].pid, 0);
+			atomic_store(&s->slots[i].state, TK_SESSION_EXITED);
+			n++;
+		}
+	}
+	return n;
 }
 
 int tk_session_register(tk_session *s)
@@ -659,6 +694,12 @@ int tk_session_register(tk_session *s)
 
 	if (s == NULL || s->role != ROLE_WRITER)
 		return fail(TK_EINVAL, "only a writer registers");
+	uint64_t start_time = tk_session_proc_start_time(pid);
+	size_t comm_len = 0;
+
+	/* what /proc says first: a slot is CLAIMING for as short a time as can be */
+	if (read_small("/proc/self/comm", comm, sizeof(comm)) == 0)
+		comm_len = strcspn(comm, "\n");
 	/* free slots first, then those of reaped processes */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < s->n_slots; i++) {
@@ -666,13 +707,10 @@ int tk_session_register(tk_session *s)
 			uint32_t st = pass == 0 ? TK_SESSION_FREE : TK_SESSION_EXITED;
 			if (!atomic_compare_exchange_strong(&sl->state, &st, TK_SESS_CLAIMING))
 				continue;
-			atomic_store(&sl->pid, pid);
-			atomic_store(&sl->start_time, tk_session_proc_start_time(pid));
+			atomic_store(&sl->pid, pid); /* first: tk_session_reap_stuck() goes by it */
+			atomic_store(&sl->start_time, start_time);
 			memset(sl->comm, 0, sizeof(sl->comm));
-			if (read_small("/proc/self/comm", comm, sizeof(comm)) == 0) {
-				size_t n = strcspn(comm, "\n");
-				memcpy(sl->comm, comm, n < sizeof(sl->comm) ? n : sizeof(sl->comm));
-			}
+			memcpy(sl->comm, comm, comm_len < sizeof(sl->comm) ? comm_len : sizeof(sl->comm));
 			atomic_store(&sl->epoch, 0);
 			atomic_store(&sl->handler_classes, 0);
 			tk__session_lock(s);
@@ -900,6 +938,28 @@ int tk_session_create(tk_session **out, const char *name, uint32_t n_buffers)
 	return TK_OK;
 }
 
+/* What a file that is not a regular file is, for a message. */
+static const char *kind_of(mode_t m)
+{
+	return S_ISLNK(m)    ? "a symbolic link (never followed)"
+	       : S_ISDIR(m)  ? "a directory"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+	       : S_ISCHR(m) || S_ISBLK(m) ? "a device"
+	       : S_ISREG(m)  ? "a regular file"
+			     : "not a regular file";
+}
+
+/* The kind of what sits at path when it is not a regular file (shm_open failed on it). */
+static const char *not_a_region(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0 || S_ISREG(st.st_mode))
+		return NULL;
+	return kind_of(st.st_mode);
+}
+
 int tk_session_open(tk_session **out, const char *name, unsigned flags)
 {
 	tk_session *s;
@@ -923,13 +983,17 @@ int tk_session_open(tk_session **out, const char *name, unsigned flags)
 	tk_session_shm_name(name, s->shm_name, sizeof(s->shm_name));
 	s->fd = shm_open(s->shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (s->fd < 0) {
-		char shm[sizeof(s->shm_name)];
+		char shm[sizeof(s->shm_name)], path[sizeof(s->shm_name) + 16];
+		const char *kind;
 		err = errno;
 		memcpy(shm, s->shm_name, sizeof(shm));
 		close_handle(s);
 		if (err == ENOENT)
 			return fail(TK_ENOENT, "session %s: no such session (no logger created /dev/shm%s)", name, shm);
-		return fail(errno_code(err), "session %s: cannot open the region: %s", name, strerror(err));
+		snprintf(path, sizeof(path), "/dev/shm%s", shm);
+		if ((kind = not_a_region(path)) != NULL)
+			return fail(TK_EACCES, "session %s: %s is %s, not a session region: refused", name, path, kind);
+		return fail(errno_code(err), "session %s: cannot open the region %s: %s", name, path, strerror(err));
 	}
 	if (fstat(s->fd, &st) != 0) {
 		err = errno;
@@ -937,8 +1001,11 @@ int tk_session_open(tk_session **out, const char *name, unsigned flags)
 		return fail(errno_code(err), "session %s: fstat: %s", name, strerror(err));
 	}
 	if (!S_ISREG(st.st_mode)) {
+		char shm[sizeof(s->shm_name)];
+		memcpy(shm, s->shm_name, sizeof(shm));
 		close_handle(s);
-		return fail(TK_EACCES, "session %s: the region is not a regular file", name);
+		return fail(TK_EACCES, "session %s: /dev/shm%s is %s, not a session region: refused", name, shm,
+			    kind_of(st.st_mode));
 	}
 	if (st.st_uid != geteuid()) {
 		close_handle(s);

@@ -724,6 +724,7 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 	tk__trace_drainer_yield();   /* and it replaces TRACEKIT_LOG's, or the session's */
 	pthread_mutex_lock(&g_log.mu);
 	if (g_log.running) {
+		snprintf(g_log.errmsg, sizeof(g_log.errmsg), "a logger is already running (into %s)", g_log.path);
 		pthread_mutex_unlock(&g_log.mu);
 		return TK_EBUSY;
 	}
@@ -777,6 +778,9 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 		g_log.data_start = 0;
 	pool = atomic_load(&tk__trace.pool);
 	if (tk__trace_drainer_attach(&logger_drainer) != TK_OK) { /* another drainer has the pool */
+		const struct tk__trace_drainer *other = tk__trace_drainer();
+		snprintf(g_log.errmsg, sizeof(g_log.errmsg), "cannot create %s: the trace buffers are drained by %s", path,
+			 other != NULL && other->name != NULL ? other->name : "another drainer");
 		tk_kev_writer_abort(g_log.w);
 		g_log.w = NULL;
 		pthread_mutex_unlock(&g_log.mu);

@@ -31,6 +31,7 @@
 static _Atomic int g_first_call_done; /* TraceEvent() tried to attach */
 static _Atomic int g_reported;        /* a failure to attach was said */
 static _Atomic int g_need_register;   /* a forked child that has not registered yet */
+static tk_session *g_left_session;   /* the session left (sd_yield): its region stays mapped */
 static _Atomic unsigned char g_child_modes[TRACE_N_CLASSES]; /* all "filtered": the slow path re-registers */
 static pthread_once_t g_hooks_once = PTHREAD_ONCE_INIT;
 static __thread int tls_flushing; /* the full hook takes no new buffer for a flush */
@@ -114,6 +115,7 @@ static int sd_yield(void *ctx)
 		return 0;
 	}
 	atomic_store(&tk__trace.sess, NULL);
+	g_left_session = ss; /* kept (and reachable: no leak reported) for the rest of the process */
 	atomic_store(&tk__trace.pool, NULL);
 	atomic_store(&tk__trace.cfg, &tk__trace_local_config);
 	tk__trace_recompute_modes();
@@ -170,6 +172,7 @@ static void reregister(void)
 		int rc = tk_session_register(ss);
 		if (rc < 0) {
 			atomic_store(&tk__trace.sess, NULL);
+			g_left_session = ss; /* the parent's handle: its region stays mapped */
 			atomic_store(&tk__trace.pool, NULL);
 			atomic_store(&tk__trace.cfg, &tk__trace_local_config);
 			tk__trace_recompute_modes();

@@ -8,7 +8,8 @@
  *
  *   USER 10+k (d0 = i, d1 = pid)  event i (0 .. N-1) of thread k
  *
- * usage: tl_writer [-s] [-w MS] [-n N] [-t THREADS] [-z MS] [-x exit|_exit|kill|stop]
+ * usage: tl_writer [-o FILE] [-s] [-w MS] [-n N] [-t THREADS] [-z MS] [-x exit|_exit|kill|stop]
+ *   -o FILE record into FILE with a logger of its own (tk_logger_start), as the examples do
  *   -s      DELALLCLASSES, ADDCLASS USER, START before recording
  *   -w MS   sleep before recording;  -z MS  sleep after it
  */
@@ -44,12 +45,13 @@ static void *writer(void *arg)
 int main(int argc, char **argv)
 {
 	unsigned long threads = 1, wait_ms = 0, after_ms = 0;
-	const char *end = "exit";
+	const char *end = "exit", *own = NULL;
 	int start = 0, opt;
 	pthread_t th[64];
 
-	while ((opt = getopt(argc, argv, "sw:n:t:z:x:")) != -1) {
+	while ((opt = getopt(argc, argv, "o:sw:n:t:z:x:")) != -1) {
 		switch (opt) {
+		case 'o': own = optarg; break;
 		case 's': start = 1; break;
 		case 'w': wait_ms = strtoul(optarg, NULL, 10); break;
 		case 'n': g_n = strtoul(optarg, NULL, 10); break;
@@ -57,12 +59,16 @@ int main(int argc, char **argv)
 		case 'z': after_ms = strtoul(optarg, NULL, 10); break;
 		case 'x': end = optarg; break;
 		default:
-			fprintf(stderr, "usage: tl_writer [-s] [-w MS] [-n N] [-t THREADS] [-z MS] [-x exit|_exit|kill|stop]\n");
+			fprintf(stderr, "usage: tl_writer [-o FILE] [-s] [-w MS] [-n N] [-t THREADS] [-z MS] [-x exit|_exit|kill|stop]\n");
 			return 2;
 		}
 	}
 	if (threads < 1 || threads > 64)
 		threads = 1;
+	if (own != NULL && tk_logger_start(own, NULL) != TK_OK) {
+		fprintf(stderr, "tl_writer: %s: %s\n", own, tk_logger_errmsg());
+		return 1;
+	}
 	if (start) {
 		if (TraceEvent(_NTO_TRACE_DELALLCLASSES) == -1 || TraceEvent(_NTO_TRACE_ADDCLASS, _NTO_TRACE_USER) == -1 ||
 		    TraceEvent(_NTO_TRACE_START) == -1) {
@@ -83,6 +89,10 @@ int main(int argc, char **argv)
 		raise(SIGKILL);
 	if (strcmp(end, "stop") == 0 && TraceEvent(_NTO_TRACE_STOP) == -1) {
 		perror("tl_writer: TraceEvent(STOP)");
+		return 1;
+	}
+	if (own != NULL && tk_logger_stop() != TK_OK) {
+		fprintf(stderr, "tl_writer: %s: %s\n", own, tk_logger_errmsg());
 		return 1;
 	}
 	return 0;
