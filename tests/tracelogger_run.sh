@@ -221,7 +221,9 @@ case_limit_S() { # -S 48K: the file stays below 48 KiB; -M -S 48K keeps the newe
 	size=$(stat -c %s "$W/S.kev")
 	[ "$size" -le 49152 ] || fail "-S 48K: $size bytes"
 	[ "$size" -ge 40000 ] || fail "-S 48K: only $size bytes"
-	grep -q "THDEAD" "$W/S.kev.txt" && fail "-S 48K: the file holds the end of the command"
+	# (a thread dying before the exec is not the command's: sanitizer runtimes start one there)
+	awk '/name:pingpong/ { run = 1 } run && /THDEAD/ { found = 1 } END { exit !found }' "$W/S.kev.txt" &&
+		fail "-S 48K: the file holds the end of the command"
 	"$TL" -M -S 48K -f "$W/M.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" -n 20000 -e 0 >/dev/null 2>"$W/M.err" ||
 		{ fail "-M: exit status $? ($(cat "$W/M.err"))"; return; }
 	readable "$W/M.kev" || return
