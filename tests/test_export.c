@@ -808,6 +808,42 @@ static void test_perfetto_structure(void **state)
 	free(buf);
 }
 
+/* Names declared with bytes that are not UTF-8 (a pair's, a counter's: from the options or
+ * the trace's header) are read as Latin-1 in both exports, as event strings are: \u00XX in
+ * the JSON, the same characters as UTF-8 in Perfetto's strings, which must be valid UTF-8. */
+static void test_names_invalid_utf8(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("latin1.kev");
+	tk_kev_writer *w = trace_open(path);
+	running(w, 1, 5, 6);
+	user(w, 1000, 10, 0, 0);
+	user(w, 2000, 40, 7, 0);
+	user(w, 3000, 11, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *json, *pf;
+	size_t pf_len;
+	assert_int_equal(export_to_string(path, "10:11=A\xe9" "B", "40=C\xff\xfe" "D", &st, &json), 0);
+	assert_int_equal(st.counters, 1);
+	assert_non_null(strstr(json, "{\"name\":\"A\\u00e9B\",\"cat\":\"USER\""));
+	assert_non_null(strstr(json, "{\"name\":\"C\\u00ff\\u00feD\",\"ph\":\"C\""));
+	for (const char *c = json; *c != '\0'; c++)
+		assert_true((unsigned char)*c < 0x80); /* nothing but ASCII and escapes here */
+	free(json);
+
+	assert_int_equal(export_perfetto(path, "10:11=A\xe9" "B", "40=C\xff\xfe" "D", &st, &pf, &pf_len), 0);
+	assert_non_null(memmem(pf, pf_len, "A\xc3\xa9" "B", 4));
+	assert_non_null(memmem(pf, pf_len, "C\xc3\xbf\xc3\xbe" "D", 6));
+	assert_null(memmem(pf, pf_len, "A\xe9" "B", 3));
+	assert_null(memmem(pf, pf_len, "C\xff\xfe" "D", 4));
+	struct pf_check c;
+	memset(&c, 0, sizeof(c));
+	pf_walk(pf, pf_len, &c);
+	free(pf);
+}
+
 static void state(tk_kev_writer *w, unsigned cpu, uint64_t t, unsigned st, uint32_t pid, uint32_t tid);
 
 static void sched_is(const struct pf_sched *r, unsigned cpu, uint64_t ts, int64_t prev_pid, int64_t prev_state,
@@ -1310,6 +1346,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_perfetto_sched),
 		cmocka_unit_test(test_perfetto_long_payload),
 		cmocka_unit_test(test_perfetto_damaged),
+		cmocka_unit_test(test_names_invalid_utf8),
 		cmocka_unit_test(test_stats_states),
 		cmocka_unit_test(test_stats_percentiles),
 		cmocka_unit_test(test_stats_owner_markers),

@@ -6,6 +6,8 @@
  * addresses; mappings replace each other by time; MMAP/MUNMAP/MAPNAME events and a .kev
  * file feed it.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -211,6 +213,77 @@ static void test_missing_and_non_elf_files(void **state)
 	assert_int_equal(tk_symbols_get_stats(s)->files_failed, 4);
 	tk_symbols_free(s);
 	unlink(fifo);
+}
+
+/* stat() as the symbols module calls it, from this program: when armed, the regular file at
+ * swap_path is replaced by the FIFO swap_fifo just after it is looked at, as another process
+ * could do between a check by name and an open by name. */
+static char swap_path[4096], swap_fifo[4096];
+static int swap_armed;
+
+int stat(const char *restrict path, struct stat *restrict buf)
+{
+	int rc = fstatat(AT_FDCWD, path, buf, 0);
+	if (swap_armed && strcmp(path, swap_path) == 0) {
+		swap_armed = 0;
+		if (rename(swap_fifo, swap_path) != 0)
+			fail_msg("cannot swap a FIFO in for %s", swap_path);
+	}
+	return rc;
+}
+
+/* This process's open descriptors. */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	assert_non_null(d);
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* A regular file checked, then a FIFO in its place when opened: the binary is opened once,
+ * without blocking, and what was opened is checked, so the lookup says "not found" at once
+ * (opened by name after the check, the FIFO would block without a writer: the alarm fails
+ * the test). No descriptor stays open for the files that fail, and a binary that resolves
+ * gives its descriptor back when the symbols are freed. */
+static void test_file_swapped_for_fifo(void **state)
+{
+	tk_symbols *s = NULL;
+	tk_symbol sym;
+
+	(void)state;
+	snprintf(swap_path, sizeof(swap_path), "%s", tkt_path("swapped.so"));
+	snprintf(swap_fifo, sizeof(swap_fifo), "%s", tkt_path("swapped.fifo"));
+	unlink(swap_fifo);
+	tkt_write_file(swap_path, "a regular file until it is opened\n", 34);
+	assert_int_equal(mkfifo(swap_fifo, 0600), 0);
+	int fds = count_fds();
+	assert_int_equal(tk_symbols_new(&s), 0);
+	assert_int_equal(tk_symbols_add_mapping(s, 9, 0, 0x10000, 0x1000, 0, swap_path), 0);
+	swap_armed = 1;
+	alarm(20);
+	assert_int_equal(tk_symbols_lookup(s, 9, 0, 0x10010, &sym), TK_ENOENT);
+	alarm(0);
+	assert_int_equal(swap_armed, 0); /* the swap happened */
+	struct stat sb;
+	assert_int_equal(lstat(swap_path, &sb), 0);
+	assert_true(S_ISFIFO(sb.st_mode));
+	assert_null(sym.name);
+	assert_int_equal(tk_symbols_get_stats(s)->files_failed, 1);
+	assert_int_equal(count_fds(), fds);
+	tk_symbols_free(s);
+	unlink(swap_path);
+
+	/* a regular ELF file still resolves; its descriptor is closed with the symbols */
+	s = self_symbols(0);
+	assert_int_equal(tk_symbols_lookup(s, getpid(), 0, known_addr(), &sym), 0);
+	assert_string_equal(sym.name, "tkt_symbols_known_function");
+	tk_symbols_free(s);
+	assert_int_equal(count_fds(), fds);
 }
 
 static void test_later_mapping_replaces(void **state)
@@ -571,6 +644,7 @@ int main(void)
 		cmocka_unit_test(test_unmapped_stays_address),
 		cmocka_unit_test(test_truncated_address),
 		cmocka_unit_test(test_missing_and_non_elf_files),
+		cmocka_unit_test(test_file_swapped_for_fifo),
 		cmocka_unit_test(test_later_mapping_replaces),
 		cmocka_unit_test(test_image_base),
 		cmocka_unit_test(test_events),

@@ -16,7 +16,9 @@ complete_words() { # expected words...
 }
 COMP_WORDS=(tracekit c); complete_words convert
 COMP_WORDS=(tracekit ''); complete_words record print convert stats info help --help --version
-COMP_WORDS=(tracekit convert --to=p); complete_words --to=perfetto
+COMP_WORDS=(tracekit convert --to=p); complete_words --to=perfetto --to=pftrace --to=perfetto-trace
+COMP_WORDS=(tracekit convert --to=d); complete_words --to=db
+COMP_WORDS=(tracekit convert --to=sq); complete_words --to=sqlite --to=sqlite3
 COMP_WORDS=(tracekit stats --format=); complete_words --format=text --format=csv --format=json
 COMP_WORDS=(tracekit help s); complete_words stats
 COMP_WORDS=(tracekit print -t ''); complete_words lsb cycles ns

@@ -18,7 +18,7 @@ _tracekit()
 		;;
 	convert)
 		case $cur in
-		--to=*) COMPREPLY=($(compgen -P --to= -W "json perfetto sqlite csv kev tb5 xml callgrind hdf5" -- "${cur#--to=}")); return ;;
+		--to=*) COMPREPLY=($(compgen -P --to= -W "json perfetto pftrace perfetto-trace sqlite db sqlite3 csv kev tb5 xml callgrind cgrind hdf5 h5" -- "${cur#--to=}")); return ;;
 		-*) COMPREPLY=($(compgen -W "--to= --pair= --counter= --symbols --no-symbols --help" -- "$cur")); compopt -o nospace 2>/dev/null; return ;;
 		esac
 		;;

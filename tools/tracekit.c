@@ -51,7 +51,8 @@ static const char usage_text[] =
 	"  --counter=CODE[=NAME]      USER event CODE carries a counter value (d0 low, d1 high)\n"
 	"  -o, --output=FILE          output file of stats ('-': standard output, the default)\n"
 	"  --to=json|perfetto|sqlite|csv\n"
-	"                             format of convert's OUT whatever its name ('-' needs it)\n"
+	"                             format of convert's OUT whatever its name ('-' needs it);\n"
+	"                             an extension of OUT names it too (--to=pftrace, --to=db)\n"
 	"  --format=text|csv|json     format of stats (default text)\n"
 	"  --symbols, --no-symbols    convert: function slices named by the functions the\n"
 	"                             trace's mappings resolve them to (the default), or by\n"
@@ -239,6 +240,31 @@ static int run_export(const char *in, const char *out_path, tk_export_format fmt
 }
 
 /*
+ * convert's --to value: a format's name or any extension convert knows that format by (from
+ * OUT's name), so --to=pftrace and --to=db work as --to=perfetto and --to=sqlite do. Returns the
+ * format's name (json, perfetto, sqlite, csv, kev, tb5, xml, callgrind, hdf5), NULL if unknown.
+ */
+static const char *to_format(const char *to)
+{
+	static const char *const names[][2] = {
+		{ "json", "json" },        { "perfetto", "perfetto" },
+		{ "pftrace", "perfetto" }, { "perfetto-trace", "perfetto" },
+		{ "sqlite", "sqlite" },    { "db", "sqlite" },
+		{ "sqlite3", "sqlite" },   { "csv", "csv" },
+		{ "kev", "kev" },          { "tb5", "tb5" },
+		{ "xml", "xml" },          { "callgrind", "callgrind" },
+		{ "cgrind", "callgrind" }, { "hdf5", "hdf5" },
+		{ "h5", "hdf5" },
+	};
+	if (*to == '.')
+		to++;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(to, names[i][0]) == 0)
+			return names[i][1];
+	return NULL;
+}
+
+/*
  * The conversions that exist beside the exports, run as their tools (from beside tracekit,
  * else from PATH): a Byfl .byfl file to CSV, SQLite, XML Spreadsheet, Callgrind or HDF5
  * (bfbin2*), VTune CSV files into a .kev or .tb5 trace (tracecsv import) and a trace's CSV
@@ -329,7 +355,10 @@ static int cmd_export(int argc, char **argv, int stats)
 		case OPT_TO:
 			if (stats)
 				return tktool_usage_error("--to is an option of convert (stats has --format)");
-			to = optarg;
+			if ((to = to_format(optarg)) == NULL)
+				return tktool_usage_error("unknown --to '%s' (json, perfetto or pftrace, sqlite or db, "
+							  "csv, kev, tb5, xml, callgrind or cgrind, hdf5 or h5)",
+							  optarg);
 			break;
 		case OPT_FORMAT:
 			if (!stats)
@@ -399,12 +428,13 @@ static int cmd_export(int argc, char **argv, int stats)
 	}
 	if (strcmp(kind, "json") == 0)
 		fmt = TK_EXPORT_CHROME_JSON;
-	else if (strcmp(kind, "perfetto") == 0 || strcmp(kind, "pftrace") == 0)
+	else if (strcmp(kind, "perfetto") == 0)
 		fmt = TK_EXPORT_PERFETTO;
 	else if (strcmp(kind, "sqlite") == 0)
 		return run_sqlite(in, out, pairs, counters);
 	else
-		return tktool_usage_error("unknown --to '%s' (json, perfetto, sqlite or csv)", kind);
+		return tktool_usage_error("--to=%s is not a format of a trace's export (json, perfetto, sqlite or csv)",
+					  kind);
 	return run_export(in, out, fmt, pairs, counters);
 }
 

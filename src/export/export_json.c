@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/tk_utf8.h"
 #include "export/export_internal.h"
 
 typedef struct json_state {
@@ -109,6 +110,14 @@ static void out_string(tk_export *x, const char *s, size_t n, int utf8)
 static void out_cstr(tk_export *x, const char *s)
 {
 	out_string(x, s, strlen(s), 1);
+}
+
+/* A name of unknown encoding (declared by the user or the trace's header, a symbol's):
+ * checked, so that invalid UTF-8 is read as Latin-1 as in the other strings. */
+static void out_name(tk_export *x, const char *s)
+{
+	size_t n = strlen(s);
+	out_string(x, s, n, tk__utf8_valid(s, n));
 }
 
 /* ns as microseconds: "<us>.<3 digits>" */
@@ -266,7 +275,7 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 	if (s->kind == TK__SLICE_FUNC && s->name == NULL)
 		out_hex_str(x, s->arg[0]);
 	else
-		out_cstr(x, s->name != NULL ? s->name : s->label);
+		out_name(x, s->name != NULL ? s->name : s->label);
 	/* the rest up to the end event's fields: at most about 240 bytes */
 	if (tk__out_room(x, 256) != 0)
 		return TK_EIO;
@@ -382,7 +391,7 @@ static int json_counter(tk_export *x, const tk__thread *t, const tk__counter *c,
 	if (sep(x) != 0 || tk__out_room(x, 160) != 0)
 		return TK_EIO;
 	TK__OUT_LIT(x, "{\"name\":");
-	out_cstr(x, c->name);
+	out_name(x, c->name);
 	TK__OUT_LIT(x, ",\"ph\":\"C\",\"ts\":");
 	out_us(x, ns);
 	TK__OUT_LIT(x, ",\"pid\":");

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/tk_utf8.h"
 #include "export/export_internal.h"
 
 #define SEQ_ID 1
@@ -116,7 +117,9 @@ static inline unsigned char *w_bytes(unsigned char *p, unsigned field, const voi
 	return p + n;
 }
 
-/* Text as a protobuf string: valid UTF-8 as is, other bytes read as Latin-1 (room: 2n + 11). */
+/* Text as a protobuf string: valid UTF-8 as is, other bytes read as Latin-1 (room: 2n + 11),
+ * the text the Chrome JSON export writes (its \u00XX escapes). Perfetto's strings must be
+ * valid UTF-8. */
 static unsigned char *w_text(unsigned char *p, unsigned field, const char *s, size_t n, int utf8)
 {
 	if (utf8)
@@ -141,6 +144,13 @@ static unsigned char *w_text(unsigned char *p, unsigned field, const char *s, si
 static unsigned char *w_cstr(unsigned char *p, unsigned field, const char *s)
 {
 	return w_bytes(p, field, s, strlen(s));
+}
+
+/* Text of unknown encoding (names declared by the user or the trace's header, symbols'
+ * names): as w_text(), checked first (room: 2n + 11). */
+static unsigned char *w_name(unsigned char *p, unsigned field, const char *s, size_t n)
+{
+	return w_text(p, field, s, n, tk__utf8_valid(s, n));
 }
 
 /* Opens a nested message: its tag and one byte for the length; returns that byte's address. */
@@ -454,7 +464,7 @@ static size_t fresh_room(const pf_state *ps)
 {
 	size_t n = 8;
 	for (unsigned i = 0; i < ps->n_fresh; i++)
-		n += 24 + ps->fresh[i].len;
+		n += 24 + 2 * (size_t)ps->fresh[i].len;
 	return n;
 }
 
@@ -468,7 +478,7 @@ static unsigned char *put_interned(pf_state *ps, unsigned char *p)
 		const struct newent *e = &ps->fresh[i];
 		unsigned char *m = w_begin(&p, e->kind); /* event_categories 1, event_names 2, debug_annotation_names 3 */
 		p = w_uint(p, 1, e->iid);
-		p = w_bytes(p, 2, e->tab->arena + e->off, e->len);
+		p = w_name(p, 2, e->tab->arena + e->off, e->len);
 		p = w_end(p, m);
 	}
 	ps->n_fresh = 0;
@@ -1099,7 +1109,7 @@ HOT unsigned char *track_event_open(pf_state *ps, unsigned char *p, unsigned cha
 		if (name_iid != 0)
 			p = w_uint(p, 10, name_iid);
 		else
-			p = w_bytes(p, 23, name, name_len);
+			p = w_name(p, 23, name, name_len);
 	}
 	if (cat != NULL) {
 		if (cat_iid != 0)
@@ -1252,7 +1262,7 @@ static int pf_slice_begin(tk_export *x, const tk__thread *t, const tk__slice *s)
 		name = "";
 		name_len = 0;
 	}
-	unsigned char *p = packet_room(x, 160 + name_len + fresh_room(ps)), *pkt, *te;
+	unsigned char *p = packet_room(x, 160 + 2 * name_len + fresh_room(ps)), *pkt, *te;
 	if (p == NULL)
 		return x->failed ? TK_EIO : TK_ENOMEM;
 	p = packet_open(p, &pkt, SEQ_NEEDS_INCREMENTAL_STATE);
@@ -1409,12 +1419,12 @@ static int pf_counter(tk_export *x, const tk__thread *t, const tk__counter *c, u
 	if (seen < 0)
 		return tk__export_error(x, seen, "out of memory");
 	if (!seen) { /* a counter track of the process */
-		if ((p = packet_room(x, 128 + sizeof(c->name))) == NULL)
+		if ((p = packet_room(x, 128 + 2 * sizeof(c->name))) == NULL)
 			return x->failed ? TK_EIO : TK_ENOMEM;
 		p = packet_open(p, &pkt, 0);
 		unsigned char *td = w_begin(&p, 60);
 		p = w_uint(p, 1, uuid);
-		p = w_cstr(p, 2, c->name);
+		p = w_name(p, 2, c->name, strlen(c->name));
 		p = w_uint(p, 5, uuid_process(t->pid));
 		unsigned char *cd = w_begin(&p, 8);
 		p = w_end(p, cd);

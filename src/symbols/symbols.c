@@ -13,12 +13,14 @@
  */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tracekit/symbols.h"
 #include "tracekit/traceparser.h"
@@ -297,6 +299,25 @@ static void file_close(tk_symbols *s, sym_file *f)
 	f->state = 0;
 }
 
+/* Whether the descriptor fd is a regular file starting with a valid ELF identification
+ * (magic, class, byte order, version: what libelf takes for an ELF file); its O_NONBLOCK
+ * is cleared for libdwfl's reads. */
+static int elf_file_fd(int fd)
+{
+	struct stat sb;
+	unsigned char id[EI_NIDENT];
+	int fl;
+
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return 0;
+	if ((fl = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1)
+		return 0;
+	if (pread(fd, id, sizeof(id), 0) != (ssize_t)sizeof(id) || memcmp(id, ELFMAG, SELFMAG) != 0)
+		return 0;
+	return (id[EI_CLASS] == ELFCLASS32 || id[EI_CLASS] == ELFCLASS64) &&
+	       (id[EI_DATA] == ELFDATA2LSB || id[EI_DATA] == ELFDATA2MSB) && id[EI_VERSION] == EV_CURRENT;
+}
+
 /* Opens a binary: a regular ELF file, reported to its own Dwfl at base 0. A file that
  * fails is not tried again; one closed as least recently used is opened again. */
 static int file_open(tk_symbols *s, sym_file *f)
@@ -321,13 +342,30 @@ static int file_open(tk_symbols *s, sym_file *f)
 	f->state = -1;
 	s->stats.files_failed++;
 	snprintf(full, sizeof(full), "%s%s", s->root != NULL ? s->root : "", f->path);
-	/* a FIFO or device named by a trace must not block or be read: regular files only */
+	/* A FIFO or device named by a trace must not block or be read: regular files only. The
+	 * stat() spares opening what is plainly not one (a device's open may act); the file is
+	 * then opened once, without blocking, and its descriptor checked and handed to libdwfl,
+	 * so a file swapped in after the stat() is refused too. */
 	if (stat(full, &sb) != 0 || !S_ISREG(sb.st_mode))
 		return -1;
-	if ((f->dwfl = dwfl_begin(&dwfl_callbacks)) == NULL)
+	int fd = open(full, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
 		return -1;
+	if (!elf_file_fd(fd)) {
+		close(fd);
+		return -1;
+	}
+	if ((f->dwfl = dwfl_begin(&dwfl_callbacks)) == NULL) {
+		close(fd);
+		return -1;
+	}
 	dwfl_report_begin(f->dwfl);
-	f->mod = dwfl_report_elf(f->dwfl, f->path, full, -1, 0, true);
+	/* On success the module owns fd (closed by dwfl_end()); on failure it is still ours, as
+	 * the file starts with a valid ELF identification: libdwfl closes a descriptor it was
+	 * given only after decompressing a compressed (gzip, xz...) file, which this cannot be. */
+	f->mod = dwfl_report_elf(f->dwfl, f->path, full, fd, 0, true);
+	if (f->mod == NULL)
+		close(fd);
 	dwfl_report_end(f->dwfl, NULL, NULL);
 	if (f->mod == NULL || (elf = dwfl_module_getelf(f->mod, &bias)) == NULL ||
 	    elf_getphdrnum(elf, &n_ph) != 0 || n_ph == 0 || n_ph > 65535)
