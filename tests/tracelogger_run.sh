@@ -617,9 +617,22 @@ wait_region() { # waits (at most 10 s) until the session's region exists
 	done
 }
 
+s3_why() { # what tells a loss from a drop in session3, on one line: DROPPED events, sanitizer reports, the logger's last words
+	{
+		[ ! -e "$W/s3.kev.txt" ] || awk '/CONTROL *:DROPPED/ { n++; for (i = 1; i <= NF; i++) if ($i ~ /^events:/) { v = $i; sub(/events:/, "", v); s += v } }
+			END { print "CONTROL DROPPED: " n + 0 " events, " s + 0 " records" }' "$W/s3.kev.txt"
+		grep -m 2 -h "WARNING: ThreadSanitizer\|ERROR: AddressSanitizer\|runtime error\|^SUMMARY:" "$W/s3.err"
+		echo "stderr tail:"
+		tail -n 4 "$W/s3.err"
+	} | tr '\n' ';'
+}
 case_session3() { # three processes of two threads each record into one session: every event, in order, with its thread
-	"$TL" -v -f "$W/s3.kev" -c PROCESS,USER -- sh -c "echo \$\$ >'$W/s3.sh'; $WR -n 3000 -t 2 & $WR -n 3000 -t 2 &
-		$WR -n 3000 -t 2 & wait" >/dev/null 2>"$W/s3.err" || { fail "exit status $? ($(cat "$W/s3.err"))"; return; }
+	rm -f "$W/s3.kev.txt"
+	# each writer's own exit status (a plain `wait` would hide one a sanitizer ended: exit 66)
+	"$TL" -v -f "$W/s3.kev" -c PROCESS,USER -- sh -c "echo \$\$ >'$W/s3.sh'; $WR -n 3000 -t 2 & a=\$!
+		$WR -n 3000 -t 2 & b=\$!; $WR -n 3000 -t 2 & c=\$!; s=0
+		for p in \$a \$b \$c; do wait \$p || s=\$?; done; exit \$s" >/dev/null 2>"$W/s3.err" ||
+		{ fail "exit status $? ($(s3_why))"; return; }
 	readable "$W/s3.kev" || return
 	t=$W/s3.kev.txt
 	# the writers' pids, from their events (a sanitizer's helper process may carry the name too)
@@ -632,7 +645,7 @@ case_session3() { # three processes of two threads each record into one session:
 		grep -q "PROCCREATE_NAME ppid:[0-9]* pid:$p name:tl_writer\$" "$t" || fail "no PROCCREATE_NAME of writer $p"
 	done
 	for code in 10 11; do
-		numbered "$t" $code 3000 $pids >"$W/s3.awk" || fail "thread $code: $(head -n 3 "$W/s3.awk")"
+		numbered "$t" $code 3000 $pids >"$W/s3.awk" || fail "thread $code: $(head -n 3 "$W/s3.awk") ($(s3_why))"
 	done
 	# every event's thread is the one running on its CPU (the per-CPU rule), in its own process
 	awk 'function strtonum(s,  i, v) { sub(/^0x/, "", s); v = 0

@@ -31,6 +31,31 @@
 #define POOL_VERSION 2u /* 2: 64-byte descriptors with state and committed bytes; pending drops, stored */
 #define CACHE_LINE 64
 
+/*
+ * ThreadSanitizer sees only what happens in its own process. A buffer goes from a writer
+ * thread (queue, release) through the logger, another process (dequeue, give), to the next
+ * thread of the writer's process that takes it (take, acquire): a happens-before TSan cannot
+ * follow, so it reports the new owner's writes as racing with the old owner's (and, run with
+ * halt_on_error, ends the writer: its remaining events are never recorded). Each buffer's
+ * descriptor is told to TSan as the synchronisation object the chain really is.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define POOL_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define POOL_TSAN 1
+#endif
+#endif
+#ifdef POOL_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define pool_tsan_acquire(d) __tsan_acquire(d)
+#define pool_tsan_release(d) __tsan_release(d)
+#else
+#define pool_tsan_acquire(d) ((void)(d))
+#define pool_tsan_release(d) ((void)(d))
+#endif
+
 struct pool_cell {
 	_Atomic uint64_t seq;
 	uint32_t idx;
@@ -367,6 +392,7 @@ int tk_pool_take(tk_pool *p, uint32_t *idx)
 		if (atomic_compare_exchange_weak_explicit(&h->free_head, &head, nh, memory_order_acquire,
 							  memory_order_acquire)) {
 			tk_pool_desc *d = tk_pool_desc_of(p, top - 1);
+			pool_tsan_acquire(d); /* what its last owner did, whichever process gave it back */
 			atomic_fetch_sub_explicit(&h->n_free, 1, memory_order_relaxed);
 			atomic_fetch_add_explicit(&h->taken, 1, memory_order_relaxed);
 			atomic_store_explicit(&d->committed, 0, memory_order_relaxed);
@@ -387,6 +413,7 @@ void tk_pool_give(tk_pool *p, uint32_t idx)
 	_Atomic uint32_t *next = next_of(p);
 	uint64_t head = atomic_load_explicit(&h->free_head, memory_order_relaxed);
 
+	pool_tsan_release(tk_pool_desc_of(p, idx));
 	atomic_store_explicit(&tk_pool_desc_of(p, idx)->state, TK_POOL_FREE, memory_order_relaxed);
 	for (;;) {
 		uint64_t nh = ((head >> 32) + 1) << 32 | (uint64_t)(idx + 1);
@@ -405,6 +432,7 @@ void tk_pool_queue(tk_pool *p, uint32_t idx, uint32_t records)
 	uint64_t pos = atomic_load_explicit(&h->q_head, memory_order_relaxed);
 	unsigned long spins = 0;
 
+	pool_tsan_release(tk_pool_desc_of(p, idx)); /* the writer's last words in it, for its next taker */
 	atomic_store_explicit(&tk_pool_desc_of(p, idx)->records, records, memory_order_relaxed);
 	atomic_store_explicit(&tk_pool_desc_of(p, idx)->state, TK_POOL_QUEUED, memory_order_release);
 	for (;; spins++) {
@@ -446,9 +474,11 @@ int tk_pool_dequeue(tk_pool *p, uint32_t *idx)
 			if (atomic_compare_exchange_weak_explicit(&h->q_tail, &pos, pos + 1, memory_order_relaxed,
 								  memory_order_relaxed)) {
 				uint32_t i = c->idx;
-				if (i < p->n_bufs)
+				if (i < p->n_bufs) {
+					pool_tsan_acquire(tk_pool_desc_of(p, i)); /* its writer's records */
 					atomic_store_explicit(&tk_pool_desc_of(p, i)->state, TK_POOL_DRAINING,
 							      memory_order_relaxed);
+				}
 				atomic_store_explicit(&c->seq, pos + p->queue_mask + 1, memory_order_release);
 				atomic_fetch_sub_explicit(&h->n_queued, 1, memory_order_relaxed);
 				if (i >= p->n_bufs) { /* a damaged region: skip the cell */
