@@ -22,7 +22,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tracekit/buffer.h"
@@ -425,18 +427,41 @@ void tk_pool_give(tk_pool *p, uint32_t idx)
 	atomic_fetch_add_explicit(&h->n_free, 1, memory_order_relaxed);
 }
 
+/*
+ * A queue operation waits for a peer between its two steps (a consumer that claimed the cell
+ * this producer needs, or the reverse). That peer may be preempted for a whole time slice on a
+ * busy machine, so the wait yields the CPU and is bounded by time, not by a count of spins: only
+ * a queue no live peer will ever finish (a region damaged by another process) makes it give up,
+ * after a second.
+ */
+static int queue_waited_too_long(unsigned long spins, struct timespec *since)
+{
+	struct timespec now;
+
+	if ((spins & 1023) != 1023)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (spins == 1023)
+		*since = now;
+	else if (now.tv_sec - since->tv_sec > 1)
+		return 1;
+	sched_yield();
+	return 0;
+}
+
 void tk_pool_queue(tk_pool *p, uint32_t idx, uint32_t records)
 {
 	struct pool_hdr *h = hdr_of(p);
 	struct pool_cell *cells = cells_of(p);
 	uint64_t pos = atomic_load_explicit(&h->q_head, memory_order_relaxed);
 	unsigned long spins = 0;
+	struct timespec since = { 0, 0 };
 
 	pool_tsan_release(tk_pool_desc_of(p, idx)); /* the writer's last words in it, for its next taker */
 	atomic_store_explicit(&tk_pool_desc_of(p, idx)->records, records, memory_order_relaxed);
 	atomic_store_explicit(&tk_pool_desc_of(p, idx)->state, TK_POOL_QUEUED, memory_order_release);
 	for (;; spins++) {
-		if (spins > (1ul << 22))
+		if (queue_waited_too_long(spins, &since))
 			return; /* a damaged queue (another process wrote garbage): the buffer stays out of it */
 		struct pool_cell *c = &cells[pos & p->queue_mask];
 		uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
@@ -463,12 +488,13 @@ int tk_pool_dequeue(tk_pool *p, uint32_t *idx)
 	struct pool_cell *cells = cells_of(p);
 	uint64_t pos = atomic_load_explicit(&h->q_tail, memory_order_relaxed);
 	unsigned long spins = 0;
+	struct timespec since = { 0, 0 };
 
 	for (;; spins++) {
 		struct pool_cell *c = &cells[pos & p->queue_mask];
 		uint64_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
 		int64_t dif = (int64_t)(seq - (pos + 1));
-		if (spins > (1ul << 22))
+		if (queue_waited_too_long(spins, &since))
 			return TK_EBUSY; /* a damaged queue */
 		if (dif == 0) {
 			if (atomic_compare_exchange_weak_explicit(&h->q_tail, &pos, pos + 1, memory_order_relaxed,
