@@ -140,6 +140,24 @@ int tk_collect_drain_records(tk_collect_drain *d, const void *buf, uint32_t n_re
 			   (int32_t)desc->owner_tid, emit, ud);
 }
 
+/*
+ * What every drained buffer ends with: the sink's before_give (its events safe first), the
+ * records consumed taken off the pool's count of queued ones (0 for a WRITING buffer, which was
+ * never counted), the buffer back in the free stack. Returns rc, or the sink's refusal.
+ */
+static int give_back(tk_collect_drain *d, uint32_t idx, tk_pool_desc *desc, int rc, int64_t consumed, void *ud)
+{
+	int sync;
+
+	if (rc >= 0 && d->cfg.before_give != NULL && (sync = d->cfg.before_give(ud)) != 0)
+		rc = sync < 0 ? sync : TK_ECANCELED;
+	if (consumed != 0)
+		tk_pool_count_stored(d->pool, -consumed);
+	desc->flushed = 0;
+	tk_pool_give(d->pool, idx);
+	return rc;
+}
+
 int tk_collect_drain_queued(tk_collect_drain *d, tk_collect_user_fn emit, void *ud)
 {
 	uint32_t idx, bsize = tk_pool_buffer_size(d->pool) / (uint32_t)sizeof(traceevent_t);
@@ -149,18 +167,14 @@ int tk_collect_drain_queued(tk_collect_drain *d, tk_collect_user_fn emit, void *
 		tk_pool_desc *desc = tk_pool_desc_of(d->pool, idx);
 		uint32_t records = atomic_load_explicit(&desc->records, memory_order_acquire);
 		uint32_t from = desc->flushed; /* a part already written out by a flush */
-		int rc, sync;
+		int rc;
 		if (records > bsize)
 			records = bsize; /* never read beyond the buffer, whatever the region says */
 		if (from > records)
 			from = records;
 		rc = read_buffer(d, tk_pool_buffer(d->pool, idx), from, records, from ? desc->resume_msb : 0,
 				 (int32_t)desc->owner_pid, (int32_t)desc->owner_tid, emit, ud);
-		if (rc >= 0 && d->cfg.before_give != NULL && (sync = d->cfg.before_give(ud)) != 0)
-			rc = sync < 0 ? sync : TK_ECANCELED;
-		tk_pool_count_stored(d->pool, -((int64_t)records - (int64_t)from));
-		desc->flushed = 0;
-		tk_pool_give(d->pool, idx);
+		rc = give_back(d, idx, desc, rc, (int64_t)records - (int64_t)from, ud);
 		atomic_fetch_add_explicit(&d->buffers, 1, memory_order_relaxed);
 		if (rc < 0)
 			return rc;
@@ -188,13 +202,8 @@ int tk_collect_drain_process(tk_collect_drain *d, int32_t pid, int dead, tk_coll
 		from = desc->flushed < committed ? desc->flushed : committed;
 		rc = read_buffer(d, tk_pool_buffer(d->pool, idx), from, committed, from ? desc->resume_msb : 0, pid,
 				 (int32_t)desc->owner_tid, emit, ud);
-		if (dead) { /* a living writer keeps its buffer (read once, at the end) */
-			int sync;
-			if (rc >= 0 && d->cfg.before_give != NULL && (sync = d->cfg.before_give(ud)) != 0)
-				rc = sync < 0 ? sync : TK_ECANCELED;
-			desc->flushed = 0;
-			tk_pool_give(d->pool, idx);
-		}
+		if (dead) /* a living writer keeps its buffer (read once, at the end) */
+			rc = give_back(d, idx, desc, rc, 0, ud);
 		atomic_fetch_add_explicit(&d->buffers, 1, memory_order_relaxed);
 		if (rc < 0)
 			return rc;
@@ -211,7 +220,7 @@ int tk_collect_drain_stranded(tk_collect_drain *d, tk_collect_user_fn emit, void
 	for (idx = 0; idx < n; idx++) {
 		tk_pool_desc *desc = tk_pool_desc_of(d->pool, idx);
 		uint32_t records, from;
-		int rc, sync;
+		int rc;
 		if (atomic_load_explicit(&desc->state, memory_order_acquire) != TK_POOL_DRAINING)
 			continue;
 		records = atomic_load_explicit(&desc->records, memory_order_acquire);
@@ -220,11 +229,7 @@ int tk_collect_drain_stranded(tk_collect_drain *d, tk_collect_user_fn emit, void
 		from = desc->flushed < records ? desc->flushed : records;
 		rc = read_buffer(d, tk_pool_buffer(d->pool, idx), from, records, from ? desc->resume_msb : 0,
 				 (int32_t)desc->owner_pid, (int32_t)desc->owner_tid, emit, ud);
-		if (rc >= 0 && d->cfg.before_give != NULL && (sync = d->cfg.before_give(ud)) != 0)
-			rc = sync < 0 ? sync : TK_ECANCELED;
-		tk_pool_count_stored(d->pool, -((int64_t)records - (int64_t)from));
-		desc->flushed = 0;
-		tk_pool_give(d->pool, idx);
+		rc = give_back(d, idx, desc, rc, (int64_t)records - (int64_t)from, ud);
 		atomic_fetch_add_explicit(&d->buffers, 1, memory_order_relaxed);
 		if (rc < 0)
 			return rc;
