@@ -745,6 +745,22 @@ static uint64_t tb5_ns(const struct export *x, uint64_t v)
 	return v;
 }
 
+/* A .tb5 record's time converted to the output clock (conv_time()); on failure the message
+ * names the record ("interval record 12") and 1 is returned. */
+static int tb5_time(struct tb5x *t, const char *kind, size_t rec, uint64_t v, uint64_t *out)
+{
+	struct export *x = t->x;
+	int crc = conv_time(x, v, tb5_ns(x, v), out);
+
+	if (crc == -2)
+		tk__csv_error(x->msg, "%s: %s record %zu: timestamp %" PRIu64 " (%s) does not fit in %s", x->trace,
+			      kind, rec, x->bad_value, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+	else if (crc)
+		tk__csv_error(x->msg, "%s: the trace's %s timestamps cannot be given as %s", x->trace,
+			      tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+	return crc != 0;
+}
+
 static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 {
 	(void)num;
@@ -764,20 +780,8 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 				return FALSE; /* stop: t->failed says why */
 			}
 			uint64_t s, e;
-			int crc = conv_time(x, iv.start, tb5_ns(x, iv.start), &s);
-			if (crc == 0)
-				crc = conv_time(x, iv.end, tb5_ns(x, iv.end), &e);
-			if (crc == -2) {
-				tk__csv_error(t->x->msg,
-					      "%s: interval record %zu: timestamp %" PRIu64 " (%s) does not fit in %s",
-					      x->trace, t->n_records + i + 1, x->bad_value, tk_csv_clock_name(x->own),
-					      tk_csv_clock_name(x->clock));
-				t->failed = 1;
-				return FALSE; /* stop: t->failed says why */
-			}
-			if (crc) {
-				tk__csv_error(t->x->msg, "%s: the trace's %s timestamps cannot be given as %s",
-					      x->trace, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+			if (tb5_time(t, "interval", t->n_records + i + 1, iv.start, &s) ||
+			    tb5_time(t, "interval", t->n_records + i + 1, iv.end, &e)) {
 				t->failed = 1;
 				return FALSE; /* stop: t->failed says why */
 			}
@@ -805,18 +809,7 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 			}
 			size_t c = (size_t)ci; /* the columns are the names in order of id */
 			uint64_t tt;
-			int crc = conv_time(x, cv.time, tb5_ns(x, cv.time), &tt);
-			if (crc == -2) {
-				tk__csv_error(t->x->msg,
-					      "%s: counter record %zu: timestamp %" PRIu64 " (%s) does not fit in %s",
-					      x->trace, t->n_records + i + 1, x->bad_value, tk_csv_clock_name(x->own),
-					      tk_csv_clock_name(x->clock));
-				t->failed = 1;
-				return FALSE; /* stop: t->failed says why */
-			}
-			if (crc) {
-				tk__csv_error(t->x->msg, "%s: the trace's %s timestamps cannot be given as %s",
-					      x->trace, tk_csv_clock_name(x->own), tk_csv_clock_name(x->clock));
+			if (tb5_time(t, "counter", t->n_records + i + 1, cv.time, &tt)) {
 				t->failed = 1;
 				return FALSE; /* stop: t->failed says why */
 			}
