@@ -1887,6 +1887,83 @@ static void test_owner_end_to_end(void **state)
 	}
 }
 
+/* ---- nanoseconds ---------------------------------------------------------------------------- */
+
+struct ns_check {
+	uint64_t cps, ref_cycles, ref_ns;
+	int with_ref;
+	unsigned seen;
+};
+
+/* The conversion as docs/kev-format.md defines it, by 128-bit division. */
+static uint64_t ns_by_division(const struct ns_check *c, uint64_t clk)
+{
+	__int128 cps = c->cps != 0 ? (__int128)c->cps : 1000000000;
+	if (!c->with_ref)
+		return c->cps == 0 || c->cps == 1000000000u ? clk
+							    : (uint64_t)((unsigned __int128)clk * 1000000000u / c->cps);
+	__int128 diff = (__int128)(int64_t)(clk - c->ref_cycles) * 1000000000;
+	__int128 ns = diff >= 0 ? diff / cps : -((-diff + cps - 1) / cps);
+	ns += (__int128)c->ref_ns;
+	return ns < 0 ? 0 : ns > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
+static int ns_exact_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct ns_check *c = ud;
+	(void)h, (void)t, (void)buf, (void)len;
+	uint64_t clk = tk_traceparser_clk(st);
+	if (tk_traceparser_ns(st) != ns_by_division(c, clk))
+		fail_msg("cps %" PRIu64 " ref %d: clk %" PRIu64 " gave %" PRIu64 " ns, not %" PRIu64, c->cps, c->with_ref,
+			 clk, tk_traceparser_ns(st), ns_by_division(c, clk));
+	c->seen++;
+	return 0;
+}
+
+/* tk_traceparser_ns() (a multiplication and a correction, not a division) equals the
+ * division at every clock rate, before and after the reference, near 2^64 cycles. */
+static void test_ns_conversion(void **state_)
+{
+	(void)state_;
+	static const uint64_t rates[] = { 2400000000u, 3000000007u, 999999999u, 1000000000u, 1000000001u,
+					  9999999999999999967u };
+	uint64_t rng = 88172645463325252u;
+	for (size_t r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+		for (int with_ref = 0; with_ref < 2; with_ref++) {
+			struct ns_check c = { rates[r], 123456789012345u, 5000000000000u, with_ref, 0 };
+			char cyc[32], raw[32];
+			snprintf(cyc, sizeof(cyc), "%" PRIu64, c.ref_cycles);
+			snprintf(raw, sizeof(raw), "%" PRIu64, c.ref_ns);
+			tk_kev_attr attrs[2] = { { "TRACEKIT_CLOCK_CYCLES", cyc }, { "TRACEKIT_CLOCK_RAW_NS", raw } };
+			tk_kev_header hdr = { .cycles_per_sec = rates[r], .cpu_num = 1, .attrs = attrs,
+					      .n_attrs = with_ref ? 2 : 0 };
+			const char *path = tkt_path("ns.kev");
+			tk_kev_writer *wr;
+			uint64_t clk = 0;
+			unsigned n = 0;
+			assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_OK);
+			for (unsigned i = 0; i < 3000; i++) {
+				rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+				/* steps of every size: a few cycles, seconds, days, and near the end 2^64 */
+				unsigned shift = i < 2900 ? (unsigned)(rng % 48) : 60;
+				uint64_t step = (rng >> 16) & ((1ull << shift) - 1);
+				if (clk + step < clk)
+					break;
+				clk += step;
+				uint32_t w[2] = { i, 0 };
+				assert_int_equal(tk_kev_write_event(wr, 0, _TRACE_USER_C, 1, clk, w, 2), TK_OK);
+				n++;
+			}
+			assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+			struct traceparser_state *st = new_parser();
+			assert_int_equal(tk_traceparser_cs_internal(st, &c, ns_exact_cb, 6, 1, 1), 0);
+			assert_int_equal(traceparser(st, NULL, path), 0);
+			assert_int_equal(c.seen, n);
+			traceparser_destroy(&st);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1922,6 +1999,7 @@ int main(void)
 		cmocka_unit_test(test_sort_bounded_same_order),
 		cmocka_unit_test(test_sort_bounded_memory),
 		cmocka_unit_test(test_owner_end_to_end),
+		cmocka_unit_test(test_ns_conversion),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -321,6 +321,9 @@ int tk__tp_read_header(struct traceparser_state *st, struct tp_input *in)
 
 	cps = tk__tp_find_attr(st, "CYCLES_PER_SEC");
 	st->cycles_per_sec = cps ? value_number(cps, NULL) : 0;
+	st->ns_mult = st->cycles_per_sec > 1000000000u
+			      ? (uint64_t)(((unsigned __int128)1000000000u << 64) / st->cycles_per_sec)
+			      : 0;
 	read_tracekit_attrs(st);
 
 	splen = tk__tp_find_attr(st, "SYSPAGE_LEN");

@@ -141,6 +141,10 @@ struct traceparser_state {
 	struct tp_cb thrun_cb;
 	/* bit i: cb[i] was attached with NULL user data, so it gets single_user_data */
 	uint64_t cb_default_ud[TP_TABLE_SIZE / 64];
+	/* the batched hand-over (tp_batch.h): bit i: cb[i]'s simple slots go to batch_fn in runs */
+	uint64_t batch_bits[TP_TABLE_SIZE / 64];
+	int (*batch_fn)(struct traceparser_state *st, void *ud, const uint32_t *slots, size_t n, uint64_t first_slot);
+	void *batch_ud;
 
 	FILE *debug_stream;
 	unsigned debug_flags;
@@ -230,6 +234,9 @@ struct traceparser_state {
 	/* One time line: TRACEKIT_CLOCK_CYCLES and TRACEKIT_CLOCK_RAW_NS of the header */
 	int have_clock_ref;
 	uint64_t clock_cycles, clock_raw_ns;
+	/* floor(2^64 * 10^9 / cycles_per_sec) when that fits (more than 1 GHz), else 0: the
+	 * conversion to ns multiplies by it and corrects the quotient (traceparser.c) */
+	uint64_t ns_mult;
 
 	/*
 	 * Storage for the values traceparser_get_info() computes: one field per mode, so a

@@ -26,12 +26,14 @@
 #include <string.h>
 
 #include "common/tk_bytes.h"
+#include "traceparser/tp_batch.h"
 #include "traceparser/tp_internal.h"
 
 #define TIME_INDEX ((1u << 10) | _TRACE_CONTROL_TIME)
 #define BUFFER_INDEX ((1u << 10) | _TRACE_CONTROL_BUFFER) /* TIME_INDEX + 1 */
 #define THRUN_INDEX ((4u << 10) | STATE_RUNNING)
 #define KEY_MASK 0x3f007fffu /* CPU, class and code of a header */
+#define NO_RUN SIZE_MAX /* the fast loops: no run of batched slots begun */
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -331,6 +333,29 @@ int tk_traceparser_cs_internal(struct traceparser_state *st, void *ud, tracep_ca
 	return set_range(st, ud, fn, cls, first, last);
 }
 
+int tk__tp_batch(struct traceparser_state *st, tk__tp_batch_fn fn, void *ud, unsigned cls, unsigned first,
+		 unsigned last)
+{
+	if (st == NULL || cls >= TP_N_CLASSES || first > last || last >= _TRACE_MAX_EVENT_NUM) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (unsigned e = first; e <= last; e++) {
+		unsigned i = cls * _TRACE_MAX_EVENT_NUM + e;
+		/* TIME, BUFFER and THRUNNING change what a run's slots are read with (BUFFER:
+		 * the owner, in a TRACEKIT_OWNER=buffer file): never in a run */
+		if (i == TIME_INDEX || i == BUFFER_INDEX || i == THRUN_INDEX)
+			continue;
+		if (fn != NULL)
+			st->batch_bits[i / 64] |= 1ull << (i % 64);
+		else
+			st->batch_bits[i / 64] &= ~(1ull << (i % 64));
+	}
+	st->batch_fn = fn;
+	st->batch_ud = ud;
+	return 0;
+}
+
 /* ---- time ----------------------------------------------------------------------------- */
 
 static inline uint32_t msb_for_cpu(const struct traceparser_state *st, unsigned cpu)
@@ -399,11 +424,38 @@ uint64_t tk_traceparser_clk(const struct traceparser_state *st)
 	return ((uint64_t)msb_for_cpu(st, _NTO_TRACE_GETCPU(st->cur_header)) << 32) | st->cur_time;
 }
 
+/*
+ * floor(c * 10^9 / cycles_per_sec), and in *exact whether it divides evenly. The division of
+ * 128 bits is a library call that costs more than the rest of an event's export; with
+ * ns_mult (tp_internal.h) a multiplication gives the quotient or one or two less, and the
+ * remainder, computed exactly, says which.
+ */
+static inline uint64_t scale_ns(const struct traceparser_state *st, uint64_t c, int *exact)
+{
+	uint64_t cps = st->cycles_per_sec;
+	unsigned __int128 num = (unsigned __int128)c * 1000000000u;
+
+	if (st->ns_mult != 0) {
+		uint64_t q = (uint64_t)(((unsigned __int128)c * st->ns_mult) >> 64);
+		unsigned __int128 r = num - (unsigned __int128)q * cps;
+		while (r >= cps) {
+			q++;
+			r -= cps;
+		}
+		*exact = r == 0;
+		return q;
+	}
+	*exact = num % cps == 0;
+	return (uint64_t)(num / cps);
+}
+
 static uint64_t cycles_to_ns(const struct traceparser_state *st, uint64_t cycles)
 {
+	int exact;
+
 	if (st->cycles_per_sec == 0 || st->cycles_per_sec == 1000000000u)
 		return cycles;
-	return (uint64_t)((unsigned __int128)cycles * 1000000000u / st->cycles_per_sec);
+	return scale_ns(st, cycles, &exact);
 }
 
 /*
@@ -412,16 +464,25 @@ static uint64_t cycles_to_ns(const struct traceparser_state *st, uint64_t cycles
  * TRACEKIT_CLOCK_RAW_NS (the signed distance to the reference, so a trace of days neither
  * overflows nor loses precision), otherwise the count in nanoseconds (since boot on QNX).
  */
-static uint64_t clk_to_ns(const struct traceparser_state *st, uint64_t clk)
+uint64_t tk__tp_clk_to_ns(const struct traceparser_state *st, uint64_t clk)
 {
-	__int128 diff, ns, cps;
+	int64_t diff;
+	uint64_t mag, q;
+	int exact;
+	__int128 ns;
 
 	if (!st->have_clock_ref)
 		return cycles_to_ns(st, clk);
-	cps = st->cycles_per_sec != 0 ? (__int128)st->cycles_per_sec : 1000000000;
-	diff = (__int128)(int64_t)(clk - st->clock_cycles) * 1000000000;
+	diff = (int64_t)(clk - st->clock_cycles);
+	mag = diff >= 0 ? (uint64_t)diff : 0 - (uint64_t)diff;
+	if (st->cycles_per_sec == 0 || st->cycles_per_sec == 1000000000u) {
+		q = mag;
+		exact = 1;
+	} else {
+		q = scale_ns(st, mag, &exact);
+	}
 	/* floor division, so that times stay monotonic across the reference */
-	ns = diff >= 0 ? diff / cps : -((-diff + cps - 1) / cps);
+	ns = diff >= 0 ? (__int128)q : -(__int128)q - (exact ? 0 : 1);
 	ns += (__int128)st->clock_raw_ns;
 	if (ns < 0)
 		return 0;
@@ -430,7 +491,7 @@ static uint64_t clk_to_ns(const struct traceparser_state *st, uint64_t clk)
 
 uint64_t tk_traceparser_ns(const struct traceparser_state *st)
 {
-	return st ? clk_to_ns(st, tk_traceparser_clk(st)) : 0;
+	return st ? tk__tp_clk_to_ns(st, tk_traceparser_clk(st)) : 0;
 }
 
 /* ---- owner ---------------------------------------------------------------------------- */
@@ -498,7 +559,7 @@ int tk_traceparser_decode(struct traceparser_state *st, unsigned header, unsigne
 	ev.len = buffer_len;
 	ev.swap = (int)st->endian_conv;
 	ev.clk = tk_traceparser_clk(st);
-	ev.ns = clk_to_ns(st, ev.clk);
+	ev.ns = tk__tp_clk_to_ns(st, ev.clk);
 	rc = tk_kev_decode(&ev, flags | st->kercalls_flags, out);
 	if (rc != TK_OK)
 		return rc;
@@ -531,6 +592,33 @@ static inline void deliver(struct traceparser_state *st, uint32_t h, uint32_t t,
 			   unsigned len, uint64_t slot)
 {
 	deliver_at(st, h & (TP_TABLE_SIZE - 1), h, t, buf, len, slot);
+}
+
+/* The slots [a, b) of a block, a run of batched events, to the batch callback. */
+static void deliver_run(struct traceparser_state *st, const unsigned char *p, size_t a, size_t b,
+			uint64_t first_slot)
+{
+	int was = st->delivering;
+	const uint32_t *last = (const uint32_t *)(const void *)(p + (b - 1) * 16);
+
+	st->delivering = 1;
+	st->batch_fn(st, st->batch_ud, (const uint32_t *)(const void *)(p + a * 16), b - a, first_slot + a);
+	st->delivering = was;
+	st->prev_header = tk__cs32((int)st->endian_conv, last[0]);
+	st->prev_return = 0;
+}
+
+void tk__tp_batch_deliver_one(struct traceparser_state *st, const uint32_t *slot, uint64_t slot_index)
+{
+	int conv = (int)st->endian_conv;
+	uint32_t h = tk__cs32(conv, slot[0]);
+
+	deliver(st, h, tk__cs32(conv, slot[1]), (unsigned *)(uintptr_t)(slot + 2), 2, slot_index);
+}
+
+static inline int batched(const struct traceparser_state *st, uint32_t k)
+{
+	return (int)((st->batch_bits[k / 64] >> (k % 64)) & 1);
 }
 
 static int sort_spill(struct traceparser_state *st, int final);
@@ -1328,7 +1416,7 @@ static inline __attribute__((always_inline)) int run_fast(struct traceparser_sta
 							  unsigned char *p, size_t n,
 							  uint64_t first_slot, const int conv)
 {
-	size_t i, combine_slots = 0;
+	size_t i, combine_slots = 0, run = NO_RUN;
 
 	/* QNX files: THRUNNING events go through their hook, only TIME needs a test */
 	if (!st->owner_buffer_mode) {
@@ -1339,6 +1427,15 @@ static inline __attribute__((always_inline)) int run_fast(struct traceparser_sta
 			uint32_t t = conv ? tk__bswap32(ev->data[0]) : ev->data[0];
 			uint32_t k = h & (_TRACE_GET_STRUCT(~0u) | (TP_TABLE_SIZE - 1));
 
+			if (LIKELY(k < TP_TABLE_SIZE && batched(st, k))) {
+				if (run == NO_RUN)
+					run = i;
+				continue;
+			}
+			if (run != NO_RUN) {
+				deliver_run(st, p, run, i, first_slot);
+				run = NO_RUN;
+			}
 			if (LIKELY(k < TP_TABLE_SIZE && k != TIME_INDEX)) {
 				deliver_at(st, k, h, t, &ev->data[1], 2, first_slot + i);
 			} else if (k == TIME_INDEX) {
@@ -1350,6 +1447,8 @@ static inline __attribute__((always_inline)) int run_fast(struct traceparser_sta
 					return -1;
 			}
 		}
+		if (run != NO_RUN)
+			deliver_run(st, p, run, n, first_slot);
 		st->stats.events += n - combine_slots;
 		return 0;
 	}
@@ -1364,7 +1463,7 @@ static inline __attribute__((always_inline)) int run_fast_owned(struct tracepars
 								unsigned char *p, size_t n,
 								uint64_t first_slot, const int conv)
 {
-	size_t i = 0, combine_slots = 0;
+	size_t i = 0, combine_slots = 0, run = NO_RUN;
 
 	/* events held from the previous block (a buffer's start, before its owner) */
 	for (; UNLIKELY(st->holding) && i < n; i++) {
@@ -1380,6 +1479,15 @@ static inline __attribute__((always_inline)) int run_fast_owned(struct tracepars
 		 * path: the struct bits keep k outside the table for combine slots. */
 		uint32_t k = h & (_TRACE_GET_STRUCT(~0u) | (TP_TABLE_SIZE - 1));
 
+		if (LIKELY(k < TP_TABLE_SIZE && batched(st, k))) {
+			if (run == NO_RUN)
+				run = i;
+			continue;
+		}
+		if (run != NO_RUN) {
+			deliver_run(st, p, run, i, first_slot);
+			run = NO_RUN;
+		}
 		if (LIKELY(k < TP_TABLE_SIZE && k - TIME_INDEX > 1u && k != THRUN_INDEX)) {
 			deliver_at(st, k, h, t, &ev->data[1], 2, first_slot + i);
 		} else if (k < TP_TABLE_SIZE) {
@@ -1398,6 +1506,8 @@ static inline __attribute__((always_inline)) int run_fast_owned(struct tracepars
 				return -1;
 		}
 	}
+	if (run != NO_RUN)
+		deliver_run(st, p, run, n, first_slot);
 	st->stats.events += n - combine_slots;
 	return 0;
 }
