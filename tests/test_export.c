@@ -1311,6 +1311,103 @@ static void test_light_path_same(void **state_)
 	}
 }
 
+/* tk_export_file_flags(): every event through the parser's callback, no runs (the
+ * library's TK__EXPORT_ONE_BY_ONE, src/export/export_internal.h). */
+#define ONE_BY_ONE 0x40000000u
+
+static char *export_flags(const char *path, tk_export_format fmt, unsigned flags, size_t *lenp)
+{
+	char *buf = NULL, err[256];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	int rc = tk_export_file_flags(path, f, fmt, flags, "10:11=item", "40=level", NULL, err, sizeof(err));
+	if (rc != 0)
+		fail_msg("%s: %s", path, err);
+	fclose(f);
+	*lenp = len;
+	return buf;
+}
+
+/*
+ * The parser's runs of light events (tp_batch.h) give what one event at a time gives, on
+ * files that take every way through them: QNX files of two CPUs in either byte order,
+ * tracekit recordings whose owner comes from BUFFER and THRUNNING (events held until then),
+ * clocks of other rates and with a reference (times converted per event), times past 2^32
+ * (TIME events), combine events amid the runs, files large enough for the reader thread
+ * (more than 4 MiB) and runs cut at its chunks.
+ */
+static void test_runs_same(void **state_)
+{
+	(void)state_;
+	static const tk_export_format fmts[] = { TK_EXPORT_CHROME_JSON, TK_EXPORT_PERFETTO, TK_EXPORT_STATS_TEXT,
+						 TK_EXPORT_STATS_JSON };
+	for (int variant = 0; variant < 3; variant++) {
+		const char *path = tkt_path("runs.kev");
+		tk_kev_header hdr;
+		tk_kev_attr attrs[3] = { { "TRACEKIT_OWNER", "buffer" },
+					 { "TRACEKIT_CLOCK_CYCLES", "4294000000" },
+					 { "TRACEKIT_CLOCK_RAW_NS", "123456789012" } };
+		tk_kev_writer *w = NULL;
+		memset(&hdr, 0, sizeof(hdr));
+		hdr.cpu_num = 2;
+		hdr.cycles_per_sec = variant == 0 ? 1000000000u : variant == 1 ? 2400000000u : 3000000000u;
+		hdr.big_endian = variant == 0;
+		if (variant == 1) {
+			hdr.attrs = attrs;
+			hdr.n_attrs = 3;
+		}
+		assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+		uint64_t t = 4294000000u - 1000; /* TIME events once past 2^32 */
+		unsigned n = 0;
+		for (unsigned seg = 0; n < 330000; seg++) {
+			unsigned cpu = variant == 1 ? 0 : seg & 1;
+			uint32_t tid = 1 + seg % 5;
+			if (variant == 1) /* a recorder buffer: BUFFER, events held, then its owner */
+				ev2(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, t += 3, seg, 64);
+			if (seg % 4 != 3 || variant == 1)
+				ev2(w, cpu, _TRACE_PR_TH_C, STATE_RUNNING, t += 5, 77, tid);
+			for (unsigned i = 0; i < 700; i++, n++) {
+				uint32_t fn = 0x401000 + (i % 3) * 16;
+				switch (i % 9) {
+				case 0: ev2(w, cpu, _TRACE_USER_C, 10, t += 7, i, seg); break;
+				case 1: ev2(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t += 11, fn, 0x9000); break;
+				case 2: ev2(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t += 5, fn + 1, 0x9004); break;
+				case 3:
+					if (i % 5 != 0) /* else the exit is missing: closed by the outer one */
+						ev2(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t += 13, fn + 1, 0x9004);
+					break;
+				case 4: ev2(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t += 2, fn, 0x9000); break;
+				case 5: ev2(w, cpu, _TRACE_USER_C, 11, t += 17, i, seg); break;
+				case 6: ev2(w, cpu, _TRACE_USER_C, 40, t += 1, i * 3, 0); break;
+				case 7:
+					if (i % 378 == 7) /* a combine event amid the runs */
+						assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_USER_C, 30, t += 3,
+										    (const uint32_t *)"a string of user event 30",
+										    7),
+								 0);
+					else
+						ev2(w, cpu, _TRACE_USER_C, 20 + i % 4, t += 3, i, 1);
+					break;
+				default: ev2(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t += 4, 0xdead, 0); break;
+				}
+			}
+		}
+		assert_int_equal(tk_kev_writer_close(w), 0);
+		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+			size_t ref_len, got_len;
+			char *ref = export_flags(path, fmts[i], ONE_BY_ONE, &ref_len);
+			char *got = export_flags(path, fmts[i], 0, &got_len);
+			assert_true(ref_len > 1000);
+			if (ref_len != got_len || memcmp(ref, got, ref_len) != 0)
+				fail_msg("variant %d, format %d: the runs' export differs from one event at a time", variant,
+					 (int)fmts[i]);
+			free(ref);
+			free(got);
+		}
+	}
+}
+
 static int driver(int argc, char **argv)
 {
 	char err[256];
@@ -1352,6 +1449,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stats_owner_markers),
 		cmocka_unit_test(test_sqlite),
 		cmocka_unit_test(test_light_path_same),
+		cmocka_unit_test(test_runs_same),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

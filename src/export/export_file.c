@@ -12,6 +12,7 @@
 #include "common/tk_bytes.h"
 #include "tracekit/traceparser.h"
 #include "export/export_internal.h"
+#include "traceparser/tp_batch.h"
 
 typedef struct export_run {
 	tk_export *x;
@@ -19,6 +20,7 @@ typedef struct export_run {
 	int rc;            /* first error of the exporter: later events are skipped */
 	int light;         /* the format takes FUNC and USER events undecoded (tk__export_light()) */
 	int swap;          /* payload words need swapping */
+	int deciding;      /* on_event() called for a slot of a run that the light path sent back */
 	tk_kev_decoded dec; /* large: here rather than on the callback's stack */
 } export_run;
 
@@ -29,7 +31,7 @@ static int on_event(struct traceparser_state *st, void *ud, unsigned header, uns
 
 	if (r->rc != 0)
 		return 0;
-	if (r->light && len <= 2 &&
+	if (r->light && !r->deciding && len <= 2 &&
 	    (TK_KEV_CLASS(header) == 6 ||
 	     (TK_KEV_CLASS(header) == 5 && TK_KEV_CODE(header) - _NTO_TRACE_SYS_FUNC_ENTER <= 1u))) {
 		int32_t pid, tid;
@@ -44,6 +46,56 @@ static int on_event(struct traceparser_state *st, void *ud, unsigned header, uns
 	if (tk_traceparser_decode(st, header, time, buf, len, 0, &r->dec) != 0)
 		return 0;
 	r->rc = tk_export_event(r->x, &r->dec);
+	return 0;
+}
+
+/*
+ * A run of light events from the parser's fast loop (tp_batch.h): each slot's owner and
+ * time read inline, then the model's light path; a slot it sends back (the first of its
+ * kind, an owner not known, ...) goes the ordinary way, decoded. `conv` is a constant in
+ * each instance, so that the native one has no byte swaps.
+ */
+static inline __attribute__((always_inline)) void run_light(struct traceparser_state *st, export_run *r,
+								 const uint32_t *s, size_t n, uint64_t first_slot,
+								 const int conv)
+{
+	const int clk_is_ns = tk__tp_clk_is_ns(st);
+	tk__light_ev ev[256];
+	size_t i = 0;
+
+	while (i < n && r->rc == 0) {
+		size_t m = n - i < 256 ? n - i : 256, taken;
+		const uint32_t *p = s + 4 * i;
+
+		for (size_t j = 0; j < m; j++, p += 4) {
+			uint32_t h = tk__cs32(conv, p[0]);
+			uint64_t clk = tk__tp_batch_clk(st, h, tk__cs32(conv, p[1]));
+			ev[j].header = h;
+			ev[j].w0 = tk__cs32(conv, p[2]);
+			ev[j].w1 = tk__cs32(conv, p[3]);
+			ev[j].ns = clk_is_ns ? clk : tk__tp_clk_to_ns(st, clk);
+			ev[j].owner_known = (uint32_t)tk__tp_batch_owner(st, h, &ev[j].pid, &ev[j].tid);
+		}
+		/* the slots the light path sends back are decoded where they are, and the rest
+		 * of the block goes on (the owner and time of a slot do not change meanwhile) */
+		for (size_t j = 0; j < m && r->rc == 0; j += taken + 1) {
+			if ((r->rc = tk__export_light_run(r->x, ev + j, m - j, &taken)) != 0 || j + taken == m)
+				break;
+			r->deciding = 1;
+			tk__tp_batch_deliver_one(st, s + 4 * (i + j + taken), first_slot + i + j + taken);
+			r->deciding = 0;
+		}
+		i += m;
+	}
+}
+
+static int on_run(struct traceparser_state *st, void *ud, const uint32_t *slots, size_t n, uint64_t first_slot)
+{
+	export_run *r = ud;
+	if (r->swap)
+		run_light(st, r, slots, n, first_slot, 1);
+	else
+		run_light(st, r, slots, n, first_slot, 0);
 	return 0;
 }
 
@@ -106,6 +158,11 @@ int tk__export_run_file(tk_export *x, const char *in_path, const char *pairs, co
 	}
 	for (unsigned cls = 0; cls < 32; cls++)
 		tk_traceparser_cs_internal(st, r, on_event, cls, cls == 0 ? 1 : 0, 1023);
+	/* the events the light path takes, in runs (they also reach on_event outside runs) */
+	if (x->fmt->light_event != NULL && !x->one_by_one) {
+		tk__tp_batch(st, on_run, r, 6, 0, 1023);
+		tk__tp_batch(st, on_run, r, 5, _NTO_TRACE_SYS_FUNC_ENTER, _NTO_TRACE_SYS_FUNC_EXIT);
+	}
 	traceparser_cs(st, r, on_header, _NTO_TRACE_EMPTY, _NTO_TRACE_EMPTYEVENT);
 
 	parse_rc = traceparser(st, r, in_path);
@@ -156,6 +213,7 @@ int tk_export_file_flags(const char *in_path, FILE *stream, tk_export_format fmt
 	rc = tk_export_new(&x, fmt, stream);
 	if (rc != 0)
 		return rc;
+	x->one_by_one = (flags & TK__EXPORT_ONE_BY_ONE) != 0;
 	if ((flags & TK_EXPORT_SYMBOLS) && (rc = tk__export_use_symbols(x, in_path)) != 0) {
 		tk_export_free(x);
 		return rc;

@@ -56,6 +56,7 @@ struct tk_export {
 	const struct tk__format *fmt;
 	tk_export_format format;
 	int owner_markers; /* TRACEKIT_OWNER=buffer: the THRUNNING after a BUFFER names the owner */
+	int one_by_one;    /* TK__EXPORT_ONE_BY_ONE */
 	FILE *stream;
 	int failed;        /* a write failed: TK_EIO from now on */
 	int started;       /* the format's header is written */
@@ -112,6 +113,10 @@ extern const tk__format tk__export_json;
 extern const tk__format tk__export_perfetto;
 extern const tk__format tk__export_stats;
 extern const tk__format tk__export_sqlite;
+
+/* tk_export_file_flags() / tk_export_sqlite_flags(), for tests only: every event through
+ * the parser's callback one by one, no runs (tp_batch.h), to compare the two paths. */
+#define TK__EXPORT_ONE_BY_ONE 0x40000000u
 
 /* An exporter of a given format; stream may be NULL for a format that writes no stream. */
 int tk__export_create(tk_export **out, const tk__format *format, tk_export_format fmt, FILE *stream);
@@ -260,6 +265,23 @@ static inline void tk__out_hex(tk_export *x, uint64_t v)
  * or 1 when the event must go through tk_export_event() decoded instead (nothing done). */
 int tk__export_light(tk_export *x, unsigned header, uint32_t w0, uint32_t w1, unsigned len, uint64_t ns,
 		     int owner_known, int32_t pid, int32_t tid);
+
+/* One event of a run for tk__export_light_run(): a simple slot as the parser read it. */
+typedef struct tk__light_ev {
+	uint64_t ns;
+	uint32_t header, w0, w1; /* host order */
+	uint32_t owner_known;
+	int32_t pid, tid;
+} tk__light_ev;
+
+/*
+ * Events ev[0..n) through the light path, one after the other, as tk__export_light() would
+ * take each with len 2, without a call per event. *taken: how many it took; when less than
+ * n, ev[*taken] must go through tk_export_event() decoded (the first of its kind, an owner
+ * not known, a format that asks for it), after which the caller goes on with the next one.
+ * Returns 0 or a TK_E* code (the export has failed: the caller stops).
+ */
+int tk__export_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken);
 
 /* tk_export_add_spec(); lenient: items that are malformed or conflict are skipped. */
 int tk__export_add_spec(tk_export *x, const char *spec, int counters, int lenient);

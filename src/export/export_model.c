@@ -585,6 +585,103 @@ int tk__export_light(tk_export *x, unsigned header, uint32_t w0, uint32_t w1, un
 	return x->fmt->instant(x, t, t->pid, t->tid, NULL);
 }
 
+int tk__export_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken)
+{
+	const tk__format *fmt = x->fmt;
+	tk__thread *t = x->last_thread;
+	size_t i = 0;
+	int rc = 0;
+
+	if (fmt->light_event == NULL || !x->started || x->finished || x->failed)
+		goto out;
+	for (; i < n; i++) {
+		const tk__light_ev *e = &ev[i];
+		unsigned cls = TK_KEV_CLASS(e->header), code = TK_KEV_CODE(e->header), idx;
+		uint64_t ns = e->ns;
+
+		if (cls == 5 ? code - _NTO_TRACE_SYS_FUNC_ENTER > 1u : cls != 6)
+			break;
+		if (!e->owner_known) /* an instant with every field: decoded */
+			break;
+		if (t == NULL || t->pid != e->pid || t->tid != e->tid) {
+			size_t n_before = x->n_threads;
+			if ((t = thread_get(x, e->pid, e->tid)) == NULL)
+				break;
+			x->last_thread = t;
+			if (x->n_threads != n_before && fmt->thread_new != NULL && (rc = fmt->thread_new(x, t)) != 0)
+				break;
+		}
+		if ((rc = fmt->light_event(x, cls, code, 1, e->pid, e->tid)) != 0) {
+			if (rc == 1)
+				rc = 0;
+			break;
+		}
+		x->stats.events++;
+		if (x->stats.events - x->stats.control == 1 || ns < x->stats.first_ns)
+			x->stats.first_ns = ns;
+		if (ns > x->stats.last_ns)
+			x->stats.last_ns = ns;
+		if (cls == 5) {
+			if (code == _NTO_TRACE_SYS_FUNC_EXIT) {
+				/* the usual end: the innermost slice's */
+				if (t->overflow == 0 && t->depth > 0 && t->stack[t->depth - 1].kind == TK__SLICE_FUNC &&
+				    t->stack[t->depth - 1].key == e->w0)
+					rc = slice_close(x, t, ns, NULL, TK__CLOSE_END);
+				else
+					rc = slice_end(x, t, TK__SLICE_FUNC, e->w0, ns, NULL);
+			} else if (t->depth < t->cap && t->overflow == 0) {
+				/* a slice opened in place (slice_push() when the stack has room) */
+				tk__slice *s = &t->stack[t->depth++];
+				s->kind = TK__SLICE_FUNC;
+				s->pair = 0;
+				s->key = e->w0;
+				s->begin_ns = ns;
+				s->arg[0] = e->w0;
+				s->arg[1] = e->w1;
+				s->name = x->symbols != NULL ? tk__export_func_name_at(x, e->pid, ns, e->w0) : NULL;
+				s->label[0] = '\0';
+				rc = fmt->slice_begin != NULL ? fmt->slice_begin(x, t, s) : 0;
+			} else {
+				tk__slice s;
+				memset(&s, 0, sizeof(s));
+				s.begin_ns = ns;
+				s.kind = TK__SLICE_FUNC;
+				s.key = e->w0;
+				s.arg[0] = e->w0;
+				s.arg[1] = e->w1;
+				s.name = x->symbols != NULL ? tk__export_func_name_at(x, e->pid, ns, e->w0) : NULL;
+				rc = slice_push(x, t, &s);
+			}
+		} else if ((idx = x->pair_begin[code]) != 0) {
+			tk__slice s;
+			memset(&s, 0, sizeof(s));
+			s.begin_ns = ns;
+			s.kind = TK__SLICE_USER;
+			s.pair = (uint16_t)(idx - 1);
+			s.key = idx - 1;
+			s.arg[0] = e->w0;
+			s.arg[1] = e->w1;
+			s.name = x->pairs[idx - 1].name;
+			rc = slice_push(x, t, &s);
+		} else if ((idx = x->pair_end[code]) != 0) {
+			rc = slice_end(x, t, TK__SLICE_USER, idx - 1, ns, NULL);
+		} else if ((idx = x->counter_of[code]) != 0) {
+			x->stats.counters++;
+			rc = fmt->counter(x, t, &x->counters[idx - 1], ns, (int64_t)(((uint64_t)e->w1 << 32) | e->w0));
+		} else {
+			x->stats.instants++;
+			rc = fmt->instant(x, t, t->pid, t->tid, NULL);
+		}
+		if (rc != 0) {
+			i++;
+			break;
+		}
+	}
+out:
+	*taken = i;
+	return rc;
+}
+
 int tk_export_finish(tk_export *x)
 {
 	int rc;
