@@ -14,6 +14,8 @@
 #include "export/export_internal.h"
 #include "traceparser/tp_batch.h"
 
+#define UNLIKELY_CPU(x) __builtin_expect(!!(x), 0)
+
 typedef struct export_run {
 	tk_export *x;
 	const char *pairs, *counters;
@@ -62,6 +64,11 @@ static inline __attribute__((always_inline)) void run_light(struct traceparser_s
 	const int clk_is_ns = tk__tp_clk_is_ns(st);
 	tk__light_ev ev[256];
 	size_t i = 0;
+	/* a CPU's owner and upper time bits stay the same through a run: read at each change of CPU */
+	unsigned cpu = ~0u;
+	uint64_t msb = 0;
+	int32_t pid = 0, tid = 0;
+	uint32_t known = 0;
 
 	while (i < n && r->rc == 0) {
 		size_t m = n - i < 256 ? n - i : 256, taken;
@@ -69,12 +76,19 @@ static inline __attribute__((always_inline)) void run_light(struct traceparser_s
 
 		for (size_t j = 0; j < m; j++, p += 4) {
 			uint32_t h = tk__cs32(conv, p[0]);
-			uint64_t clk = tk__tp_batch_clk(st, h, tk__cs32(conv, p[1]));
+			if (UNLIKELY_CPU(_NTO_TRACE_GETCPU(h) != cpu)) {
+				cpu = _NTO_TRACE_GETCPU(h);
+				msb = tk__tp_batch_clk(st, h, 0);
+				known = (uint32_t)tk__tp_batch_owner(st, h, &pid, &tid);
+			}
+			uint64_t clk = msb | tk__cs32(conv, p[1]);
 			ev[j].header = h;
 			ev[j].w0 = tk__cs32(conv, p[2]);
 			ev[j].w1 = tk__cs32(conv, p[3]);
 			ev[j].ns = clk_is_ns ? clk : tk__tp_clk_to_ns(st, clk);
-			ev[j].owner_known = (uint32_t)tk__tp_batch_owner(st, h, &ev[j].pid, &ev[j].tid);
+			ev[j].owner_known = known;
+			ev[j].pid = pid;
+			ev[j].tid = tid;
 		}
 		/* the slots the light path sends back are decoded where they are, and the rest
 		 * of the block goes on (the owner and time of a slot do not change meanwhile) */
