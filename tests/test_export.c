@@ -1121,6 +1121,37 @@ static void test_stats_percentiles(void **state_)
 	free(json);
 }
 
+/* Names in the statistics: UTF-8 kept as it is in JSON (not read as Latin-1), cut between
+ * characters when too long; a name that is not UTF-8 escaped so that the JSON stays valid. */
+static void test_stats_names_utf8(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("stats_names.kev");
+	tk_kev_writer *w = trace_open(path);
+	uint32_t pp[2] = { 1, 42 }, pt[2] = { 42, 3 }, pt2[2] = { 42, 4 };
+	/* 62 ASCII bytes, then é (2 bytes): the thread name (63 bytes at most) ends before the é */
+	char long_name[80];
+	memset(long_name, 'x', 62);
+	strcpy(long_name + 62, "\xc3\xa9tail");
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P_NAME, 10, pp, 2,
+						"caf\xc3\xa9-\xe2\x82\xac"),
+			 0);
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, 20, pt, 2, long_name), 0);
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, 30, pt2, 2, "bad\xff"), 0);
+	state(w, 0, 40, STATE_RUNNING, 42, 3);
+	state(w, 0, 50, STATE_RUNNING, 42, 4);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	char *json;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_JSON, NULL, &json), 0);
+	assert_non_null(strstr(json, "\"name\":\"caf\xc3\xa9-\xe2\x82\xac\""));
+	char want[100];
+	snprintf(want, sizeof(want), "\"name\":\"%.62s\"", long_name);
+	assert_non_null(strstr(json, want));
+	assert_non_null(strstr(json, "\"name\":\"bad\\u00ff\""));
+	free(json);
+}
+
 /* In a tracekit recording (TRACEKIT_OWNER=buffer) the THRUNNING after a BUFFER only names
  * the buffer's owner: it is no state change. */
 static void test_stats_owner_markers(void **state_)
@@ -1450,6 +1481,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sqlite),
 		cmocka_unit_test(test_light_path_same),
 		cmocka_unit_test(test_runs_same),
+		cmocka_unit_test(test_stats_names_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/tk_utf8.h"
 #include "export/export_internal.h"
 
 enum { BUCKET_RUNNING, BUCKET_READY, BUCKET_BLOCKED, N_BUCKETS };
@@ -196,6 +197,10 @@ static st_process *st_proc_get(st_state *ss, int32_t pid)
 static void copy_text(char *dst, size_t cap, const char *s, size_t n)
 {
 	size_t k = n < cap - 1 ? n : cap - 1;
+	/* a name of UTF-8 cut short is cut between characters, so that it stays UTF-8 */
+	if (k < n && tk__utf8_valid(s, n))
+		while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+			k--;
 	for (size_t i = 0; i < k; i++) /* control characters would break the text and CSV layouts */
 		dst[i] = (unsigned char)s[i] < 0x20 || s[i] == ',' || s[i] == '"' ? '_' : s[i];
 	dst[k] = '\0';
@@ -444,14 +449,17 @@ static const char *proc_name(st_state *ss, int32_t pid)
 	return "";
 }
 
+/* A JSON string: UTF-8 as it is; a name that is not UTF-8 read as Latin-1 (every byte from
+ * 0x80 as \u00XX), as the Chrome JSON export does, so that the document stays valid. */
 static void json_str(FILE *f, const char *s)
 {
+	int utf8 = tk__utf8_valid(s, strlen(s));
 	fputc('"', f);
 	for (; *s != '\0'; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c == '"' || c == '\\')
 			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x80)
+		else if (c < 0x20 || (c >= 0x80 && !utf8))
 			fprintf(f, "\\u%04x", c);
 		else
 			fputc(c, f);
