@@ -8,7 +8,7 @@
 set -eu
 
 purpose=${1:-build}
-build_pkgs="build-essential cmake ninja-build pkg-config lowdown libzstd-dev libisal-dev libsqlite3-dev sqlite3 libhdf5-dev libdw-dev libelf-dev libcmocka-dev libtracefs-dev libtraceevent-dev libaudit-dev"
+build_pkgs="build-essential cmake ninja-build pkg-config lowdown libzstd-dev libisal-dev libsqlite3-dev sqlite3 libhdf5-dev libdw-dev libelf-dev libiberty-dev libcmocka-dev libtracefs-dev libtraceevent-dev libaudit-dev"
 check_pkgs="$build_pkgs clang libclang-rt-14-dev llvm libcmocka-dev valgrind libxml2-utils g++ man-db protobuf-compiler python3 chromium"
 bench_pkgs="$check_pkgs liblttng-ust-dev lttng-tools babeltrace2 hyperfine"
 

@@ -123,6 +123,41 @@ static void test_resolves_own_function(void **state)
 	tk_symbols_free(s);
 }
 
+/* A function whose symbol is a C++ name (as g++ would mangle tk::demo::run(int)), and one
+ * whose symbol is a Rust v0 name: both shown demangled, or as they are on request. */
+__attribute__((noinline)) int tkt_cxx_named(int x) __asm__("_ZN2tk4demo3runEi");
+__attribute__((noinline)) int tkt_cxx_named(int x)
+{
+	return x * 3 + 1;
+}
+__attribute__((noinline)) int tkt_rust_named(int x) __asm__("_RNvNtCs1234_7mycrate4demo3run");
+__attribute__((noinline)) int tkt_rust_named(int x)
+{
+	return x * 5 + 2;
+}
+
+static void test_demangled(void **state)
+{
+	(void)state;
+	int (*volatile cxx)(int) = tkt_cxx_named;
+	int (*volatile rust)(int) = tkt_rust_named;
+	assert_int_equal(cxx(2), 7);
+	assert_int_equal(rust(1), 7);
+	for (int on = 1; on >= 0; on--) {
+		tk_symbols *s = self_symbols(0);
+		tk_symbol sym;
+		if (!on)
+			assert_int_equal(tk_symbols_set_demangle(s, 0), 0);
+		assert_int_equal(tk_symbols_lookup(s, getpid(), 0, (uint64_t)(uintptr_t)cxx + 1, &sym), 0);
+		assert_string_equal(sym.name, on ? "tk::demo::run(int)" : "_ZN2tk4demo3runEi");
+		assert_int_equal(sym.offset, 1);
+		assert_int_equal(tk_symbols_lookup(s, getpid(), 0, (uint64_t)(uintptr_t)rust, &sym), 0);
+		assert_string_equal(sym.name, on ? "mycrate::demo::run" : "_RNvNtCs1234_7mycrate4demo3run");
+		tk_symbols_free(s);
+	}
+	assert_int_equal(tk_symbols_set_demangle(NULL, 1), TK_EINVAL);
+}
+
 /* Fast-mode events hold 32 bits of an address: a position-independent program mapped above
  * 4 GiB still resolves when one mapping of the process has an address ending in them, and
  * stays an address when two have. */
@@ -653,6 +688,7 @@ int main(void)
 		cmocka_unit_test(test_export_names),
 		cmocka_unit_test(test_many_binaries),
 		cmocka_unit_test(test_no_aranges),
+		cmocka_unit_test(test_demangled),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,7 +43,7 @@ typedef struct tk_symbols tk_symbols;
 /* What an address resolved to. */
 typedef struct tk_symbol {
 	uint64_t addr;          /* the address looked up */
-	const char *name;       /* function (symbol table name), NULL when unresolved */
+	const char *name;       /* function (demangled: tk_symbols_set_demangle()), NULL when unresolved */
 	uint64_t offset;        /* addr - the function's start */
 	const char *file;       /* source file from DWARF line information, or NULL */
 	int line;               /* its line, 0 when unknown */
@@ -77,6 +77,14 @@ TK_API void tk_symbols_free(tk_symbols *s);
  * long) or TK_ENOMEM.
  */
 TK_API int tk_symbols_set_root(tk_symbols *s, const char *root);
+
+/*
+ * Names of C++ and Rust functions demangled (on: the default), with their parameter types
+ * ("ns::Cls::run(int)"), through libiberty's demangler, as perf and gdb show them; off: as
+ * the symbol tables have them ("_ZN2ns3Cls3runEi"). A name that does not demangle stays
+ * as it is. Call before the first lookup. Returns 0 or TK_EINVAL.
+ */
+TK_API int tk_symbols_set_demangle(tk_symbols *s, int on);
 
 /*
  * Process pid has, from time_ns (the trace's nanoseconds, tk_kev_decoded.time_ns) on,

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <libiberty/demangle.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,7 @@ struct tk_symbols {
 	size_t n_maps;   /* all processes */
 	uint32_t next_gen;
 	char *root;
+	int mangled; /* tk_symbols_set_demangle(s, 0): names as the symbol tables have them */
 	sym_cache *cache;
 	size_t n_open;
 	/* names and source files, copied (a binary may be closed) and interned */
@@ -161,6 +163,14 @@ int tk_symbols_set_root(tk_symbols *s, const char *root)
 	}
 	free(s->root);
 	s->root = copy;
+	return 0;
+}
+
+int tk_symbols_set_demangle(tk_symbols *s, int on)
+{
+	if (s == NULL)
+		return TK_EINVAL;
+	s->mangled = !on;
 	return 0;
 }
 
@@ -731,7 +741,18 @@ static void resolve(tk_symbols *s, const sym_map *m, uint64_t addr, tk_symbol *o
 	GElf_Off sym_off = 0;
 	GElf_Sym sym;
 	const char *name = dwfl_module_addrinfo(f->mod, a, &sym_off, &sym, NULL, NULL, NULL);
-	if (name == NULL || name[0] == '\0' || (name = intern(s, name)) == NULL)
+	if (name == NULL || name[0] == '\0')
+		return;
+	/* C++ (_Z) and Rust (_R, and _ZN...17h<hash>E) names as their programmers write them,
+	 * with parameter types, as perf and gdb show them; a name that does not demangle stays */
+	char *readable = NULL;
+	if (!s->mangled && name[0] == '_' && (name[1] == 'Z' || name[1] == 'R'))
+		readable = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	const char *kept = intern(s, readable != NULL ? readable : name);
+	if (kept == NULL && readable != NULL) /* longer than any name: the mangled one */
+		kept = intern(s, name);
+	free(readable);
+	if ((name = kept) == NULL)
 		return;
 	out->name = name;
 	out->offset = sym_off;
