@@ -7,6 +7,7 @@
  */
 #include <libaudit.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "kev/kev_names.h"
@@ -271,24 +272,47 @@ const char *tk__class_label(unsigned cls)
 
 /* ---- Linux system calls (tracelogger's KER_CALL/KER_EXIT events) ---------------------- */
 
+/*
+ * libaudit's lookup costs about as much as the rest of decoding a system call event, and a
+ * trace asks for the same few dozen names millions of times: the names of numbers below
+ * 1024 are kept per ABI once looked up (pointers into libaudit's static tables; NO_NAME
+ * for a number it does not know). Threads that fill an entry together store the same.
+ */
+#define SYSCALL_CACHE 1024
+static const char no_name[] = "";
+static _Atomic(const char *) syscall_names[3][SYSCALL_CACHE];
+
 const char *tk__linux_syscall_name(unsigned n, unsigned flags)
 {
 	int machine;
+	unsigned abi;
 
 	switch (flags & TK_KEV_DECODE_LINUX_MASK) {
 	case TK_KEV_DECODE_LINUX_X86_64:
 		machine = MACH_86_64;
+		abi = 0;
 		break;
 	case TK_KEV_DECODE_LINUX_AARCH64:
 		machine = MACH_AARCH64;
+		abi = 1;
 		break;
 	case TK_KEV_DECODE_LINUX_I386:
 		machine = MACH_X86;
+		abi = 2;
 		break;
 	default:
 		return NULL;
 	}
-	return audit_syscall_to_name((int)n, machine);
+	if (n >= SYSCALL_CACHE)
+		return audit_syscall_to_name((int)n, machine);
+	const char *name = atomic_load_explicit(&syscall_names[abi][n], memory_order_acquire);
+	if (name == NULL) {
+		name = audit_syscall_to_name((int)n, machine);
+		if (name == NULL)
+			name = no_name;
+		atomic_store_explicit(&syscall_names[abi][n], name, memory_order_release);
+	}
+	return name == no_name ? NULL : name;
 }
 
 unsigned tk_kev_kercalls_flags(const char *abi, size_t len)
