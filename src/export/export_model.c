@@ -406,9 +406,11 @@ static int thread_event(tk_export *x, tk__thread *t, const tk_kev_decoded *d)
 			s.key = (uint64_t)d->number;
 			s.arg[0] = (uint64_t)d->number;
 			s.arg[1] = d->cpu;
-			if (d->event_name[0] != '\0')
-				snprintf(s.label, sizeof(s.label), "%s", d->event_name);
-			else
+			if (d->event_name[0] != '\0') {
+				size_t n = strnlen(d->event_name, sizeof(s.label) - 1); /* (snprintf: a tenth of the event) */
+				memcpy(s.label, d->event_name, n);
+				s.label[n] = '\0';
+			} else
 				snprintf(s.label, sizeof(s.label), "KERCALL %d", d->number);
 			return slice_push(x, t, &s);
 		}

@@ -303,7 +303,11 @@ static int st_event(tk_export *x, const tk_kev_decoded *d)
 
 	/* the owner's events */
 	if (d->cls != 1 && (d->flags & TK_KEV_DEC_OWNER_KNOWN)) {
-		st_thread *t = st_thread_get(ss, d->pid, d->tid);
+		st_thread *t = ss->last; /* runs of one owner's events are the rule */
+		if (t == NULL || t->pid != d->pid || t->tid != d->tid) {
+			t = st_thread_get(ss, d->pid, d->tid);
+			ss->last = t;
+		}
 		if (t != NULL)
 			t->events++;
 	}
