@@ -476,11 +476,12 @@ uint64_t tk__tp_clk_to_ns(const struct traceparser_state *st, uint64_t clk)
 	diff = (int64_t)(clk - st->clock_cycles);
 	mag = diff >= 0 ? (uint64_t)diff : 0 - (uint64_t)diff;
 	if (st->cycles_per_sec == 0 || st->cycles_per_sec == 1000000000u) {
-		q = mag;
-		exact = 1;
-	} else {
-		q = scale_ns(st, mag, &exact);
+		/* cycles are ns (tracelogger's files): the distance added, saturating */
+		if (diff >= 0)
+			return st->clock_raw_ns + mag < mag ? UINT64_MAX : st->clock_raw_ns + mag;
+		return mag > st->clock_raw_ns ? 0 : st->clock_raw_ns - mag;
 	}
+	q = scale_ns(st, mag, &exact);
 	/* floor division, so that times stay monotonic across the reference */
 	ns = diff >= 0 ? (__int128)q : -(__int128)q - (exact ? 0 : 1);
 	ns += (__int128)st->clock_raw_ns;
