@@ -146,7 +146,9 @@ static void *async_reader(void *arg)
 		unsigned slot;
 		ssize_t n;
 
-		spin_until(a, 1);
+		/* No spinning for space: with the chunks ahead of the parser the reader can wait
+		 * for a wake-up without delaying anyone, and a spin here took a fifth of a CPU
+		 * from everything else on the machine while any exporter read a large file. */
 		pthread_mutex_lock(&a->mu);
 		while (!a->stop && a->produced - a->consumed >= TP_ASYNC_BUFS)
 			pthread_cond_wait(&a->cv, &a->mu);
