@@ -1389,6 +1389,10 @@ static void test_runs_same(void **state_)
 			hdr.n_attrs = 3;
 		}
 		assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+		static const union {
+			char s[28];
+			uint32_t w[7];
+		} text = { "a string of user event 30" };
 		uint64_t t = 4294000000u - 1000; /* TIME events once past 2^32 */
 		unsigned n = 0;
 		for (unsigned seg = 0; n < 330000; seg++) {
@@ -1413,9 +1417,7 @@ static void test_runs_same(void **state_)
 				case 6: ev2(w, cpu, _TRACE_USER_C, 40, t += 1, i * 3, 0); break;
 				case 7:
 					if (i % 378 == 7) /* a combine event amid the runs */
-						assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_USER_C, 30, t += 3,
-										    (const uint32_t *)"a string of user event 30",
-										    7),
+						assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_USER_C, 30, t += 3, text.w, 7),
 								 0);
 					else
 						ev2(w, cpu, _TRACE_USER_C, 20 + i % 4, t += 3, i, 1);
