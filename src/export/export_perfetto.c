@@ -1470,14 +1470,13 @@ static uint32_t end_key(pf_state *ps, const char *fname, char key[40])
 	return iid;
 }
 
+static int slice_end_slow(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
+			  const tk_kev_decoded *end, int reason);
+
 static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
 			const tk_kev_decoded *end, int reason)
 {
 	pf_state *ps = x->fmt_state;
-	unsigned n_args = 0;
-	uint32_t closed_iid = 0;
-	char keys[TK_KEV_MAX_FIELDS][40];
-	size_t room = 64;
 
 	if (reason == TK__CLOSE_END && (end == NULL || s->kind == TK__SLICE_FUNC) && ps->n_fresh == 0) {
 		/* no annotation: the end of a function, or of a slice whose end event is not given */
@@ -1513,6 +1512,18 @@ static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 		x->out_len = (size_t)((char *)p - x->out);
 		return 0;
 	}
+	return slice_end_slow(x, t, s, end_ns, end, reason);
+}
+
+/* pf_slice_end() the general way: closed early, names to intern, fields of any kind. */
+static __attribute__((noinline)) int slice_end_slow(tk_export *x, const tk__thread *t, const tk__slice *s,
+						    uint64_t end_ns, const tk_kev_decoded *end, int reason)
+{
+	pf_state *ps = x->fmt_state;
+	unsigned n_args = 0;
+	uint32_t closed_iid = 0;
+	char keys[TK_KEV_MAX_FIELDS][40];
+	size_t room = 64;
 
 	if (reason != TK__CLOSE_END) {
 		closed_iid = static_name(ps, &ps->args, 3, "closed");
