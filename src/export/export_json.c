@@ -19,8 +19,31 @@
 #include "common/tk_utf8.h"
 #include "export/export_internal.h"
 
+/* Bytes written once and copied after: a field name as a key ("name":), by the name's
+ * address (the decoder's names are static); a pair's name as a string; an instant's
+ * beginning ({"name":...,"cat":...,"ph":"i","s":"t","ts":) by class, code and number. */
+#define KEY_CACHE 64
+#define INSTANT_CACHE 1024
+
+struct key_slot {
+	const char *name; /* NULL: free */
+	uint32_t len;
+	char enc[36];
+};
+
+struct instant_slot {
+	uint32_t key;     /* class << 10 | code, + 1 (0: free) */
+	int32_t number;
+	uint32_t len;
+	char enc[116];
+};
+
 typedef struct json_state {
 	int n_written; /* events written: the separator goes before every one but the first */
+	struct key_slot keys[KEY_CACHE];
+	char *pair_enc[TK_EXPORT_MAX_PAIRS]; /* a pair's name as a JSON string (NULL: not yet) */
+	uint32_t pair_enc_len[TK_EXPORT_MAX_PAIRS];
+	struct instant_slot *instants;       /* INSTANT_CACHE of them */
 } json_state;
 
 static int sep(tk_export *x)
@@ -141,9 +164,37 @@ static inline void out_hex_str(tk_export *x, uint64_t v)
 	x->out_len = (size_t)(p + 1 - x->out);
 }
 
-/* The fields of an event as the members of an object (without braces). Duplicate names
- * get "_<index>" appended, an unnamed string piece is "text". */
-void tk__json_fields(tk_export *x, const tk_kev_decoded *d)
+/* The key cache's slot of a name's address. */
+static inline size_t key_slot_of(const char *name)
+{
+	return (size_t)(((uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull) >> 40) & (KEY_CACHE - 1);
+}
+
+/* Writes the key of name ("name":) as out_cstr() and ':' write it, from the cache when it
+ * has it (keys: NULL for none), else written and kept. Room for 96 bytes is reserved. */
+static inline void out_key(tk_export *x, struct key_slot *keys, const char *name)
+{
+	struct key_slot *k = keys != NULL ? &keys[key_slot_of(name)] : NULL;
+	if (k != NULL && k->name == name) {
+		memcpy(x->out + x->out_len, k->enc, sizeof(k->enc));
+		x->out_len += k->len;
+		return;
+	}
+	size_t at = x->out_len;
+	out_cstr(x, name);
+	if (tk__out_room(x, 1) != 0)
+		return;
+	x->out[x->out_len++] = ':';
+	/* kept when nothing was escaped (then nothing was flushed meanwhile either) */
+	if (k != NULL && x->out_len > at && x->out_len - at <= sizeof(k->enc) && x->out_len - at == strlen(name) + 3) {
+		k->name = name;
+		k->len = (uint32_t)(x->out_len - at);
+		memcpy(k->enc, x->out + at, k->len);
+	}
+}
+
+/* tk__json_fields() with a key cache (NULL: none). */
+static void json_fields(tk_export *x, struct key_slot *keys, const tk_kev_decoded *d)
 {
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const tk_kev_field *f = &d->fields[i];
@@ -159,16 +210,20 @@ void tk__json_fields(tk_export *x, const tk_kev_decoded *d)
 			return;
 		if (i > 0)
 			x->out[x->out_len++] = ',';
-		out_cstr(x, name);
 		if (dup) {
+			out_cstr(x, name);
 			x->out_len--; /* reopen the key: name_<i> */
 			if (tk__out_room(x, 32) != 0)
 				return;
 			x->out[x->out_len++] = '_';
 			tk__out_u64(x, i);
 			x->out[x->out_len++] = '"';
+			x->out[x->out_len++] = ':';
+		} else {
+			out_key(x, keys, name);
+			if (tk__out_room(x, 64) != 0)
+				return;
 		}
-		x->out[x->out_len++] = ':';
 		switch (f->type) {
 		case TK_KEV_FIELD_INT:
 			tk__out_i64(x, f->v.i);
@@ -202,14 +257,22 @@ void tk__json_fields(tk_export *x, const tk_kev_decoded *d)
 	}
 }
 
+/* The fields of an event as the members of an object (without braces). Duplicate names
+ * get "_<index>" appended, an unnamed string piece is "text". */
+void tk__json_fields(tk_export *x, const tk_kev_decoded *d)
+{
+	json_fields(x, NULL, d);
+}
+
 static int json_start(tk_export *x)
 {
-	static json_state state0;
-	json_state *js = malloc(sizeof(*js));
+	json_state *js = calloc(1, sizeof(*js));
 	if (js == NULL)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
-	*js = state0;
 	x->fmt_state = js;
+	js->instants = calloc(INSTANT_CACHE, sizeof(*js->instants));
+	if (js->instants == NULL)
+		return tk__export_error(x, TK_ENOMEM, "out of memory");
 	TK__OUT_LIT(x, "{\"traceEvents\":[\n");
 	return x->failed ? TK_EIO : 0;
 }
@@ -264,9 +327,26 @@ static inline char *put_i32(char *p, int32_t v)
 	return tk__fmt_u64(p, (uint64_t)v);
 }
 
+/* The name of a slice that is not a function's address: a pair's is kept (written once). */
+static void out_pair_name(tk_export *x, json_state *js, const tk__slice *s)
+{
+	size_t at = x->out_len;
+	out_name(x, s->name != NULL ? s->name : s->label);
+	if (s->kind != TK__SLICE_USER || x->out_len <= at || x->failed)
+		return;
+	size_t n = x->out_len - at;
+	char *enc = malloc(n);
+	if (enc == NULL) /* written each time then */
+		return;
+	memcpy(enc, x->out + at, n);
+	js->pair_enc[s->pair] = enc;
+	js->pair_enc_len[s->pair] = (uint32_t)n;
+}
+
 static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
 			  const tk_kev_decoded *end, int reason)
 {
+	json_state *js = x->fmt_state;
 	char *p;
 
 	if (sep(x) != 0 || tk__out_room(x, 320) != 0)
@@ -274,8 +354,10 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 	TK__OUT_LIT(x, "{\"name\":");
 	if (s->kind == TK__SLICE_FUNC && s->name == NULL)
 		out_hex_str(x, s->arg[0]);
+	else if (s->kind == TK__SLICE_USER && js->pair_enc[s->pair] != NULL)
+		tk__out_mem(x, js->pair_enc[s->pair], js->pair_enc_len[s->pair]);
 	else
-		out_name(x, s->name != NULL ? s->name : s->label);
+		out_pair_name(x, js, s);
 	/* the rest up to the end event's fields: at most about 240 bytes */
 	if (tk__out_room(x, 256) != 0)
 		return TK_EIO;
@@ -323,7 +405,7 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 	if (reason == TK__CLOSE_END && end != NULL && (s->kind == TK__SLICE_USER || s->kind == TK__SLICE_KERCALL) &&
 	    end->n_fields > 0) {
 		TK__OUT_LIT(x, ",\"end\":{");
-		tk__json_fields(x, end);
+		json_fields(x, js->keys, end);
 		if (tk__out_room(x, 1) == 0)
 			x->out[x->out_len++] = '}';
 	}
@@ -332,8 +414,52 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 	return x->failed ? TK_EIO : 0;
 }
 
+/* Keeps an instant's beginning in e when name and category need no escape (the usual:
+ * the decoder's names): 1 then, else 0. */
+static int instant_keep(struct instant_slot *e, uint32_t key, const tk_kev_decoded *d, const char *name,
+			const char *cat)
+{
+	size_t n = strlen(name), c = strlen(cat);
+	if (42 + n + c > sizeof(e->enc))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (escape_class[(unsigned char)name[i]])
+			return 0;
+	for (size_t i = 0; i < c; i++)
+		if (escape_class[(unsigned char)cat[i]])
+			return 0;
+	char *p = e->enc;
+	PUT_LIT(p, "{\"name\":\"");
+	memcpy(p, name, n);
+	p += n;
+	PUT_LIT(p, "\",\"cat\":\"");
+	memcpy(p, cat, c);
+	p += c;
+	if (d->cls == 1) /* DROPPED: the whole trace lost events here */
+		PUT_LIT(p, "\",\"ph\":\"i\",\"s\":\"g\",\"ts\":");
+	else
+		PUT_LIT(p, "\",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+	e->key = key;
+	e->number = d->number;
+	e->len = (uint32_t)(p - e->enc);
+	return 1;
+}
+
 static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t tid, const tk_kev_decoded *d)
 {
+	json_state *js = x->fmt_state;
+	uint32_t key = ((d->cls & 31) << 10 | (d->code & 1023)) + 1;
+	struct instant_slot *e = &js->instants[(key * 0x9e3779b1u >> 20) & (INSTANT_CACHE - 1)];
+	char *p;
+
+	(void)t;
+	if (e->key == key && e->number == d->number) { /* its name and category as last time */
+		if (sep(x) != 0 || tk__out_room(x, 160 + sizeof(e->enc)) != 0)
+			return TK_EIO;
+		memcpy(x->out + x->out_len, e->enc, sizeof(e->enc));
+		p = x->out + x->out_len + e->len;
+		goto rest;
+	}
 	char name[48];
 	const char *cat = d->cls_desc != NULL ? d->cls_desc->name : "";
 	char cat_buf[16];
@@ -349,10 +475,16 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 		snprintf(name, sizeof(name), "%s %d", cat, d->number);
 	else
 		snprintf(name, sizeof(name), "CLASS %u EVENT %u", d->cls, d->code);
-	(void)t;
 	if (cat[0] == '\0') {
 		snprintf(cat_buf, sizeof(cat_buf), "CLASS %u", d->cls);
 		cat = cat_buf;
+	}
+	if (instant_keep(e, key, d, name, cat)) {
+		if (sep(x) != 0 || tk__out_room(x, 160 + sizeof(e->enc)) != 0)
+			return TK_EIO;
+		memcpy(x->out + x->out_len, e->enc, sizeof(e->enc));
+		p = x->out + x->out_len + e->len;
+		goto rest;
 	}
 	if (sep(x) != 0 || tk__out_room(x, 256) != 0)
 		return TK_EIO;
@@ -363,11 +495,12 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 	/* the rest up to the fields: at most about 130 bytes */
 	if (tk__out_room(x, 160) != 0)
 		return TK_EIO;
-	char *p = x->out + x->out_len;
+	p = x->out + x->out_len;
 	if (d->cls == 1) /* DROPPED: the whole trace lost events here */
 		PUT_LIT(p, ",\"ph\":\"i\",\"s\":\"g\",\"ts\":");
 	else
 		PUT_LIT(p, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+rest:
 	p = put_us(p, d->time_ns);
 	PUT_LIT(p, ",\"pid\":");
 	p = put_i32(p, pid);
@@ -378,7 +511,7 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 	if (d->n_fields > 0)
 		*p++ = ',';
 	x->out_len = (size_t)(p - x->out);
-	tk__json_fields(x, d);
+	json_fields(x, js->keys, d);
 	if (tk__out_room(x, 2) == 0)
 		TK__OUT_LIT(x, "}}");
 	return x->failed ? TK_EIO : 0;
@@ -448,7 +581,13 @@ static int json_light_event(tk_export *x, unsigned cls, unsigned code, int owner
 
 static void json_free(tk_export *x)
 {
-	free(x->fmt_state);
+	json_state *js = x->fmt_state;
+	if (js == NULL)
+		return;
+	for (unsigned i = 0; i < TK_EXPORT_MAX_PAIRS; i++)
+		free(js->pair_enc[i]);
+	free(js->instants);
+	free(js);
 	x->fmt_state = NULL;
 }
 
