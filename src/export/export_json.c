@@ -44,6 +44,15 @@ typedef struct json_state {
 	char *pair_enc[TK_EXPORT_MAX_PAIRS]; /* a pair's name as a JSON string (NULL: not yet) */
 	uint32_t pair_enc_len[TK_EXPORT_MAX_PAIRS];
 	struct instant_slot *instants;       /* INSTANT_CACHE of them */
+	/* a time's microseconds but the last four digits, as written last (times advance
+	 * slowly: most share them with the time before) */
+	uint64_t ts_hi;
+	uint32_t ts_hi_len; /* 0: none */
+	char ts_hi_enc[24];
+	/* ,"pid":P,"tid":T as written last */
+	int32_t pt_pid, pt_tid;
+	uint32_t pt_len; /* 0: none */
+	char pt_enc[40];
 } json_state;
 
 static int sep(tk_export *x)
@@ -327,6 +336,49 @@ static inline char *put_i32(char *p, int32_t v)
 	return tk__fmt_u64(p, (uint64_t)v);
 }
 
+static const char dec_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				   "8081828384858687888990919293949596979899";
+
+/* put_us() of a point in time: the digits above the last four microsecond digits are
+ * those of the last time when they are the same (room: 32 bytes). */
+static inline char *put_ts(json_state *js, char *p, uint64_t ns)
+{
+	uint64_t us = ns / 1000, hi = us / 10000;
+	if (hi != js->ts_hi || js->ts_hi_len == 0) {
+		if (hi == 0)
+			return put_us(p, ns);
+		js->ts_hi = hi;
+		js->ts_hi_len = (uint32_t)(tk__fmt_u64(js->ts_hi_enc, hi) - js->ts_hi_enc);
+	}
+	unsigned lo = (unsigned)(us - hi * 10000), frac = (unsigned)(ns - us * 1000);
+	memcpy(p, js->ts_hi_enc, sizeof(js->ts_hi_enc));
+	p += js->ts_hi_len;
+	memcpy(p, dec_pairs + 2 * (lo / 100), 2);
+	memcpy(p + 2, dec_pairs + 2 * (lo % 100), 2);
+	p[4] = '.';
+	p[5] = (char)('0' + frac / 100);
+	memcpy(p + 6, dec_pairs + 2 * (frac % 100), 2);
+	return p + 8;
+}
+
+/* ,"pid":P,"tid":T (room: 40 bytes), kept for the next event of the same thread. */
+static inline char *put_pid_tid(json_state *js, char *p, int32_t pid, int32_t tid)
+{
+	if (pid != js->pt_pid || tid != js->pt_tid || js->pt_len == 0) {
+		char *q = js->pt_enc;
+		PUT_LIT(q, ",\"pid\":");
+		q = put_i32(q, pid);
+		PUT_LIT(q, ",\"tid\":");
+		q = put_i32(q, tid);
+		js->pt_pid = pid;
+		js->pt_tid = tid;
+		js->pt_len = (uint32_t)(q - js->pt_enc);
+	}
+	memcpy(p, js->pt_enc, sizeof(js->pt_enc));
+	return p + js->pt_len;
+}
+
 /* The name of a slice that is not a function's address: a pair's is kept (written once). */
 static void out_pair_name(tk_export *x, json_state *js, const tk__slice *s)
 {
@@ -351,10 +403,21 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 
 	if (sep(x) != 0 || tk__out_room(x, 320) != 0)
 		return TK_EIO;
+	char fn_hex[24]; /* a function's address: its name and its thisfn */
+	size_t fn_hex_len = 0;
 	TK__OUT_LIT(x, "{\"name\":");
-	if (s->kind == TK__SLICE_FUNC && s->name == NULL)
-		out_hex_str(x, s->arg[0]);
-	else if (s->kind == TK__SLICE_USER && js->pair_enc[s->pair] != NULL)
+	if (s->kind == TK__SLICE_FUNC) {
+		fn_hex_len = (size_t)(tk__fmt_hex(fn_hex, s->arg[0]) - fn_hex);
+		if (s->name == NULL) {
+			p = x->out + x->out_len;
+			*p = '"';
+			memcpy(p + 1, fn_hex, sizeof(fn_hex));
+			p[1 + fn_hex_len] = '"';
+			x->out_len += fn_hex_len + 2;
+		} else {
+			out_pair_name(x, js, s);
+		}
+	} else if (s->kind == TK__SLICE_USER && js->pair_enc[s->pair] != NULL)
 		tk__out_mem(x, js->pair_enc[s->pair], js->pair_enc_len[s->pair]);
 	else
 		out_pair_name(x, js, s);
@@ -368,17 +431,15 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 		PUT_LIT(p, ",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":");
 	else
 		PUT_LIT(p, ",\"cat\":\"KERCALL\",\"ph\":\"X\",\"ts\":");
-	p = put_us(p, s->begin_ns);
+	p = put_ts(js, p, s->begin_ns);
 	PUT_LIT(p, ",\"dur\":");
 	p = put_us(p, end_ns - s->begin_ns);
-	PUT_LIT(p, ",\"pid\":");
-	p = put_i32(p, t->pid);
-	PUT_LIT(p, ",\"tid\":");
-	p = put_i32(p, t->tid);
+	p = put_pid_tid(js, p, t->pid, t->tid);
 	switch (s->kind) {
 	case TK__SLICE_FUNC:
 		PUT_LIT(p, ",\"args\":{\"thisfn\":\"");
-		p = tk__fmt_hex(p, s->arg[0]);
+		memcpy(p, fn_hex, sizeof(fn_hex));
+		p += fn_hex_len;
 		PUT_LIT(p, "\",\"call_site\":\"");
 		p = tk__fmt_hex(p, s->arg[1]);
 		*p++ = '"';
@@ -501,11 +562,8 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 	else
 		PUT_LIT(p, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
 rest:
-	p = put_us(p, d->time_ns);
-	PUT_LIT(p, ",\"pid\":");
-	p = put_i32(p, pid);
-	PUT_LIT(p, ",\"tid\":");
-	p = put_i32(p, tid);
+	p = put_ts(js, p, d->time_ns);
+	p = put_pid_tid(js, p, pid, tid);
 	PUT_LIT(p, ",\"args\":{\"cpu\":");
 	p = tk__fmt_u64(p, d->cpu);
 	if (d->n_fields > 0)
