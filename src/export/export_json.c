@@ -152,6 +152,33 @@ static void out_name(tk_export *x, const char *s)
 	out_string(x, s, n, tk__utf8_valid(s, n));
 }
 
+static const char dec_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				   "8081828384858687888990919293949596979899";
+
+/* tk__fmt_hex() (room: 24 bytes): a value of 32 bits in one go on a little-endian host,
+ * its nibbles spread to bytes and turned into digits together. */
+static inline char *fmt_hex(char *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (v >> 32 == 0) {
+		unsigned n = (67u - (unsigned)__builtin_clzll(v | 1)) / 4; /* digits, 1 to 8 */
+		uint64_t b = v;
+		b = (b | b << 16) & 0x0000ffff0000ffffull;
+		b = (b | b << 8) & 0x00ff00ff00ff00ffull;
+		b = (b | b << 4) & 0x0f0f0f0f0f0f0f0full; /* byte i: nibble i */
+		uint64_t letter = ((b + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+		b += 0x3030303030303030ull + letter * ('a' - '0' - 10);
+		b = __builtin_bswap64(b) >> (8 * (8 - n)); /* the most significant digit first */
+		p[0] = '0';
+		p[1] = 'x';
+		memcpy(p + 2, &b, 8);
+		return p + 2 + n;
+	}
+#endif
+	return tk__fmt_hex(p, v);
+}
+
 /* ns as microseconds: "<us>.<3 digits>" */
 static inline void out_us(tk_export *x, uint64_t ns)
 {
@@ -168,7 +195,7 @@ static inline void out_hex_str(tk_export *x, uint64_t v)
 {
 	char *p = x->out + x->out_len;
 	*p = '"';
-	p = tk__fmt_hex(p + 1, v);
+	p = fmt_hex(p + 1, v);
 	*p = '"';
 	x->out_len = (size_t)(p + 1 - x->out);
 }
@@ -202,9 +229,57 @@ static inline void out_key(tk_export *x, struct key_slot *keys, const char *name
 	}
 }
 
+/* The same as the loop below for up to four numbers whose keys are cached and not
+ * duplicated, through a cursor of its own (the loop's stores through x->out may alias x's
+ * fields, so every one reloads them): 1, or 0 with nothing written. */
+static inline int json_fields_fast(tk_export *x, const struct key_slot *keys, const tk_kev_decoded *d)
+{
+	const struct key_slot *key[4];
+	unsigned n = d->n_fields;
+
+	if (n > 4 || keys == NULL || x->out_cap - x->out_len < 64 * 4)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		const tk_kev_field *f = &d->fields[i];
+		const char *name = f->name[0] != '\0' ? f->name : "text";
+		if (f->type > TK_KEV_FIELD_PTR)
+			return 0;
+		key[i] = &keys[key_slot_of(name)];
+		if (key[i]->name != name)
+			return 0;
+		for (unsigned j = 0; j < i; j++) {
+			const char *other = key[j]->name;
+			if (other == name || (other[0] == name[0] && other[1] == name[1] && strcmp(other, name) == 0))
+				return 0;
+		}
+	}
+	char *p = x->out + x->out_len;
+	for (unsigned i = 0; i < n; i++) { /* at most 1 + 36 + 24 bytes each */
+		const tk_kev_field *f = &d->fields[i];
+		if (i > 0)
+			*p++ = ',';
+		memcpy(p, key[i]->enc, sizeof(key[i]->enc));
+		p += key[i]->len;
+		if (f->type == TK_KEV_FIELD_INT && f->v.i < 0) {
+			*p++ = '-';
+			p = tk__fmt_u64(p, (uint64_t)0 - (uint64_t)f->v.i);
+		} else if (f->type <= TK_KEV_FIELD_UINT) {
+			p = tk__fmt_u64(p, f->v.u);
+		} else {
+			*p = '"';
+			p = fmt_hex(p + 1, f->v.u);
+			*p++ = '"';
+		}
+	}
+	x->out_len = (size_t)(p - x->out);
+	return 1;
+}
+
 /* tk__json_fields() with a key cache (NULL: none). */
 static void json_fields(tk_export *x, struct key_slot *keys, const tk_kev_decoded *d)
 {
+	if (json_fields_fast(x, keys, d))
+		return;
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const tk_kev_field *f = &d->fields[i];
 		const char *name = f->name[0] != '\0' ? f->name : "text";
@@ -318,12 +393,12 @@ static int json_thread_name(tk_export *x, int32_t pid, int32_t tid, const char *
 
 static inline char *put_us(char *p, uint64_t ns)
 {
-	unsigned frac = (unsigned)(ns % 1000);
-	p = tk__fmt_u64(p, ns / 1000);
+	uint64_t us = ns / 1000;
+	unsigned frac = (unsigned)(ns - us * 1000);
+	p = tk__fmt_u64(p, us);
 	p[0] = '.';
 	p[1] = (char)('0' + frac / 100);
-	p[2] = (char)('0' + frac / 10 % 10);
-	p[3] = (char)('0' + frac % 10);
+	memcpy(p + 2, dec_pairs + 2 * (frac % 100), 2);
 	return p + 4;
 }
 
@@ -335,10 +410,6 @@ static inline char *put_i32(char *p, int32_t v)
 	}
 	return tk__fmt_u64(p, (uint64_t)v);
 }
-
-static const char dec_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-				   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-				   "8081828384858687888990919293949596979899";
 
 /* put_us() of a point in time: the digits above the last four microsecond digits are
  * those of the last time when they are the same (room: 32 bytes). */
@@ -407,7 +478,7 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 	size_t fn_hex_len = 0;
 	TK__OUT_LIT(x, "{\"name\":");
 	if (s->kind == TK__SLICE_FUNC) {
-		fn_hex_len = (size_t)(tk__fmt_hex(fn_hex, s->arg[0]) - fn_hex);
+		fn_hex_len = (size_t)(fmt_hex(fn_hex, s->arg[0]) - fn_hex);
 		if (s->name == NULL) {
 			p = x->out + x->out_len;
 			*p = '"';
@@ -441,14 +512,14 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 		memcpy(p, fn_hex, sizeof(fn_hex));
 		p += fn_hex_len;
 		PUT_LIT(p, "\",\"call_site\":\"");
-		p = tk__fmt_hex(p, s->arg[1]);
+		p = fmt_hex(p, s->arg[1]);
 		*p++ = '"';
 		break;
 	case TK__SLICE_USER:
 		PUT_LIT(p, ",\"args\":{\"d0\":\"");
-		p = tk__fmt_hex(p, s->arg[0]);
+		p = fmt_hex(p, s->arg[0]);
 		PUT_LIT(p, "\",\"d1\":\"");
-		p = tk__fmt_hex(p, s->arg[1]);
+		p = fmt_hex(p, s->arg[1]);
 		*p++ = '"';
 		break;
 	default: /* TK__SLICE_KERCALL */
