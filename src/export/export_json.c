@@ -156,29 +156,6 @@ static const char dec_pairs[201] = "00010203040506070809101112131415161718192021
 				   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 				   "8081828384858687888990919293949596979899";
 
-/* tk__fmt_hex() (room: 24 bytes): a value of 32 bits in one go on a little-endian host,
- * its nibbles spread to bytes and turned into digits together. */
-static inline char *fmt_hex(char *p, uint64_t v)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (v >> 32 == 0) {
-		unsigned n = (67u - (unsigned)__builtin_clzll(v | 1)) / 4; /* digits, 1 to 8 */
-		uint64_t b = v;
-		b = (b | b << 16) & 0x0000ffff0000ffffull;
-		b = (b | b << 8) & 0x00ff00ff00ff00ffull;
-		b = (b | b << 4) & 0x0f0f0f0f0f0f0f0full; /* byte i: nibble i */
-		uint64_t letter = ((b + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
-		b += 0x3030303030303030ull + letter * ('a' - '0' - 10);
-		b = __builtin_bswap64(b) >> (8 * (8 - n)); /* the most significant digit first */
-		p[0] = '0';
-		p[1] = 'x';
-		memcpy(p + 2, &b, 8);
-		return p + 2 + n;
-	}
-#endif
-	return tk__fmt_hex(p, v);
-}
-
 /* ns as microseconds: "<us>.<3 digits>" */
 static inline void out_us(tk_export *x, uint64_t ns)
 {
@@ -195,7 +172,7 @@ static inline void out_hex_str(tk_export *x, uint64_t v)
 {
 	char *p = x->out + x->out_len;
 	*p = '"';
-	p = fmt_hex(p + 1, v);
+	p = tk__fmt_hex(p + 1, v);
 	*p = '"';
 	x->out_len = (size_t)(p + 1 - x->out);
 }
@@ -267,7 +244,7 @@ static inline int json_fields_fast(tk_export *x, const struct key_slot *keys, co
 			p = tk__fmt_u64(p, f->v.u);
 		} else {
 			*p = '"';
-			p = fmt_hex(p + 1, f->v.u);
+			p = tk__fmt_hex(p + 1, f->v.u);
 			*p++ = '"';
 		}
 	}
@@ -478,7 +455,7 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 	size_t fn_hex_len = 0;
 	TK__OUT_LIT(x, "{\"name\":");
 	if (s->kind == TK__SLICE_FUNC) {
-		fn_hex_len = (size_t)(fmt_hex(fn_hex, s->arg[0]) - fn_hex);
+		fn_hex_len = (size_t)(tk__fmt_hex(fn_hex, s->arg[0]) - fn_hex);
 		if (s->name == NULL) {
 			p = x->out + x->out_len;
 			*p = '"';
@@ -512,14 +489,14 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 		memcpy(p, fn_hex, sizeof(fn_hex));
 		p += fn_hex_len;
 		PUT_LIT(p, "\",\"call_site\":\"");
-		p = fmt_hex(p, s->arg[1]);
+		p = tk__fmt_hex(p, s->arg[1]);
 		*p++ = '"';
 		break;
 	case TK__SLICE_USER:
 		PUT_LIT(p, ",\"args\":{\"d0\":\"");
-		p = fmt_hex(p, s->arg[0]);
+		p = tk__fmt_hex(p, s->arg[0]);
 		PUT_LIT(p, "\",\"d1\":\"");
-		p = fmt_hex(p, s->arg[1]);
+		p = tk__fmt_hex(p, s->arg[1]);
 		*p++ = '"';
 		break;
 	default: /* TK__SLICE_KERCALL */
