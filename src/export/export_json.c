@@ -678,11 +678,15 @@ static int json_finish(tk_export *x)
 }
 
 /* Light path: function entries and exits need no decoding here (their slices are written
- * from the entry's words; an exit's fields are not written), user events do. */
+ * from the entry's words; an exit's fields are not written), nor do the begins of declared
+ * pairs (the slice carries their words; the end's fields are written, so ends are decoded)
+ * and counters (their value is the words); other user events (instants) are decoded. */
 static int json_light_event(tk_export *x, unsigned cls, unsigned code, int owner_known, int32_t pid, int32_t tid)
 {
-	(void)x, (void)code, (void)owner_known, (void)pid, (void)tid;
-	return cls == 5 ? 0 : 1;
+	(void)owner_known, (void)pid, (void)tid;
+	if (cls == 5)
+		return 0;
+	return code <= 1023 && (x->pair_begin[code] != 0 || x->counter_of[code] != 0) ? 0 : 1;
 }
 
 static void json_free(tk_export *x)

@@ -1036,13 +1036,14 @@ static int pf_event(tk_export *x, const tk_kev_decoded *d)
 	return 0;
 }
 
-/* The light path (tk__format.light_event): function entries and exits, and the begins of
- * declared user pairs, need no decoded field (the slice carries the words); ends of pairs
- * (their fields are written) and other user events are decoded. */
+/* The light path (tk__format.light_event): function entries and exits, the begins of
+ * declared user pairs (the slice carries the words) and counters (their value is the
+ * words) need no decoded field; ends of pairs (their fields are written) and other user
+ * events (instants) are decoded. */
 static int pf_light_event(tk_export *x, unsigned cls, unsigned code, int owner_known, int32_t pid, int32_t tid)
 {
 	(void)owner_known, (void)pid, (void)tid;
-	if (cls == 6 && (code > 1023 || x->pair_begin[code] == 0))
+	if (cls == 6 && (code > 1023 || (x->pair_begin[code] == 0 && x->counter_of[code] == 0)))
 		return 1;
 	((pf_state *)x->fmt_state)->after_buffer = 0; /* what pf_event() does for them */
 	return 0;
