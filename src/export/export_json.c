@@ -24,6 +24,7 @@
  * beginning ({"name":...,"cat":...,"ph":"i","s":"t","ts":) by class, code and number. */
 #define KEY_CACHE 64
 #define INSTANT_CACHE 1024
+#define FUNC_CACHE 1024
 
 struct key_slot {
 	const char *name; /* NULL: free */
@@ -38,12 +39,22 @@ struct instant_slot {
 	char enc[116];
 };
 
+/* A function slice's name ("0x...") and its args up to the closing quote of call_site, by
+ * address and call site. */
+struct func_slot {
+	uint64_t fn, site;
+	uint32_t name_len, tail_len; /* tail_len 0: free */
+	char name[24];
+	char tail[72];
+};
+
 typedef struct json_state {
 	int n_written; /* events written: the separator goes before every one but the first */
 	struct key_slot keys[KEY_CACHE];
 	char *pair_enc[TK_EXPORT_MAX_PAIRS]; /* a pair's name as a JSON string (NULL: not yet) */
 	uint32_t pair_enc_len[TK_EXPORT_MAX_PAIRS];
 	struct instant_slot *instants;       /* INSTANT_CACHE of them */
+	struct func_slot *funcs;             /* FUNC_CACHE of them */
 	/* a time's microseconds but the last four digits, as written last (times advance
 	 * slowly: most share them with the time before) */
 	uint64_t ts_hi;
@@ -332,7 +343,8 @@ static int json_start(tk_export *x)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
 	x->fmt_state = js;
 	js->instants = calloc(INSTANT_CACHE, sizeof(*js->instants));
-	if (js->instants == NULL)
+	js->funcs = calloc(FUNC_CACHE, sizeof(*js->funcs));
+	if (js->instants == NULL || js->funcs == NULL)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
 	TK__OUT_LIT(x, "{\"traceEvents\":[\n");
 	return x->failed ? TK_EIO : 0;
@@ -443,6 +455,30 @@ static void out_pair_name(tk_export *x, json_state *js, const tk__slice *s)
 	js->pair_enc_len[s->pair] = (uint32_t)n;
 }
 
+/* The cached name and args of a function slice (made on a miss). */
+static inline const struct func_slot *func_slot_get(json_state *js, uint64_t fn, uint64_t site)
+{
+	uint64_t h = (fn ^ site * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
+	struct func_slot *e = &js->funcs[(h >> 40) & (FUNC_CACHE - 1)];
+	if (e->tail_len == 0 || e->fn != fn || e->site != site) {
+		char *p = e->name;
+		*p = '"';
+		p = tk__fmt_hex(p + 1, fn);
+		*p++ = '"';
+		e->name_len = (uint32_t)(p - e->name);
+		p = e->tail;
+		PUT_LIT(p, ",\"args\":{\"thisfn\":\"");
+		p = tk__fmt_hex(p, fn);
+		PUT_LIT(p, "\",\"call_site\":\"");
+		p = tk__fmt_hex(p, site);
+		*p++ = '"';
+		e->tail_len = (uint32_t)(p - e->tail);
+		e->fn = fn;
+		e->site = site;
+	}
+	return e;
+}
+
 static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
 			  const tk_kev_decoded *end, int reason)
 {
@@ -451,17 +487,13 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 
 	if (sep(x) != 0 || tk__out_room(x, 320) != 0)
 		return TK_EIO;
-	char fn_hex[24]; /* a function's address: its name and its thisfn */
-	size_t fn_hex_len = 0;
+	const struct func_slot *fe = NULL; /* a function's: name (its address) and args */
 	TK__OUT_LIT(x, "{\"name\":");
 	if (s->kind == TK__SLICE_FUNC) {
-		fn_hex_len = (size_t)(tk__fmt_hex(fn_hex, s->arg[0]) - fn_hex);
+		fe = func_slot_get(js, s->arg[0], s->arg[1]);
 		if (s->name == NULL) {
-			p = x->out + x->out_len;
-			*p = '"';
-			memcpy(p + 1, fn_hex, sizeof(fn_hex));
-			p[1 + fn_hex_len] = '"';
-			x->out_len += fn_hex_len + 2;
+			memcpy(x->out + x->out_len, fe->name, sizeof(fe->name));
+			x->out_len += fe->name_len;
 		} else {
 			out_pair_name(x, js, s);
 		}
@@ -485,12 +517,8 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 	p = put_pid_tid(js, p, t->pid, t->tid);
 	switch (s->kind) {
 	case TK__SLICE_FUNC:
-		PUT_LIT(p, ",\"args\":{\"thisfn\":\"");
-		memcpy(p, fn_hex, sizeof(fn_hex));
-		p += fn_hex_len;
-		PUT_LIT(p, "\",\"call_site\":\"");
-		p = tk__fmt_hex(p, s->arg[1]);
-		*p++ = '"';
+		memcpy(p, fe->tail, sizeof(fe->tail));
+		p += fe->tail_len;
 		break;
 	case TK__SLICE_USER:
 		PUT_LIT(p, ",\"args\":{\"d0\":\"");
@@ -697,6 +725,7 @@ static void json_free(tk_export *x)
 	for (unsigned i = 0; i < TK_EXPORT_MAX_PAIRS; i++)
 		free(js->pair_enc[i]);
 	free(js->instants);
+	free(js->funcs);
 	free(js);
 	x->fmt_state = NULL;
 }

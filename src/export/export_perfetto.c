@@ -363,8 +363,8 @@ typedef struct pf_state {
 		uint8_t n_cat, n_a0, n_a1, ready;
 	} kt[3];
 	uint32_t pair_iid[TK_EXPORT_MAX_PAIRS]; /* slice names of the pairs (0: not yet) */
-	/* function begins by address (the addr_cache's slot): the bytes after the track (name,
-	 * category, both annotations) for the call site seen last; len 0: none */
+	/* function begins by address and call site (hashed): the bytes after the track (name,
+	 * category, both annotations); len 0: none */
 	struct func_enc {
 		uint64_t fn, site;
 		unsigned char b[32]; /* one copy of 32 bytes (the usual: 20 to 26 used) */
@@ -1357,8 +1357,8 @@ HOT int slice_begin_fast(tk_export *x, pf_state *ps, uint64_t track, const tk__s
 	unsigned char *body = p;
 	struct func_enc *fe = NULL;
 	if (s->kind == TK__SLICE_FUNC && s->name == NULL) { /* named by its address: cached */
-		uint64_t fn = s->arg[0];
-		fe = &ps->func_enc[((fn >> 2) ^ (fn >> 14)) & (ADDR_CACHE - 1)];
+		uint64_t fn = s->arg[0], h = (fn ^ s->arg[1] * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
+		fe = &ps->func_enc[(h >> 40) & (ADDR_CACHE - 1)];
 		if (fe->len != 0 && fe->fn == fn && fe->site == s->arg[1]) {
 			memcpy(p, fe->b, sizeof(fe->b));
 			p += fe->len;
