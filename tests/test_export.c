@@ -1322,6 +1322,40 @@ static void test_light_path_same(void **state_)
 	}
 }
 
+/* An event its decoder refuses (an interrupt handler's entry in two words: its layout needs
+ * four) has neither event name nor number, so it is named "CLASS c EVENT e". Both exports
+ * name instants from caches by class, code and number: the entries decoded before and after
+ * a refused one of the same code keep their name, and the refused one gets its own. */
+static void test_instant_names_cached(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("shortint.kev");
+	tk_kev_writer *w = trace_open(path);
+	uint32_t words[4] = { 3, 0x21, 0x4000, 0x10 };
+	running(w, 1000, 3, 4);
+	assert_int_equal(tk_kev_write_event(w, 0, _TRACE_INT_C, _TRACE_INT_HANDLER_ENTRY, 2000, words, 4), 0);
+	assert_int_equal(tk_kev_write_event(w, 0, _TRACE_INT_C, _TRACE_INT_HANDLER_ENTRY, 3000, words, 2), 0);
+	assert_int_equal(tk_kev_write_event(w, 0, _TRACE_INT_C, _TRACE_INT_HANDLER_ENTRY, 4000, words, 4), 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *json;
+	assert_int_equal(export_to_string(path, NULL, NULL, &st, &json), 0);
+	assert_int_equal(count(json, "{\"name\":\"INT_HANDLER_ENTRY\",\"cat\":\"INT_HANDLER_ENTER\""), 2);
+	assert_int_equal(count(json, "{\"name\":\"CLASS 3 EVENT 3\",\"cat\":\"INT_HANDLER_ENTER\""), 1);
+	free(json);
+
+	char *pf;
+	size_t pf_len;
+	assert_int_equal(export_perfetto(path, NULL, NULL, &st, &pf, &pf_len), 0);
+	struct pf_check c;
+	pf_walk(pf, pf_len, &c);
+	assert_int_equal(c.instants, 4);  /* THRUNNING and the three */
+	assert_int_equal(c.max_name, 3); /* THRUNNING, INT_HANDLER_ENTRY, CLASS 3 EVENT 3 */
+	assert_non_null(memmem(pf, pf_len, "CLASS 3 EVENT 3", 15));
+	free(pf);
+}
+
 static int driver(int argc, char **argv)
 {
 	char err[256];
@@ -1363,6 +1397,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stats_owner_markers),
 		cmocka_unit_test(test_sqlite),
 		cmocka_unit_test(test_light_path_same),
+		cmocka_unit_test(test_instant_names_cached),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

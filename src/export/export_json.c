@@ -35,6 +35,7 @@ struct key_slot {
 struct instant_slot {
 	uint32_t key;     /* class << 10 | code, + 1 (0: free) */
 	int32_t number;
+	uint8_t named;    /* the decoder named the event (one it refused has neither name nor number) */
 	uint32_t len;
 	char enc[116];
 };
@@ -578,6 +579,7 @@ static int instant_keep(struct instant_slot *e, uint32_t key, const tk_kev_decod
 		PUT_LIT(p, "\",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
 	e->key = key;
 	e->number = d->number;
+	e->named = d->event_name[0] != '\0';
 	e->len = (uint32_t)(p - e->enc);
 	return 1;
 }
@@ -590,7 +592,8 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 	char *p;
 
 	(void)t;
-	if (e->key == key && e->number == d->number) { /* its name and category as last time */
+	if (e->key == key && e->number == d->number && e->named == (d->event_name[0] != '\0')) {
+		/* its name and category as last time */
 		if (sep(x) != 0 || tk__out_room(x, 160 + sizeof(e->enc)) != 0)
 			return TK_EIO;
 		memcpy(x->out + x->out_len, e->enc, sizeof(e->enc));

@@ -353,7 +353,7 @@ typedef struct pf_state {
 		uint8_t kind;
 	} ptr_cache[PTR_CACHE];
 	name_slot addr_cache[ADDR_CACHE]; /* function addresses: name iid (aux 1: taken) */
-	name_slot *ev_cache;              /* instants by class, code: name and category iids (key: number + 1) */
+	name_slot *ev_cache;              /* instants by class, code: name and category iids (key: ev_key()) */
 	uint32_t kercall_iid[1024];       /* kernel-call slice names by number (0: not yet) */
 	uint32_t kind_iid[3][3];          /* by slice kind: category, arg 0, arg 1 (0: not yet) */
 	/* by slice kind, once its iids are known: the bytes of a begin after the name,
@@ -1569,6 +1569,14 @@ static size_t instant_name(char name[48], const tk_kev_decoded *d, const char *c
 
 static int instant_slow(tk_export *x, const tk__thread *t, const tk_kev_decoded *d);
 
+/* An instant's key in ev_cache beside its class and code: its number, and whether the
+ * decoder named it (an event its decoder refused, e.g. too short, has neither name nor
+ * number: "CLASS c EVENT e", whereas the same code decoded is named). Never 0. */
+static inline uint64_t ev_key(const tk_kev_decoded *d)
+{
+	return ((uint64_t)(uint32_t)d->number + 1) | (uint64_t)(d->event_name[0] != '\0') << 40;
+}
+
 static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t tid, const tk_kev_decoded *d)
 {
 	pf_state *ps = x->fmt_state;
@@ -1576,7 +1584,7 @@ static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t ti
 	uint32_t iids[3];
 
 	(void)pid, (void)tid;
-	if (e->key == (uint64_t)(uint32_t)d->number + 1 && ps->cpu_iid != 0 && ps->n_fresh == 0 &&
+	if (e->key == ev_key(d) && ps->cpu_iid != 0 && ps->n_fresh == 0 &&
 	    fast_fields(ps, d, 0, 3, iids)) {
 		/* names cached, up to three numbers: under 128 bytes (4 + 11 + 2 + 2 + 11 + 12 +
 		 * 11 + 3 * 19), written in one pass as the general way below writes them */
@@ -1616,7 +1624,7 @@ static __attribute__((noinline)) int instant_slow(tk_export *x, const tk__thread
 
 	/* the name is a function of class, code and number: cached by them */
 	name_slot *e = &ps->ev_cache[((d->cls & 31) << 10) | (d->code & 1023)];
-	uint64_t key = (uint64_t)(uint32_t)d->number + 1; /* never 0: 0 is a free slot */
+	uint64_t key = ev_key(d); /* never 0: 0 is a free slot */
 	if (e->key == key) { /* written by iid */
 		name_iid = e->iid;
 		cat_iid = e->aux;
