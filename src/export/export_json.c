@@ -19,8 +19,52 @@
 #include "common/tk_utf8.h"
 #include "export/export_internal.h"
 
+/* Bytes written once and copied after: a field name as a key ("name":), by the name's
+ * address (the decoder's names are static); a pair's name as a string; an instant's
+ * beginning ({"name":...,"cat":...,"ph":"i","s":"t","ts":) by class, code and number. */
+#define KEY_CACHE 64
+#define INSTANT_CACHE 1024
+#define FUNC_CACHE 1024
+
+struct key_slot {
+	const char *name; /* NULL: free */
+	uint32_t len;
+	char enc[36];
+};
+
+struct instant_slot {
+	uint32_t key;     /* class << 10 | code, + 1 (0: free) */
+	int32_t number;
+	uint8_t named;    /* the decoder named the event (one it refused has neither name nor number) */
+	uint32_t len;
+	char enc[116];
+};
+
+/* A function slice's name ("0x...") and its args up to the closing quote of call_site, by
+ * address and call site. */
+struct func_slot {
+	uint64_t fn, site;
+	uint32_t name_len, tail_len; /* tail_len 0: free */
+	char name[24];
+	char tail[72];
+};
+
 typedef struct json_state {
 	int n_written; /* events written: the separator goes before every one but the first */
+	struct key_slot keys[KEY_CACHE];
+	char *pair_enc[TK_EXPORT_MAX_PAIRS]; /* a pair's name as a JSON string (NULL: not yet) */
+	uint32_t pair_enc_len[TK_EXPORT_MAX_PAIRS];
+	struct instant_slot *instants;       /* INSTANT_CACHE of them */
+	struct func_slot *funcs;             /* FUNC_CACHE of them */
+	/* a time's microseconds but the last four digits, as written last (times advance
+	 * slowly: most share them with the time before) */
+	uint64_t ts_hi;
+	uint32_t ts_hi_len; /* 0: none */
+	char ts_hi_enc[24];
+	/* ,"pid":P,"tid":T as written last */
+	int32_t pt_pid, pt_tid;
+	uint32_t pt_len; /* 0: none */
+	char pt_enc[40];
 } json_state;
 
 static int sep(tk_export *x)
@@ -120,6 +164,10 @@ static void out_name(tk_export *x, const char *s)
 	out_string(x, s, n, tk__utf8_valid(s, n));
 }
 
+static const char dec_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+				   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+				   "8081828384858687888990919293949596979899";
+
 /* ns as microseconds: "<us>.<3 digits>" */
 static inline void out_us(tk_export *x, uint64_t ns)
 {
@@ -141,10 +189,86 @@ static inline void out_hex_str(tk_export *x, uint64_t v)
 	x->out_len = (size_t)(p + 1 - x->out);
 }
 
-/* The fields of an event as the members of an object (without braces). Duplicate names
- * get "_<index>" appended, an unnamed string piece is "text". */
-void tk__json_fields(tk_export *x, const tk_kev_decoded *d)
+/* The key cache's slot of a name's address. */
+static inline size_t key_slot_of(const char *name)
 {
+	return (size_t)(((uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull) >> 40) & (KEY_CACHE - 1);
+}
+
+/* Writes the key of name ("name":) as out_cstr() and ':' write it, from the cache when it
+ * has it (keys: NULL for none), else written and kept. Room for 96 bytes is reserved. */
+static inline void out_key(tk_export *x, struct key_slot *keys, const char *name)
+{
+	struct key_slot *k = keys != NULL ? &keys[key_slot_of(name)] : NULL;
+	if (k != NULL && k->name == name) {
+		memcpy(x->out + x->out_len, k->enc, sizeof(k->enc));
+		x->out_len += k->len;
+		return;
+	}
+	size_t at = x->out_len;
+	out_cstr(x, name);
+	if (tk__out_room(x, 1) != 0)
+		return;
+	x->out[x->out_len++] = ':';
+	/* kept when nothing was escaped (then nothing was flushed meanwhile either) */
+	if (k != NULL && x->out_len > at && x->out_len - at <= sizeof(k->enc) && x->out_len - at == strlen(name) + 3) {
+		k->name = name;
+		k->len = (uint32_t)(x->out_len - at);
+		memcpy(k->enc, x->out + at, k->len);
+	}
+}
+
+/* The same as the loop below for up to four numbers whose keys are cached and not
+ * duplicated, through a cursor of its own (the loop's stores through x->out may alias x's
+ * fields, so every one reloads them): 1, or 0 with nothing written. */
+static inline int json_fields_fast(tk_export *x, const struct key_slot *keys, const tk_kev_decoded *d)
+{
+	const struct key_slot *key[4];
+	unsigned n = d->n_fields;
+
+	if (n > 4 || keys == NULL || x->out_cap - x->out_len < 64 * 4)
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		const tk_kev_field *f = &d->fields[i];
+		const char *name = f->name[0] != '\0' ? f->name : "text";
+		if (f->type > TK_KEV_FIELD_PTR)
+			return 0;
+		key[i] = &keys[key_slot_of(name)];
+		if (key[i]->name != name)
+			return 0;
+		for (unsigned j = 0; j < i; j++) {
+			const char *other = key[j]->name;
+			if (other == name || (other[0] == name[0] && other[1] == name[1] && strcmp(other, name) == 0))
+				return 0;
+		}
+	}
+	char *p = x->out + x->out_len;
+	for (unsigned i = 0; i < n; i++) { /* at most 1 + 36 + 24 bytes each */
+		const tk_kev_field *f = &d->fields[i];
+		if (i > 0)
+			*p++ = ',';
+		memcpy(p, key[i]->enc, sizeof(key[i]->enc));
+		p += key[i]->len;
+		if (f->type == TK_KEV_FIELD_INT && f->v.i < 0) {
+			*p++ = '-';
+			p = tk__fmt_u64(p, (uint64_t)0 - (uint64_t)f->v.i);
+		} else if (f->type <= TK_KEV_FIELD_UINT) {
+			p = tk__fmt_u64(p, f->v.u);
+		} else {
+			*p = '"';
+			p = tk__fmt_hex(p + 1, f->v.u);
+			*p++ = '"';
+		}
+	}
+	x->out_len = (size_t)(p - x->out);
+	return 1;
+}
+
+/* tk__json_fields() with a key cache (NULL: none). */
+static void json_fields(tk_export *x, struct key_slot *keys, const tk_kev_decoded *d)
+{
+	if (json_fields_fast(x, keys, d))
+		return;
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const tk_kev_field *f = &d->fields[i];
 		const char *name = f->name[0] != '\0' ? f->name : "text";
@@ -159,16 +283,20 @@ void tk__json_fields(tk_export *x, const tk_kev_decoded *d)
 			return;
 		if (i > 0)
 			x->out[x->out_len++] = ',';
-		out_cstr(x, name);
 		if (dup) {
+			out_cstr(x, name);
 			x->out_len--; /* reopen the key: name_<i> */
 			if (tk__out_room(x, 32) != 0)
 				return;
 			x->out[x->out_len++] = '_';
 			tk__out_u64(x, i);
 			x->out[x->out_len++] = '"';
+			x->out[x->out_len++] = ':';
+		} else {
+			out_key(x, keys, name);
+			if (tk__out_room(x, 64) != 0)
+				return;
 		}
-		x->out[x->out_len++] = ':';
 		switch (f->type) {
 		case TK_KEV_FIELD_INT:
 			tk__out_i64(x, f->v.i);
@@ -202,14 +330,23 @@ void tk__json_fields(tk_export *x, const tk_kev_decoded *d)
 	}
 }
 
+/* The fields of an event as the members of an object (without braces). Duplicate names
+ * get "_<index>" appended, an unnamed string piece is "text". */
+void tk__json_fields(tk_export *x, const tk_kev_decoded *d)
+{
+	json_fields(x, NULL, d);
+}
+
 static int json_start(tk_export *x)
 {
-	static json_state state0;
-	json_state *js = malloc(sizeof(*js));
+	json_state *js = calloc(1, sizeof(*js));
 	if (js == NULL)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
-	*js = state0;
 	x->fmt_state = js;
+	js->instants = calloc(INSTANT_CACHE, sizeof(*js->instants));
+	js->funcs = calloc(FUNC_CACHE, sizeof(*js->funcs));
+	if (js->instants == NULL || js->funcs == NULL)
+		return tk__export_error(x, TK_ENOMEM, "out of memory");
 	TK__OUT_LIT(x, "{\"traceEvents\":[\n");
 	return x->failed ? TK_EIO : 0;
 }
@@ -246,12 +383,12 @@ static int json_thread_name(tk_export *x, int32_t pid, int32_t tid, const char *
 
 static inline char *put_us(char *p, uint64_t ns)
 {
-	unsigned frac = (unsigned)(ns % 1000);
-	p = tk__fmt_u64(p, ns / 1000);
+	uint64_t us = ns / 1000;
+	unsigned frac = (unsigned)(ns - us * 1000);
+	p = tk__fmt_u64(p, us);
 	p[0] = '.';
 	p[1] = (char)('0' + frac / 100);
-	p[2] = (char)('0' + frac / 10 % 10);
-	p[3] = (char)('0' + frac % 10);
+	memcpy(p + 2, dec_pairs + 2 * (frac % 100), 2);
 	return p + 4;
 }
 
@@ -264,18 +401,107 @@ static inline char *put_i32(char *p, int32_t v)
 	return tk__fmt_u64(p, (uint64_t)v);
 }
 
+/* put_us() of a point in time: the digits above the last four microsecond digits are
+ * those of the last time when they are the same (room: 32 bytes). */
+static inline char *put_ts(json_state *js, char *p, uint64_t ns)
+{
+	uint64_t us = ns / 1000, hi = us / 10000;
+	if (hi != js->ts_hi || js->ts_hi_len == 0) {
+		if (hi == 0)
+			return put_us(p, ns);
+		js->ts_hi = hi;
+		js->ts_hi_len = (uint32_t)(tk__fmt_u64(js->ts_hi_enc, hi) - js->ts_hi_enc);
+	}
+	unsigned lo = (unsigned)(us - hi * 10000), frac = (unsigned)(ns - us * 1000);
+	memcpy(p, js->ts_hi_enc, sizeof(js->ts_hi_enc));
+	p += js->ts_hi_len;
+	memcpy(p, dec_pairs + 2 * (lo / 100), 2);
+	memcpy(p + 2, dec_pairs + 2 * (lo % 100), 2);
+	p[4] = '.';
+	p[5] = (char)('0' + frac / 100);
+	memcpy(p + 6, dec_pairs + 2 * (frac % 100), 2);
+	return p + 8;
+}
+
+/* ,"pid":P,"tid":T (room: 40 bytes), kept for the next event of the same thread. */
+static inline char *put_pid_tid(json_state *js, char *p, int32_t pid, int32_t tid)
+{
+	if (pid != js->pt_pid || tid != js->pt_tid || js->pt_len == 0) {
+		char *q = js->pt_enc;
+		PUT_LIT(q, ",\"pid\":");
+		q = put_i32(q, pid);
+		PUT_LIT(q, ",\"tid\":");
+		q = put_i32(q, tid);
+		js->pt_pid = pid;
+		js->pt_tid = tid;
+		js->pt_len = (uint32_t)(q - js->pt_enc);
+	}
+	memcpy(p, js->pt_enc, sizeof(js->pt_enc));
+	return p + js->pt_len;
+}
+
+/* The name of a slice that is not a function's address: a pair's is kept (written once). */
+static void out_pair_name(tk_export *x, json_state *js, const tk__slice *s)
+{
+	size_t at = x->out_len;
+	out_name(x, s->name != NULL ? s->name : s->label);
+	if (s->kind != TK__SLICE_USER || x->out_len <= at || x->failed)
+		return;
+	size_t n = x->out_len - at;
+	char *enc = malloc(n);
+	if (enc == NULL) /* written each time then */
+		return;
+	memcpy(enc, x->out + at, n);
+	js->pair_enc[s->pair] = enc;
+	js->pair_enc_len[s->pair] = (uint32_t)n;
+}
+
+/* The cached name and args of a function slice (made on a miss). */
+static inline const struct func_slot *func_slot_get(json_state *js, uint64_t fn, uint64_t site)
+{
+	uint64_t h = (fn ^ site * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
+	struct func_slot *e = &js->funcs[(h >> 40) & (FUNC_CACHE - 1)];
+	if (e->tail_len == 0 || e->fn != fn || e->site != site) {
+		char *p = e->name;
+		*p = '"';
+		p = tk__fmt_hex(p + 1, fn);
+		*p++ = '"';
+		e->name_len = (uint32_t)(p - e->name);
+		p = e->tail;
+		PUT_LIT(p, ",\"args\":{\"thisfn\":\"");
+		p = tk__fmt_hex(p, fn);
+		PUT_LIT(p, "\",\"call_site\":\"");
+		p = tk__fmt_hex(p, site);
+		*p++ = '"';
+		e->tail_len = (uint32_t)(p - e->tail);
+		e->fn = fn;
+		e->site = site;
+	}
+	return e;
+}
+
 static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
 			  const tk_kev_decoded *end, int reason)
 {
+	json_state *js = x->fmt_state;
 	char *p;
 
 	if (sep(x) != 0 || tk__out_room(x, 320) != 0)
 		return TK_EIO;
+	const struct func_slot *fe = NULL; /* a function's: name (its address) and args */
 	TK__OUT_LIT(x, "{\"name\":");
-	if (s->kind == TK__SLICE_FUNC && s->name == NULL)
-		out_hex_str(x, s->arg[0]);
+	if (s->kind == TK__SLICE_FUNC) {
+		fe = func_slot_get(js, s->arg[0], s->arg[1]);
+		if (s->name == NULL) {
+			memcpy(x->out + x->out_len, fe->name, sizeof(fe->name));
+			x->out_len += fe->name_len;
+		} else {
+			out_pair_name(x, js, s);
+		}
+	} else if (s->kind == TK__SLICE_USER && js->pair_enc[s->pair] != NULL)
+		tk__out_mem(x, js->pair_enc[s->pair], js->pair_enc_len[s->pair]);
 	else
-		out_name(x, s->name != NULL ? s->name : s->label);
+		out_pair_name(x, js, s);
 	/* the rest up to the end event's fields: at most about 240 bytes */
 	if (tk__out_room(x, 256) != 0)
 		return TK_EIO;
@@ -286,20 +512,14 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 		PUT_LIT(p, ",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":");
 	else
 		PUT_LIT(p, ",\"cat\":\"KERCALL\",\"ph\":\"X\",\"ts\":");
-	p = put_us(p, s->begin_ns);
+	p = put_ts(js, p, s->begin_ns);
 	PUT_LIT(p, ",\"dur\":");
 	p = put_us(p, end_ns - s->begin_ns);
-	PUT_LIT(p, ",\"pid\":");
-	p = put_i32(p, t->pid);
-	PUT_LIT(p, ",\"tid\":");
-	p = put_i32(p, t->tid);
+	p = put_pid_tid(js, p, t->pid, t->tid);
 	switch (s->kind) {
 	case TK__SLICE_FUNC:
-		PUT_LIT(p, ",\"args\":{\"thisfn\":\"");
-		p = tk__fmt_hex(p, s->arg[0]);
-		PUT_LIT(p, "\",\"call_site\":\"");
-		p = tk__fmt_hex(p, s->arg[1]);
-		*p++ = '"';
+		memcpy(p, fe->tail, sizeof(fe->tail));
+		p += fe->tail_len;
 		break;
 	case TK__SLICE_USER:
 		PUT_LIT(p, ",\"args\":{\"d0\":\"");
@@ -323,7 +543,7 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 	if (reason == TK__CLOSE_END && end != NULL && (s->kind == TK__SLICE_USER || s->kind == TK__SLICE_KERCALL) &&
 	    end->n_fields > 0) {
 		TK__OUT_LIT(x, ",\"end\":{");
-		tk__json_fields(x, end);
+		json_fields(x, js->keys, end);
 		if (tk__out_room(x, 1) == 0)
 			x->out[x->out_len++] = '}';
 	}
@@ -332,8 +552,54 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 	return x->failed ? TK_EIO : 0;
 }
 
+/* Keeps an instant's beginning in e when name and category need no escape (the usual:
+ * the decoder's names): 1 then, else 0. */
+static int instant_keep(struct instant_slot *e, uint32_t key, const tk_kev_decoded *d, const char *name,
+			const char *cat)
+{
+	size_t n = strlen(name), c = strlen(cat);
+	if (42 + n + c > sizeof(e->enc))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (escape_class[(unsigned char)name[i]])
+			return 0;
+	for (size_t i = 0; i < c; i++)
+		if (escape_class[(unsigned char)cat[i]])
+			return 0;
+	char *p = e->enc;
+	PUT_LIT(p, "{\"name\":\"");
+	memcpy(p, name, n);
+	p += n;
+	PUT_LIT(p, "\",\"cat\":\"");
+	memcpy(p, cat, c);
+	p += c;
+	if (d->cls == 1) /* DROPPED: the whole trace lost events here */
+		PUT_LIT(p, "\",\"ph\":\"i\",\"s\":\"g\",\"ts\":");
+	else
+		PUT_LIT(p, "\",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+	e->key = key;
+	e->number = d->number;
+	e->named = d->event_name[0] != '\0';
+	e->len = (uint32_t)(p - e->enc);
+	return 1;
+}
+
 static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t tid, const tk_kev_decoded *d)
 {
+	json_state *js = x->fmt_state;
+	uint32_t key = ((d->cls & 31) << 10 | (d->code & 1023)) + 1;
+	struct instant_slot *e = &js->instants[(key * 0x9e3779b1u >> 20) & (INSTANT_CACHE - 1)];
+	char *p;
+
+	(void)t;
+	if (e->key == key && e->number == d->number && e->named == (d->event_name[0] != '\0')) {
+		/* its name and category as last time */
+		if (sep(x) != 0 || tk__out_room(x, 160 + sizeof(e->enc)) != 0)
+			return TK_EIO;
+		memcpy(x->out + x->out_len, e->enc, sizeof(e->enc));
+		p = x->out + x->out_len + e->len;
+		goto rest;
+	}
 	char name[48];
 	const char *cat = d->cls_desc != NULL ? d->cls_desc->name : "";
 	char cat_buf[16];
@@ -349,10 +615,16 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 		snprintf(name, sizeof(name), "%s %d", cat, d->number);
 	else
 		snprintf(name, sizeof(name), "CLASS %u EVENT %u", d->cls, d->code);
-	(void)t;
 	if (cat[0] == '\0') {
 		snprintf(cat_buf, sizeof(cat_buf), "CLASS %u", d->cls);
 		cat = cat_buf;
+	}
+	if (instant_keep(e, key, d, name, cat)) {
+		if (sep(x) != 0 || tk__out_room(x, 160 + sizeof(e->enc)) != 0)
+			return TK_EIO;
+		memcpy(x->out + x->out_len, e->enc, sizeof(e->enc));
+		p = x->out + x->out_len + e->len;
+		goto rest;
 	}
 	if (sep(x) != 0 || tk__out_room(x, 256) != 0)
 		return TK_EIO;
@@ -363,22 +635,20 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 	/* the rest up to the fields: at most about 130 bytes */
 	if (tk__out_room(x, 160) != 0)
 		return TK_EIO;
-	char *p = x->out + x->out_len;
+	p = x->out + x->out_len;
 	if (d->cls == 1) /* DROPPED: the whole trace lost events here */
 		PUT_LIT(p, ",\"ph\":\"i\",\"s\":\"g\",\"ts\":");
 	else
 		PUT_LIT(p, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
-	p = put_us(p, d->time_ns);
-	PUT_LIT(p, ",\"pid\":");
-	p = put_i32(p, pid);
-	PUT_LIT(p, ",\"tid\":");
-	p = put_i32(p, tid);
+rest:
+	p = put_ts(js, p, d->time_ns);
+	p = put_pid_tid(js, p, pid, tid);
 	PUT_LIT(p, ",\"args\":{\"cpu\":");
 	p = tk__fmt_u64(p, d->cpu);
 	if (d->n_fields > 0)
 		*p++ = ',';
 	x->out_len = (size_t)(p - x->out);
-	tk__json_fields(x, d);
+	json_fields(x, js->keys, d);
 	if (tk__out_room(x, 2) == 0)
 		TK__OUT_LIT(x, "}}");
 	return x->failed ? TK_EIO : 0;
@@ -439,16 +709,27 @@ static int json_finish(tk_export *x)
 }
 
 /* Light path: function entries and exits need no decoding here (their slices are written
- * from the entry's words; an exit's fields are not written), user events do. */
+ * from the entry's words; an exit's fields are not written), nor do the begins of declared
+ * pairs (the slice carries their words; the end's fields are written, so ends are decoded)
+ * and counters (their value is the words); other user events (instants) are decoded. */
 static int json_light_event(tk_export *x, unsigned cls, unsigned code, int owner_known, int32_t pid, int32_t tid)
 {
-	(void)x, (void)code, (void)owner_known, (void)pid, (void)tid;
-	return cls == 5 ? 0 : 1;
+	(void)owner_known, (void)pid, (void)tid;
+	if (cls == 5)
+		return 0;
+	return code <= 1023 && (x->pair_begin[code] != 0 || x->counter_of[code] != 0) ? 0 : 1;
 }
 
 static void json_free(tk_export *x)
 {
-	free(x->fmt_state);
+	json_state *js = x->fmt_state;
+	if (js == NULL)
+		return;
+	for (unsigned i = 0; i < TK_EXPORT_MAX_PAIRS; i++)
+		free(js->pair_enc[i]);
+	free(js->instants);
+	free(js->funcs);
+	free(js);
 	x->fmt_state = NULL;
 }
 

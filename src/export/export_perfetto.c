@@ -331,6 +331,7 @@ typedef struct name_slot {
 #define ADDR_CACHE 4096
 #define PTR_CACHE 512
 #define EV_CACHE (32 * 1024)
+#define ARG_CACHE 256
 
 typedef struct pf_state {
 	intern_tab names, cats, args;
@@ -352,9 +353,34 @@ typedef struct pf_state {
 		uint8_t kind;
 	} ptr_cache[PTR_CACHE];
 	name_slot addr_cache[ADDR_CACHE]; /* function addresses: name iid (aux 1: taken) */
-	name_slot *ev_cache;              /* instants by class, code: name and category iids (key: number + 1) */
+	name_slot *ev_cache;              /* instants by class, code: name and category iids (key: ev_key()) */
 	uint32_t kercall_iid[1024];       /* kernel-call slice names by number (0: not yet) */
 	uint32_t kind_iid[3][3];          /* by slice kind: category, arg 0, arg 1 (0: not yet) */
+	/* by slice kind, once its iids are known: the bytes of a begin after the name,
+	 * category_iids and the two annotations up to their values (lengths patched) */
+	struct kind_tmpl {
+		unsigned char cat[8], a0[16], a1[16];
+		uint8_t n_cat, n_a0, n_a1, ready;
+	} kt[3];
+	uint32_t pair_iid[TK_EXPORT_MAX_PAIRS]; /* slice names of the pairs (0: not yet) */
+	/* function begins by address and call site (hashed): the bytes after the track (name,
+	 * category, both annotations); len 0: none */
+	struct func_enc {
+		uint64_t fn, site;
+		unsigned char b[32]; /* one copy of 32 bytes (the usual: 20 to 26 used) */
+		uint64_t len;
+	} *func_enc;
+	/* the timestamp the fast packets wrote last and its varint: one that differs from it
+	 * only in its low 14 bits differs in the first two bytes only */
+	uint64_t ts_last;
+	unsigned ts_len; /* 0: none yet */
+	unsigned char ts_enc[16];
+	/* annotation name iids by the field name's address: a field's own name (0), "end.<name>"
+	 * (1); one way, the iid 0 when the slot holds another name */
+	struct arg_slot {
+		const char *p;
+		uint32_t iid;
+	} arg_cache[2][ARG_CACHE];
 	uint32_t cpu_iid;                 /* "cpu" (0: not yet) */
 	uint64_t track_uuid;              /* the last track_uuid written, and its encoding */
 	unsigned char track_enc[12];
@@ -523,6 +549,36 @@ static uint32_t static_name(pf_state *ps, intern_tab *t, uint8_t kind, const cha
 	iid = use_name(ps, t, kind, s, strlen(s));
 	if (iid != 0)
 		ptr_cache_put(ps, s, kind, iid);
+	return iid;
+}
+
+/* The arg_cache slot of a field name's address. */
+static inline size_t arg_slot(const char *s)
+{
+	return (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ull) >> 40) & (ARG_CACHE - 1);
+}
+
+/* The iid of annotation name `which` (0: the field's name, 1: "end.<name>") of field name s
+ * when the cache has it, else 0. */
+static inline uint32_t arg_cached(const pf_state *ps, unsigned which, const char *s)
+{
+	const struct arg_slot *e = &ps->arg_cache[which][arg_slot(s)];
+	return e->p == s ? e->iid : 0;
+}
+
+static void arg_cache_put(pf_state *ps, unsigned which, const char *s, uint32_t iid)
+{
+	struct arg_slot *e = &ps->arg_cache[which][arg_slot(s)];
+	e->p = s;
+	e->iid = iid;
+}
+
+/* The iid of a field name (static) as an annotation name (0: written inline). */
+static uint32_t field_iid(pf_state *ps, const char *fname)
+{
+	uint32_t iid = arg_cached(ps, 0, fname);
+	if (iid == 0 && (iid = static_name(ps, &ps->args, 3, fname)) != 0)
+		arg_cache_put(ps, 0, fname, iid);
 	return iid;
 }
 
@@ -725,7 +781,8 @@ static int pf_start(tk_export *x)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
 	x->fmt_state = ps;
 	ps->ev_cache = calloc(EV_CACHE, sizeof(*ps->ev_cache));
-	if (ps->ev_cache == NULL)
+	ps->func_enc = calloc(ADDR_CACHE, sizeof(*ps->func_enc));
+	if (ps->ev_cache == NULL || ps->func_enc == NULL)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
 	ps->next_synth = SYNTH_TID;
 	for (unsigned c = 0; c < N_CPUS; c++)
@@ -979,13 +1036,14 @@ static int pf_event(tk_export *x, const tk_kev_decoded *d)
 	return 0;
 }
 
-/* The light path (tk__format.light_event): function entries and exits, and the begins of
- * declared user pairs, need no decoded field (the slice carries the words); ends of pairs
- * (their fields are written) and other user events are decoded. */
+/* The light path (tk__format.light_event): function entries and exits, the begins of
+ * declared user pairs (the slice carries the words) and counters (their value is the
+ * words) need no decoded field; ends of pairs (their fields are written) and other user
+ * events (instants) are decoded. */
 static int pf_light_event(tk_export *x, unsigned cls, unsigned code, int owner_known, int32_t pid, int32_t tid)
 {
 	(void)owner_known, (void)pid, (void)tid;
-	if (cls == 6 && (code > 1023 || x->pair_begin[code] == 0))
+	if (cls == 6 && (code > 1023 || (x->pair_begin[code] == 0 && x->counter_of[code] == 0)))
 		return 1;
 	((pf_state *)x->fmt_state)->after_buffer = 0; /* what pf_event() does for them */
 	return 0;
@@ -1188,7 +1246,22 @@ static uint32_t slice_name_iid(tk_export *x, pf_state *ps, const tk__slice *s, c
 /* The common slice packets, when every name is known by iid and nothing is to be interned,
  * in one pass: such a packet stays under 128 bytes (its largest: 4 + 11 + 2 + a TrackEvent
  * of at most 62), so every length is one byte. The same fields as the general path. */
-HOT unsigned char *fast_open(unsigned char *p, unsigned char **pkt, unsigned char **te, uint64_t ns)
+HOT unsigned char *w_ts(pf_state *ps, unsigned char *p, uint64_t ns)
+{
+	if (((ns ^ ps->ts_last) >> 14) == 0 && ps->ts_len > 2) { /* same length, same high bytes */
+		memcpy(p, ps->ts_enc, sizeof(ps->ts_enc));
+		p[0] = (unsigned char)(ns | 0x80);
+		p[1] = (unsigned char)(ns >> 7 | 0x80);
+		return p + ps->ts_len;
+	}
+	unsigned char *end = w_varint(p, ns);
+	ps->ts_last = ns;
+	ps->ts_len = (unsigned)(end - p);
+	memcpy(ps->ts_enc, p, ps->ts_len);
+	return end;
+}
+
+HOT unsigned char *fast_open(pf_state *ps, unsigned char *p, unsigned char **pkt, unsigned char **te, uint64_t ns)
 {
 	p[0] = (unsigned char)TAG(1, WIRE_LEN); /* Trace.packet */
 	*pkt = p + 1;
@@ -1197,7 +1270,7 @@ HOT unsigned char *fast_open(unsigned char *p, unsigned char **pkt, unsigned cha
 	p[4] = (unsigned char)TAG(13, WIRE_VARINT);
 	p[5] = SEQ_NEEDS_INCREMENTAL_STATE;
 	p[6] = (unsigned char)TAG(8, WIRE_VARINT);
-	p = w_varint(p + 7, ns);
+	p = w_ts(ps, p + 7, ns);
 	*p = (unsigned char)TAG(11, WIRE_LEN);
 	*te = p + 1;
 	return p + 2;
@@ -1215,40 +1288,120 @@ HOT unsigned char *fast_annotation(unsigned char *p, uint32_t iid, unsigned valu
 	return p;
 }
 
-static int slice_begin_fast(tk_export *x, pf_state *ps, uint64_t track, const tk__slice *s, uint32_t name_iid,
-			    const uint32_t kid[3])
+/* The value field of a number's annotation by field type (put_field()'s): int 4, uint 3,
+ * pointer 7; 0 for the types that are not numbers. */
+static const unsigned char num_field[8] = { 4, 3, 7, 7, 0, 0, 0, 0 };
+
+/* The iids of the annotation names (which: arg_cached()) of d's fields when every field is a
+ * number and at most max of them, each name cached: 1, else 0. */
+HOT int fast_fields(const pf_state *ps, const tk_kev_decoded *d, unsigned which, unsigned max, uint32_t *iids)
 {
-	unsigned char *p = packet_room(x, 128), *pkt, *te;
+	if (d->n_fields > max)
+		return 0;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const tk_kev_field *f = &d->fields[i];
+		if (num_field[f->type & 7] == 0)
+			return 0;
+		if ((iids[i] = arg_cached(ps, which, f->name[0] != '\0' ? f->name : "text")) == 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* The annotations of fast_fields(): what put_field() writes for numbers. */
+HOT unsigned char *fast_put_fields(unsigned char *p, const tk_kev_decoded *d, const uint32_t *iids)
+{
+	for (unsigned i = 0; i < d->n_fields; i++)
+		p = fast_annotation(p, iids[i], num_field[d->fields[i].type & 7], d->fields[i].v.u);
+	return p;
+}
+
+/* The bytes of a begin of slice kind k after its name (pf_state.kt), once its iids are known. */
+static void kind_tmpl_make(pf_state *ps, unsigned k)
+{
+	const uint32_t *kid = ps->kind_iid[k];
+	struct kind_tmpl *kt = &ps->kt[k];
+	unsigned vf = k == TK__SLICE_KERCALL ? 3 : 7; /* uint or pointer (hex) */
+	unsigned char *p = kt->cat;
+	*p++ = (unsigned char)TAG(3, WIRE_VARINT);
+	kt->n_cat = (uint8_t)(w_varint(p, kid[0]) - kt->cat);
+	p = kt->a0;
+	p[0] = (unsigned char)TAG(4, WIRE_LEN);
+	p[1] = 0; /* the annotation's length, patched */
+	p[2] = (unsigned char)TAG(1, WIRE_VARINT);
+	p = w_varint(p + 3, kid[1]);
+	*p++ = (unsigned char)TAG(vf, WIRE_VARINT);
+	kt->n_a0 = (uint8_t)(p - kt->a0);
+	p = kt->a1;
+	p[0] = (unsigned char)TAG(4, WIRE_LEN);
+	p[1] = 0;
+	p[2] = (unsigned char)TAG(1, WIRE_VARINT);
+	p = w_varint(p + 3, kid[2]);
+	*p++ = (unsigned char)TAG(vf, WIRE_VARINT);
+	kt->n_a1 = (uint8_t)(p - kt->a1);
+	kt->ready = 1;
+}
+
+HOT int slice_begin_fast(tk_export *x, pf_state *ps, uint64_t track, const tk__slice *s, uint32_t name_iid,
+			 const struct kind_tmpl *kt)
+{
+	unsigned char *p = packet_room(x, 128), *pkt, *te, *a;
 	if (p == NULL)
 		return x->failed ? TK_EIO : TK_ENOMEM;
-	p = fast_open(p, &pkt, &te, s->begin_ns);
+	p = fast_open(ps, p, &pkt, &te, s->begin_ns);
 	p[0] = (unsigned char)TAG(9, WIRE_VARINT);
 	p[1] = TYPE_SLICE_BEGIN;
 	track_encode(ps, track);
 	memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
 	p += 2 + ps->track_enc_len;
+	unsigned char *body = p;
+	struct func_enc *fe = NULL;
+	if (s->kind == TK__SLICE_FUNC && s->name == NULL) { /* named by its address: cached */
+		uint64_t fn = s->arg[0], h = (fn ^ s->arg[1] * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
+		fe = &ps->func_enc[(h >> 40) & (ADDR_CACHE - 1)];
+		if (fe->len != 0 && fe->fn == fn && fe->site == s->arg[1]) {
+			memcpy(p, fe->b, sizeof(fe->b));
+			p += fe->len;
+			goto done;
+		}
+	}
 	*p++ = (unsigned char)TAG(10, WIRE_VARINT);
 	p = w_varint(p, name_iid);
-	*p++ = (unsigned char)TAG(3, WIRE_VARINT);
-	p = w_varint(p, kid[0]);
-	unsigned vf = s->kind == TK__SLICE_KERCALL ? 3 : 7; /* uint or pointer (hex) */
-	p = fast_annotation(p, kid[1], vf, s->arg[0]);
-	p = fast_annotation(p, kid[2], vf, s->arg[1]);
+	memcpy(p, kt->cat, sizeof(kt->cat)); /* category_iids */
+	p += kt->n_cat;
+	memcpy(p, kt->a0, sizeof(kt->a0)); /* the annotations: the template, the value, the length */
+	a = p + 1;
+	p = w_varint(p + kt->n_a0, s->arg[0]);
+	*a = (unsigned char)(p - a - 1);
+	memcpy(p, kt->a1, sizeof(kt->a1));
+	a = p + 1;
+	p = w_varint(p + kt->n_a1, s->arg[1]);
+	*a = (unsigned char)(p - a - 1);
+	if (fe != NULL && (size_t)(p - body) <= sizeof(fe->b)) {
+		fe->fn = s->arg[0];
+		fe->site = s->arg[1];
+		fe->len = (uint8_t)(p - body);
+		memcpy(fe->b, body, fe->len);
+	}
+done:
 	*te = (unsigned char)(p - te - 1);
 	*pkt = (unsigned char)(p - pkt - 1);
 	x->out_len = (size_t)((char *)p - x->out);
 	return 0;
 }
 
-static int pf_slice_begin(tk_export *x, const tk__thread *t, const tk__slice *s)
+/* pf_slice_begin() of a slice whose name or kind is not cached yet, or that interns. */
+static __attribute__((noinline)) int slice_begin_slow(tk_export *x, const tk__thread *t, const tk__slice *s,
+						      unsigned k)
 {
 	pf_state *ps = x->fmt_state;
 	char buf[32];
 	const char *name = NULL;
 	size_t name_len = 0;
-	unsigned k = s->kind < 3 ? s->kind : 2;
 
 	uint32_t name_iid = slice_name_iid(x, ps, s, buf, &name, &name_len);
+	if (s->kind == TK__SLICE_USER)
+		ps->pair_iid[s->pair] = name_iid;
 	uint32_t *kid = ps->kind_iid[k];
 	if (kid[0] == 0 || kid[1] == 0 || kid[2] == 0) {
 		kid[0] = static_name(ps, &ps->cats, 1, slice_cat[k]);
@@ -1256,8 +1409,10 @@ static int pf_slice_begin(tk_export *x, const tk__thread *t, const tk__slice *s)
 		kid[2] = static_name(ps, &ps->args, 3, slice_arg1[k]);
 	}
 	uint32_t cat_iid = kid[0], a0 = kid[1], a1 = kid[2];
-	if (name_iid != 0 && cat_iid != 0 && a0 != 0 && a1 != 0 && ps->n_fresh == 0)
-		return slice_begin_fast(x, ps, uuid_thread(t->pid, t->tid), s, name_iid, kid);
+	if (cat_iid != 0 && a0 != 0 && a1 != 0 && !ps->kt[k].ready)
+		kind_tmpl_make(ps, k);
+	if (name_iid != 0 && ps->kt[k].ready && ps->n_fresh == 0)
+		return slice_begin_fast(x, ps, uuid_thread(t->pid, t->tid), s, name_iid, &ps->kt[k]);
 	if (name == NULL) { /* cached: written by iid */
 		name = "";
 		name_len = 0;
@@ -1275,35 +1430,61 @@ static int pf_slice_begin(tk_export *x, const tk__thread *t, const tk__slice *s)
 	return packet_close(x, p, pkt);
 }
 
+/* A slice begins: a function's (its address's name from the cache) or a pair's whose names
+ * are known goes the fast way. */
+static int pf_slice_begin(tk_export *x, const tk__thread *t, const tk__slice *s)
+{
+	pf_state *ps = x->fmt_state;
+	unsigned k = s->kind < 3 ? s->kind : 2;
+	uint32_t name_iid = 0;
+
+	if (s->kind == TK__SLICE_FUNC && s->name == NULL) {
+		uint64_t a = s->arg[0];
+		const name_slot *e = &ps->addr_cache[((a >> 2) ^ (a >> 14)) & (ADDR_CACHE - 1)];
+		if (e->aux && e->key == a)
+			name_iid = e->iid;
+	} else if (s->kind == TK__SLICE_USER) {
+		name_iid = ps->pair_iid[s->pair];
+	}
+	if (name_iid != 0 && ps->kt[k].ready && ps->n_fresh == 0)
+		return slice_begin_fast(x, ps, uuid_thread(t->pid, t->tid), s, name_iid, &ps->kt[k]);
+	return slice_begin_slow(x, t, s, k);
+}
+
 /* iid of "end.<name>" for a field name (static), cached by the name's address; key is the
  * text when the iid is not known from the cache */
 static uint32_t end_key(pf_state *ps, const char *fname, char key[40])
 {
-	uint32_t iid = ptr_cached(ps, fname, 4);
-	if (iid != 0)
+	uint32_t iid = arg_cached(ps, 1, fname);
+	if (iid == 0)
+		iid = ptr_cached(ps, fname, 4);
+	if (iid != 0) {
+		arg_cache_put(ps, 1, fname, iid);
 		return iid;
+	}
 	snprintf(key, 40, "end.%.34s", fname);
 	iid = use_name(ps, &ps->args, 3, key, strlen(key));
-	if (iid != 0)
+	if (iid != 0) {
 		ptr_cache_put(ps, fname, 4, iid);
+		arg_cache_put(ps, 1, fname, iid);
+	}
 	return iid;
 }
+
+static int slice_end_slow(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
+			  const tk_kev_decoded *end, int reason);
 
 static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
 			const tk_kev_decoded *end, int reason)
 {
 	pf_state *ps = x->fmt_state;
-	unsigned n_args = 0;
-	uint32_t closed_iid = 0;
-	char keys[TK_KEV_MAX_FIELDS][40];
-	size_t room = 64;
 
 	if (reason == TK__CLOSE_END && (end == NULL || s->kind == TK__SLICE_FUNC) && ps->n_fresh == 0) {
 		/* no annotation: the end of a function, or of a slice whose end event is not given */
 		unsigned char *p = packet_room(x, 64), *pkt, *te;
 		if (p == NULL)
 			return x->failed ? TK_EIO : TK_ENOMEM;
-		p = fast_open(p, &pkt, &te, end_ns);
+		p = fast_open(ps, p, &pkt, &te, end_ns);
 		p[0] = (unsigned char)TAG(9, WIRE_VARINT);
 		p[1] = TYPE_SLICE_END;
 		track_encode(ps, uuid_thread(t->pid, t->tid));
@@ -1314,6 +1495,36 @@ static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 		x->out_len = (size_t)((char *)p - x->out);
 		return 0;
 	}
+	uint32_t iids[3];
+	if (reason == TK__CLOSE_END && end != NULL && ps->n_fresh == 0 && fast_fields(ps, end, 1, 3, iids)) {
+		/* the end of a pair or kernel call with up to three numbers, their names cached:
+		 * also under 128 bytes (4 + 11 + 2 + 2 + 11 + 3 * 19) */
+		unsigned char *p = packet_room(x, 128), *pkt, *te;
+		if (p == NULL)
+			return x->failed ? TK_EIO : TK_ENOMEM;
+		p = fast_open(ps, p, &pkt, &te, end_ns);
+		p[0] = (unsigned char)TAG(9, WIRE_VARINT);
+		p[1] = TYPE_SLICE_END;
+		track_encode(ps, uuid_thread(t->pid, t->tid));
+		memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
+		p = fast_put_fields(p + 2 + ps->track_enc_len, end, iids);
+		*te = (unsigned char)(p - te - 1);
+		*pkt = (unsigned char)(p - pkt - 1);
+		x->out_len = (size_t)((char *)p - x->out);
+		return 0;
+	}
+	return slice_end_slow(x, t, s, end_ns, end, reason);
+}
+
+/* pf_slice_end() the general way: closed early, names to intern, fields of any kind. */
+static __attribute__((noinline)) int slice_end_slow(tk_export *x, const tk__thread *t, const tk__slice *s,
+						    uint64_t end_ns, const tk_kev_decoded *end, int reason)
+{
+	pf_state *ps = x->fmt_state;
+	unsigned n_args = 0;
+	uint32_t closed_iid = 0;
+	char keys[TK_KEV_MAX_FIELDS][40];
+	size_t room = 64;
 
 	if (reason != TK__CLOSE_END) {
 		closed_iid = static_name(ps, &ps->args, 3, "closed");
@@ -1356,7 +1567,52 @@ static size_t instant_name(char name[48], const tk_kev_decoded *d, const char *c
 	return (size_t)snprintf(name, 48, "CLASS %u EVENT %u", d->cls, d->code);
 }
 
+static int instant_slow(tk_export *x, const tk__thread *t, const tk_kev_decoded *d);
+
+/* An instant's key in ev_cache beside its class and code: its number, and whether the
+ * decoder named it (an event its decoder refused, e.g. too short, has neither name nor
+ * number: "CLASS c EVENT e", whereas the same code decoded is named). Never 0. */
+static inline uint64_t ev_key(const tk_kev_decoded *d)
+{
+	return ((uint64_t)(uint32_t)d->number + 1) | (uint64_t)(d->event_name[0] != '\0') << 40;
+}
+
 static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t tid, const tk_kev_decoded *d)
+{
+	pf_state *ps = x->fmt_state;
+	const name_slot *e = &ps->ev_cache[((d->cls & 31) << 10) | (d->code & 1023)];
+	uint32_t iids[3];
+
+	(void)pid, (void)tid;
+	if (e->key == ev_key(d) && ps->cpu_iid != 0 && ps->n_fresh == 0 &&
+	    fast_fields(ps, d, 0, 3, iids)) {
+		/* names cached, up to three numbers: under 128 bytes (4 + 11 + 2 + 2 + 11 + 12 +
+		 * 11 + 3 * 19), written in one pass as the general way below writes them */
+		unsigned char *p = packet_room(x, 128), *pkt, *te;
+		if (p == NULL)
+			return x->failed ? TK_EIO : TK_ENOMEM;
+		p = fast_open(ps, p, &pkt, &te, d->time_ns);
+		p[0] = (unsigned char)TAG(9, WIRE_VARINT);
+		p[1] = TYPE_INSTANT;
+		track_encode(ps, t != NULL ? uuid_thread(t->pid, t->tid) : UUID_NO_THREAD);
+		memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
+		p += 2 + ps->track_enc_len;
+		*p++ = (unsigned char)TAG(10, WIRE_VARINT);
+		p = w_varint(p, e->iid);
+		*p++ = (unsigned char)TAG(3, WIRE_VARINT);
+		p = w_varint(p, e->aux);
+		p = fast_annotation(p, ps->cpu_iid, 3, d->cpu);
+		p = fast_put_fields(p, d, iids);
+		*te = (unsigned char)(p - te - 1);
+		*pkt = (unsigned char)(p - pkt - 1);
+		x->out_len = (size_t)((char *)p - x->out);
+		return 0;
+	}
+	return instant_slow(x, t, d);
+}
+
+/* pf_instant() the general way: names interned or written inline, any fields. */
+static __attribute__((noinline)) int instant_slow(tk_export *x, const tk__thread *t, const tk_kev_decoded *d)
 {
 	pf_state *ps = x->fmt_state;
 	char name[48];
@@ -1366,10 +1622,9 @@ static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t ti
 	uint32_t name_iid = 0, cat_iid, cpu_iid;
 	size_t room = 128;
 
-	(void)pid, (void)tid;
 	/* the name is a function of class, code and number: cached by them */
 	name_slot *e = &ps->ev_cache[((d->cls & 31) << 10) | (d->code & 1023)];
-	uint64_t key = (uint64_t)(uint32_t)d->number + 1; /* never 0: 0 is a free slot */
+	uint64_t key = ev_key(d); /* never 0: 0 is a free slot */
 	if (e->key == key) { /* written by iid */
 		name_iid = e->iid;
 		cat_iid = e->aux;
@@ -1393,7 +1648,7 @@ static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t ti
 		ps->cpu_iid = cpu_iid = static_name(ps, &ps->args, 3, "cpu");
 	for (unsigned i = 0; i < d->n_fields; i++) {
 		const char *fname = d->fields[i].name[0] != '\0' ? d->fields[i].name : "text";
-		ps->arg_iid[i] = static_name(ps, &ps->args, 3, fname);
+		ps->arg_iid[i] = field_iid(ps, fname);
 		room += field_room(&d->fields[i], ps->arg_iid[i] != 0 ? 0 : strlen(fname)); /* inline when 0 */
 	}
 	unsigned char *p = packet_room(x, room + fresh_room(ps)), *pkt, *te;
@@ -1467,6 +1722,7 @@ static void pf_free(tk_export *x)
 	free(ps->thr_idx);
 	free(ps->procs);
 	free(ps->ev_cache);
+	free(ps->func_enc);
 	free(ps->big);
 	for (unsigned c = 0; c < N_CPUS; c++)
 		free(ps->cpu[c].ev);
