@@ -22,7 +22,6 @@ typedef struct export_run {
 	int rc;            /* first error of the exporter: later events are skipped */
 	int light;         /* the format takes FUNC and USER events undecoded (tk__export_light()) */
 	int swap;          /* payload words need swapping */
-	int deciding;      /* on_event() called for a slot of a run that the light path sent back */
 	tk_kev_decoded dec; /* large: here rather than on the callback's stack */
 } export_run;
 
@@ -33,7 +32,7 @@ static int on_event(struct traceparser_state *st, void *ud, unsigned header, uns
 
 	if (r->rc != 0)
 		return 0;
-	if (r->light && !r->deciding && len <= 2 &&
+	if (r->light && len <= 2 &&
 	    (TK_KEV_CLASS(header) == 6 ||
 	     (TK_KEV_CLASS(header) == 5 && TK_KEV_CODE(header) - _NTO_TRACE_SYS_FUNC_ENTER <= 1u))) {
 		int32_t pid, tid;
@@ -58,8 +57,7 @@ static int on_event(struct traceparser_state *st, void *ud, unsigned header, uns
  * each instance, so that the native one has no byte swaps.
  */
 static inline __attribute__((always_inline)) void run_light(struct traceparser_state *st, export_run *r,
-								 const uint32_t *s, size_t n, uint64_t first_slot,
-								 const int conv)
+								 const uint32_t *s, size_t n, const int conv)
 {
 	const int clk_is_ns = tk__tp_clk_is_ns(st);
 	tk__light_ev ev[256];
@@ -95,9 +93,24 @@ static inline __attribute__((always_inline)) void run_light(struct traceparser_s
 		for (size_t j = 0; j < m && r->rc == 0; j += taken + 1) {
 			if ((r->rc = tk__export_light_run(r->x, ev + j, m - j, &taken)) != 0 || j + taken == m)
 				break;
-			r->deciding = 1;
-			tk__tp_batch_deliver_one(st, s + 4 * (i + j + taken), first_slot + i + j + taken);
-			r->deciding = 0;
+			/* decoded here as tk_traceparser_decode() would (the slot's own time and
+			 * owner, the file's system call table), without a trip through the parser */
+			const tk__light_ev *e = &ev[j + taken];
+			const uint32_t *slot = s + 4 * (i + j + taken);
+			tk_kev_event kev = { .header = e->header,
+					     .time = tk__cs32(conv, slot[1]),
+					     .data = slot + 2,
+					     .len = 2,
+					     .swap = conv,
+					     .ns = e->ns };
+			kev.clk = tk__tp_batch_clk(st, e->header, kev.time);
+			if (tk_kev_decode(&kev, st->kercalls_flags, &r->dec) != 0)
+				continue;
+			r->dec.pid = e->owner_known ? e->pid : 0;
+			r->dec.tid = e->owner_known ? e->tid : 0;
+			if (e->owner_known)
+				r->dec.flags |= TK_KEV_DEC_OWNER_KNOWN;
+			r->rc = tk_export_event(r->x, &r->dec);
 		}
 		i += m;
 	}
@@ -106,10 +119,12 @@ static inline __attribute__((always_inline)) void run_light(struct traceparser_s
 static int on_run(struct traceparser_state *st, void *ud, const uint32_t *slots, size_t n, uint64_t first_slot)
 {
 	export_run *r = ud;
+
+	(void)first_slot;
 	if (r->swap)
-		run_light(st, r, slots, n, first_slot, 1);
+		run_light(st, r, slots, n, 1);
 	else
-		run_light(st, r, slots, n, first_slot, 0);
+		run_light(st, r, slots, n, 0);
 	return 0;
 }
 

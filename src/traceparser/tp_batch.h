@@ -35,10 +35,6 @@ typedef int (*tk__tp_batch_fn)(struct traceparser_state *st, void *ud, const uin
 int tk__tp_batch(struct traceparser_state *st, tk__tp_batch_fn fn, void *ud, unsigned cls, unsigned first,
 		 unsigned last);
 
-/* In a run: the slot at slots + 4 * i dispatched as the parser would dispatch it alone (its
- * per-event callback, with the time and owner functions answering for it). */
-void tk__tp_batch_deliver_one(struct traceparser_state *st, const uint32_t *slot, uint64_t slot_index);
-
 /* In a run: the owner of a slot with header h (tk_traceparser_owner()). */
 static inline int tk__tp_batch_owner(const struct traceparser_state *st, uint32_t h, int32_t *pid, int32_t *tid)
 {

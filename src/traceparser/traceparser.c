@@ -609,14 +609,6 @@ static void deliver_run(struct traceparser_state *st, const unsigned char *p, si
 	st->prev_return = 0;
 }
 
-void tk__tp_batch_deliver_one(struct traceparser_state *st, const uint32_t *slot, uint64_t slot_index)
-{
-	int conv = (int)st->endian_conv;
-	uint32_t h = tk__cs32(conv, slot[0]);
-
-	deliver(st, h, tk__cs32(conv, slot[1]), (unsigned *)(uintptr_t)(slot + 2), 2, slot_index);
-}
-
 static inline int batched(const struct traceparser_state *st, uint32_t k)
 {
 	return (int)((st->batch_bits[k / 64] >> (k % 64)) & 1);
