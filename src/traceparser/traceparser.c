@@ -351,8 +351,20 @@ int tk__tp_batch(struct traceparser_state *st, tk__tp_batch_fn fn, void *ud, uns
 		else
 			st->batch_bits[i / 64] &= ~(1ull << (i % 64));
 	}
-	st->batch_fn = fn;
-	st->batch_ud = ud;
+	if (fn != NULL) {
+		st->batch_fn = fn;
+		st->batch_ud = ud;
+	} else {
+		/* a part taken out: the rest still goes to the callback it was given (a NULL one
+		 * with bits left would be called) */
+		uint64_t any = 0;
+		for (unsigned w = 0; w < TP_TABLE_SIZE / 64; w++)
+			any |= st->batch_bits[w];
+		if (any == 0) {
+			st->batch_fn = NULL;
+			st->batch_ud = NULL;
+		}
+	}
 	return 0;
 }
 
@@ -602,11 +614,17 @@ static void deliver_run(struct traceparser_state *st, const unsigned char *p, si
 	int was = st->delivering;
 	const uint32_t *last = (const uint32_t *)(const void *)(p + (b - 1) * 16);
 
+	st->run_first = first_slot + a;
+	st->run_delivered = UINT64_MAX;
 	st->delivering = 1;
 	st->batch_fn(st, st->batch_ud, (const uint32_t *)(const void *)(p + a * 16), b - a, first_slot + a);
 	st->delivering = was;
-	st->prev_header = tk__cs32((int)st->endian_conv, last[0]);
-	st->prev_return = 0;
+	/* the previous callback is the run's last slot's: its own return when it was handed
+	 * back last (tk__tp_batch_deliver_one()), else 0, the run's stand-in for the ignored returns */
+	if (st->run_delivered != first_slot + b - 1) {
+		st->prev_header = tk__cs32((int)st->endian_conv, last[0]);
+		st->prev_return = 0;
+	}
 }
 
 void tk__tp_batch_deliver_one(struct traceparser_state *st, const uint32_t *slot, uint64_t slot_index)
@@ -614,7 +632,14 @@ void tk__tp_batch_deliver_one(struct traceparser_state *st, const uint32_t *slot
 	int conv = (int)st->endian_conv;
 	uint32_t h = tk__cs32(conv, slot[0]);
 
+	/* the slot before, in the same run and not handed back, counts as the previous
+	 * callback, as it would one event at a time */
+	if (slot_index > st->run_first && st->run_delivered != slot_index - 1) {
+		st->prev_header = tk__cs32(conv, slot[-4]);
+		st->prev_return = 0;
+	}
 	deliver(st, h, tk__cs32(conv, slot[1]), (unsigned *)(uintptr_t)(slot + 2), 2, slot_index);
+	st->run_delivered = slot_index;
 }
 
 static inline int batched(const struct traceparser_state *st, uint32_t k)
