@@ -1965,6 +1965,69 @@ static void test_ns_conversion(void **state_)
 	}
 }
 
+/* tk__tp_clk_to_ns() against the 128-bit division on the extremes: counts near 0, 2^63 and
+ * 2^64, rates just above 1 GHz up to 2^64 - 1, references near 2^64 ns, distances of
+ * INT64_MIN, and random values (the seed printed). */
+static uint64_t ns_reference(uint64_t cps, int with_ref, uint64_t ref_cycles, uint64_t ref_ns, uint64_t clk)
+{
+	struct ns_check c = { cps, ref_cycles, ref_ns, with_ref, 0 };
+	return ns_by_division(&c, clk);
+}
+
+static void test_ns_extremes(void **state_)
+{
+	(void)state_;
+	static const uint64_t rates[] = { 0, 1, 3, 999999999u, 1000000000u, 1000000001u, 1000000007u, 2400000000u,
+					  4294967295u, 4294967296u, 1ull << 62, (1ull << 63) - 1, 1ull << 63,
+					  (1ull << 63) + 1, UINT64_MAX - 1, UINT64_MAX };
+	static const uint64_t vals[] = { 0, 1, 2, 999999999u, 1000000000u, 4294967295u, 4294967296u,
+					 (1ull << 63) - 1, 1ull << 63, (1ull << 63) + 1, UINT64_MAX - 1, UINT64_MAX };
+	uint64_t seed = (uint64_t)time(NULL), rng = seed | 1;
+	print_message("ns extremes: seed %" PRIu64 "\n", seed);
+	struct traceparser_state *st = new_parser();
+	for (size_t r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+		for (int with_ref = 0; with_ref < 2; with_ref++) {
+			for (size_t a = 0; a < sizeof(vals) / sizeof(vals[0]) + 200; a++) {
+				uint64_t ref_cycles, ref_ns;
+				if (a < sizeof(vals) / sizeof(vals[0])) {
+					ref_cycles = vals[a];
+					ref_ns = vals[(a * 7 + r) % (sizeof(vals) / sizeof(vals[0]))];
+				} else {
+					rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+					ref_cycles = rng;
+					rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+					ref_ns = rng >> (rng & 63);
+				}
+				/* the state as tp_header.c leaves it */
+				traceparser_init(st);
+				st->cycles_per_sec = rates[r];
+				st->ns_mult = rates[r] > 1000000000u
+						      ? (uint64_t)(((unsigned __int128)1000000000u << 64) / rates[r])
+						      : 0;
+				st->have_clock_ref = with_ref;
+				st->clock_cycles = ref_cycles;
+				st->clock_raw_ns = ref_ns;
+				for (size_t b = 0; b < sizeof(vals) / sizeof(vals[0]) + 64; b++) {
+					uint64_t clk;
+					if (b < sizeof(vals) / sizeof(vals[0])) {
+						clk = vals[b];
+					} else {
+						rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+						clk = b % 2 ? rng >> (rng & 63) : ref_cycles + (uint64_t)(int64_t)((int32_t)rng);
+					}
+					uint64_t want = ns_reference(rates[r], with_ref, ref_cycles, ref_ns, clk);
+					uint64_t got = tk__tp_clk_to_ns(st, clk);
+					if (got != want)
+						fail_msg("seed %" PRIu64 ": cps %" PRIu64 " ref %d (%" PRIu64 " cycles, %" PRIu64
+							 " ns): clk %" PRIu64 " gave %" PRIu64 ", not %" PRIu64,
+							 seed, rates[r], with_ref, ref_cycles, ref_ns, clk, got, want);
+				}
+			}
+		}
+	}
+	traceparser_destroy(&st);
+}
+
 /* ---- the batched hand-over (tp_batch.h) ------------------------------------------------------ */
 
 /* What a callback sees of an event, with what the library's functions answer for it. */
@@ -2253,6 +2316,7 @@ int main(void)
 		cmocka_unit_test(test_sort_bounded_memory),
 		cmocka_unit_test(test_owner_end_to_end),
 		cmocka_unit_test(test_ns_conversion),
+		cmocka_unit_test(test_ns_extremes),
 		cmocka_unit_test(test_batch_same),
 		cmocka_unit_test(test_batch_detach_part),
 		cmocka_unit_test(test_batch_some),

@@ -122,6 +122,7 @@ static void reset_file_state(struct traceparser_state *st)
 	st->cur_clk_explicit = 0;
 	st->endian_conv = 0;
 	st->cycles_per_sec = 0;
+	st->ns_mult = 0;
 	st->events_offset = 0;
 	st->owner_buffer_mode = 0;
 	st->kercalls_flags = 0;
@@ -442,7 +443,7 @@ uint64_t tk_traceparser_clk(const struct traceparser_state *st)
  * ns_mult (tp_internal.h) a multiplication gives the quotient or one or two less, and the
  * remainder, computed exactly, says which.
  */
-static inline uint64_t scale_ns(const struct traceparser_state *st, uint64_t c, int *exact)
+static inline unsigned __int128 scale_ns(const struct traceparser_state *st, uint64_t c, int *exact)
 {
 	uint64_t cps = st->cycles_per_sec;
 	unsigned __int128 num = (unsigned __int128)c * 1000000000u;
@@ -457,8 +458,10 @@ static inline uint64_t scale_ns(const struct traceparser_state *st, uint64_t c, 
 		*exact = r == 0;
 		return q;
 	}
+	/* a clock slower than 1 GHz: the quotient may exceed 64 bits (kept, for the caller
+	 * to saturate) */
 	*exact = num % cps == 0;
-	return (uint64_t)(num / cps);
+	return num / cps;
 }
 
 static uint64_t cycles_to_ns(const struct traceparser_state *st, uint64_t cycles)
@@ -467,7 +470,7 @@ static uint64_t cycles_to_ns(const struct traceparser_state *st, uint64_t cycles
 
 	if (st->cycles_per_sec == 0 || st->cycles_per_sec == 1000000000u)
 		return cycles;
-	return scale_ns(st, cycles, &exact);
+	return (uint64_t)scale_ns(st, cycles, &exact);
 }
 
 /*
@@ -479,7 +482,8 @@ static uint64_t cycles_to_ns(const struct traceparser_state *st, uint64_t cycles
 uint64_t tk__tp_clk_to_ns(const struct traceparser_state *st, uint64_t clk)
 {
 	int64_t diff;
-	uint64_t mag, q;
+	uint64_t mag;
+	unsigned __int128 q;
 	int exact;
 	__int128 ns;
 
