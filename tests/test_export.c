@@ -1412,11 +1412,13 @@ static void test_runs_same(void **state_)
 				case 5: ev2(w, cpu, _TRACE_USER_C, 11, t += 17, i, seg); break;
 				case 6: ev2(w, cpu, _TRACE_USER_C, 40, t += 1, i * 3, 0); break;
 				case 7:
-					if (i % 378 == 7) /* a combine event amid the runs */
-						assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_USER_C, 30, t += 3,
-										    (const uint32_t *)"a string of user event 30",
-										    7),
+					if (i % 378 == 7) { /* a combine event amid the runs */
+						/* 7 whole words (the literal alone has 26 bytes, and no alignment) */
+						uint32_t text[7] = { 0 };
+						memcpy(text, "a string of user event 30", 26);
+						assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_USER_C, 30, t += 3, text, 7),
 								 0);
+					}
 					else
 						ev2(w, cpu, _TRACE_USER_C, 20 + i % 4, t += 3, i, 1);
 					break;
