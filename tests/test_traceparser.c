@@ -2179,6 +2179,22 @@ static void bseen_parse(const char *path, struct bseen_log *l, int batch, unsign
 		l->n = 0;
 		assert_int_equal(traceparser(st, NULL, path), 0);
 	}
+	/* after the parse: the last event's (a run's last slot's) */
+	if (l->n == l->cap) {
+		l->cap = 2 * l->cap + 1;
+		l->ev = realloc(l->ev, l->cap * sizeof(*l->ev));
+		assert_non_null(l->ev);
+	}
+	struct bseen_ev *e = &l->ev[l->n++];
+	memset(e, 0, sizeof(*e));
+	e->h = 0xffffffffu;
+	e->clk = tk_traceparser_clk(st);
+	e->slot = st->cur_slot;
+	e->now_class = *(unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_NOW_CALLBACK_CLASS, NULL);
+	e->now_event = *(unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_NOW_CALLBACK_EVENT, NULL);
+	e->prev_class = *(unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_CLASS, NULL);
+	e->prev_event = *(unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_EVENT, NULL);
+	e->prev_return = *(int *)traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_RETURN, NULL);
 	traceparser_destroy(&st);
 	if (devnull)
 		fclose(devnull);

@@ -623,10 +623,13 @@ static void deliver_run(struct traceparser_state *st, const unsigned char *p, si
 	st->delivering = 1;
 	st->batch_fn(st, st->batch_ud, (const uint32_t *)(const void *)(p + a * 16), b - a, first_slot + a);
 	st->delivering = was;
-	/* the previous callback is the run's last slot's: its own return when it was handed
-	 * back last (tk__tp_batch_deliver_one()), else 0, the run's stand-in for the ignored returns */
+	/* the current and previous callback are the run's last slot's: its own return when it
+	 * was handed back last (tk__tp_batch_deliver_one()), else 0, the run's stand-in for the
+	 * ignored returns (traceparser_get_info() and tk_traceparser_clk() after the parse) */
 	if (st->run_delivered != first_slot + b - 1) {
-		st->prev_header = tk__cs32((int)st->endian_conv, last[0]);
+		st->cur_header = st->prev_header = tk__cs32((int)st->endian_conv, last[0]);
+		st->cur_time = tk__cs32((int)st->endian_conv, last[1]);
+		st->cur_slot = first_slot + b - 1;
 		st->prev_return = 0;
 	}
 }
