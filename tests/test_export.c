@@ -1400,10 +1400,6 @@ static void test_runs_same(void **state_)
 			hdr.n_attrs = 3;
 		}
 		assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
-		static const union {
-			char s[28];
-			uint32_t w[7];
-		} text = { "a string of user event 30" };
 		uint64_t t = 4294000000u - 1000; /* TIME events once past 2^32 */
 		unsigned n = 0;
 		for (unsigned seg = 0; n < 330000; seg++) {
@@ -1427,9 +1423,13 @@ static void test_runs_same(void **state_)
 				case 5: ev2(w, cpu, _TRACE_USER_C, 11, t += 17, i, seg); break;
 				case 6: ev2(w, cpu, _TRACE_USER_C, 40, t += 1, i * 3, 0); break;
 				case 7:
-					if (i % 378 == 7) /* a combine event amid the runs */
-						assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_USER_C, 30, t += 3, text.w, 7),
+					if (i % 378 == 7) { /* a combine event amid the runs */
+						/* 7 whole words (the literal alone has 26 bytes, and no alignment) */
+						uint32_t text[7] = { 0 };
+						memcpy(text, "a string of user event 30", 26);
+						assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_USER_C, 30, t += 3, text, 7),
 								 0);
+					}
 					else
 						ev2(w, cpu, _TRACE_USER_C, 20 + i % 4, t += 3, i, 1);
 					break;
@@ -1486,6 +1486,159 @@ static void test_instant_names_cached(void **state_)
 	free(pf);
 }
 
+/* ---- raw files for the runs: slots written one by one ----------------------------------- */
+
+struct raw_file {
+	FILE *f;
+	uint64_t n;
+};
+
+/* path: a header of cpu_num CPUs at cps Hz (written by tk_kev_writer), then raw slots. */
+static void raw_open(struct raw_file *rf, const char *path, unsigned cpu_num, uint64_t cps)
+{
+	tk_kev_header hdr;
+	tk_kev_writer *w = NULL;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = cps;
+	hdr.cpu_num = cpu_num;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	rf->f = fopen(path, "ab");
+	assert_non_null(rf->f);
+	rf->n = 0;
+}
+
+static void raw_slot(struct raw_file *rf, uint32_t h, uint32_t t, uint32_t a, uint32_t b)
+{
+	uint32_t s[4] = { h, t, a, b };
+	assert_int_equal(fwrite(s, 16, 1, rf->f), 1);
+	rf->n++;
+}
+
+static void raw_s(struct raw_file *rf, unsigned cpu, unsigned cls, unsigned code, uint32_t t, uint32_t a, uint32_t b)
+{
+	raw_slot(rf, _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, cls, code), t, a, b);
+}
+
+/* the runs and one event at a time: the same bytes, status and message, to any stream */
+static void runs_compare(const char *path, const char *what, unsigned flags, const char *out_path)
+{
+	static const tk_export_format fmts[] = { TK_EXPORT_CHROME_JSON, TK_EXPORT_PERFETTO, TK_EXPORT_STATS_TEXT,
+						 TK_EXPORT_STATS_JSON, TK_EXPORT_STATS_CSV };
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		char *out[2] = { NULL, NULL }, err[2][256];
+		size_t len[2] = { 0, 0 };
+		int rc[2];
+		tk_export_stats st[2];
+		for (int k = 0; k < 2; k++) {
+			FILE *f = out_path != NULL ? fopen(out_path, "w") : open_memstream(&out[k], &len[k]);
+			assert_non_null(f);
+			memset(&st[k], 0, sizeof(st[k]));
+			rc[k] = tk_export_file_flags(path, f, fmts[i], flags | (k == 0 ? ONE_BY_ONE : 0), "10:11=item",
+						     "40=level", &st[k], err[k], sizeof(err[k]));
+			fclose(f);
+		}
+		if (rc[0] != rc[1] || strcmp(err[0], err[1]) != 0)
+			fail_msg("%s, format %d: one by one %d \"%s\", runs %d \"%s\"", what, (int)fmts[i], rc[0], err[0],
+				 rc[1], err[1]);
+		if (memcmp(&st[0], &st[1], sizeof(st[0])) != 0)
+			fail_msg("%s, format %d: the statistics differ", what, (int)fmts[i]);
+		if (out_path == NULL) {
+			if (len[0] < 100 || len[0] != len[1] || memcmp(out[0], out[1], len[0]) != 0)
+				fail_msg("%s, format %d: the runs' export differs from one event at a time (%zu, %zu bytes)",
+					 what, (int)fmts[i], len[0], len[1]);
+		}
+		free(out[0]);
+		free(out[1]);
+	}
+}
+
+/*
+ * More ways through the runs: a QNX file of 5 CPUs whose events interleave slot by slot
+ * (each CPU with its own owner and upper time bits), events before any TIME and before any
+ * owner, TIME events that move a CPU's upper bits mid-stream, BUFFER events, combine events
+ * whose pieces straddle runs, the chunks of the reader thread (256 KiB) and its slots,
+ * a clock of 2.4 GHz and of 1 GHz, a file cut mid-slot and one damaged midway, symbols on,
+ * and a full disk (the same error either way).
+ */
+static void test_runs_same_raw(void **state_)
+{
+	(void)state_;
+	for (int variant = 0; variant < 4; variant++) {
+		const char *path = tkt_path("runs_raw.kev");
+		struct raw_file rf;
+		const unsigned ncpu = 5;
+		raw_open(&rf, path, ncpu, variant == 1 ? 1000000000u : 2400000000u);
+		uint32_t t = 0xfffff000u;
+		uint32_t msb[8] = { 0 };
+		/* before any TIME and any owner: light events of every CPU */
+		for (unsigned i = 0; i < 300; i++)
+			raw_s(&rf, i % ncpu, _TRACE_USER_C, 10 + i % 3, t += 3, i, 7);
+		for (unsigned c = 0; c < ncpu; c++) {
+			msb[c] = 5 + c;
+			raw_s(&rf, c, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME, t, msb[c], 0);
+		}
+		/* an owner for CPUs 0..3 only: CPU 4 stays unknown */
+		for (unsigned c = 0; c < 4; c++)
+			raw_s(&rf, c, _TRACE_PR_TH_C, STATE_RUNNING, t += 1, 100 + c, 1 + c);
+		for (unsigned i = 0; rf.n < 330000; i++) {
+			unsigned cpu = i % ncpu;
+			uint32_t fn = 0x401000 + (i % 7) * 16;
+			if (i % 5003 == 0) {
+				/* a TIME per CPU: the upper bits move on while other CPUs' runs go on */
+				msb[cpu]++;
+				raw_s(&rf, cpu, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME, t, msb[cpu], 0);
+			}
+			if (i % 7919 == 11)
+				raw_s(&rf, cpu, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, t, i, 64);
+			if (i % 3001 == 5) /* a new owner */
+				raw_s(&rf, cpu, _TRACE_PR_TH_C, STATE_RUNNING, t += 1, 100 + cpu, 1 + (i % 11));
+			if (i % 997 == 3 || (rf.n + 1) % 16384 == 0) {
+				/* a combine event whose pieces have runs of other CPUs between them,
+				 * some across the reader's chunks */
+				uint32_t h = _TRACE_MAKE_CODE(cpu, 0, _TRACE_USER_C, 30), tc = t += 2;
+				raw_slot(&rf, h | _TRACE_STRUCT_CB, tc, 0x41414141, 0x42424242);
+				raw_s(&rf, (cpu + 1) % ncpu, _TRACE_USER_C, 10, t += 1, i, 1);
+				raw_s(&rf, (cpu + 2) % ncpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t += 1, fn, 3);
+				raw_slot(&rf, h | _TRACE_STRUCT_CC, tc, 0x43434343, 0x44444444);
+				raw_s(&rf, (cpu + 2) % ncpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t += 1, fn, 3);
+				raw_slot(&rf, h | _TRACE_STRUCT_CE, tc, 0x00454545, 0);
+			}
+			switch (i % 11) {
+			case 0: raw_s(&rf, cpu, _TRACE_USER_C, 10, t += 7, i, cpu); break;
+			case 1: raw_s(&rf, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t += 11, fn, 0x9000); break;
+			case 2: raw_s(&rf, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t += 5, fn + 1, 0x9004); break;
+			case 3: raw_s(&rf, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t += 13, fn + 1, 0x9004); break;
+			case 4: raw_s(&rf, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t += 2, fn, 0x9000); break;
+			case 5: raw_s(&rf, cpu, _TRACE_USER_C, 11, t += 17, i, cpu); break;
+			case 6: raw_s(&rf, cpu, _TRACE_USER_C, 40, t += 1, i * 3, 0); break;
+			case 7: raw_s(&rf, cpu, _TRACE_KER_CALL_C, 2 * 6, t += 1, 1, 2); break; /* not light */
+			case 8: raw_s(&rf, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t += 4, 0xdead, 0); break;
+			default: raw_s(&rf, cpu, _TRACE_USER_C, 20 + i % 4, t += 3, i, 1); break;
+			}
+		}
+		if (variant == 2) { /* damaged midway: a continuation of nothing, a bad struct */
+			raw_slot(&rf, _TRACE_MAKE_CODE(0, _TRACE_STRUCT_CE, _TRACE_USER_C, 31), 1, 2, 3);
+			for (unsigned i = 0; i < 1000; i++)
+				raw_s(&rf, i % ncpu, _TRACE_USER_C, 10, t += 3, i, 7);
+		}
+		if (variant == 3) /* a partial slot at the end */
+			assert_int_equal(fwrite("\x01\x02\x03\x04\x05", 1, 5, rf.f), 5);
+		fclose(rf.f);
+		char what[64];
+		snprintf(what, sizeof(what), "raw variant %d", variant);
+		runs_compare(path, what, 0, NULL);
+		if (variant == 0) {
+			runs_compare(path, "raw, symbols", TK_EXPORT_SYMBOLS, NULL);
+			FILE *f = fopen("/dev/full", "w");
+			if (f != NULL) {
+				fclose(f);
+				runs_compare(path, "raw, full disk", 0, "/dev/full");
+			}
+		}
+	}
+}
+
 static int driver(int argc, char **argv)
 {
 	char err[256];
@@ -1528,6 +1681,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sqlite),
 		cmocka_unit_test(test_light_path_same),
 		cmocka_unit_test(test_runs_same),
+		cmocka_unit_test(test_runs_same_raw),
 		cmocka_unit_test(test_stats_names_utf8),
 		cmocka_unit_test(test_instant_names_cached),
 	};

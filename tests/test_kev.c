@@ -5,6 +5,8 @@
  * crash-safe file handling and errors.
  */
 #include <errno.h>
+#include <libaudit.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/uio.h>
@@ -13,6 +15,7 @@
 #include "common/tk_bytes.h"
 #include "tk_test.h"
 #include "tracekit/kev.h"
+#include "kev/kev_names.h"
 
 static const tk_kev_header fixed_header = {
 	.cycles_per_sec = 1000000000u,
@@ -607,9 +610,55 @@ static void test_errors_text(void **state)
 	assert_int_equal(tk_error_from_errno(ENOSPC), TK_ENOSPC);
 }
 
+/* ---- Linux system call names, cached per ABI (kev_names.c) ------------------------------- */
+
+struct names_job {
+	unsigned start;
+	int mismatches;
+};
+
+static const unsigned names_abis[3] = { TK_KEV_DECODE_LINUX_X86_64, TK_KEV_DECODE_LINUX_AARCH64,
+					TK_KEV_DECODE_LINUX_I386 };
+static const int names_machines[3] = { MACH_86_64, MACH_AARCH64, MACH_X86 };
+
+static void *names_thread(void *arg)
+{
+	struct names_job *j = arg;
+	for (unsigned round = 0; round < 4; round++)
+		for (unsigned k = 0; k < 3 * 1100; k++) {
+			unsigned i = (k + j->start) % (3 * 1100), abi = i % 3, n = i / 3;
+			const char *got = tk__linux_syscall_name(n, names_abis[abi]);
+			const char *want = audit_syscall_to_name((int)n, names_machines[abi]);
+			if ((got == NULL) != (want == NULL) || (got != NULL && strcmp(got, want) != 0))
+				j->mismatches++;
+		}
+	return NULL;
+}
+
+/* Decoders in several threads fill the cache together (a race that ThreadSanitizer sees if
+ * it is not atomic) and each gets libaudit's name, or none, for every number and ABI. */
+static void test_syscall_names_threads(void **state)
+{
+	(void)state;
+	pthread_t th[4];
+	struct names_job jobs[4];
+	for (unsigned i = 0; i < 4; i++) {
+		jobs[i].start = i * 7;
+		jobs[i].mismatches = 0;
+		assert_int_equal(pthread_create(&th[i], NULL, names_thread, &jobs[i]), 0);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(th[i], NULL), 0);
+		assert_int_equal(jobs[i].mismatches, 0);
+	}
+	assert_string_equal(tk__linux_syscall_name(0, TK_KEV_DECODE_LINUX_X86_64), "read");
+	assert_null(tk__linux_syscall_name(0, 0));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_syscall_names_threads), /* first: the cache still empty */
 		cmocka_unit_test(test_split_le),       cmocka_unit_test(test_split_be),
 		cmocka_unit_test(test_strings_le),     cmocka_unit_test(test_strings_be),
 		cmocka_unit_test(test_auto_time),      cmocka_unit_test(test_header_keys),

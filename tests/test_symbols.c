@@ -158,6 +158,53 @@ static void test_demangled(void **state)
 	assert_int_equal(tk_symbols_set_demangle(NULL, 1), TK_EINVAL);
 }
 
+/* Hostile names: symbols of 3000 and 100 000 nested pointer types, past libiberty's
+ * recursion limit (DMGL_NO_RECURSE_LIMIT must stay unset, or the recursion could exhaust
+ * the stack): the first stays as it is, the second is longer than any name kept
+ * (unresolved, as before demangling); one of 1000 is demangled in full. */
+#define TKT_P10 "PPPPPPPPPP"
+#define TKT_P100 TKT_P10 TKT_P10 TKT_P10 TKT_P10 TKT_P10 TKT_P10 TKT_P10 TKT_P10 TKT_P10 TKT_P10
+#define TKT_P1000 TKT_P100 TKT_P100 TKT_P100 TKT_P100 TKT_P100 TKT_P100 TKT_P100 TKT_P100 TKT_P100 TKT_P100
+#define TKT_P10000 TKT_P1000 TKT_P1000 TKT_P1000 TKT_P1000 TKT_P1000 TKT_P1000 TKT_P1000 TKT_P1000 TKT_P1000 TKT_P1000
+#define TKT_P100000 \
+	TKT_P10000 TKT_P10000 TKT_P10000 TKT_P10000 TKT_P10000 TKT_P10000 TKT_P10000 TKT_P10000 TKT_P10000 TKT_P10000
+__attribute__((noinline)) int tkt_deep_named(int x) __asm__("_Z1f" TKT_P100000 "i");
+__attribute__((noinline)) int tkt_deep_named(int x)
+{
+	return x * 7 + 3;
+}
+__attribute__((noinline)) int tkt_mid_named(int x) __asm__("_Z1h" TKT_P1000 TKT_P1000 TKT_P1000 "i");
+__attribute__((noinline)) int tkt_mid_named(int x)
+{
+	return x * 13 + 3;
+}
+__attribute__((noinline)) int tkt_long_named(int x) __asm__("_Z1g" TKT_P1000 "i");
+__attribute__((noinline)) int tkt_long_named(int x)
+{
+	return x * 11 + 3;
+}
+
+static void test_demangle_hostile(void **state)
+{
+	(void)state;
+	int (*volatile deep)(int) = tkt_deep_named;
+	int (*volatile longer)(int) = tkt_long_named;
+	int (*volatile mid)(int) = tkt_mid_named;
+	assert_int_equal(deep(1), 10);
+	assert_int_equal(longer(1), 14);
+	assert_int_equal(mid(1), 16);
+	tk_symbols *s = self_symbols(0);
+	tk_symbol sym;
+	assert_int_equal(tk_symbols_lookup(s, getpid(), 0, (uint64_t)(uintptr_t)deep, &sym), TK_ENOENT);
+	assert_int_equal(tk_symbols_lookup(s, getpid(), 0, (uint64_t)(uintptr_t)mid, &sym), 0);
+	assert_int_equal(strlen(sym.name), 4 + 3000 + 1);
+	assert_memory_equal(sym.name, "_Z1hPPP", 7);
+	assert_int_equal(tk_symbols_lookup(s, getpid(), 0, (uint64_t)(uintptr_t)longer, &sym), 0);
+	assert_int_equal(strlen(sym.name), strlen("g(int)") + 1000);
+	assert_memory_equal(sym.name, "g(int***", 8);
+	tk_symbols_free(s);
+}
+
 /* Fast-mode events hold 32 bits of an address: a position-independent program mapped above
  * 4 GiB still resolves when one mapping of the process has an address ending in them, and
  * stays an address when two have. */
@@ -689,6 +736,7 @@ int main(void)
 		cmocka_unit_test(test_many_binaries),
 		cmocka_unit_test(test_no_aranges),
 		cmocka_unit_test(test_demangled),
+		cmocka_unit_test(test_demangle_hostile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

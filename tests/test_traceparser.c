@@ -19,6 +19,7 @@
 #include "tk_test.h"
 #include "tracekit/trace.h"
 #include "tracekit/traceparser.h"
+#include "traceparser/tp_batch.h"
 
 /* ---- recording callbacks ------------------------------------------------------------- */
 
@@ -1964,6 +1965,337 @@ static void test_ns_conversion(void **state_)
 	}
 }
 
+/* tk__tp_clk_to_ns() against the 128-bit division on the extremes: counts near 0, 2^63 and
+ * 2^64, rates just above 1 GHz up to 2^64 - 1, references near 2^64 ns, distances of
+ * INT64_MIN, and random values (the seed printed). */
+static uint64_t ns_reference(uint64_t cps, int with_ref, uint64_t ref_cycles, uint64_t ref_ns, uint64_t clk)
+{
+	struct ns_check c = { cps, ref_cycles, ref_ns, with_ref, 0 };
+	return ns_by_division(&c, clk);
+}
+
+static void test_ns_extremes(void **state_)
+{
+	(void)state_;
+	static const uint64_t rates[] = { 0, 1, 3, 999999999u, 1000000000u, 1000000001u, 1000000007u, 2400000000u,
+					  4294967295u, 4294967296u, 1ull << 62, (1ull << 63) - 1, 1ull << 63,
+					  (1ull << 63) + 1, UINT64_MAX - 1, UINT64_MAX };
+	static const uint64_t vals[] = { 0, 1, 2, 999999999u, 1000000000u, 4294967295u, 4294967296u,
+					 (1ull << 63) - 1, 1ull << 63, (1ull << 63) + 1, UINT64_MAX - 1, UINT64_MAX };
+	uint64_t seed = (uint64_t)time(NULL), rng = seed | 1;
+	print_message("ns extremes: seed %" PRIu64 "\n", seed);
+	struct traceparser_state *st = new_parser();
+	for (size_t r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+		for (int with_ref = 0; with_ref < 2; with_ref++) {
+			for (size_t a = 0; a < sizeof(vals) / sizeof(vals[0]) + 200; a++) {
+				uint64_t ref_cycles, ref_ns;
+				if (a < sizeof(vals) / sizeof(vals[0])) {
+					ref_cycles = vals[a];
+					ref_ns = vals[(a * 7 + r) % (sizeof(vals) / sizeof(vals[0]))];
+				} else {
+					rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+					ref_cycles = rng;
+					rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+					ref_ns = rng >> (rng & 63);
+				}
+				/* the state as tp_header.c leaves it */
+				traceparser_init(st);
+				st->cycles_per_sec = rates[r];
+				st->ns_mult = rates[r] > 1000000000u
+						      ? (uint64_t)(((unsigned __int128)1000000000u << 64) / rates[r])
+						      : 0;
+				st->have_clock_ref = with_ref;
+				st->clock_cycles = ref_cycles;
+				st->clock_raw_ns = ref_ns;
+				for (size_t b = 0; b < sizeof(vals) / sizeof(vals[0]) + 64; b++) {
+					uint64_t clk;
+					if (b < sizeof(vals) / sizeof(vals[0])) {
+						clk = vals[b];
+					} else {
+						rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+						clk = b % 2 ? rng >> (rng & 63) : ref_cycles + (uint64_t)(int64_t)((int32_t)rng);
+					}
+					uint64_t want = ns_reference(rates[r], with_ref, ref_cycles, ref_ns, clk);
+					uint64_t got = tk__tp_clk_to_ns(st, clk);
+					if (got != want)
+						fail_msg("seed %" PRIu64 ": cps %" PRIu64 " ref %d (%" PRIu64 " cycles, %" PRIu64
+							 " ns): clk %" PRIu64 " gave %" PRIu64 ", not %" PRIu64,
+							 seed, rates[r], with_ref, ref_cycles, ref_ns, clk, got, want);
+				}
+			}
+		}
+	}
+	traceparser_destroy(&st);
+}
+
+/* ---- the batched hand-over (tp_batch.h) ------------------------------------------------------ */
+
+/* What a callback sees of an event, with what the library's functions answer for it. */
+struct bseen_ev {
+	uint32_t h, t;
+	uint32_t w0, w1;
+	uint64_t clk, ns;
+	int32_t pid, tid;
+	int known;
+	unsigned now_class, now_event, prev_class, prev_event;
+	int prev_return;
+	uint64_t slot;
+	int explicit_; /* a combine event or one held for its owner: never in a run */
+};
+
+struct bseen_log {
+	struct bseen_ev *ev;
+	size_t n, cap;
+	unsigned runs, run_slots;
+	int deliver_all; /* the batch callback hands every slot back one by one */
+	int stride;      /* else every stride-th slot */
+	int zero;        /* the callbacks return 0 (what a run stands for) */
+};
+
+static int bseen_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct bseen_log *l = ud;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 4096;
+		l->ev = realloc(l->ev, l->cap * sizeof(*l->ev));
+		assert_non_null(l->ev);
+	}
+	struct bseen_ev *e = &l->ev[l->n++];
+	memset(e, 0, sizeof(*e));
+	const unsigned *conv = traceparser_get_info(st, _TRACEPARSER_INFO_ENDIAN_CONV, NULL);
+	e->h = h;
+	e->t = t;
+	e->w0 = len > 0 ? (*conv ? __builtin_bswap32(buf[0]) : buf[0]) : 0;
+	e->w1 = len > 1 ? (*conv ? __builtin_bswap32(buf[1]) : buf[1]) : 0;
+	e->clk = tk_traceparser_clk(st);
+	e->ns = tk_traceparser_ns(st);
+	e->known = tk_traceparser_owner(st, &e->pid, &e->tid);
+	e->now_class = *(unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_NOW_CALLBACK_CLASS, NULL);
+	e->now_event = *(unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_NOW_CALLBACK_EVENT, NULL);
+	e->prev_class = *(unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_CLASS, NULL);
+	e->prev_event = *(unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_EVENT, NULL);
+	e->prev_return = *(int *)traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_RETURN, NULL);
+	e->slot = st->cur_slot;
+	e->explicit_ = st->cur_clk_explicit;
+	return l->zero ? 0 : (int)(h & 3); /* returns that differ, for PREV_CALLBACK_RETURN */
+}
+
+static int bseen_run(struct traceparser_state *st, void *ud, const uint32_t *slots, size_t n, uint64_t first_slot)
+{
+	struct bseen_log *l = ud;
+	int conv = *(const unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_ENDIAN_CONV, NULL) != 0;
+	l->runs++;
+	l->run_slots += (unsigned)n;
+	for (size_t i = 0; i < n; i++) {
+		const uint32_t *s = slots + 4 * i;
+		uint32_t h = conv ? __builtin_bswap32(s[0]) : s[0], t = conv ? __builtin_bswap32(s[1]) : s[1];
+		int32_t pid, tid;
+		int known = tk__tp_batch_owner(st, h, &pid, &tid);
+		uint64_t clk = tk__tp_batch_clk(st, h, t);
+		size_t before = l->n;
+		if (l->deliver_all || (first_slot + i) % (uint64_t)l->stride == 0) {
+			tk__tp_batch_deliver_one(st, s, first_slot + i);
+			assert_int_equal(l->n, before + 1);
+			/* what the run reads inline is what the library answers in the callback */
+			assert_int_equal(l->ev[before].clk, clk);
+			assert_int_equal(l->ev[before].ns, tk__tp_clk_to_ns(st, clk));
+			assert_int_equal(l->ev[before].known, known);
+			assert_int_equal(l->ev[before].pid, pid);
+			assert_int_equal(l->ev[before].tid, tid);
+		}
+	}
+	return 0;
+}
+
+/* A file with events before any TIME and owner, 6 CPUs interleaved slot by slot, TIME
+ * events that move on a CPU's upper bits, combine events across runs, BUFFER events. */
+static const char *batch_file(const char *name, int be, int owner_buffer, const char *clock, unsigned n_slots)
+{
+	struct tkt_buf b = { 0 };
+	const char *path = tkt_path(name);
+	char tmp[256];
+	tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_FILE_NAME::test.kevTRACE_VER_MAJOR::1TRACE_VER_MINOR::01");
+	tkt_buf_str(&b, be ? "TRACE_BIG_ENDIAN::TRUE" : "TRACE_LITTLE_ENDIAN::TRUE");
+	snprintf(tmp, sizeof(tmp), "TRACE_ENCODING::16 byte eventsTRACE_CYCLES_PER_SEC::%sTRACE_CPU_NUM::6", clock);
+	tkt_buf_str(&b, tmp);
+	if (owner_buffer)
+		tkt_buf_str(&b, "TRACEKIT_OWNER::buffer");
+	if (strcmp(clock, "1000000000") != 0)
+		tkt_buf_str(&b, "TRACEKIT_CLOCK_CYCLES::30000000000TRACEKIT_CLOCK_RAW_NS::77777777777");
+	tkt_buf_str(&b, "TRACE_SYSPAGE_LEN::0TRACE_HEADER_END::");
+	uint32_t t = 0xffff0000u, msb[6] = { 0 };
+	unsigned n = 0;
+	for (unsigned i = 0; n < n_slots; i++) {
+		unsigned cpu = i % 6;
+		if (i == 500 || (i > 500 && i % 4099 == cpu)) {
+			msb[cpu] = msb[cpu] ? msb[cpu] + 1 : 3 + cpu;
+			tkt_kev_slot(&b, be, H(0, cpu, _TRACE_CONTROL_C, _TRACE_CONTROL_TIME), t, msb[cpu], 0), n++;
+		}
+		if (i % 1500 == 700) {
+			if (owner_buffer)
+				tkt_kev_slot(&b, be, H(0, cpu, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER), t, i, 64), n++;
+			for (unsigned k = 0; owner_buffer && k < i % 5; k++) /* held until the owner */
+				tkt_kev_slot(&b, be, H(0, cpu, _TRACE_CONTROL_C, 7), t += 1, k, 0), n++;
+			tkt_kev_slot(&b, be, H(0, cpu, _TRACE_PR_TH_C, STATE_RUNNING), t += 1, 10 + cpu, i % 13), n++;
+		}
+		if (i % 777 == 5 || n % 16384 == 16383) {
+			uint32_t h = H(0, cpu, _TRACE_USER_C, 30), tc = t += 2;
+			tkt_kev_slot(&b, be, h | _TRACE_STRUCT_CB, tc, 1, 2), n++;
+			tkt_kev_slot(&b, be, H(0, (cpu + 1) % 6, _TRACE_USER_C, 2), t += 1, i, 0), n++;
+			tkt_kev_slot(&b, be, h | _TRACE_STRUCT_CC, tc, 3, 4), n++;
+			tkt_kev_slot(&b, be, H(0, (cpu + 2) % 6, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER), t += 1, i, 0), n++;
+			tkt_kev_slot(&b, be, h | _TRACE_STRUCT_CE, tc, 5, 0), n++;
+		}
+		if (i % 13 == 0)
+			tkt_kev_slot(&b, be, H(0, cpu, _TRACE_KER_CALL_C, 4), t += 3, i, 0), n++; /* not batched */
+		else
+			tkt_kev_slot(&b, be, H(0, cpu, i % 3 ? _TRACE_USER_C : _TRACE_SYSTEM_C, i % 3 ? i % 5 : 0), t += 5, i, cpu),
+				n++;
+	}
+	tkt_write_file(path, b.p, b.len);
+	tkt_buf_free(&b);
+	return path;
+}
+
+static void bseen_parse(const char *path, struct bseen_log *l, int batch, unsigned sort, int dump, int twice)
+{
+	struct traceparser_state *st = new_parser();
+	for (unsigned cls = 0; cls < 8; cls++)
+		assert_int_equal(tk_traceparser_cs_internal(st, l, bseen_cb, cls, cls == 0 ? 1 : 0, 1023), 0);
+	if (batch) {
+		assert_int_equal(tk__tp_batch(st, bseen_run, l, 6, 0, 1023), 0);
+		assert_int_equal(tk__tp_batch(st, bseen_run, l, 5, 0, 0), 0);
+		assert_int_equal(tk__tp_batch(st, bseen_run, l, 1, 0, 1023), 0); /* TIME, BUFFER left out */
+		assert_int_equal(tk__tp_batch(st, bseen_run, l, 4, 0, 1023), 0); /* THRUNNING left out */
+	}
+	if (sort)
+		assert_int_equal(traceparser_sort(st, sort), 0);
+	FILE *devnull = NULL;
+	if (dump) {
+		devnull = fopen("/dev/null", "w");
+		assert_int_equal(traceparser_debug(st, devnull, _TRACEPARSER_DEBUG_EVENTS), 0);
+	}
+	for (int k = 0; k <= twice; k++) {
+		l->n = 0;
+		assert_int_equal(traceparser(st, NULL, path), 0);
+	}
+	/* after the parse: the last event's (a run's last slot's) */
+	if (l->n == l->cap) {
+		l->cap = 2 * l->cap + 1;
+		l->ev = realloc(l->ev, l->cap * sizeof(*l->ev));
+		assert_non_null(l->ev);
+	}
+	struct bseen_ev *e = &l->ev[l->n++];
+	memset(e, 0, sizeof(*e));
+	e->h = 0xffffffffu;
+	e->clk = tk_traceparser_clk(st);
+	e->slot = st->cur_slot;
+	e->now_class = *(unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_NOW_CALLBACK_CLASS, NULL);
+	e->now_event = *(unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_NOW_CALLBACK_EVENT, NULL);
+	e->prev_class = *(unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_CLASS, NULL);
+	e->prev_event = *(unsigned *)traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_EVENT, NULL);
+	e->prev_return = *(int *)traceparser_get_info(st, _TRACEPARSER_INFO_PREV_CALLBACK_RETURN, NULL);
+	traceparser_destroy(&st);
+	if (devnull)
+		fclose(devnull);
+}
+
+/*
+ * The runs of batched slots, each handed back with tk__tp_batch_deliver_one(), give the
+ * callbacks what one event at a time gives (times, owners, the previous callback), in every
+ * file layout, byte order, clock, sort and debug mode, and a second file on the same state.
+ */
+static void test_batch_same(void **state_)
+{
+	(void)state_;
+	static const char *clocks[] = { "1000000000", "2400000000", "1000000000" };
+	for (int v = 0; v < 6; v++) {
+		const char *path = batch_file("batch.kev", v & 1, v >= 4, clocks[v % 3], v < 2 ? 340000 : 40000);
+		for (int mode = 0; mode < 5; mode += mode == 0 ? 2 : 1) {
+			unsigned sort = mode == 2 ? _TRACEPARSER_SORT : 0;
+			int dump = mode == 3, twice = mode == 4;
+			struct bseen_log ref = { 0 }, got = { 0 };
+			got.deliver_all = 1;
+			bseen_parse(path, &ref, 0, sort, dump, twice);
+			bseen_parse(path, &got, 1, sort, dump, twice);
+			if (mode == 0 || mode == 4)
+				assert_true(got.runs > 1000);
+			else
+				assert_int_equal(got.runs, 0);
+			assert_int_equal(ref.n, got.n);
+			for (size_t i = 0; i < ref.n; i++)
+				if (memcmp(&ref.ev[i], &got.ev[i], sizeof(ref.ev[i])) != 0)
+					fail_msg("variant %d mode %d: event %zu (h 0x%x) differs: prev %u/%u/%d now %u/%u, "
+						 "one by one %u/%u/%d", v, mode, i, ref.ev[i].h, got.ev[i].prev_class,
+						 got.ev[i].prev_event, got.ev[i].prev_return, got.ev[i].now_class,
+						 got.ev[i].now_event, ref.ev[i].prev_class, ref.ev[i].prev_event,
+						 ref.ev[i].prev_return);
+			free(ref.ev);
+			free(got.ev);
+		}
+	}
+}
+
+/* seen_parse()'s batched events: USER, SYSTEM 0, CONTROL and PROCESS but TIME, BUFFER, THRUNNING */
+static int bseen_batched(const struct bseen_ev *e)
+{
+	unsigned cls = TK_KEV_CLASS(e->h), code = TK_KEV_CODE(e->h);
+	if (e->explicit_)
+		return 0;
+	return cls == 6 || (cls == 5 && code == 0) || (cls == 1 && code != _TRACE_CONTROL_TIME && code != _TRACE_CONTROL_BUFFER) ||
+	       (cls == 4 && code != STATE_RUNNING);
+}
+
+/* Only some slots of the runs handed back (as the exporters do): those callbacks still see
+ * the previous slot as the previous callback (its return taken as 0). */
+static void test_batch_some(void **state_)
+{
+	(void)state_;
+	for (int v = 0; v < 2; v++) {
+		const char *path = batch_file("batch3.kev", v, v, "2400000000", 60000);
+		struct bseen_log ref = { 0 }, got = { 0 };
+		ref.zero = got.zero = 1;
+		got.stride = 3;
+		bseen_parse(path, &ref, 0, 0, 0, 0);
+		bseen_parse(path, &got, 1, 0, 0, 0);
+		assert_true(got.runs > 1000);
+		size_t j = 0;
+		for (size_t i = 0; i < ref.n; i++) {
+			if (bseen_batched(&ref.ev[i]) && ref.ev[i].slot % 3 != 0)
+				continue;
+			assert_true(j < got.n);
+			if (memcmp(&ref.ev[i], &got.ev[j], sizeof(ref.ev[i])) != 0)
+				fail_msg("variant %d: event %zu (h 0x%x slot %" PRIu64 ") differs: prev %u/%u/%d, "
+					 "one by one %u/%u/%d", v, i, ref.ev[i].h, ref.ev[i].slot, got.ev[j].prev_class,
+					 got.ev[j].prev_event, got.ev[j].prev_return, ref.ev[i].prev_class,
+					 ref.ev[i].prev_event, ref.ev[i].prev_return);
+			j++;
+		}
+		assert_int_equal(j, got.n);
+		free(ref.ev);
+		free(got.ev);
+	}
+}
+
+/* Taking some events out of the runs again (a NULL callback for part of a range) leaves
+ * the others in runs, to the callback they were given. */
+static void test_batch_detach_part(void **state_)
+{
+	(void)state_;
+	const char *path = batch_file("batch2.kev", 0, 0, "1000000000", 5000);
+	struct bseen_log l = { 0 };
+	l.stride = 1;
+	struct traceparser_state *st = new_parser();
+	for (unsigned cls = 0; cls < 8; cls++)
+		assert_int_equal(tk_traceparser_cs_internal(st, &l, bseen_cb, cls, cls == 0 ? 1 : 0, 1023), 0);
+	assert_int_equal(tk__tp_batch(st, bseen_run, &l, 6, 0, 1023), 0);
+	assert_int_equal(tk__tp_batch(st, NULL, NULL, 6, 1, 1), 0);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	assert_true(l.runs > 0);
+	traceparser_destroy(&st);
+	free(l.ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2000,6 +2332,10 @@ int main(void)
 		cmocka_unit_test(test_sort_bounded_memory),
 		cmocka_unit_test(test_owner_end_to_end),
 		cmocka_unit_test(test_ns_conversion),
+		cmocka_unit_test(test_ns_extremes),
+		cmocka_unit_test(test_batch_same),
+		cmocka_unit_test(test_batch_detach_part),
+		cmocka_unit_test(test_batch_some),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

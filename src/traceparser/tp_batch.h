@@ -31,9 +31,15 @@
 typedef int (*tk__tp_batch_fn)(struct traceparser_state *st, void *ud, const uint32_t *slots, size_t n,
 			       uint64_t first_slot);
 
-/* Events first..last of internal class cls go to fn in runs (fn NULL: back to one by one). */
+/* Events first..last of internal class cls go to fn in runs (fn NULL: these back to one by
+ * one, the others staying with the callback they have). One fn and ud for all runs. */
 int tk__tp_batch(struct traceparser_state *st, tk__tp_batch_fn fn, void *ud, unsigned cls, unsigned first,
 		 unsigned last);
+
+/* In a run: the slot at slots + 4 * i dispatched as the parser would dispatch it alone (its
+ * per-event callback, with the time and owner functions answering for it; the previous
+ * callback is the slot before it, with the return 0 when that slot was not handed back). */
+void tk__tp_batch_deliver_one(struct traceparser_state *st, const uint32_t *slot, uint64_t slot_index);
 
 /* In a run: the owner of a slot with header h (tk_traceparser_owner()). */
 static inline int tk__tp_batch_owner(const struct traceparser_state *st, uint32_t h, int32_t *pid, int32_t *tid)

@@ -145,6 +145,9 @@ struct traceparser_state {
 	uint64_t batch_bits[TP_TABLE_SIZE / 64];
 	int (*batch_fn)(struct traceparser_state *st, void *ud, const uint32_t *slots, size_t n, uint64_t first_slot);
 	void *batch_ud;
+	/* the run being handed over: its first slot, and the slot tk__tp_batch_deliver_one()
+	 * delivered last (UINT64_MAX: none), so that the previous callback stays the previous slot */
+	uint64_t run_first, run_delivered;
 
 	FILE *debug_stream;
 	unsigned debug_flags;

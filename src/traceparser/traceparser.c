@@ -122,6 +122,7 @@ static void reset_file_state(struct traceparser_state *st)
 	st->cur_clk_explicit = 0;
 	st->endian_conv = 0;
 	st->cycles_per_sec = 0;
+	st->ns_mult = 0;
 	st->events_offset = 0;
 	st->owner_buffer_mode = 0;
 	st->kercalls_flags = 0;
@@ -351,8 +352,20 @@ int tk__tp_batch(struct traceparser_state *st, tk__tp_batch_fn fn, void *ud, uns
 		else
 			st->batch_bits[i / 64] &= ~(1ull << (i % 64));
 	}
-	st->batch_fn = fn;
-	st->batch_ud = ud;
+	if (fn != NULL) {
+		st->batch_fn = fn;
+		st->batch_ud = ud;
+	} else {
+		/* a part taken out: the rest still goes to the callback it was given (a NULL one
+		 * with bits left would be called) */
+		uint64_t any = 0;
+		for (unsigned w = 0; w < TP_TABLE_SIZE / 64; w++)
+			any |= st->batch_bits[w];
+		if (any == 0) {
+			st->batch_fn = NULL;
+			st->batch_ud = NULL;
+		}
+	}
 	return 0;
 }
 
@@ -430,7 +443,7 @@ uint64_t tk_traceparser_clk(const struct traceparser_state *st)
  * ns_mult (tp_internal.h) a multiplication gives the quotient or one or two less, and the
  * remainder, computed exactly, says which.
  */
-static inline uint64_t scale_ns(const struct traceparser_state *st, uint64_t c, int *exact)
+static inline unsigned __int128 scale_ns(const struct traceparser_state *st, uint64_t c, int *exact)
 {
 	uint64_t cps = st->cycles_per_sec;
 	unsigned __int128 num = (unsigned __int128)c * 1000000000u;
@@ -445,8 +458,10 @@ static inline uint64_t scale_ns(const struct traceparser_state *st, uint64_t c, 
 		*exact = r == 0;
 		return q;
 	}
+	/* a clock slower than 1 GHz: the quotient may exceed 64 bits (kept, for the caller
+	 * to saturate) */
 	*exact = num % cps == 0;
-	return (uint64_t)(num / cps);
+	return num / cps;
 }
 
 static uint64_t cycles_to_ns(const struct traceparser_state *st, uint64_t cycles)
@@ -455,7 +470,7 @@ static uint64_t cycles_to_ns(const struct traceparser_state *st, uint64_t cycles
 
 	if (st->cycles_per_sec == 0 || st->cycles_per_sec == 1000000000u)
 		return cycles;
-	return scale_ns(st, cycles, &exact);
+	return (uint64_t)scale_ns(st, cycles, &exact);
 }
 
 /*
@@ -467,7 +482,8 @@ static uint64_t cycles_to_ns(const struct traceparser_state *st, uint64_t cycles
 uint64_t tk__tp_clk_to_ns(const struct traceparser_state *st, uint64_t clk)
 {
 	int64_t diff;
-	uint64_t mag, q;
+	uint64_t mag;
+	unsigned __int128 q;
 	int exact;
 	__int128 ns;
 
@@ -602,11 +618,35 @@ static void deliver_run(struct traceparser_state *st, const unsigned char *p, si
 	int was = st->delivering;
 	const uint32_t *last = (const uint32_t *)(const void *)(p + (b - 1) * 16);
 
+	st->run_first = first_slot + a;
+	st->run_delivered = UINT64_MAX;
 	st->delivering = 1;
 	st->batch_fn(st, st->batch_ud, (const uint32_t *)(const void *)(p + a * 16), b - a, first_slot + a);
 	st->delivering = was;
-	st->prev_header = tk__cs32((int)st->endian_conv, last[0]);
-	st->prev_return = 0;
+	/* the current and previous callback are the run's last slot's: its own return when it
+	 * was handed back last (tk__tp_batch_deliver_one()), else 0, the run's stand-in for the
+	 * ignored returns (traceparser_get_info() and tk_traceparser_clk() after the parse) */
+	if (st->run_delivered != first_slot + b - 1) {
+		st->cur_header = st->prev_header = tk__cs32((int)st->endian_conv, last[0]);
+		st->cur_time = tk__cs32((int)st->endian_conv, last[1]);
+		st->cur_slot = first_slot + b - 1;
+		st->prev_return = 0;
+	}
+}
+
+void tk__tp_batch_deliver_one(struct traceparser_state *st, const uint32_t *slot, uint64_t slot_index)
+{
+	int conv = (int)st->endian_conv;
+	uint32_t h = tk__cs32(conv, slot[0]);
+
+	/* the slot before, in the same run and not handed back, counts as the previous
+	 * callback, as it would one event at a time */
+	if (slot_index > st->run_first && st->run_delivered != slot_index - 1) {
+		st->prev_header = tk__cs32(conv, slot[-4]);
+		st->prev_return = 0;
+	}
+	deliver(st, h, tk__cs32(conv, slot[1]), (unsigned *)(uintptr_t)(slot + 2), 2, slot_index);
+	st->run_delivered = slot_index;
 }
 
 static inline int batched(const struct traceparser_state *st, uint32_t k)
