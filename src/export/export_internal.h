@@ -114,8 +114,8 @@ extern const tk__format tk__export_perfetto;
 extern const tk__format tk__export_stats;
 extern const tk__format tk__export_sqlite;
 
-/* tk_export_file_flags() / tk_export_sqlite_flags(), for tests only: every event through
- * the parser's callback one by one, no runs (tp_batch.h), to compare the two paths. */
+/* tk_export_file_flags(), for tests only: every event through the parser's callback one by
+ * one, no runs (tp_batch.h), to compare the two paths (SQLite takes no runs anyway). */
 #define TK__EXPORT_ONE_BY_ONE 0x40000000u
 
 /* An exporter of a given format; stream may be NULL for a format that writes no stream. */

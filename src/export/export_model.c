@@ -631,7 +631,7 @@ int tk__export_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t 
 					rc = slice_close(x, t, ns, NULL, TK__CLOSE_END);
 				else
 					rc = slice_end(x, t, TK__SLICE_FUNC, e->w0, ns, NULL);
-			} else if (t->depth < t->cap && t->overflow == 0) {
+			} else if (t->depth < t->cap && t->depth < TK_EXPORT_MAX_DEPTH && t->overflow == 0) {
 				/* a slice opened in place (slice_push() when the stack has room) */
 				tk__slice *s = &t->stack[t->depth++];
 				s->kind = TK__SLICE_FUNC;
