@@ -1219,6 +1219,7 @@ static void test_sqlite(void **state_)
 	ev2(w, 1, _TRACE_KER_CALL_C, __KER_MSG_SENDV, 9700, 3, 4);
 	ev2(w, 1, _TRACE_KER_CALL_C, _TRACE_MAX_KER_CALL_NUM + __KER_MSG_SENDV, 9900, 0, 0);
 	ev2(w, 0, _TRACE_USER_C, 30, 10000, 0, 0);
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_USER_C, 31, 10000, NULL, 0, "hello \"you\""), 0);
 	assert_int_equal(tk_kev_writer_close(w), 0);
 
 	const char *db_path = tkt_path("sq.db");
@@ -1243,12 +1244,138 @@ static void test_sqlite(void **state_)
 			 1);
 	assert_int_equal(sql_int(db, "SELECT count(*) FROM threads WHERE pid=1 AND tid=2 AND name='worker'"), 1);
 	assert_int_equal(sql_int(db, "SELECT count(*) FROM processes WHERE pid=1 AND name='srv'"), 1);
-	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE type='index' AND name NOT LIKE 'sqlite_%'"), 6);
+	/* a string field: the args as JSON text; many fields: from v0.. and the kind's format */
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events WHERE event='USER 31' AND "
+				     "json_extract(args, '$.str')='hello \"you\"'"),
+			 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events WHERE event='MSG_SENDV' AND "
+				     "json_valid(args) AND json_extract(args, '$.coid')='0x3'"),
+			 1);
+	/* the indexes: the events are in time order here, id order is time order and
+	 * events(ts) is not made */
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE type='index' AND name IN "
+				     "('events_thread', 'slices_thread', 'slices_name', 'thread_states_thread', "
+				     "'counters_name')"),
+			 5);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name='events_ts'"), 0);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check='ok'"), 1);
 	sqlite3_close(db);
 
 	/* an existing database is refused: its tables are there */
 	assert_int_equal(tk_export_sqlite(path, db_path, NULL, NULL, NULL, err, sizeof(err)), TK_EIO);
 	assert_non_null(strstr(err, "already exists"));
+}
+
+/* Events not in time order, as a recording's per-CPU or per-thread buffers give them: the
+ * events(ts) index is made; the answers are those of the rows. */
+static void test_sqlite_unordered(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("squn.kev");
+	tk_kev_writer *w = trace_open(path);
+	state(w, 0, 1000, STATE_RUNNING, 1, 1);
+	ev2(w, 0, _TRACE_USER_C, 10, 1100, 1, 0);
+	ev2(w, 0, _TRACE_USER_C, 11, 1300, 0, 0);
+	state(w, 1, 1050, STATE_RUNNING, 1, 2);
+	ev2(w, 1, _TRACE_USER_C, 10, 1150, 2, 0);
+	ev2(w, 1, _TRACE_USER_C, 11, 1250, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	const char *db_path = tkt_path("squn.db");
+	char err[256];
+	tk_export_stats st;
+	assert_int_equal(tk_export_sqlite(path, db_path, "10:11=req", NULL, &st, err, sizeof(err)), 0);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events"), (int64_t)st.events);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name='events_ts'"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check='ok'"), 1);
+	/* the index's order is the time order (each CPU's events start with a TIME event) */
+	sqlite3_stmt *s;
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT group_concat(ts, ' ') FROM (SELECT ts FROM event_rows "
+						"INDEXED BY events_ts WHERE ts >= 1000 ORDER BY ts)",
+					    -1, &s, NULL),
+			 SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_string_equal((const char *)sqlite3_column_text(s, 0), "1000 1000 1050 1050 1100 1150 1250 1300");
+	sqlite3_finalize(s);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slices WHERE name='req' AND pid=1 AND tid=2 AND ts=1150 "
+				     "AND dur=100"),
+			 1);
+	sqlite3_close(db);
+
+	/* a thread whose own events go back in time (it ran on two CPUs): the same indexes */
+	path = tkt_path("squn2.kev");
+	w = trace_open(path);
+	state(w, 0, 1000, STATE_RUNNING, 1, 1);
+	ev2(w, 0, _TRACE_USER_C, 20, 1100, 1, 0);
+	ev2(w, 0, _TRACE_USER_C, 20, 1300, 0, 0);
+	state(w, 1, 1050, STATE_RUNNING, 1, 1);
+	ev2(w, 1, _TRACE_USER_C, 20, 1150, 2, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	db_path = tkt_path("squn2.db");
+	assert_int_equal(tk_export_sqlite(path, db_path, NULL, NULL, &st, err, sizeof(err)), 0);
+	assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events"), (int64_t)st.events);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name IN ('events_ts', 'events_thread')"),
+			 2);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check='ok'"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM event_rows INDEXED BY events_thread WHERE pid=1 AND tid=1 "
+				     "AND ts BETWEEN 1100 AND 1200"),
+			 2);
+	sqlite3_close(db);
+}
+
+/* Events whose JSON args do not fit in a page (a payload of raw words): the rest of the row
+ * in a chain of overflow pages; rows before and after them, enough for more than one page
+ * in every table and index. */
+static void test_sqlite_long_args(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("sqlong.kev");
+	tk_kev_writer *w = trace_open(path);
+	size_t n = 20000;
+	uint32_t *words = malloc(n * sizeof(*words));
+	assert_non_null(words);
+	for (size_t i = 0; i < n; i++)
+		words[i] = 0x10000000u + (uint32_t)i;
+	running(w, 1000, 7, 1);
+	for (unsigned k = 0; k < 900; k++)
+		ev2(w, 0, _TRACE_USER_C, 20, 1001 + k, k, 0);
+	assert_int_equal(tk_kev_write_event(w, 0, _TRACE_QVM_C, 1000, 2000, words, n), 0);
+	assert_int_equal(tk_kev_write_event(w, 0, _TRACE_QVM_C, 1000, 2001, words, 5100), 0);
+	for (unsigned k = 0; k < 12000; k++) { /* user pairs 10:11 too: slices */
+		ev2(w, 0, _TRACE_USER_C, 20, 3000 + 3 * k, k, 0);
+		ev2(w, 0, _TRACE_USER_C, 10, 3001 + 3 * k, k, 0);
+		ev2(w, 0, _TRACE_USER_C, 11, 3002 + 3 * k, k, 0);
+	}
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	free(words);
+
+	const char *db_path = tkt_path("sqlong.db");
+	char err[256];
+	tk_export_stats st;
+	assert_int_equal(tk_export_sqlite(path, db_path, "10:11=req", NULL, &st, err, sizeof(err)), 0);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check='ok'"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events"), (int64_t)st.events);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slices WHERE name='req'"), 12000);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slice_rows INDEXED BY slices_thread WHERE pid=7 AND tid=1 AND "
+				     "ts > 3000"),
+			 12000);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM event_rows INDEXED BY events_thread WHERE pid=7 AND tid=1 AND "
+				     "ts BETWEEN 3000 AND 3299"),
+			 300);
+	assert_int_equal(sql_int(db, "SELECT json_array_length(args, '$.d') FROM events WHERE ts=2000"), 20000);
+	assert_int_equal(sql_int(db, "SELECT json_array_length(args, '$.d') FROM events WHERE ts=2001"), 5100);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events WHERE ts=2000 AND "
+				     "json_extract(args, '$.d[19999]')='0x10004e1f'"),
+			 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events WHERE event='USER 20' AND "
+				     "json_extract(args, '$.d0')='0x12b'"),
+			 2);
+	sqlite3_close(db);
 }
 
 /* ---- the golden driver -------------------------------------------------------------------- */
@@ -1679,6 +1806,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stats_percentiles),
 		cmocka_unit_test(test_stats_owner_markers),
 		cmocka_unit_test(test_sqlite),
+		cmocka_unit_test(test_sqlite_unordered),
+		cmocka_unit_test(test_sqlite_long_args),
 		cmocka_unit_test(test_light_path_same),
 		cmocka_unit_test(test_runs_same),
 		cmocka_unit_test(test_runs_same_raw),

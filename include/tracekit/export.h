@@ -163,11 +163,13 @@ TK_API int tk_export_sqlite_flags(const char *in_path, const char *db_path, unsi
 				  const char *counters, tk_export_stats *stats, char *errmsg, size_t errmsg_cap);
 
 /*
- * The SQLite export (docs/export.md, "SQLite"): creates the database db_path (which must
- * not hold tables yet; a new file is best) with the tables processes, threads, events
- * (every event, every decoded field as JSON in args), slices, thread_states and counters,
- * and their indexes. Arguments, return values and damaged input as tk_export_file(); on
- * any error the caller removes db_path (it may hold part of the rows).
+ * The SQLite export (docs/export.md, "SQLite"): creates the database db_path (a new or
+ * empty file; an existing database is refused) with the tables processes and threads and
+ * the views events (every event, every decoded field as JSON in args), slices,
+ * thread_states and counters over compact tables (event_rows, event_kinds, slice_rows,
+ * names, state_rows, counter_rows), and their indexes. Arguments, return values and
+ * damaged input as tk_export_file(); on any error the caller removes db_path (it may hold
+ * part of the rows).
  */
 TK_API int tk_export_sqlite(const char *in_path, const char *db_path, const char *pairs, const char *counters,
 			    tk_export_stats *stats, char *errmsg, size_t errmsg_cap);
