@@ -86,13 +86,9 @@ static void set_name(tk_kev_decoded *d, const char *prefix, const char *label)
 	if (prefix != NULL)
 		while (*prefix != '\0' && n < sizeof(d->event_name) - 1)
 			d->event_name[n++] = *prefix++;
-	/* the label up to its padding (a copy of the span, not a byte at a time: every system
-	 * call event of a Linux trace comes here) */
-	size_t k = strcspn(label, " ");
-	if (k > sizeof(d->event_name) - 1 - n)
-		k = sizeof(d->event_name) - 1 - n;
-	memcpy(d->event_name + n, label, k);
-	d->event_name[n + k] = '\0';
+	while (label[0] != '\0' && label[0] != ' ' && n < sizeof(d->event_name) - 1)
+		d->event_name[n++] = *label++;
+	d->event_name[n] = '\0';
 }
 
 static void unknown(tk_kev_decoded *d, const tk_kev_event *ev)

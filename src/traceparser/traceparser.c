@@ -1443,11 +1443,12 @@ static int one_slot(struct traceparser_state *st, traceevent_t *ev, int conv, ui
  */
 static inline __attribute__((always_inline)) int run_fast_owned(struct traceparser_state *st,
 								unsigned char *p, size_t n,
-								uint64_t first_slot, const int conv);
+								uint64_t first_slot, const int conv,
+								const int runs);
 
 static inline __attribute__((always_inline)) int run_fast(struct traceparser_state *st,
 							  unsigned char *p, size_t n,
-							  uint64_t first_slot, const int conv)
+							  uint64_t first_slot, const int conv, const int runs)
 {
 	size_t i, combine_slots = 0, run = NO_RUN;
 
@@ -1460,7 +1461,7 @@ static inline __attribute__((always_inline)) int run_fast(struct traceparser_sta
 			uint32_t t = conv ? tk__bswap32(ev->data[0]) : ev->data[0];
 			uint32_t k = h & (_TRACE_GET_STRUCT(~0u) | (TP_TABLE_SIZE - 1));
 
-			if (LIKELY(k < TP_TABLE_SIZE && batched(st, k))) {
+			if (runs && LIKELY(k < TP_TABLE_SIZE && batched(st, k))) {
 				if (run == NO_RUN)
 					run = i;
 				continue;
@@ -1485,7 +1486,7 @@ static inline __attribute__((always_inline)) int run_fast(struct traceparser_sta
 		st->stats.events += n - combine_slots;
 		return 0;
 	}
-	return run_fast_owned(st, p, n, first_slot, conv);
+	return run_fast_owned(st, p, n, first_slot, conv, runs);
 }
 
 /*
@@ -1494,7 +1495,8 @@ static inline __attribute__((always_inline)) int run_fast(struct traceparser_sta
  */
 static inline __attribute__((always_inline)) int run_fast_owned(struct traceparser_state *st,
 								unsigned char *p, size_t n,
-								uint64_t first_slot, const int conv)
+								uint64_t first_slot, const int conv,
+								const int runs)
 {
 	size_t i = 0, combine_slots = 0, run = NO_RUN;
 
@@ -1512,7 +1514,7 @@ static inline __attribute__((always_inline)) int run_fast_owned(struct tracepars
 		 * path: the struct bits keep k outside the table for combine slots. */
 		uint32_t k = h & (_TRACE_GET_STRUCT(~0u) | (TP_TABLE_SIZE - 1));
 
-		if (LIKELY(k < TP_TABLE_SIZE && batched(st, k))) {
+		if (runs && LIKELY(k < TP_TABLE_SIZE && batched(st, k))) {
 			if (run == NO_RUN)
 				run = i;
 			continue;
@@ -1545,14 +1547,16 @@ static inline __attribute__((always_inline)) int run_fast_owned(struct tracepars
 	return 0;
 }
 
+/* Four instances: native or swapped bytes, with runs or without (a reader that asked for
+ * none, as traceprinter, keeps the loop without the test of every slot for them). */
 static int run_fast_native(struct traceparser_state *st, unsigned char *p, size_t n, uint64_t first)
 {
-	return run_fast(st, p, n, first, 0);
+	return st->batch_fn != NULL ? run_fast(st, p, n, first, 0, 1) : run_fast(st, p, n, first, 0, 0);
 }
 
 static int run_fast_swapped(struct traceparser_state *st, unsigned char *p, size_t n, uint64_t first)
 {
-	return run_fast(st, p, n, first, 1);
+	return st->batch_fn != NULL ? run_fast(st, p, n, first, 1, 1) : run_fast(st, p, n, first, 1, 0);
 }
 
 /* Slow path: debug output of every slot and/or sort mode. */
