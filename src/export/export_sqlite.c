@@ -655,8 +655,8 @@ static int sq_start(tk_export *x)
 static int sq_event(tk_export *x, const tk_kev_decoded *d)
 {
 	sq_state *sq = x->fmt_state;
-	uint32_t kind;
-	int templ, rc;
+	uint32_t kind = 0;
+	int templ = 0, rc;
 
 	if ((rc = kind_of(x, sq, d, &kind, &templ)) != 0)
 		return rc;
