@@ -154,7 +154,7 @@ for s in INT TERM; do
 	"$bin/traceprinter" -f in.fifo -o tp.txt >/dev/null 2>&1 &
 	tool=$!
 	i=0
-	while [ ! -e tp.txt.part ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	while [ ! -e tp.txt.part ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	kill -s $s $tool
 	wait $tool
 	kill $writer 2>/dev/null
@@ -168,7 +168,7 @@ for s in INT TERM; do
 	"$bin/tbrw_writer" in.fifo tw.tb5 2>err &
 	tool=$!
 	i=0
-	while [ ! -e tw.tb5.part ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	while [ ! -e tw.tb5.part ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	kill -s $s $tool
 	wait $tool
 	kill $writer 2>/dev/null
@@ -187,7 +187,7 @@ for s in INT TERM; do
 		esac
 		pid=$!
 		i=0
-		while [ -z "$(ls -A "$work/tmp")" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+		while [ -z "$(ls -A "$work/tmp")" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 		kill -s $s $pid
 		wait $pid
 		kill $writer 2>/dev/null
