@@ -2210,7 +2210,8 @@ static void test_batch_same(void **state_)
 	(void)state_;
 	static const char *clocks[] = { "1000000000", "2400000000", "1000000000" };
 	for (int v = 0; v < 6; v++) {
-		const char *path = batch_file("batch.kev", v & 1, v >= 4, clocks[v % 3], v < 2 ? 340000 : 40000);
+		/* one file large enough for the reader thread (more than 4 MiB), the rest smaller */
+		const char *path = batch_file("batch.kev", v & 1, v >= 4, clocks[v % 3], v == 0 ? 340000 : 40000);
 		for (int mode = 0; mode < 5; mode += mode == 0 ? 2 : 1) {
 			unsigned sort = mode == 2 ? _TRACEPARSER_SORT : 0;
 			int dump = mode == 3, twice = mode == 4;
