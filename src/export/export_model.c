@@ -519,72 +519,16 @@ int tk_export_event(tk_export *x, const tk_kev_decoded *d)
 int tk__export_light(tk_export *x, unsigned header, uint32_t w0, uint32_t w1, unsigned len, uint64_t ns,
 		     int owner_known, int32_t pid, int32_t tid)
 {
-	unsigned cls = TK_KEV_CLASS(header), code = TK_KEV_CODE(header);
+	/* a run of one (whose words past len are 0, as the decoder reads them); a function
+	 * entry or exit of other than two words is decoded */
+	tk__light_ev ev = { ns, header, w0, w1, (uint32_t)owner_known, pid, tid };
+	size_t taken;
 	int rc;
 
-	if (x->fmt->light_event == NULL || !x->started || x->finished || x->failed)
+	if (len > 2 || (TK_KEV_CLASS(header) == 5 && len != 2))
 		return 1;
-	if (cls == 5) {
-		if ((code != _NTO_TRACE_SYS_FUNC_ENTER && code != _NTO_TRACE_SYS_FUNC_EXIT) || len != 2)
-			return 1;
-	} else if (cls != 6 || len > 2) {
-		return 1;
-	}
-	/* an event without a known owner or past the threads' cap is an instant with every
-	 * field: decoded. (A thread made here is made as the decoded path would make it.) */
-	if (!owner_known)
-		return 1;
-	tk__thread *t = x->last_thread;
-	if (t == NULL || t->pid != pid || t->tid != tid) {
-		size_t n_before = x->n_threads;
-		t = thread_get(x, pid, tid);
-		if (t == NULL)
-			return 1;
-		x->last_thread = t;
-		if (x->n_threads != n_before && x->fmt->thread_new != NULL && (rc = x->fmt->thread_new(x, t)) != 0)
-			return rc;
-	}
-	if ((rc = x->fmt->light_event(x, cls, code, owner_known, pid, tid)) != 0)
-		return rc == 1 ? 1 : rc;
-	x->stats.events++;
-	if (x->stats.events - x->stats.control == 1 || ns < x->stats.first_ns)
-		x->stats.first_ns = ns;
-	if (ns > x->stats.last_ns)
-		x->stats.last_ns = ns;
-	tk__slice s;
-	unsigned idx;
-	if (cls == 5) {
-		if (code == _NTO_TRACE_SYS_FUNC_EXIT)
-			return slice_end(x, t, TK__SLICE_FUNC, w0, ns, NULL);
-		memset(&s, 0, sizeof(s));
-		s.begin_ns = ns;
-		s.kind = TK__SLICE_FUNC;
-		s.key = w0;
-		s.arg[0] = w0;
-		s.arg[1] = w1;
-		s.name = x->symbols != NULL ? tk__export_func_name_at(x, pid, ns, w0) : NULL;
-		return slice_push(x, t, &s);
-	}
-	if ((idx = x->pair_begin[code]) != 0) {
-		memset(&s, 0, sizeof(s));
-		s.begin_ns = ns;
-		s.kind = TK__SLICE_USER;
-		s.pair = (uint16_t)(idx - 1);
-		s.key = idx - 1;
-		s.arg[0] = len > 0 ? w0 : 0;
-		s.arg[1] = len > 1 ? w1 : 0;
-		s.name = x->pairs[idx - 1].name;
-		return slice_push(x, t, &s);
-	}
-	if ((idx = x->pair_end[code]) != 0)
-		return slice_end(x, t, TK__SLICE_USER, idx - 1, ns, NULL);
-	if ((idx = x->counter_of[code]) != 0) {
-		uint64_t v = ((uint64_t)(len > 1 ? w1 : 0) << 32) | (len > 0 ? w0 : 0);
-		x->stats.counters++;
-		return x->fmt->counter(x, t, &x->counters[idx - 1], ns, (int64_t)v);
-	}
-	x->stats.instants++;
-	return x->fmt->instant(x, t, t->pid, t->tid, NULL);
+	rc = tk__export_light_run(x, &ev, 1, &taken);
+	return rc != 0 ? rc : taken == 1 ? 0 : 1;
 }
 
 int tk__export_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken)

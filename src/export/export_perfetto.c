@@ -1479,9 +1479,13 @@ static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 {
 	pf_state *ps = x->fmt_state;
 
-	if (reason == TK__CLOSE_END && (end == NULL || s->kind == TK__SLICE_FUNC) && ps->n_fresh == 0) {
-		/* no annotation: the end of a function, or of a slice whose end event is not given */
-		unsigned char *p = packet_room(x, 64), *pkt, *te;
+	/* The usual ends in one pass: a function's, or a slice's whose end event is not given
+	 * (no annotation, under 64 bytes), or a pair's or kernel call's with up to three
+	 * numbers, their names cached (under 128 bytes: 4 + 11 + 2 + 2 + 11 + 3 * 19). */
+	uint32_t iids[3];
+	int plain = end == NULL || s->kind == TK__SLICE_FUNC;
+	if (reason == TK__CLOSE_END && ps->n_fresh == 0 && (plain || fast_fields(ps, end, 1, 3, iids))) {
+		unsigned char *p = packet_room(x, plain ? 64 : 128), *pkt, *te;
 		if (p == NULL)
 			return x->failed ? TK_EIO : TK_ENOMEM;
 		p = fast_open(ps, p, &pkt, &te, end_ns);
@@ -1490,24 +1494,8 @@ static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 		track_encode(ps, uuid_thread(t->pid, t->tid));
 		memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
 		p += 2 + ps->track_enc_len;
-		*te = (unsigned char)(p - te - 1);
-		*pkt = (unsigned char)(p - pkt - 1);
-		x->out_len = (size_t)((char *)p - x->out);
-		return 0;
-	}
-	uint32_t iids[3];
-	if (reason == TK__CLOSE_END && end != NULL && ps->n_fresh == 0 && fast_fields(ps, end, 1, 3, iids)) {
-		/* the end of a pair or kernel call with up to three numbers, their names cached:
-		 * also under 128 bytes (4 + 11 + 2 + 2 + 11 + 3 * 19) */
-		unsigned char *p = packet_room(x, 128), *pkt, *te;
-		if (p == NULL)
-			return x->failed ? TK_EIO : TK_ENOMEM;
-		p = fast_open(ps, p, &pkt, &te, end_ns);
-		p[0] = (unsigned char)TAG(9, WIRE_VARINT);
-		p[1] = TYPE_SLICE_END;
-		track_encode(ps, uuid_thread(t->pid, t->tid));
-		memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
-		p = fast_put_fields(p + 2 + ps->track_enc_len, end, iids);
+		if (!plain)
+			p = fast_put_fields(p, end, iids);
 		*te = (unsigned char)(p - te - 1);
 		*pkt = (unsigned char)(p - pkt - 1);
 		x->out_len = (size_t)((char *)p - x->out);

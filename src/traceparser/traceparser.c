@@ -654,6 +654,23 @@ static inline int batched(const struct traceparser_state *st, uint32_t k)
 	return (int)((st->batch_bits[k / 64] >> (k % 64)) & 1);
 }
 
+/* The fast loops' runs: 1 when slot i (table index k) joins the run being made; otherwise
+ * the run before it, if any, is handed over first and the slot goes the usual way. */
+static inline __attribute__((always_inline)) int in_run(struct traceparser_state *st, const unsigned char *p,
+							 uint64_t first_slot, size_t i, uint32_t k, size_t *run)
+{
+	if (LIKELY(k < TP_TABLE_SIZE && batched(st, k))) {
+		if (*run == NO_RUN)
+			*run = i;
+		return 1;
+	}
+	if (*run != NO_RUN) {
+		deliver_run(st, p, *run, i, first_slot);
+		*run = NO_RUN;
+	}
+	return 0;
+}
+
 static int sort_spill(struct traceparser_state *st, int final);
 static int dispatch_spilled(struct traceparser_state *st);
 
@@ -1461,15 +1478,8 @@ static inline __attribute__((always_inline)) int run_fast(struct traceparser_sta
 			uint32_t t = conv ? tk__bswap32(ev->data[0]) : ev->data[0];
 			uint32_t k = h & (_TRACE_GET_STRUCT(~0u) | (TP_TABLE_SIZE - 1));
 
-			if (runs && LIKELY(k < TP_TABLE_SIZE && batched(st, k))) {
-				if (run == NO_RUN)
-					run = i;
+			if (runs && in_run(st, p, first_slot, i, k, &run))
 				continue;
-			}
-			if (run != NO_RUN) {
-				deliver_run(st, p, run, i, first_slot);
-				run = NO_RUN;
-			}
 			if (LIKELY(k < TP_TABLE_SIZE && k != TIME_INDEX)) {
 				deliver_at(st, k, h, t, &ev->data[1], 2, first_slot + i);
 			} else if (k == TIME_INDEX) {
@@ -1514,15 +1524,8 @@ static inline __attribute__((always_inline)) int run_fast_owned(struct tracepars
 		 * path: the struct bits keep k outside the table for combine slots. */
 		uint32_t k = h & (_TRACE_GET_STRUCT(~0u) | (TP_TABLE_SIZE - 1));
 
-		if (runs && LIKELY(k < TP_TABLE_SIZE && batched(st, k))) {
-			if (run == NO_RUN)
-				run = i;
+		if (runs && in_run(st, p, first_slot, i, k, &run))
 			continue;
-		}
-		if (run != NO_RUN) {
-			deliver_run(st, p, run, i, first_slot);
-			run = NO_RUN;
-		}
 		if (LIKELY(k < TP_TABLE_SIZE && k - TIME_INDEX > 1u && k != THRUN_INDEX)) {
 			deliver_at(st, k, h, t, &ev->data[1], 2, first_slot + i);
 		} else if (k < TP_TABLE_SIZE) {
