@@ -51,12 +51,14 @@ typedef struct tk__counter {
 } tk__counter;
 
 struct tk__format;
+struct traceparser_state;
 
 struct tk_export {
 	const struct tk__format *fmt;
 	tk_export_format format;
 	int owner_markers; /* TRACEKIT_OWNER=buffer: the THRUNNING after a BUFFER names the owner */
 	int one_by_one;    /* TK__EXPORT_ONE_BY_ONE */
+	int no_scan;       /* TK__EXPORT_NO_SCAN */
 	FILE *stream;
 	int failed;        /* a write failed: TK_EIO from now on */
 	int started;       /* the format's header is written */
@@ -107,6 +109,15 @@ typedef struct tk__format {
 	 * done but the owner's thread made). slice_end(), instant() and counter() then get
 	 * NULL for the end event / d. */
 	int (*light_event)(tk_export *x, unsigned cls, unsigned code, int owner_known, int32_t pid, int32_t tid);
+	/* Optional, with light_event (NULL: the parser's runs go through the light path). The
+	 * format's own pass over the slots of a file (export_file.c; tk__tp_batch_scan() in
+	 * src/traceparser/tp_batch.h): slots, n of them, from the first slot of a run on, in
+	 * the file's byte order (conv: swapped). It takes them in order up to the first slot
+	 * that is not batched (or earlier) and returns how many it took; a slot it does not
+	 * handle itself goes to slow(slow_ud, st, slot), the light path's way, which returns
+	 * 0 or the export's error (the scan then stops after that slot). 0: none taken. */
+	size_t (*scan)(tk_export *x, struct traceparser_state *st, const uint32_t *slots, size_t n, int conv,
+		       int (*slow)(void *slow_ud, struct traceparser_state *st, const uint32_t *slot), void *slow_ud);
 } tk__format;
 
 extern const tk__format tk__export_json;
@@ -117,6 +128,9 @@ extern const tk__format tk__export_sqlite;
 /* tk_export_file_flags(), for tests only: every event through the parser's callback one by
  * one, no runs (tp_batch.h), to compare the two paths (SQLite takes no runs anyway). */
 #define TK__EXPORT_ONE_BY_ONE 0x40000000u
+/* tk_export_file_flags(), for tests only: the parser's runs through the light path even for a
+ * format with its own scan (tk__format.scan), to compare the two. */
+#define TK__EXPORT_NO_SCAN 0x20000000u
 
 /* An exporter of a given format; stream may be NULL for a format that writes no stream. */
 int tk__export_create(tk_export **out, const tk__format *format, tk_export_format fmt, FILE *stream);
