@@ -43,7 +43,7 @@ typedef struct st_interval {
 	uint32_t *hist; /* HIST_BUCKETS counts, allocated at the first duration */
 } st_interval;
 
-static inline unsigned hist_bucket(uint64_t ns)
+static inline __attribute__((always_inline)) unsigned hist_bucket(uint64_t ns)
 {
 	if (ns < 8)
 		return (unsigned)ns;
@@ -91,6 +91,7 @@ typedef struct st_state {
 	uint64_t tables_full;  /* threads or processes past the cap: not counted separately */
 	int scan_ready;        /* act[] is made (st_scan()) */
 	uint8_t act[32 * 1024]; /* st_scan(): what a slot of (class, event) does (SCAN_*), 0: not here */
+	uint8_t scan_pair[1024]; /* st_scan(): the pair a USER code begins or ends (TK_EXPORT_MAX_PAIRS 256) */
 	uint64_t counts[32 * 1024]; /* by (class, code); here, beside act[], for st_scan()'s loop */
 } st_state;
 
@@ -392,9 +393,9 @@ static int st_light_event(tk_export *x, unsigned cls, unsigned code, int owner_k
  * duration) goes through the light path, slow(), one slot at a time: what the report says
  * is what the model says, byte for byte (test_export: test_scan_same, test_scan_random).
  *
- * What a slice opened here holds: its kind and key (what the model matches ends with),
- * begin_ns, and a pair's index: all that st_slice_end() and the model read of a slice of
- * the statistics (they have no slice_begin(), no function names).
+ * What a slice opened here holds: its kind and key (what the model matches ends with), and
+ * a pair's index and begin_ns: all that st_slice_end() and the model read of a slice of the
+ * statistics (they have no slice_begin(), no function names or durations).
  */
 /* act[]: what a slot of (class, event) does in st_scan(), a bit each (tested in the order of
  * how often they come); 0 for a slot that is not batched (the run ends), and while the
@@ -422,6 +423,9 @@ static void scan_prepare(tk_export *x, st_state *ss, const struct traceparser_st
 	/* the declarations are final once the export has started */
 	for (unsigned key = 5 * 1024; key < 7 * 1024; key++)
 		ss->act[key] = (uint8_t)scan_kind(x, ss, st, key);
+	for (unsigned code = 0; code < 1024; code++)
+		ss->scan_pair[code] = (uint8_t)(x->pair_begin[code] != 0 ? x->pair_begin[code] - 1
+					       : x->pair_end[code] != 0 ? x->pair_end[code] - 1 : 0);
 	ss->scan_ready = 1;
 }
 
@@ -438,24 +442,27 @@ typedef struct scan_stretch {
 /* One slot of a stretch: 1 when taken, 0 when it is not of the stretch or must go the light
  * path's way. *ns: its time where not is_ns (where it is, msb | the time word). conv
  * (swapped bytes) and is_ns (cycles are ns) are constants in each instance. */
-static inline __attribute__((always_inline)) int scan_one(tk_export *x, st_state *ss, struct traceparser_state *st,
+static inline __attribute__((always_inline)) int scan_one(st_state *ss, struct traceparser_state *st,
 							   scan_stretch *k, const uint32_t *p, uint64_t *ns,
 							   const int conv, const int is_ns)
 {
-	/* the header's top byte (struct and CPU) where it is in memory: one byte compared */
-	const int top_at = (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) != !!conv ? 3 : 0;
+	/* the header's top byte (struct and CPU) and low half (class and event) where they are
+	 * in memory: one byte compared, two bytes loaded */
+	const int top_at = (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) != !!conv ? 3 : 0, low_at = 2 - top_at * 2 / 3;
 	if (((const uint8_t *)p)[top_at] != k->top) /* another CPU (or not simple) */
 		return 0;
-	const unsigned key = tk__cs32(conv, p[0]) & 0x7fffu, a = ss->act[key];
+	uint16_t low;
+	memcpy(&low, (const uint8_t *)p + low_at, 2);
+	const unsigned key = (conv ? __builtin_bswap16(low) : low) & 0x7fffu, a = ss->act[key];
 	if (!is_ns)
 		*ns = tk__tp_clk_to_ns(st, k->msb | tk__cs32(conv, p[1]));
 #define SCAN_NS (is_ns ? k->msb | tk__cs32(conv, p[1]) : *ns)
 	if (a & SCAN_ENTER) {
 		if (k->sp >= k->lim)
 			goto not_here;
+		/* (begin_ns: what nothing of the statistics reads of a function slice) */
 		k->sp->kind = TK__SLICE_FUNC;
 		k->sp->key = tk__cs32(conv, p[2]);
-		k->sp->begin_ns = SCAN_NS;
 		k->sp++;
 	} else if (a & SCAN_EXIT) {
 		if (k->sp == k->base || k->sp[-1].key != tk__cs32(conv, p[2]) || k->sp[-1].kind != TK__SLICE_FUNC)
@@ -465,7 +472,7 @@ static inline __attribute__((always_inline)) int scan_one(tk_export *x, st_state
 	} else if (a & SCAN_INSTANT) {
 		k->instants++;
 	} else if (a & SCAN_BEGIN) {
-		unsigned idx = x->pair_begin[tk__cs32(conv, p[0]) & 1023u] - 1u;
+		unsigned idx = ss->scan_pair[key & 1023u];
 		if (k->sp >= k->lim)
 			goto not_here;
 		k->sp->kind = TK__SLICE_USER;
@@ -474,7 +481,7 @@ static inline __attribute__((always_inline)) int scan_one(tk_export *x, st_state
 		k->sp->begin_ns = SCAN_NS;
 		k->sp++;
 	} else if (a & SCAN_END) {
-		unsigned idx = x->pair_end[tk__cs32(conv, p[0]) & 1023u] - 1u;
+		unsigned idx = ss->scan_pair[key & 1023u];
 		st_interval *iv = &ss->pairs[idx];
 		tk__slice *s = k->sp - 1;
 		if (k->sp == k->base || s->key != idx || s->kind != TK__SLICE_USER || iv->hist == NULL)
@@ -528,7 +535,7 @@ scan_slots(tk_export *x, st_state *ss, struct traceparser_state *st, const uint3
 		uint64_t ns = 0;
 
 		/* the first slot here: the loop compares each later one's time with the one before */
-		if (!scan_one(x, ss, st, &k, p, &ns, conv, is_ns))
+		if (!scan_one(ss, st, &k, p, &ns, conv, is_ns))
 			goto slow_slot;
 		if (is_ns)
 			ns = k.msb | tk__cs32(conv, p[1]);
@@ -536,7 +543,7 @@ scan_slots(tk_export *x, st_state *ss, struct traceparser_state *st, const uint3
 		k.hi = ns > x->stats.last_ns ? ns : x->stats.last_ns;
 		/* the time span: a stretch's times go up but where a file is damaged; the least
 		 * and the greatest are at the ends of where they go up (is_ns: the time words tell) */
-		for (p += 4; p < end && scan_one(x, ss, st, &k, p, &ns, conv, is_ns); p += 4) {
+		for (p += 4; p < end && scan_one(ss, st, &k, p, &ns, conv, is_ns); p += 4) {
 			if (!is_ns) {
 				k.lo = ns < k.lo ? ns : k.lo;
 				k.hi = ns > k.hi ? ns : k.hi;
