@@ -393,9 +393,9 @@ static int st_light_event(tk_export *x, unsigned cls, unsigned code, int owner_k
  * duration) goes through the light path, slow(), one slot at a time: what the report says
  * is what the model says, byte for byte (test_export: test_scan_same, test_scan_random).
  *
- * What a slice opened here holds: its kind and key (what the model matches ends with), and
- * a pair's index and begin_ns: all that st_slice_end() and the model read of a slice of the
- * statistics (they have no slice_begin(), no function names or durations).
+ * What a slice opened here holds: its kind and key (what the model matches ends with),
+ * begin_ns, and a pair's index: all that st_slice_end() and the model read of a slice of
+ * the statistics (they have no slice_begin(), no function names).
  */
 /* act[]: what a slot of (class, event) does in st_scan(), a bit each (tested in the order of
  * how often they come); 0 for a slot that is not batched (the run ends), and while the
@@ -460,9 +460,9 @@ static inline __attribute__((always_inline)) int scan_one(st_state *ss, struct t
 	if (a & SCAN_ENTER) {
 		if (k->sp >= k->lim)
 			goto not_here;
-		/* (begin_ns: what nothing of the statistics reads of a function slice) */
 		k->sp->kind = TK__SLICE_FUNC;
 		k->sp->key = tk__cs32(conv, p[2]);
+		k->sp->begin_ns = SCAN_NS; /* read (not used) where the model closes it */
 		k->sp++;
 	} else if (a & SCAN_EXIT) {
 		if (k->sp == k->base || k->sp[-1].key != tk__cs32(conv, p[2]) || k->sp[-1].kind != TK__SLICE_FUNC)
