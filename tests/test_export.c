@@ -6,7 +6,10 @@
  *
  * Also the golden driver:
  *   test_export --json|--perfetto|--stats|--stats-csv|--stats-json TRACE.kev [PAIRS [COUNTERS]]
- * writes the export to standard output (exit 1 and a message on error).
+ * writes the export to standard output (exit 1 and a message on error);
+ *   test_export --stats-modes TRACE.kev [PAIRS [COUNTERS]]
+ * exits 0 when the statistics are the same one event at a time, through their scan of the
+ * parser's runs and through the light path's runs (1 and what differs otherwise).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -1951,9 +1954,51 @@ static void test_scan_random(void **state_)
 	}
 }
 
+/* --stats-modes: the statistics of a trace (text, CSV, JSON) one event at a time, through
+ * their scan and through the light path's runs: 0 when all agree (bytes, status, message,
+ * counts), else 1 and what differs. */
+static int driver_stats_modes(const char *path, const char *pairs, const char *counters)
+{
+	static const tk_export_format fmts[] = { TK_EXPORT_STATS_TEXT, TK_EXPORT_STATS_CSV, TK_EXPORT_STATS_JSON };
+	static const unsigned modes[3] = { ONE_BY_ONE, 0, NO_SCAN };
+	int bad = 0;
+	for (size_t i = 0; i < 3; i++) {
+		char *out[3] = { NULL, NULL, NULL }, err[3][256];
+		size_t len[3] = { 0, 0, 0 };
+		int rc[3];
+		tk_export_stats st[3];
+		for (int k = 0; k < 3; k++) {
+			FILE *f = open_memstream(&out[k], &len[k]);
+			if (f == NULL)
+				return 1;
+			memset(&st[k], 0, sizeof(st[k]));
+			rc[k] = tk_export_file_flags(path, f, fmts[i], modes[k], pairs, counters, &st[k], err[k],
+						     sizeof(err[k]));
+			fclose(f);
+		}
+		for (int k = 1; k < 3; k++)
+			if (rc[k] != rc[0] || strcmp(err[k], err[0]) != 0 || memcmp(&st[k], &st[0], sizeof(st[0])) != 0 ||
+			    len[k] != len[0] || memcmp(out[k], out[0], len[0]) != 0) {
+				fprintf(stderr, "test_export: %s, format %d: mode %d differs from one event at a time\n", path,
+					(int)fmts[i], k);
+				bad = 1;
+			}
+		if (len[0] == 0) {
+			fprintf(stderr, "test_export: %s: no statistics\n", path);
+			bad = 1;
+		}
+		for (int k = 0; k < 3; k++)
+			free(out[k]);
+	}
+	return bad;
+}
+
 static int driver(int argc, char **argv)
 {
 	char err[256];
+	if (strcmp(argv[1], "--stats-modes") == 0)
+		return driver_stats_modes(argv[2], argc > 3 && argv[3][0] ? argv[3] : NULL,
+					  argc > 4 && argv[4][0] ? argv[4] : NULL);
 	tk_export_format fmt = strcmp(argv[1], "--perfetto") == 0    ? TK_EXPORT_PERFETTO
 			       : strcmp(argv[1], "--stats") == 0     ? TK_EXPORT_STATS_TEXT
 			       : strcmp(argv[1], "--stats-csv") == 0 ? TK_EXPORT_STATS_CSV
