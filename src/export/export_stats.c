@@ -483,8 +483,10 @@ static inline __attribute__((always_inline)) int scan_one(st_state *ss, struct t
 	} else if (a & SCAN_END) {
 		unsigned idx = ss->scan_pair[key & 1023u];
 		st_interval *iv = &ss->pairs[idx];
+		if (k->sp == k->base)
+			goto not_here;
 		tk__slice *s = k->sp - 1;
-		if (k->sp == k->base || s->key != idx || s->kind != TK__SLICE_USER || iv->hist == NULL)
+		if (s->key != idx || s->kind != TK__SLICE_USER || iv->hist == NULL)
 			goto not_here;
 		k->sp = s;
 		/* st_slice_end() of a pair closed by its end */
@@ -528,8 +530,12 @@ scan_slots(tk_export *x, st_state *ss, struct traceparser_state *st, const uint3
 		    tt->pid != pid || tt->tid != tid)
 			goto slow_slot; /* the light path finds the threads, or decodes the slot */
 
-		scan_stretch k = { .top = (uint8_t)(h >> 24), .msb = tk__tp_batch_clk(st, h, 0), .base = t->stack };
-		k.lim = k.base + (t->cap < TK_EXPORT_MAX_DEPTH ? t->cap : TK_EXPORT_MAX_DEPTH);
+		/* a thread without a stack yet: no room, nothing to close (no arithmetic on NULL) */
+		static tk__slice no_stack[1];
+		scan_stretch k = { .top = (uint8_t)(h >> 24),
+				   .msb = tk__tp_batch_clk(st, h, 0),
+				   .base = t->stack != NULL ? t->stack : no_stack };
+		k.lim = k.base + (t->stack == NULL ? 0 : t->cap < TK_EXPORT_MAX_DEPTH ? t->cap : TK_EXPORT_MAX_DEPTH);
 		k.sp = k.base + t->depth;
 		const uint32_t *const start = p;
 		uint64_t ns = 0;
