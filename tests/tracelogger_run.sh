@@ -914,8 +914,10 @@ case_not_region() { # a symbolic link or a damaged region at the session's name:
 for case in $CASES; do
 	ran=$((ran + 1))
 	before=$failures
+	t0=$(date +%s%N)
 	"case_$case"
-	[ "$failures" = "$before" ] && echo "ok   [$case]"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	[ "$failures" = "$before" ] && echo "ok   [$case] ($ms ms)"
 done
 echo "tracelogger_run: $ran cases, $failures failures, $skipped skipped"
 [ "$failures" = 0 ] || exit 1
