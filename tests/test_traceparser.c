@@ -1900,9 +1900,13 @@ struct ns_check {
 static uint64_t ns_by_division(const struct ns_check *c, uint64_t clk)
 {
 	__int128 cps = c->cps != 0 ? (__int128)c->cps : 1000000000;
-	if (!c->with_ref)
-		return c->cps == 0 || c->cps == 1000000000u ? clk
-							    : (uint64_t)((unsigned __int128)clk * 1000000000u / c->cps);
+	if (!c->with_ref) {
+		if (c->cps == 0 || c->cps == 1000000000u)
+			return clk;
+		/* below 1 GHz the quotient can pass 2^64: the end of the time line, not a wrap */
+		unsigned __int128 q = (unsigned __int128)clk * 1000000000u / c->cps;
+		return q > UINT64_MAX ? UINT64_MAX : (uint64_t)q;
+	}
 	__int128 diff = (__int128)(int64_t)(clk - c->ref_cycles) * 1000000000;
 	__int128 ns = diff >= 0 ? diff / cps : -((-diff + cps - 1) / cps);
 	ns += (__int128)c->ref_ns;
