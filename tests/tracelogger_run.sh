@@ -125,6 +125,29 @@ case_user() { # the program's own USER events between the kernel's, in order, wi
 		/USREVENT:EVENT:2,/ && run[$2] != pong { print "EVENT:2 on " run[$2]; bad = 1 }
 		END { if (n < 20) { print n " THRUNNING"; bad = 1 } exit bad }' "$t" >"$W/u2.awk" ||
 		fail "-c PROCESS,USER: owners: $(head -n 3 "$W/u2.awk")"
+	# -c USER alone: the program's own events, each with its thread, and no kernel events
+	"$TL" -f "$W/u3.kev" -c USER -- taskset -c 0 "$PP" -n 1000 -e 100 >/dev/null 2>"$W/u3.err" ||
+		{ fail "-c USER: exit status $? ($(cat "$W/u3.err"))"; return; }
+	readable "$W/u3.kev" || return
+	t=$W/u3.kev.txt
+	n1=$(count "USREVENT:EVENT:1," "$t") n2=$(count "USREVENT:EVENT:2," "$t") n3=$(count "USREVENT:EVENT:3," "$t")
+	[ "$n1" = 10 ] && [ "$n2" = 10 ] && [ "$n3" = 1 ] ||
+		fail "-c USER: user events 1/2/3: $n1/$n2/$n3, expected 10/10/1"
+	k=$(grep -c -E "KER_CALL|KER_EXIT|INT_|THREADY|THRECEIVE|THSEM|THMUTEX|THCONDVAR|THNANOSLEEP|THCREATE|THDESTROY|PROCCREATE" "$t" || true)
+	[ "$k" = 0 ] || fail "-c USER: $k kernel events: $(grep -m 3 -E "KER_|INT_|THREADY|THCREATE|PROCCREATE" "$t")"
+	awk '/THRUNNING/ { split($0, a, "tid:"); split(a[2], b, " "); run[$2] = b[1] }
+		/USREVENT:EVENT:[12],/ && run[$2] == "" { print "no thread for " $0; bad = 1 }
+		END { exit bad }' "$t" >"$W/u3.awk" || fail "-c USER: owners: $(head -n 3 "$W/u3.awk")"
+	[ ! -s "$W/u3.err" ] || fail "-c USER: said $(cat "$W/u3.err")"
+	# -c USER alone and no room for the session's region (a file size limit): refused, nothing run
+	rm -f "$W/u4.kev"
+	(ulimit -f 128 && exec "$TL" -N "$TRACEKIT_SESSION.u4" -f "$W/u4.kev" -c USER -- "$PP" -n 10 -e 5) \
+		>"$W/u4.out" 2>"$W/u4.err"
+	s=$?
+	[ $s = 1 ] || fail "-c USER, no region: exit status $s, 1 expected ($(cat "$W/u4.err"))"
+	grep -q "cannot record: .*need session $TRACEKIT_SESSION.u4, which could not be opened" "$W/u4.err" ||
+		fail "-c USER, no region: $(cat "$W/u4.err")"
+	[ ! -e "$W/u4.kev" ] && [ ! -s "$W/u4.out" ] || fail "-c USER, no region: a file was written or the command ran"
 }
 
 case_pipeline() { # a shell pipeline with fork and exec: names after exec
