@@ -559,6 +559,22 @@ case_sub_classes() { # privileged: -c KERCALLENTER only entries, KERCALLEXIT onl
 		n=$(count "$not:" "$W/sc.kev.txt")
 		[ "$n" = 0 ] || fail "-c $c: $n $not written"
 	done
+	# traceprinter selects the same parts of a file of every system call, calls numbered
+	# 128 and above included (openat is 257 on x86-64, 56 on aarch64)
+	"$TL" -f "$W/sc2.kev" -c KERCALL -- sh -c 'ls / >/dev/null' >/dev/null 2>"$W/sc2.err" ||
+		{ fail "KERCALL: exit status $? ($(cat "$W/sc2.err"))"; return; }
+	readable "$W/sc2.kev" || return
+	calls=$(count "KER_CALL:" "$W/sc2.kev.txt") exits=$(count "KER_EXIT:" "$W/sc2.kev.txt")
+	[ "$(count "KER_CALL:openat/" "$W/sc2.kev.txt")" -ge 1 ] || fail "no openat in $W/sc2.kev"
+	for sel in KERCALLENTER:$calls:0 KERCALLEXIT:0:$exits KERCALLINT:0:0 KERCALL:$calls:$exits; do
+		c=${sel%%:*} r=${sel#*:}
+		"$TP" -n -c "$c" "$W/sc2.kev" >"$W/sc2.$c.txt" 2>&1 || fail "traceprinter -c $c: $(head -n 3 "$W/sc2.$c.txt")"
+		got="$(count "KER_CALL:" "$W/sc2.$c.txt"):$(count "KER_EXIT:" "$W/sc2.$c.txt")"
+		[ "$got" = "$r" ] || fail "traceprinter -c $c: calls:exits $got, $r expected"
+	done
+	"$TP" -n -x KERCALLEXIT "$W/sc2.kev" >"$W/sc2.x.txt" 2>&1
+	got="$(count "KER_CALL:" "$W/sc2.x.txt"):$(count "KER_EXIT:" "$W/sc2.x.txt")"
+	[ "$got" = "$calls:0" ] || fail "traceprinter -x KERCALLEXIT: calls:exits $got, $calls:0 expected"
 	for sel in INTEXIT:INT_EXIT:INT_ENTR INTENTER:INT_ENTR:INT_EXIT; do
 		c=${sel%%:*} r=${sel#*:}
 		want=${r%%:*} not=${r#*:}
