@@ -243,6 +243,7 @@ int tk_export_file_flags(const char *in_path, FILE *stream, tk_export_format fmt
 	if (rc != 0)
 		return rc;
 	x->one_by_one = (flags & TK__EXPORT_ONE_BY_ONE) != 0;
+	x->model_runs = (flags & TK__EXPORT_MODEL_RUNS) != 0;
 	if ((flags & TK_EXPORT_SYMBOLS) && (rc = tk__export_use_symbols(x, in_path)) != 0) {
 		tk_export_free(x);
 		return rc;

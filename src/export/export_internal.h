@@ -51,6 +51,7 @@ typedef struct tk__counter {
 } tk__counter;
 
 struct tk__format;
+struct tk__light_ev;
 
 struct tk_export {
 	const struct tk__format *fmt;
@@ -83,6 +84,7 @@ struct tk_export {
 
 	struct tk_symbols *symbols; /* function slice names (export_symbols.c); NULL: addresses */
 	int owns_symbols;           /* made by tk__export_use_symbols(): freed with x */
+	int model_runs;             /* TK__EXPORT_MODEL_RUNS */
 };
 
 /* What a format implements. Every function returns 0 or a TK_E* code. */
@@ -107,6 +109,11 @@ typedef struct tk__format {
 	 * done but the owner's thread made). slice_end(), instant() and counter() then get
 	 * NULL for the end event / d. */
 	int (*light_event)(tk_export *x, unsigned cls, unsigned code, int owner_known, int32_t pid, int32_t tid);
+	/* Optional (NULL: tk__export_light_run_model()): tk__export_light_run() done by the
+	 * format itself, its output fused with the model's work; it must keep the model's
+	 * semantics exactly, and hands what it does not do itself to
+	 * tk__export_light_run_model() one event at a time. */
+	int (*light_run)(tk_export *x, const struct tk__light_ev *ev, size_t n, size_t *taken);
 } tk__format;
 
 extern const tk__format tk__export_json;
@@ -117,6 +124,9 @@ extern const tk__format tk__export_sqlite;
 /* tk_export_file_flags(), for tests only: every event through the parser's callback one by
  * one, no runs (tp_batch.h), to compare the two paths (SQLite takes no runs anyway). */
 #define TK__EXPORT_ONE_BY_ONE 0x40000000u
+/* tk_export_file_flags(), for tests only: the model's own light path even where the format
+ * has a fused one (tk__format.light_run), to compare the two. */
+#define TK__EXPORT_MODEL_RUNS 0x20000000u
 
 /* An exporter of a given format; stream may be NULL for a format that writes no stream. */
 int tk__export_create(tk_export **out, const tk__format *format, tk_export_format fmt, FILE *stream);
@@ -282,6 +292,9 @@ typedef struct tk__light_ev {
  * Returns 0 or a TK_E* code (the export has failed: the caller stops).
  */
 int tk__export_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken);
+
+/* tk__export_light_run() by the model alone, whatever the format's light_run. */
+int tk__export_light_run_model(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken);
 
 /* tk_export_add_spec(); lenient: items that are malformed or conflict are skipped. */
 int tk__export_add_spec(tk_export *x, const char *spec, int counters, int lenient);

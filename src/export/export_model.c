@@ -533,6 +533,14 @@ int tk__export_light(tk_export *x, unsigned header, uint32_t w0, uint32_t w1, un
 
 int tk__export_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken)
 {
+	/* a format with a run consumer of its own (the same semantics, fused with its output) */
+	if (x->fmt->light_run != NULL && !x->model_runs)
+		return x->fmt->light_run(x, ev, n, taken);
+	return tk__export_light_run_model(x, ev, n, taken);
+}
+
+int tk__export_light_run_model(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken)
+{
 	const tk__format *fmt = x->fmt;
 	tk__thread *t = x->last_thread;
 	size_t i = 0;

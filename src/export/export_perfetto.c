@@ -382,6 +382,11 @@ typedef struct pf_state {
 		uint32_t iid;
 	} arg_cache[2][ARG_CACHE];
 	uint32_t cpu_iid;                 /* "cpu" (0: not yet) */
+	/* the annotation name iids of a USER event's decoded fields d0 and d1 (two words, as
+	 * the decoder gives them: pointers), as an instant's fields and as "end.d0", "end.d1"
+	 * of a pair's end; learned from the first such event decoded (0: not yet), so that
+	 * pf_light_run() writes the later ones undecoded with the same iids */
+	uint32_t user_iid[2], user_end_iid[2];
 	uint64_t track_uuid;              /* the last track_uuid written, and its encoding */
 	unsigned char track_enc[12];
 	unsigned track_enc_len;
@@ -1316,6 +1321,15 @@ HOT unsigned char *fast_put_fields(unsigned char *p, const tk_kev_decoded *d, co
 	return p;
 }
 
+/* 1 when d is a USER event of at most two words as the decoder gives it: fields d0 and d1,
+ * pointers (their annotations are then what pf_light_run() writes from the words). */
+static int user_words(const tk_kev_decoded *d)
+{
+	return d->cls == 6 && !(d->flags & TK_KEV_DEC_WIDE) && d->n_fields == 2 &&
+	       d->fields[0].type == TK_KEV_FIELD_HEX && d->fields[1].type == TK_KEV_FIELD_HEX &&
+	       strcmp(d->fields[0].name, "d0") == 0 && strcmp(d->fields[1].name, "d1") == 0;
+}
+
 /* The bytes of a begin of slice kind k after its name (pf_state.kt), once its iids are known. */
 static void kind_tmpl_make(pf_state *ps, unsigned k)
 {
@@ -1494,8 +1508,11 @@ static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 		track_encode(ps, uuid_thread(t->pid, t->tid));
 		memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
 		p += 2 + ps->track_enc_len;
-		if (!plain)
+		if (!plain) {
 			p = fast_put_fields(p, end, iids);
+			if (ps->user_end_iid[0] == 0 && user_words(end))
+				ps->user_end_iid[0] = iids[0], ps->user_end_iid[1] = iids[1];
+		}
 		*te = (unsigned char)(p - te - 1);
 		*pkt = (unsigned char)(p - pkt - 1);
 		x->out_len = (size_t)((char *)p - x->out);
@@ -1591,6 +1608,8 @@ static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t ti
 		p = w_varint(p, e->aux);
 		p = fast_annotation(p, ps->cpu_iid, 3, d->cpu);
 		p = fast_put_fields(p, d, iids);
+		if (ps->user_iid[0] == 0 && user_words(d))
+			ps->user_iid[0] = iids[0], ps->user_iid[1] = iids[1];
 		*te = (unsigned char)(p - te - 1);
 		*pkt = (unsigned char)(p - pkt - 1);
 		x->out_len = (size_t)((char *)p - x->out);
@@ -1686,6 +1705,175 @@ static int pf_counter(tk_export *x, const tk__thread *t, const tk__counter *c, u
 	return packet_close(x, p, pkt);
 }
 
+/* A slice end without fields (a function's) or with a USER event's two words (iids of
+ * "end.d0", "end.d1": a pair's), as pf_slice_end() writes them. */
+HOT int light_end_packet(tk_export *x, pf_state *ps, const tk__thread *t, uint64_t end_ns, const uint32_t *iids,
+			 uint32_t w0, uint32_t w1)
+{
+	unsigned char *p = packet_room(x, iids == NULL ? 64 : 128), *pkt, *te;
+	if (p == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = fast_open(ps, p, &pkt, &te, end_ns);
+	p[0] = (unsigned char)TAG(9, WIRE_VARINT);
+	p[1] = TYPE_SLICE_END;
+	track_encode(ps, uuid_thread(t->pid, t->tid));
+	memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
+	p += 2 + ps->track_enc_len;
+	if (iids != NULL) {
+		p = fast_annotation(p, iids[0], 7, w0);
+		p = fast_annotation(p, iids[1], 7, w1);
+	}
+	*te = (unsigned char)(p - te - 1);
+	*pkt = (unsigned char)(p - pkt - 1);
+	x->out_len = (size_t)((char *)p - x->out);
+	return 0;
+}
+
+/*
+ * tk__format.light_run: the model's tk__export_light_run_model() and this format's packets
+ * in one loop, for the events of a run in their usual shapes: a function's entry (the
+ * stack has room) and its exit (the innermost slice's), a pair's begin and its end (the
+ * innermost slice's), a USER instant, each of a thread that is the last one's and whose
+ * names are all interned already. Anything else (a new thread, an end below the top or
+ * unmatched, depth overflow, a counter, the first of a kind to intern) goes to the model one
+ * event at a time, which sends back what must be decoded. The same counts, slices and
+ * bytes as the model and the format's hooks (test_export: test_light_run_same).
+ */
+/* What the model counts for each event it takes (tk__export_light_run_model()). */
+#define COUNT_EVENT()                                                                     \
+	do {                                                                              \
+		x->stats.events++;                                                        \
+		if (x->stats.events - x->stats.control == 1 || ns < x->stats.first_ns)    \
+			x->stats.first_ns = ns;                                           \
+		if (ns > x->stats.last_ns)                                                \
+			x->stats.last_ns = ns;                                            \
+	} while (0)
+
+static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken)
+{
+	pf_state *ps = x->fmt_state;
+	tk__thread *t = x->last_thread;
+	size_t i = 0;
+	int rc = 0;
+
+	if (!x->started || x->finished || x->failed || n == 0)
+		return tk__export_light_run_model(x, ev, n, taken);
+	/* every event of a run clears it (pf_light_event(), or pf_event() when decoded) */
+	ps->after_buffer = 0;
+	for (; i < n; i++) {
+		const tk__light_ev *e = &ev[i];
+		unsigned cls = TK_KEV_CLASS(e->header), code = TK_KEV_CODE(e->header), idx;
+		uint64_t ns = e->ns;
+		tk__slice *s;
+
+		if (!e->owner_known || t == NULL || t->pid != e->pid || t->tid != e->tid || t->overflow != 0)
+			goto model;
+		if (cls == 5 && code == _NTO_TRACE_SYS_FUNC_ENTER) {
+			if (t->depth >= t->cap || t->depth >= TK_EXPORT_MAX_DEPTH)
+				goto model;
+			const char *name = NULL;
+			if (x->symbols != NULL)
+				name = tk__export_func_name_at(x, e->pid, ns, e->w0);
+			COUNT_EVENT();
+			s = &t->stack[t->depth++];
+			s->kind = TK__SLICE_FUNC;
+			s->pair = 0;
+			s->key = e->w0;
+			s->begin_ns = ns;
+			s->arg[0] = e->w0;
+			s->arg[1] = e->w1;
+			s->name = name;
+			s->label[0] = '\0';
+			const name_slot *a = &ps->addr_cache[((e->w0 >> 2) ^ (e->w0 >> 14)) & (ADDR_CACHE - 1)];
+			if (name == NULL && a->aux && a->key == e->w0 && ps->kt[0].ready && ps->n_fresh == 0)
+				rc = slice_begin_fast(x, ps, uuid_thread(t->pid, t->tid), s, a->iid, &ps->kt[0]);
+			else
+				rc = pf_slice_begin(x, t, s);
+		} else if (cls == 5 && code == _NTO_TRACE_SYS_FUNC_EXIT) {
+			if (t->depth == 0 || (s = &t->stack[t->depth - 1])->kind != TK__SLICE_FUNC || s->key != e->w0 ||
+			    ps->n_fresh != 0)
+				goto model;
+			COUNT_EVENT();
+			t->depth--;
+			x->stats.slices++;
+			rc = light_end_packet(x, ps, t, ns < s->begin_ns ? s->begin_ns : ns, NULL, 0, 0);
+		} else if (cls != 6 || code > 1023) {
+			goto model;
+		} else if ((idx = x->pair_begin[code]) != 0) {
+			if (t->depth >= t->cap || t->depth >= TK_EXPORT_MAX_DEPTH)
+				goto model;
+			COUNT_EVENT();
+			s = &t->stack[t->depth++];
+			s->kind = TK__SLICE_USER;
+			s->pair = (uint16_t)(idx - 1);
+			s->key = idx - 1;
+			s->begin_ns = ns;
+			s->arg[0] = e->w0;
+			s->arg[1] = e->w1;
+			s->name = x->pairs[idx - 1].name;
+			s->label[0] = '\0';
+			rc = pf_slice_begin(x, t, s);
+		} else if ((idx = x->pair_end[code]) != 0) {
+			if (t->depth == 0 || (s = &t->stack[t->depth - 1])->kind != TK__SLICE_USER || s->key != idx - 1 ||
+			    ps->user_end_iid[0] == 0 || ps->n_fresh != 0)
+				goto model;
+			COUNT_EVENT();
+			t->depth--;
+			x->stats.slices++;
+			rc = light_end_packet(x, ps, t, ns < s->begin_ns ? s->begin_ns : ns, ps->user_end_iid, e->w0,
+					      e->w1);
+		} else if (x->counter_of[code] == 0) {
+			const name_slot *ec = &ps->ev_cache[(6u << 10) | code];
+			if (ec->key != (uint64_t)code + 1 || ps->user_iid[0] == 0 || ps->cpu_iid == 0 || ps->n_fresh != 0)
+				goto model;
+			COUNT_EVENT();
+			x->stats.instants++;
+			unsigned char *p = packet_room(x, 128), *pkt, *te;
+			if (p == NULL) {
+				rc = x->failed ? TK_EIO : TK_ENOMEM;
+			} else {
+				p = fast_open(ps, p, &pkt, &te, ns);
+				p[0] = (unsigned char)TAG(9, WIRE_VARINT);
+				p[1] = TYPE_INSTANT;
+				track_encode(ps, uuid_thread(t->pid, t->tid));
+				memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
+				p += 2 + ps->track_enc_len;
+				*p++ = (unsigned char)TAG(10, WIRE_VARINT);
+				p = w_varint(p, ec->iid);
+				*p++ = (unsigned char)TAG(3, WIRE_VARINT);
+				p = w_varint(p, ec->aux);
+				p = fast_annotation(p, ps->cpu_iid, 3, _NTO_TRACE_GETCPU(e->header));
+				p = fast_annotation(p, ps->user_iid[0], 7, e->w0);
+				p = fast_annotation(p, ps->user_iid[1], 7, e->w1);
+				*te = (unsigned char)(p - te - 1);
+				*pkt = (unsigned char)(p - pkt - 1);
+				x->out_len = (size_t)((char *)p - x->out);
+			}
+		} else {
+			goto model;
+		}
+		if (rc != 0) {
+			i++;
+			break;
+		}
+		continue;
+model:
+		/* the model's own way (it may send the event back: k == 0) */
+		{
+			size_t k;
+			rc = tk__export_light_run_model(x, e, 1, &k);
+			if (rc != 0 || k == 0) {
+				i += k;
+				goto out;
+			}
+			t = x->last_thread;
+		}
+	}
+out:
+	*taken = i;
+	return rc;
+}
+
 static int pf_finish(tk_export *x)
 {
 	for (unsigned c = 0; c < N_CPUS; c++) {
@@ -1731,4 +1919,5 @@ const tk__format tk__export_perfetto = {
 	.finish = pf_finish,
 	.free = pf_free,
 	.light_event = pf_light_event,
+	.light_run = pf_light_run,
 };
