@@ -1705,54 +1705,103 @@ static int pf_counter(tk_export *x, const tk__thread *t, const tk__counter *c, u
 	return packet_close(x, p, pkt);
 }
 
-/* A slice end without fields (a function's) or with a USER event's two words (iids of
- * "end.d0", "end.d1": a pair's), as pf_slice_end() writes them. */
-HOT int light_end_packet(tk_export *x, pf_state *ps, const tk__thread *t, uint64_t end_ns, const uint32_t *iids,
-			 uint32_t w0, uint32_t w1)
+/* ---- the fused run (tk__format.light_run) ------------------------------------------------- */
+
+/*
+ * The packets of the fused run: a head (packet tag, its length, sequence id, needs-state
+ * flags, the timestamp: w_ts()), then the TrackEvent's tag, length, type and track_uuid,
+ * made once per thread (fused_thread()), then a begin's name, category and annotations (a
+ * function's cached whole by address and call site: func_enc; a pair's from its kind's
+ * template), nothing for a function's end, the two words of a pair's end, or an instant's
+ * name, category and annotations. The same bytes as slice_begin_fast(), pf_slice_end() and
+ * pf_instant() write for the same events (test_light_run_same).
+ */
+struct fused {
+	unsigned char te[3][16]; /* by type - 1 (begin, end, instant): 0x5a, length, 0x48, type, track */
+	size_t te_len;           /* of each */
+};
+
+/* The TrackEvent prefixes of thread t, whose track_uuid becomes the last one written. */
+static void fused_thread(pf_state *ps, struct fused *f, const tk__thread *t)
 {
-	unsigned char *p = packet_room(x, iids == NULL ? 64 : 128), *pkt, *te;
-	if (p == NULL)
-		return x->failed ? TK_EIO : TK_ENOMEM;
-	p = fast_open(ps, p, &pkt, &te, end_ns);
-	p[0] = (unsigned char)TAG(9, WIRE_VARINT);
-	p[1] = TYPE_SLICE_END;
 	track_encode(ps, uuid_thread(t->pid, t->tid));
-	memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
-	p += 2 + ps->track_enc_len;
-	if (iids != NULL) {
-		p = fast_annotation(p, iids[0], 7, w0);
-		p = fast_annotation(p, iids[1], 7, w1);
+	for (unsigned k = 0; k < 3; k++) {
+		unsigned char *p = f->te[k];
+		p[0] = (unsigned char)TAG(11, WIRE_LEN);
+		p[1] = 0;
+		p[2] = (unsigned char)TAG(9, WIRE_VARINT);
+		p[3] = (unsigned char)(k + 1); /* TYPE_SLICE_BEGIN, TYPE_SLICE_END, TYPE_INSTANT */
+		memcpy(p + 4, ps->track_enc, 12);
 	}
+	f->te_len = 4 + ps->track_enc_len;
+}
+
+/* A packet's head at p and the TrackEvent's prefix of type k + 1; the cursor after them
+ * (*te: the TrackEvent's length byte; the packet's is p + 1). */
+HOT unsigned char *fused_open(pf_state *ps, const struct fused *f, unsigned char *p, uint64_t ns, unsigned k,
+			      unsigned char **te)
+{
+	static const unsigned char head[8] = { (unsigned char)TAG(1, WIRE_LEN),     0,
+					       (unsigned char)TAG(10, WIRE_VARINT), SEQ_ID,
+					       (unsigned char)TAG(13, WIRE_VARINT), SEQ_NEEDS_INCREMENTAL_STATE,
+					       (unsigned char)TAG(8, WIRE_VARINT),  0 };
+	memcpy(p, head, 8);
+	p = w_ts(ps, p + 7, ns);
+	memcpy(p, f->te[k], 16);
+	*te = p + 1;
+	return p + f->te_len;
+}
+
+/* Closes the packet that starts at pkt and ends at p (both lengths under 128). */
+HOT void fused_close(tk_export *x, unsigned char *pkt, unsigned char *te, unsigned char *p)
+{
 	*te = (unsigned char)(p - te - 1);
-	*pkt = (unsigned char)(p - pkt - 1);
+	pkt[1] = (unsigned char)(p - pkt - 2);
 	x->out_len = (size_t)((char *)p - x->out);
-	return 0;
+}
+
+/* The thread of the run as the model left it (x->last_thread) when it can take events in
+ * place (1: f, *key, *lo and *hi set), else 0. */
+static int fused_load(tk_export *x, pf_state *ps, struct fused *f, tk__thread **t, uint64_t *key, uint64_t *lo,
+		      uint64_t *hi)
+{
+	*t = x->last_thread;
+	/* the first event counted sets first_ns whatever it is: the model's */
+	if (*t == NULL || (*t)->overflow != 0 || x->stats.events == x->stats.control)
+		return 0;
+	memcpy(key, &(*t)->pid, sizeof(*key));
+	fused_thread(ps, f, *t);
+	*lo = x->stats.first_ns;
+	*hi = x->stats.last_ns;
+	return 1;
+}
+
+/* The two words of a USER event as its decoded fields' annotations (pointers). */
+HOT unsigned char *fused_words(unsigned char *p, const uint32_t *iids, uint32_t w0, uint32_t w1)
+{
+	p = fast_annotation(p, iids[0], 7, w0);
+	return fast_annotation(p, iids[1], 7, w1);
 }
 
 /*
  * tk__format.light_run: the model's tk__export_light_run_model() and this format's packets
  * in one loop, for the events of a run in their usual shapes: a function's entry (the
  * stack has room) and its exit (the innermost slice's), a pair's begin and its end (the
- * innermost slice's), a USER instant, each of a thread that is the last one's and whose
- * names are all interned already. Anything else (a new thread, an end below the top or
- * unmatched, depth overflow, a counter, the first of a kind to intern) goes to the model one
- * event at a time, which sends back what must be decoded. The same counts, slices and
- * bytes as the model and the format's hooks (test_export: test_light_run_same).
+ * innermost slice's), a USER instant, each of the thread of the event before and with its
+ * names interned already. Anything else (another thread, an end below the top or
+ * unmatched, depth overflow, a counter, the first of a kind to intern, the first event
+ * counted) goes to the model one event at a time, which sends back what must be decoded.
+ * The model's counts, slices and stack; the bytes of the format's hooks.
  */
-/* What the model counts for each event it takes (tk__export_light_run_model()). */
-#define COUNT_EVENT()                                                                     \
-	do {                                                                              \
-		x->stats.events++;                                                        \
-		if (x->stats.events - x->stats.control == 1 || ns < x->stats.first_ns)    \
-			x->stats.first_ns = ns;                                           \
-		if (ns > x->stats.last_ns)                                                \
-			x->stats.last_ns = ns;                                            \
-	} while (0)
-
 static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken)
 {
 	pf_state *ps = x->fmt_state;
-	tk__thread *t = x->last_thread;
+	tk__thread *t = NULL;
+	struct fused f;
+	uint64_t key = 0;           /* the thread's pid and tid as the events carry them */
+	int ok = 0;                 /* t can take events in place */
+	uint64_t lo = 0, hi = 0;    /* first_ns, last_ns */
+	uint64_t n_ev = 0, n_sl = 0, n_in = 0; /* events, slices and instants not yet counted */
 	size_t i = 0;
 	int rc = 0;
 
@@ -1760,21 +1809,23 @@ static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *
 		return tk__export_light_run_model(x, ev, n, taken);
 	/* every event of a run clears it (pf_light_event(), or pf_event() when decoded) */
 	ps->after_buffer = 0;
+	ok = fused_load(x, ps, &f, &t, &key, &lo, &hi);
 	for (; i < n; i++) {
 		const tk__light_ev *e = &ev[i];
 		unsigned cls = TK_KEV_CLASS(e->header), code = TK_KEV_CODE(e->header), idx;
-		uint64_t ns = e->ns;
+		uint64_t ns = e->ns, ekey;
+		unsigned char *p, *te, *pkt;
 		tk__slice *s;
 
-		if (!e->owner_known || t == NULL || t->pid != e->pid || t->tid != e->tid || t->overflow != 0)
+		memcpy(&ekey, &e->pid, sizeof(ekey));
+		/* near the output buffer's end, the model's way (the format's hooks flush it) */
+		if (!ok || ekey != key || !e->owner_known || x->out_len + 144 > x->out_cap)
 			goto model;
+		p = (unsigned char *)x->out + x->out_len; /* room for a packet of 128 bytes */
 		if (cls == 5 && code == _NTO_TRACE_SYS_FUNC_ENTER) {
 			if (t->depth >= t->cap || t->depth >= TK_EXPORT_MAX_DEPTH)
 				goto model;
-			const char *name = NULL;
-			if (x->symbols != NULL)
-				name = tk__export_func_name_at(x, e->pid, ns, e->w0);
-			COUNT_EVENT();
+			const char *name = x->symbols != NULL ? tk__export_func_name_at(x, e->pid, ns, e->w0) : NULL;
 			s = &t->stack[t->depth++];
 			s->kind = TK__SLICE_FUNC;
 			s->pair = 0;
@@ -1784,25 +1835,31 @@ static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *
 			s->arg[1] = e->w1;
 			s->name = name;
 			s->label[0] = '\0';
-			const name_slot *a = &ps->addr_cache[((e->w0 >> 2) ^ (e->w0 >> 14)) & (ADDR_CACHE - 1)];
-			if (name == NULL && a->aux && a->key == e->w0 && ps->kt[0].ready && ps->n_fresh == 0)
-				rc = slice_begin_fast(x, ps, uuid_thread(t->pid, t->tid), s, a->iid, &ps->kt[0]);
-			else
-				rc = pf_slice_begin(x, t, s);
+			uint64_t fn = e->w0, site = e->w1, h = (fn ^ site * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
+			const struct func_enc *fe = &ps->func_enc[(h >> 40) & (ADDR_CACHE - 1)];
+			if (name == NULL && fe->len != 0 && fe->fn == fn && fe->site == site && ps->n_fresh == 0) {
+				/* the bytes after the track as the first such begin wrote them */
+				pkt = p;
+				p = fused_open(ps, &f, p, ns, 0, &te);
+				memcpy(p, fe->b, sizeof(fe->b));
+				fused_close(x, pkt, te, p + fe->len);
+			} else if ((rc = pf_slice_begin(x, t, s)) != 0) {
+				goto fail;
+			}
 		} else if (cls == 5 && code == _NTO_TRACE_SYS_FUNC_EXIT) {
 			if (t->depth == 0 || (s = &t->stack[t->depth - 1])->kind != TK__SLICE_FUNC || s->key != e->w0 ||
 			    ps->n_fresh != 0)
 				goto model;
-			COUNT_EVENT();
 			t->depth--;
-			x->stats.slices++;
-			rc = light_end_packet(x, ps, t, ns < s->begin_ns ? s->begin_ns : ns, NULL, 0, 0);
-		} else if (cls != 6 || code > 1023) {
+			n_sl++;
+			pkt = p;
+			p = fused_open(ps, &f, p, ns < s->begin_ns ? s->begin_ns : ns, 1, &te);
+			fused_close(x, pkt, te, p);
+		} else if (cls != 6) {
 			goto model;
 		} else if ((idx = x->pair_begin[code]) != 0) {
 			if (t->depth >= t->cap || t->depth >= TK_EXPORT_MAX_DEPTH)
 				goto model;
-			COUNT_EVENT();
 			s = &t->stack[t->depth++];
 			s->kind = TK__SLICE_USER;
 			s->pair = (uint16_t)(idx - 1);
@@ -1812,64 +1869,87 @@ static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *
 			s->arg[1] = e->w1;
 			s->name = x->pairs[idx - 1].name;
 			s->label[0] = '\0';
-			rc = pf_slice_begin(x, t, s);
+			uint32_t name_iid = ps->pair_iid[idx - 1];
+			const struct kind_tmpl *kt = &ps->kt[TK__SLICE_USER];
+			if (name_iid != 0 && kt->ready && ps->n_fresh == 0) {
+				/* slice_begin_fast() of a pair */
+				unsigned char *a;
+				pkt = p;
+				p = fused_open(ps, &f, p, ns, 0, &te);
+				*p++ = (unsigned char)TAG(10, WIRE_VARINT);
+				p = w_varint(p, name_iid);
+				memcpy(p, kt->cat, sizeof(kt->cat));
+				p += kt->n_cat;
+				memcpy(p, kt->a0, sizeof(kt->a0));
+				a = p + 1;
+				p = w_varint(p + kt->n_a0, e->w0);
+				*a = (unsigned char)(p - a - 1);
+				memcpy(p, kt->a1, sizeof(kt->a1));
+				a = p + 1;
+				p = w_varint(p + kt->n_a1, e->w1);
+				*a = (unsigned char)(p - a - 1);
+				fused_close(x, pkt, te, p);
+			} else if ((rc = pf_slice_begin(x, t, s)) != 0) {
+				goto fail;
+			}
 		} else if ((idx = x->pair_end[code]) != 0) {
 			if (t->depth == 0 || (s = &t->stack[t->depth - 1])->kind != TK__SLICE_USER || s->key != idx - 1 ||
 			    ps->user_end_iid[0] == 0 || ps->n_fresh != 0)
 				goto model;
-			COUNT_EVENT();
 			t->depth--;
-			x->stats.slices++;
-			rc = light_end_packet(x, ps, t, ns < s->begin_ns ? s->begin_ns : ns, ps->user_end_iid, e->w0,
-					      e->w1);
+			n_sl++;
+			pkt = p;
+			p = fused_open(ps, &f, p, ns < s->begin_ns ? s->begin_ns : ns, 1, &te);
+			fused_close(x, pkt, te, fused_words(p, ps->user_end_iid, e->w0, e->w1));
 		} else if (x->counter_of[code] == 0) {
 			const name_slot *ec = &ps->ev_cache[(6u << 10) | code];
 			if (ec->key != (uint64_t)code + 1 || ps->user_iid[0] == 0 || ps->cpu_iid == 0 || ps->n_fresh != 0)
 				goto model;
-			COUNT_EVENT();
-			x->stats.instants++;
-			unsigned char *p = packet_room(x, 128), *pkt, *te;
-			if (p == NULL) {
-				rc = x->failed ? TK_EIO : TK_ENOMEM;
-			} else {
-				p = fast_open(ps, p, &pkt, &te, ns);
-				p[0] = (unsigned char)TAG(9, WIRE_VARINT);
-				p[1] = TYPE_INSTANT;
-				track_encode(ps, uuid_thread(t->pid, t->tid));
-				memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
-				p += 2 + ps->track_enc_len;
-				*p++ = (unsigned char)TAG(10, WIRE_VARINT);
-				p = w_varint(p, ec->iid);
-				*p++ = (unsigned char)TAG(3, WIRE_VARINT);
-				p = w_varint(p, ec->aux);
-				p = fast_annotation(p, ps->cpu_iid, 3, _NTO_TRACE_GETCPU(e->header));
-				p = fast_annotation(p, ps->user_iid[0], 7, e->w0);
-				p = fast_annotation(p, ps->user_iid[1], 7, e->w1);
-				*te = (unsigned char)(p - te - 1);
-				*pkt = (unsigned char)(p - pkt - 1);
-				x->out_len = (size_t)((char *)p - x->out);
-			}
+			n_in++;
+			pkt = p;
+			p = fused_open(ps, &f, p, ns, 2, &te);
+			*p++ = (unsigned char)TAG(10, WIRE_VARINT);
+			p = w_varint(p, ec->iid);
+			*p++ = (unsigned char)TAG(3, WIRE_VARINT);
+			p = w_varint(p, ec->aux);
+			p = fast_annotation(p, ps->cpu_iid, 3, _NTO_TRACE_GETCPU(e->header));
+			fused_close(x, pkt, te, fused_words(p, ps->user_iid, e->w0, e->w1));
 		} else {
 			goto model;
 		}
-		if (rc != 0) {
-			i++;
-			break;
-		}
+		/* the model's counts of an event taken */
+		n_ev++;
+		lo = ns < lo ? ns : lo;
+		hi = ns > hi ? ns : hi;
 		continue;
 model:
-		/* the model's own way (it may send the event back: k == 0) */
+		/* the model's own way, one event (sent back when k == 0) */
 		{
 			size_t k;
+			x->stats.events += n_ev, x->stats.slices += n_sl, x->stats.instants += n_in;
+			n_ev = n_sl = n_in = 0;
+			if (ok)
+				x->stats.first_ns = lo, x->stats.last_ns = hi;
 			rc = tk__export_light_run_model(x, e, 1, &k);
 			if (rc != 0 || k == 0) {
 				i += k;
+				ok = 0;
 				goto out;
 			}
-			t = x->last_thread;
 		}
+		ok = fused_load(x, ps, &f, &t, &key, &lo, &hi);
 	}
+	goto out;
+fail:
+	/* the format failed on an event it counts first (the model's order): taken */
+	n_ev++;
+	lo = ev[i].ns < lo ? ev[i].ns : lo;
+	hi = ev[i].ns > hi ? ev[i].ns : hi;
+	i++;
 out:
+	x->stats.events += n_ev, x->stats.slices += n_sl, x->stats.instants += n_in;
+	if (ok)
+		x->stats.first_ns = lo, x->stats.last_ns = hi;
 	*taken = i;
 	return rc;
 }
