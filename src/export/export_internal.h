@@ -52,6 +52,7 @@ typedef struct tk__counter {
 
 struct tk__format;
 struct tk__light_ev;
+struct tk__slot_seg;
 
 struct tk_export {
 	const struct tk__format *fmt;
@@ -114,6 +115,11 @@ typedef struct tk__format {
 	 * semantics exactly, and hands what it does not do itself to
 	 * tk__export_light_run_model() one event at a time. */
 	int (*light_run)(tk_export *x, const struct tk__light_ev *ev, size_t n, size_t *taken);
+	/* Optional: light_run() on the parser's slots themselves (export_file.c gives them when
+	 * the file's clock counts ns and its bytes are the machine's), one segment of a CPU
+	 * at a time. It takes seg->slots[0..*taken) and stops at a slot of another CPU (the
+	 * next segment) or at one to be decoded (the model's send-back); 0 or a TK_E* code. */
+	int (*slot_run)(tk_export *x, const struct tk__slot_seg *seg, size_t *taken);
 } tk__format;
 
 extern const tk__format tk__export_json;
@@ -292,6 +298,18 @@ typedef struct tk__light_ev {
  * Returns 0 or a TK_E* code (the export has failed: the caller stops).
  */
 int tk__export_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken);
+
+/* Slots for tk__format.slot_run: 16 bytes each (header, time, two payload words) in the
+ * machine's byte order, from a CPU whose owner and upper time bits stay the same through
+ * the parser's run; slots of other CPUs may follow (the format stops there). */
+typedef struct tk__slot_seg {
+	const uint32_t *slots;
+	size_t n;
+	uint64_t msb;  /* the upper time bits (ns = msb | time word) */
+	unsigned cpu;  /* the CPU of the segment's slots */
+	int known;     /* the owner is known: pid, tid */
+	int32_t pid, tid;
+} tk__slot_seg;
 
 /* tk__export_light_run() by the model alone, whatever the format's light_run. */
 int tk__export_light_run_model(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken);

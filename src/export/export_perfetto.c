@@ -387,6 +387,13 @@ typedef struct pf_state {
 	 * of a pair's end; learned from the first such event decoded (0: not yet), so that
 	 * pf_light_run() writes the later ones undecoded with the same iids */
 	uint32_t user_iid[2], user_end_iid[2];
+	/* USER instants of the fused run by code: the bytes after the track up to the value of
+	 * the cpu annotation, for the name and category iids they were made with (0: none) */
+	struct inst_pre {
+		uint32_t name_iid, cat_iid;
+		uint8_t len;
+		unsigned char b[32]; /* at most 2 + 5 + 2 + 5 + 3 + 5 + 1 bytes used */
+	} inst_pre[1024];
 	uint64_t track_uuid;              /* the last track_uuid written, and its encoding */
 	unsigned char track_enc[12];
 	unsigned track_enc_len;
@@ -1776,6 +1783,27 @@ static int fused_load(tk_export *x, pf_state *ps, struct fused *f, tk__thread **
 	return 1;
 }
 
+/* An instant's bytes after the track up to its cpu's value, by name and category iid
+ * (pf_state.inst_pre, by USER code). */
+static void inst_pre_make(pf_state *ps, struct inst_pre *ip, uint32_t name_iid, uint32_t cat_iid)
+{
+	unsigned char *p = ip->b;
+	*p++ = (unsigned char)TAG(10, WIRE_VARINT);
+	p = w_varint(p, name_iid);
+	*p++ = (unsigned char)TAG(3, WIRE_VARINT);
+	p = w_varint(p, cat_iid);
+	/* fast_annotation(cpu_iid, 3, cpu): its length counts the one byte of the value */
+	unsigned char *a = p + 1;
+	p[0] = (unsigned char)TAG(4, WIRE_LEN);
+	p[2] = (unsigned char)TAG(1, WIRE_VARINT);
+	p = w_varint(p + 3, ps->cpu_iid);
+	*p++ = (unsigned char)TAG(3, WIRE_VARINT);
+	*a = (unsigned char)(p + 1 - a - 1);
+	ip->len = (uint8_t)(p - ip->b);
+	ip->name_iid = name_iid;
+	ip->cat_iid = cat_iid;
+}
+
 /* The two words of a USER event as its decoded fields' annotations (pointers). */
 HOT unsigned char *fused_words(unsigned char *p, const uint32_t *iids, uint32_t w0, uint32_t w1)
 {
@@ -1793,7 +1821,9 @@ HOT unsigned char *fused_words(unsigned char *p, const uint32_t *iids, uint32_t 
  * counted) goes to the model one event at a time, which sends back what must be decoded.
  * The model's counts, slices and stack; the bytes of the format's hooks.
  */
-static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken)
+static inline __attribute__((always_inline)) int pf_run(tk_export *x, const tk__light_ev *ev,
+							     const tk__slot_seg *seg, size_t n, size_t *taken,
+							     const int raw)
 {
 	pf_state *ps = x->fmt_state;
 	tk__thread *t = NULL;
@@ -1804,38 +1834,78 @@ static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *
 	uint64_t n_ev = 0, n_sl = 0, n_in = 0; /* events, slices and instants not yet counted */
 	size_t i = 0;
 	int rc = 0;
+	uint64_t seg_key = 0;       /* raw: the segment's owner, which every slot has */
+	uint64_t ns = 0;
+	tk__light_ev one;           /* raw: a slot as the model takes it */
+	const uint32_t *slots = NULL; /* raw: the segment's, in locals (the stores below may alias seg) */
+	uint64_t msb = 0;
+	unsigned cpu = 0;
 
-	if (!x->started || x->finished || x->failed || n == 0)
-		return tk__export_light_run_model(x, ev, n, taken);
+	if (raw) {
+		slots = seg->slots;
+		msb = seg->msb;
+		cpu = seg->cpu;
+		memcpy(&seg_key, &seg->pid, sizeof(seg_key));
+		one.owner_known = (uint32_t)seg->known;
+		one.pid = seg->pid;
+		one.tid = seg->tid;
+	}
+	if (!x->started || x->finished || x->failed || n == 0) {
+		if (!raw)
+			return tk__export_light_run_model(x, ev, n, taken);
+		*taken = 0; /* as the model: every slot is decoded */
+		return 0;
+	}
 	/* every event of a run clears it (pf_light_event(), or pf_event() when decoded) */
 	ps->after_buffer = 0;
-	ok = fused_load(x, ps, &f, &t, &key, &lo, &hi);
+	ok = fused_load(x, ps, &f, &t, &key, &lo, &hi) && (!raw || (seg->known && key == seg_key));
 	for (; i < n; i++) {
-		const tk__light_ev *e = &ev[i];
-		unsigned cls = TK_KEV_CLASS(e->header), code = TK_KEV_CODE(e->header), idx;
-		uint64_t ns = e->ns, ekey;
+		const tk__light_ev *e;
+		uint32_t header, w0, w1;
+		unsigned cls, code, idx;
 		unsigned char *p, *te, *pkt;
 		tk__slice *s;
 
-		memcpy(&ekey, &e->pid, sizeof(ekey));
+		if (raw) {
+			const uint32_t *slot = slots + 4 * i;
+			header = slot[0];
+			if (_NTO_TRACE_GETCPU(header) != cpu) /* the next segment's */
+				break;
+			ns = msb | slot[1];
+			w0 = slot[2];
+			w1 = slot[3];
+			e = NULL;
+		} else {
+			uint64_t ekey;
+			e = &ev[i];
+			header = e->header;
+			ns = e->ns;
+			w0 = e->w0;
+			w1 = e->w1;
+			memcpy(&ekey, &e->pid, sizeof(ekey));
+			if (ekey != key || !e->owner_known)
+				goto model;
+		}
+		cls = TK_KEV_CLASS(header);
+		code = TK_KEV_CODE(header);
 		/* near the output buffer's end, the model's way (the format's hooks flush it) */
-		if (!ok || ekey != key || !e->owner_known || x->out_len + 144 > x->out_cap)
+		if (!ok || x->out_len + 144 > x->out_cap)
 			goto model;
 		p = (unsigned char *)x->out + x->out_len; /* room for a packet of 128 bytes */
 		if (cls == 5 && code == _NTO_TRACE_SYS_FUNC_ENTER) {
 			if (t->depth >= t->cap || t->depth >= TK_EXPORT_MAX_DEPTH)
 				goto model;
-			const char *name = x->symbols != NULL ? tk__export_func_name_at(x, e->pid, ns, e->w0) : NULL;
+			const char *name = x->symbols != NULL ? tk__export_func_name_at(x, t->pid, ns, w0) : NULL;
 			s = &t->stack[t->depth++];
 			s->kind = TK__SLICE_FUNC;
 			s->pair = 0;
-			s->key = e->w0;
+			s->key = w0;
 			s->begin_ns = ns;
-			s->arg[0] = e->w0;
-			s->arg[1] = e->w1;
+			s->arg[0] = w0;
+			s->arg[1] = w1;
 			s->name = name;
 			s->label[0] = '\0';
-			uint64_t fn = e->w0, site = e->w1, h = (fn ^ site * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
+			uint64_t fn = w0, site = w1, h = (fn ^ site * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
 			const struct func_enc *fe = &ps->func_enc[(h >> 40) & (ADDR_CACHE - 1)];
 			if (name == NULL && fe->len != 0 && fe->fn == fn && fe->site == site && ps->n_fresh == 0) {
 				/* the bytes after the track as the first such begin wrote them */
@@ -1847,7 +1917,7 @@ static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *
 				goto fail;
 			}
 		} else if (cls == 5 && code == _NTO_TRACE_SYS_FUNC_EXIT) {
-			if (t->depth == 0 || (s = &t->stack[t->depth - 1])->kind != TK__SLICE_FUNC || s->key != e->w0 ||
+			if (t->depth == 0 || (s = &t->stack[t->depth - 1])->kind != TK__SLICE_FUNC || s->key != w0 ||
 			    ps->n_fresh != 0)
 				goto model;
 			t->depth--;
@@ -1865,8 +1935,8 @@ static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *
 			s->pair = (uint16_t)(idx - 1);
 			s->key = idx - 1;
 			s->begin_ns = ns;
-			s->arg[0] = e->w0;
-			s->arg[1] = e->w1;
+			s->arg[0] = w0;
+			s->arg[1] = w1;
 			s->name = x->pairs[idx - 1].name;
 			s->label[0] = '\0';
 			uint32_t name_iid = ps->pair_iid[idx - 1];
@@ -1882,11 +1952,11 @@ static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *
 				p += kt->n_cat;
 				memcpy(p, kt->a0, sizeof(kt->a0));
 				a = p + 1;
-				p = w_varint(p + kt->n_a0, e->w0);
+				p = w_varint(p + kt->n_a0, w0);
 				*a = (unsigned char)(p - a - 1);
 				memcpy(p, kt->a1, sizeof(kt->a1));
 				a = p + 1;
-				p = w_varint(p + kt->n_a1, e->w1);
+				p = w_varint(p + kt->n_a1, w1);
 				*a = (unsigned char)(p - a - 1);
 				fused_close(x, pkt, te, p);
 			} else if ((rc = pf_slice_begin(x, t, s)) != 0) {
@@ -1900,7 +1970,7 @@ static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *
 			n_sl++;
 			pkt = p;
 			p = fused_open(ps, &f, p, ns < s->begin_ns ? s->begin_ns : ns, 1, &te);
-			fused_close(x, pkt, te, fused_words(p, ps->user_end_iid, e->w0, e->w1));
+			fused_close(x, pkt, te, fused_words(p, ps->user_end_iid, w0, w1));
 		} else if (x->counter_of[code] == 0) {
 			const name_slot *ec = &ps->ev_cache[(6u << 10) | code];
 			if (ec->key != (uint64_t)code + 1 || ps->user_iid[0] == 0 || ps->cpu_iid == 0 || ps->n_fresh != 0)
@@ -1908,19 +1978,23 @@ static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *
 			n_in++;
 			pkt = p;
 			p = fused_open(ps, &f, p, ns, 2, &te);
-			*p++ = (unsigned char)TAG(10, WIRE_VARINT);
-			p = w_varint(p, ec->iid);
-			*p++ = (unsigned char)TAG(3, WIRE_VARINT);
-			p = w_varint(p, ec->aux);
-			p = fast_annotation(p, ps->cpu_iid, 3, _NTO_TRACE_GETCPU(e->header));
-			fused_close(x, pkt, te, fused_words(p, ps->user_iid, e->w0, e->w1));
+			struct inst_pre *ip = &ps->inst_pre[code];
+			if (ip->name_iid != ec->iid || ip->cat_iid != ec->aux)
+				inst_pre_make(ps, ip, ec->iid, ec->aux);
+			/* name, category, the cpu annotation up to its value (one byte: cpu < 64) */
+			memcpy(p, ip->b, sizeof(ip->b));
+			p += ip->len;
+			*p++ = (unsigned char)_NTO_TRACE_GETCPU(header);
+			fused_close(x, pkt, te, fused_words(p, ps->user_iid, w0, w1));
 		} else {
 			goto model;
 		}
 		/* the model's counts of an event taken */
 		n_ev++;
-		lo = ns < lo ? ns : lo;
-		hi = ns > hi ? ns : hi;
+		if (ns > hi) /* (times mostly go forward: branches, not conditional moves) */
+			hi = ns;
+		else if (ns < lo)
+			lo = ns;
 		continue;
 model:
 		/* the model's own way, one event (sent back when k == 0) */
@@ -1930,6 +2004,13 @@ model:
 			n_ev = n_sl = n_in = 0;
 			if (ok)
 				x->stats.first_ns = lo, x->stats.last_ns = hi;
+			if (raw) {
+				one.ns = ns;
+				one.header = header;
+				one.w0 = w0;
+				one.w1 = w1;
+				e = &one;
+			}
 			rc = tk__export_light_run_model(x, e, 1, &k);
 			if (rc != 0 || k == 0) {
 				i += k;
@@ -1937,14 +2018,14 @@ model:
 				goto out;
 			}
 		}
-		ok = fused_load(x, ps, &f, &t, &key, &lo, &hi);
+		ok = fused_load(x, ps, &f, &t, &key, &lo, &hi) && (!raw || (seg->known && key == seg_key));
 	}
 	goto out;
 fail:
 	/* the format failed on an event it counts first (the model's order): taken */
 	n_ev++;
-	lo = ev[i].ns < lo ? ev[i].ns : lo;
-	hi = ev[i].ns > hi ? ev[i].ns : hi;
+	lo = ns < lo ? ns : lo;
+	hi = ns > hi ? ns : hi;
 	i++;
 out:
 	x->stats.events += n_ev, x->stats.slices += n_sl, x->stats.instants += n_in;
@@ -1952,6 +2033,17 @@ out:
 		x->stats.first_ns = lo, x->stats.last_ns = hi;
 	*taken = i;
 	return rc;
+}
+
+static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken)
+{
+	return pf_run(x, ev, NULL, n, taken, 0);
+}
+
+/* tk__format.slot_run: the same on the parser's slots (no block of tk__light_ev between). */
+static int pf_slot_run(tk_export *x, const tk__slot_seg *seg, size_t *taken)
+{
+	return pf_run(x, NULL, seg, seg->n, taken, 1);
 }
 
 static int pf_finish(tk_export *x)
@@ -2000,4 +2092,5 @@ const tk__format tk__export_perfetto = {
 	.free = pf_free,
 	.light_event = pf_light_event,
 	.light_run = pf_light_run,
+	.slot_run = pf_slot_run,
 };
