@@ -121,7 +121,8 @@ static inline __attribute__((always_inline)) void run_light(struct traceparser_s
  * the machine's byte order): a segment per change of CPU, with its owner and upper time
  * bits; a slot the format sends back is decoded as run_light() decodes it.
  */
-static void run_slots(struct traceparser_state *st, export_run *r, const uint32_t *s, size_t n)
+static __attribute__((noinline)) void run_slots(struct traceparser_state *st, export_run *r, const uint32_t *s,
+						  size_t n)
 {
 	size_t i = 0, taken;
 
@@ -157,7 +158,7 @@ static int on_run(struct traceparser_state *st, void *ud, const uint32_t *slots,
 	export_run *r = ud;
 
 	(void)first_slot;
-	if (r->x->fmt->slot_run != NULL && !r->swap && !r->x->model_runs && tk__tp_clk_is_ns(st))
+	if (r->x->fmt->slot_run != NULL && !r->swap && tk__tp_clk_is_ns(st))
 		run_slots(st, r, slots, n);
 	else if (r->swap)
 		run_light(st, r, slots, n, 1);
@@ -281,7 +282,8 @@ int tk_export_file_flags(const char *in_path, FILE *stream, tk_export_format fmt
 	if (rc != 0)
 		return rc;
 	x->one_by_one = (flags & TK__EXPORT_ONE_BY_ONE) != 0;
-	x->model_runs = (flags & TK__EXPORT_MODEL_RUNS) != 0;
+	if ((flags & TK__EXPORT_MODEL_RUNS) && x->fmt == &tk__export_perfetto)
+		x->fmt = &tk__export_perfetto_model; /* the same without its own runs */
 	if ((flags & TK_EXPORT_SYMBOLS) && (rc = tk__export_use_symbols(x, in_path)) != 0) {
 		tk_export_free(x);
 		return rc;

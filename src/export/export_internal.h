@@ -85,7 +85,6 @@ struct tk_export {
 
 	struct tk_symbols *symbols; /* function slice names (export_symbols.c); NULL: addresses */
 	int owns_symbols;           /* made by tk__export_use_symbols(): freed with x */
-	int model_runs;             /* TK__EXPORT_MODEL_RUNS */
 };
 
 /* What a format implements. Every function returns 0 or a TK_E* code. */
@@ -124,6 +123,7 @@ typedef struct tk__format {
 
 extern const tk__format tk__export_json;
 extern const tk__format tk__export_perfetto;
+extern const tk__format tk__export_perfetto_model; /* without light_run, slot_run: for tests */
 extern const tk__format tk__export_stats;
 extern const tk__format tk__export_sqlite;
 

@@ -2094,3 +2094,19 @@ const tk__format tk__export_perfetto = {
 	.light_run = pf_light_run,
 	.slot_run = pf_slot_run,
 };
+
+/* TK__EXPORT_MODEL_RUNS: the same format on the model's light path, to compare the two. */
+const tk__format tk__export_perfetto_model = {
+	.start = pf_start,
+	.event = pf_event,
+	.process_name = pf_process_name,
+	.thread_name = pf_thread_name,
+	.slice_begin = pf_slice_begin,
+	.slice_end = pf_slice_end,
+	.instant = pf_instant,
+	.counter = pf_counter,
+	.thread_new = pf_thread_new,
+	.finish = pf_finish,
+	.free = pf_free,
+	.light_event = pf_light_event,
+};
