@@ -8,7 +8,7 @@
  * same pragmas, one transaction, a prepared statement) and indexing them by (pid, tid, ts),
  * the least any database of the trace through SQLite costs.
  *
- *   bench_export TRACE.kev [N [RUNS]]     default 10000000 events, 3 runs
+ *   bench_export TRACE.kev [N [RUNS]]     default 10000000 events, 3 runs (0: write the trace only)
  */
 #include <inttypes.h>
 #include <sqlite3.h>
@@ -136,6 +136,8 @@ int main(int argc, char **argv)
 		if (f != NULL)
 			fclose(f);
 	}
+	if (runs <= 0) /* RUNS 0: the trace only */
+		return 0;
 	static const struct {
 		const char *name;
 		tk_export_format fmt;

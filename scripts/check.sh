@@ -5,7 +5,7 @@
 #      headers as C++ under g++ and clang++, the manual pages, the install test)
 #   2. clang, -Werror, AddressSanitizer + UndefinedBehaviorSanitizer: the same tests
 #   3. clang, ThreadSanitizer: the multi-threaded tests (label "threads")
-#   4. clang, libFuzzer: a short run of every fuzz target from its seed corpus
+#   4. clang, libFuzzer: a short run of every fuzz target from its seed corpus, JOBS at a time
 # FUZZ_SECONDS (default 20) sets the length of each fuzz run; CHECK_STEPS limits the steps
 # (e.g. CHECK_STEPS="1 2").
 set -eu
@@ -24,6 +24,21 @@ configure_build() { # dir, cmake args...
 	shift
 	cmake -S . -B "$dir" $GEN "$@" >/dev/null
 	cmake --build "$dir" -j "$JOBS"
+}
+
+# A fuzz target's smoke run from its seed corpus; build-fuzz/NAME.failed marks a crash.
+fuzz_one() { # path of the target
+	name=$(basename "$1")
+	work=$(mktemp -d)
+	rm -f "build-fuzz/$name.failed"
+	if ! "$1" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+		-artifact_prefix="build-fuzz/$name-" "$work" "tests/fuzz/corpus/${name#fuzz_}" \
+		>"build-fuzz/$name.log" 2>&1; then
+		: >"build-fuzz/$name.failed"
+		rm -rf "$work"
+		return 1
+	fi
+	rm -rf "$work"
 }
 
 start=$(date +%s)
@@ -52,21 +67,35 @@ for s in $STEPS; do
 		step "4/4 libFuzzer smoke runs (${FUZZ_SECONDS}s each)"
 		CC=clang configure_build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTK_FUZZ=ON \
 			-DTK_BUILD_TOOLS=OFF -DTK_BUILD_EXAMPLES=OFF -DTK_BUILD_MAN=OFF
+		# JOBS targets at a time (each fuzzer uses one core), each for FUZZ_SECONDS
+		set --
 		for f in build-fuzz/tests/fuzz/fuzz_*; do
-			[ -x "$f" ] || continue
-			name=$(basename "$f")
-			corpus=tests/fuzz/corpus/${name#fuzz_}
-			work=$(mktemp -d)
-			echo "--- $name (seed corpus $corpus)"
-			if ! "$f" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-				-artifact_prefix="build-fuzz/$name-" "$work" "$corpus" >"build-fuzz/$name.log" 2>&1; then
-				tail -n 60 "build-fuzz/$name.log"
-				echo "FAILED: $name found a crash; the input is in build-fuzz/$name-*" >&2
-				rm -rf "$work"
-				exit 1
-			fi
-			grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|Done )" "build-fuzz/$name.log" | tail -n 2
-			rm -rf "$work"
+			[ -x "$f" ] && set -- "$@" "$f"
+		done
+		while [ $# -gt 0 ]; do
+			pids="" names=""
+			i=0
+			while [ $# -gt 0 ] && [ $i -lt "$JOBS" ]; do
+				fuzz_one "$1" &
+				pids="$pids $!" names="$names $(basename "$1")"
+				shift
+				i=$((i + 1))
+			done
+			bad=""
+			for p in $pids; do
+				wait "$p" || bad=1
+			done
+			for name in $names; do
+				if [ -e "build-fuzz/$name.failed" ]; then
+					tail -n 60 "build-fuzz/$name.log"
+					echo "FAILED: $name found a crash; the input is in build-fuzz/$name-*" >&2
+				else
+					echo "--- $name (seed corpus tests/fuzz/corpus/${name#fuzz_})"
+					grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|Done )" "build-fuzz/$name.log" |
+						tail -n 2
+				fi
+			done
+			[ -z "$bad" ] || exit 1
 		done
 		;;
 	*)

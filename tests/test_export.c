@@ -1489,7 +1489,7 @@ static void test_light_path_same(void **state_)
 #define ONE_BY_ONE 0x40000000u
 /* tk_export_file_flags(): the statistics' runs through the light path rather than their own
  * scan (the library's TK__EXPORT_NO_SCAN). */
-#define NO_SCAN 0x20000000u
+#define NO_SCAN 0x10000000u
 
 static char *export_flags(const char *path, tk_export_format fmt, unsigned flags, size_t *lenp)
 {
@@ -1993,6 +1993,158 @@ static int driver_stats_modes(const char *path, const char *pairs, const char *c
 	return bad;
 }
 
+/* A pseudo-random number (xorshift64*), the same on every machine. */
+static uint64_t rnd_next(uint64_t *st)
+{
+	*st ^= *st >> 12;
+	*st ^= *st << 25;
+	*st ^= *st >> 27;
+	return *st * 0x2545f4914f6cdd1dull;
+}
+
+/* path exported to a string with flags, the status, message and statistics kept */
+struct flagged_export {
+	char *out;
+	size_t len;
+	int rc;
+	char err[256];
+	tk_export_stats st;
+};
+
+static void export_flagged(const char *path, tk_export_format fmt, unsigned flags, struct flagged_export *e)
+{
+	FILE *f = open_memstream(&e->out, &e->len);
+	assert_non_null(f);
+	memset(&e->st, 0, sizeof(e->st));
+	e->err[0] = '\0';
+	e->rc = tk_export_file_flags(path, f, fmt, flags, "10:11=item,12:13=two", "40=level", &e->st, e->err,
+				     sizeof(e->err));
+	fclose(f);
+}
+
+/*
+ * Perfetto's own run consumer (export_perfetto.c, pf_light_run(): the model's light path
+ * fused with the packets) against the model's light path (TK__EXPORT_MODEL_RUNS) and
+ * against every event decoded, on generated traces: random interleavings over 3 CPUs of
+ * function entries and exits (most matching the innermost open one, some an outer one, some
+ * nothing), two pairs (ends that match, cross or match nothing), a counter, instants, user
+ * strings (combine events), kernel calls, owners changing by THRUNNING, events before any
+ * owner, times that step back, a few threads or many (the model's table grows), a depth past
+ * TK_EXPORT_MAX_DEPTH, symbols on, one event at a time, and damage (the same status,
+ * message, statistics and bytes).
+ */
+#define TK__EXPORT_MODEL_RUNS_FLAG 0x20000000u /* src/export/export_internal.h */
+
+static void test_light_run_same(void **state_)
+{
+	(void)state_;
+	for (int variant = 0; variant < 6; variant++) {
+		const char *path = tkt_path("fused.kev");
+		struct raw_file rf;
+		uint64_t rng = 0x9e3779b97f4a7c15ull * (uint64_t)(variant + 1);
+		const unsigned ncpu = 3;
+		const unsigned n_threads = variant == 2 ? 300 : 4;
+		uint32_t t = 1000;
+		uint32_t stack[3][64]; /* a guess at each CPU's open functions, to make exits match */
+		unsigned depth[3] = { 0, 0, 0 }, cpu = 0;
+
+		raw_open(&rf, path, ncpu, variant == 3 ? 2400000000u : 1000000000u);
+		for (unsigned i = 0; i < 40; i++) /* before any owner */
+			raw_s(&rf, i % ncpu, i % 2 ? _TRACE_USER_C : _TRACE_SYSTEM_C,
+			      i % 2 ? 10 + i % 4 : _NTO_TRACE_SYS_FUNC_ENTER + i % 4 / 2, t += 3, 0x401000, i);
+		for (unsigned c = 0; c < ncpu; c++)
+			raw_s(&rf, c, _TRACE_PR_TH_C, STATE_RUNNING, t += 1, 100, 1 + c);
+		if (variant == 4) { /* deeper than TK_EXPORT_MAX_DEPTH on one thread, then back out */
+			for (unsigned i = 0; i < 4200; i++)
+				raw_s(&rf, 0, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t += 1, 0x500000 + (i % 5) * 4, i);
+			for (unsigned i = 4200; i-- > 0;)
+				raw_s(&rf, 0, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t += 1, 0x500000 + (i % 5) * 4, i);
+		}
+		for (unsigned i = 0; i < 40000; i++) {
+			uint64_t r = rnd_next(&rng);
+			/* variant 0: any CPU's event next; else runs of one CPU's (one thread's) events */
+			if (variant == 0 || r % 16 == 0)
+				cpu = (unsigned)(r >> 4) % ncpu;
+			unsigned what = (unsigned)(r >> 8) % 100;
+			uint32_t fn = 0x401000 + (uint32_t)((r >> 16) % 8) * 16, site = 0x9000 + (uint32_t)((r >> 24) % 3);
+			uint32_t d0 = (uint32_t)(r >> 30), d1 = (uint32_t)(r >> 40) % 5 == 0 ? 0xffffffffu : (uint32_t)(r >> 44);
+			t += (uint32_t)(r >> 50) % 40;
+			if ((r >> 56) % 50 == 0 && t > 100) /* a time before the last one */
+				t -= 30;
+			if (what < 3) { /* another owner */
+				raw_s(&rf, cpu, _TRACE_PR_TH_C, STATE_RUNNING, t,
+				      100 + (uint32_t)(r >> 20) % (n_threads > 4 ? 7 : 2), 1 + (uint32_t)(r >> 28) % n_threads);
+				depth[cpu] = 0;
+			} else if (what < 30) {
+				raw_s(&rf, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t, fn, site);
+				if (depth[cpu] < 64)
+					stack[cpu][depth[cpu]++] = fn;
+			} else if (what < 55) {
+				unsigned k = (unsigned)(r >> 36) % 10;
+				uint32_t x = depth[cpu] == 0 || k == 0 ? fn
+					     : k == 1 && depth[cpu] > 1 ? stack[cpu][depth[cpu] - 2]
+									: stack[cpu][depth[cpu] - 1];
+				raw_s(&rf, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t, x, site);
+				if (depth[cpu] > 0)
+					depth[cpu]--;
+			} else if (what < 85) {
+				static const unsigned user_codes[] = { 10, 11, 10, 11, 12, 13, 40, 20, 21, 20, 22, 11 };
+				raw_s(&rf, cpu, _TRACE_USER_C, user_codes[(r >> 36) % 12], t, d0, d1);
+			} else if (what < 88) { /* a user string: a combine event */
+				uint32_t h = _TRACE_MAKE_CODE(cpu, 0, _TRACE_USER_C, 20 + (uint32_t)(r >> 36) % 3);
+				raw_slot(&rf, h | _TRACE_STRUCT_CB, t, 0x41414141, 0x42424242);
+				raw_slot(&rf, h | _TRACE_STRUCT_CE, t, 0x00434343, 0);
+			} else if (what < 92) {
+				raw_s(&rf, cpu, _TRACE_KER_CALL_C, 2 * 6 + (r >> 36) % 2, t, 1, 2);
+			} else if (what < 95) { /* a short user event or one of another code */
+				raw_s(&rf, cpu, _TRACE_USER_C, 100 + (uint32_t)(r >> 36) % 900, t, d0, d1);
+			} else {
+				raw_s(&rf, cpu, _TRACE_USER_C, 20, t, d0, d1);
+			}
+		}
+		if (variant == 5) { /* damage: a continuation of nothing, then more events */
+			raw_slot(&rf, _TRACE_MAKE_CODE(0, _TRACE_STRUCT_CE, _TRACE_USER_C, 31), 1, 2, 3);
+			for (unsigned i = 0; i < 300; i++)
+				raw_s(&rf, i % ncpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t += 3, 0x401000, i);
+			assert_int_equal(fwrite("\x01\x02\x03", 1, 3, rf.f), 3);
+		}
+		fclose(rf.f);
+
+		static const tk_export_format fmts[] = { TK_EXPORT_PERFETTO, TK_EXPORT_CHROME_JSON };
+		static const unsigned flag_sets[] = { 0, ONE_BY_ONE, TK_EXPORT_SYMBOLS };
+		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+			for (size_t k = 0; k < sizeof(flag_sets) / sizeof(flag_sets[0]); k++) {
+				struct flagged_export a, b;
+				export_flagged(path, fmts[i], flag_sets[k], &a);
+				export_flagged(path, fmts[i], flag_sets[k] | TK__EXPORT_MODEL_RUNS_FLAG, &b);
+				if (a.rc != b.rc || strcmp(a.err, b.err) != 0 || memcmp(&a.st, &b.st, sizeof(a.st)) != 0 ||
+				    a.len != b.len || memcmp(a.out, b.out, a.len) != 0)
+					fail_msg("variant %d, format %d, flags %#x: the fused run differs from the model's "
+						 "(%d/%d, %zu/%zu bytes)",
+						 variant, (int)fmts[i], flag_sets[k], a.rc, b.rc, a.len, b.len);
+				assert_true(a.len > 1000);
+				if (variant == 5)
+					assert_int_not_equal(a.rc, 0);
+				if (k == 0 && variant != 5) { /* and every event decoded */
+					size_t ref_len = 0;
+					char *ref = export_decoded(path, fmts[i], "10:11=item,12:13=two", "40=level", &ref_len);
+					if (ref_len != a.len || memcmp(ref, a.out, a.len) != 0)
+						fail_msg("variant %d, format %d: the fused run differs from every event decoded",
+							 variant, (int)fmts[i]);
+					free(ref);
+				}
+				/* (times step back: no pf_walk(), whose scheduling records must go forward) */
+				assert_true(a.st.slices > 1000 && a.st.instants > 1000);
+				assert_true(a.st.unmatched_ends > 100 && a.st.closed_by_outer > 100);
+				if (variant == 4)
+					assert_true(a.st.depth_overflow > 0);
+				free(a.out);
+				free(b.out);
+			}
+		}
+	}
+}
+
 static int driver(int argc, char **argv)
 {
 	char err[256];
@@ -2041,6 +2193,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_light_path_same),
 		cmocka_unit_test(test_runs_same),
 		cmocka_unit_test(test_runs_same_raw),
+		cmocka_unit_test(test_light_run_same),
 		cmocka_unit_test(test_stats_names_utf8),
 		cmocka_unit_test(test_instant_names_cached),
 		cmocka_unit_test(test_scan_random),

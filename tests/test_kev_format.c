@@ -1047,6 +1047,35 @@ static void test_decode_fields(void **state)
 	assert_string_equal(d.cls_desc->name, "INT_HANDLER_EXIT");
 	assert_int_equal(tk_kev_field_find(&d, "sigev_notify")->v.i, 4);
 	assert_int_equal(tk_kev_field_find(&d, "sigev_code")->v.i, TKT_HOST_BE ? 10 : 5);
+	/* Linux system calls (tracelogger's files): bit 7 is the exit for every call number; the
+	 * QNX code ranges (entry 0-127, exit 128-255, interrupted 256-383) do not apply */
+	{
+		static const unsigned nrs[] = { 0, 1, 127, 128, 130, 257, 300, 511 };
+		for (unsigned i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++) {
+			unsigned code = (nrs[i] & 0x7f) | (nrs[i] >> 7) << 8;
+			tk_kev_event ev = { 0 };
+			uint32_t words[2] = { 3, 0 };
+			ev.data = words;
+			ev.len = 2;
+			ev.header = H(0, 0, _TRACE_KER_CALL_C, code);
+			assert_int_equal(tk_kev_decode(&ev, TK_KEV_DECODE_LINUX_X86_64, &d), TK_OK);
+			assert_string_equal(d.cls_desc->name, "KERCALLENTER");
+			ev.header = H(0, 0, _TRACE_KER_CALL_C, code | 0x80);
+			assert_int_equal(tk_kev_decode(&ev, TK_KEV_DECODE_LINUX_AARCH64, &d), TK_OK);
+			assert_string_equal(d.cls_desc->name, "KERCALLEXIT");
+		}
+		/* the same codes in a QNX file: the ranges */
+		tk_kev_event ev = { 0 };
+		uint32_t words[2] = { 3, 0 };
+		ev.data = words;
+		ev.len = 2;
+		ev.header = H(0, 0, _TRACE_KER_CALL_C, 258);
+		assert_int_equal(tk_kev_decode(&ev, 0, &d), TK_OK);
+		assert_string_equal(d.cls_desc->name, "KERCALLINT");
+		ev.header = H(0, 0, _TRACE_KER_CALL_C, 513);
+		assert_int_equal(tk_kev_decode(&ev, 0, &d), TK_OK);
+		assert_string_equal(d.cls_desc->name, "KERCALL");
+	}
 	assert_int_equal(tk_kev_decode(NULL, 0, &d), TK_EINVAL);
 }
 

@@ -125,6 +125,29 @@ case_user() { # the program's own USER events between the kernel's, in order, wi
 		/USREVENT:EVENT:2,/ && run[$2] != pong { print "EVENT:2 on " run[$2]; bad = 1 }
 		END { if (n < 20) { print n " THRUNNING"; bad = 1 } exit bad }' "$t" >"$W/u2.awk" ||
 		fail "-c PROCESS,USER: owners: $(head -n 3 "$W/u2.awk")"
+	# -c USER alone: the program's own events, each with its thread, and no kernel events
+	"$TL" -f "$W/u3.kev" -c USER -- taskset -c 0 "$PP" -n 1000 -e 100 >/dev/null 2>"$W/u3.err" ||
+		{ fail "-c USER: exit status $? ($(cat "$W/u3.err"))"; return; }
+	readable "$W/u3.kev" || return
+	t=$W/u3.kev.txt
+	n1=$(count "USREVENT:EVENT:1," "$t") n2=$(count "USREVENT:EVENT:2," "$t") n3=$(count "USREVENT:EVENT:3," "$t")
+	[ "$n1" = 10 ] && [ "$n2" = 10 ] && [ "$n3" = 1 ] ||
+		fail "-c USER: user events 1/2/3: $n1/$n2/$n3, expected 10/10/1"
+	k=$(grep -c -E "KER_CALL|KER_EXIT|INT_|THREADY|THRECEIVE|THSEM|THMUTEX|THCONDVAR|THNANOSLEEP|THCREATE|THDESTROY|PROCCREATE" "$t" || true)
+	[ "$k" = 0 ] || fail "-c USER: $k kernel events: $(grep -m 3 -E "KER_|INT_|THREADY|THCREATE|PROCCREATE" "$t")"
+	awk '/THRUNNING/ { split($0, a, "tid:"); split(a[2], b, " "); run[$2] = b[1] }
+		/USREVENT:EVENT:[12],/ && run[$2] == "" { print "no thread for " $0; bad = 1 }
+		END { exit bad }' "$t" >"$W/u3.awk" || fail "-c USER: owners: $(head -n 3 "$W/u3.awk")"
+	[ ! -s "$W/u3.err" ] || fail "-c USER: said $(cat "$W/u3.err")"
+	# -c USER alone and no room for the session's region (a file size limit): refused, nothing run
+	rm -f "$W/u4.kev"
+	(ulimit -f 128 && exec "$TL" -N "$TRACEKIT_SESSION.u4" -f "$W/u4.kev" -c USER -- "$PP" -n 10 -e 5) \
+		>"$W/u4.out" 2>"$W/u4.err"
+	s=$?
+	[ $s = 1 ] || fail "-c USER, no region: exit status $s, 1 expected ($(cat "$W/u4.err"))"
+	grep -q "cannot record: .*need session $TRACEKIT_SESSION.u4, which could not be opened" "$W/u4.err" ||
+		fail "-c USER, no region: $(cat "$W/u4.err")"
+	[ ! -e "$W/u4.kev" ] && [ ! -s "$W/u4.out" ] || fail "-c USER, no region: a file was written or the command ran"
 }
 
 case_pipeline() { # a shell pipeline with fork and exec: names after exec
@@ -536,6 +559,22 @@ case_sub_classes() { # privileged: -c KERCALLENTER only entries, KERCALLEXIT onl
 		n=$(count "$not:" "$W/sc.kev.txt")
 		[ "$n" = 0 ] || fail "-c $c: $n $not written"
 	done
+	# traceprinter selects the same parts of a file of every system call, calls numbered
+	# 128 and above included (openat is 257 on x86-64, 56 on aarch64)
+	"$TL" -f "$W/sc2.kev" -c KERCALL -- sh -c 'ls / >/dev/null' >/dev/null 2>"$W/sc2.err" ||
+		{ fail "KERCALL: exit status $? ($(cat "$W/sc2.err"))"; return; }
+	readable "$W/sc2.kev" || return
+	calls=$(count "KER_CALL:" "$W/sc2.kev.txt") exits=$(count "KER_EXIT:" "$W/sc2.kev.txt")
+	[ "$(count "KER_CALL:openat/" "$W/sc2.kev.txt")" -ge 1 ] || fail "no openat in $W/sc2.kev"
+	for sel in KERCALLENTER:$calls:0 KERCALLEXIT:0:$exits KERCALLINT:0:0 KERCALL:$calls:$exits; do
+		c=${sel%%:*} r=${sel#*:}
+		"$TP" -n -c "$c" "$W/sc2.kev" >"$W/sc2.$c.txt" 2>&1 || fail "traceprinter -c $c: $(head -n 3 "$W/sc2.$c.txt")"
+		got="$(count "KER_CALL:" "$W/sc2.$c.txt"):$(count "KER_EXIT:" "$W/sc2.$c.txt")"
+		[ "$got" = "$r" ] || fail "traceprinter -c $c: calls:exits $got, $r expected"
+	done
+	"$TP" -n -x KERCALLEXIT "$W/sc2.kev" >"$W/sc2.x.txt" 2>&1
+	got="$(count "KER_CALL:" "$W/sc2.x.txt"):$(count "KER_EXIT:" "$W/sc2.x.txt")"
+	[ "$got" = "$calls:0" ] || fail "traceprinter -x KERCALLEXIT: calls:exits $got, $calls:0 expected"
 	for sel in INTEXIT:INT_EXIT:INT_ENTR INTENTER:INT_ENTR:INT_EXIT; do
 		c=${sel%%:*} r=${sel#*:}
 		want=${r%%:*} not=${r#*:}
@@ -914,8 +953,10 @@ case_not_region() { # a symbolic link or a damaged region at the session's name:
 for case in $CASES; do
 	ran=$((ran + 1))
 	before=$failures
+	t0=$(date +%s%N)
 	"case_$case"
-	[ "$failures" = "$before" ] && echo "ok   [$case]"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	[ "$failures" = "$before" ] && echo "ok   [$case] ($ms ms)"
 done
 echo "tracelogger_run: $ran cases, $failures failures, $skipped skipped"
 [ "$failures" = 0 ] || exit 1

@@ -438,8 +438,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	if (o->recover && (o->cmd != NULL || o->n_pids > 0 || o->daemon || o->all_cpus))
 		return tktool_usage_error("--recover only recovers a session (-N) into a file (-f): no command, -p, "
 					  "-a or -d1");
-	if (o->classes_given && o->classes == 0)
-		return tktool_usage_error("-c: name at least one kernel class (THREAD, PROCESS, SYSTEM, KERCALL, INT)");
+	if (o->classes_given && o->classes == 0 && !o->user_events)
+		return tktool_usage_error("-c: name at least one class (THREAD, PROCESS, SYSTEM, KERCALL, INT, USER)");
 	if (strcmp(o->output, "-") == 0 && isatty(STDOUT_FILENO))
 		return tktool_usage_error("-f -: standard output is a terminal; redirect it or name a file");
 	return 0;
@@ -616,6 +616,12 @@ static int open_collect(tk_collect **c, struct opts *o, int child_pid, uint32_t 
 	uint32_t classes = o->classes_given ? o->classes : all;
 	int rc, explicit_priv;
 
+	if (o->classes_given && o->classes == 0) {
+		/* -c USER alone: the programs' own events, no kernel events (no collector) */
+		*c = NULL;
+		*recorded = 0;
+		return 0;
+	}
 	switch (o->filter) {
 	case 1: classes &= ~TK_COLLECT_CLASS(_NTO_TRACE_KERCALL); break;
 	case 2: classes &= ~TK_COLLECT_CLASS(_NTO_TRACE_INT); break;
@@ -961,6 +967,13 @@ int main(int argc, char **argv)
 	if (rc != 0) {
 		undo_start(&ch, have_child, dir);
 		return rc;
+	}
+	if (c == NULL && g_S == NULL) {
+		/* no kernel events and no session to drain: the file could only be empty */
+		tktool_error(NULL, "cannot record: no kernel events were asked for or permitted, and the programs' "
+			     "own events need session %s, which could not be opened (see the note above)", g_o.session);
+		undo_start(&ch, have_child, dir);
+		return 1;
 	}
 
 	/* The programs' own events: drained from the session as they come. */

@@ -67,6 +67,12 @@ struct ctx {
 	int swap;
 	int write_failed;
 	struct tktool_progress progress;
+	/* -c/-x on KER_CALL (internal class 2): which codes are printed. Its parts are code
+	 * ranges in QNX files (entry 0-127, exit 128-255, interrupted 256-383) but bit 7 (exit)
+	 * of any code in a file of Linux system calls (TRACEKIT_KERCALLS): decided at the
+	 * header, from the selection of codes 0 and 128 */
+	const unsigned char *sel_kc; /* the selection by QNX ranges */
+	unsigned char kc_want[1024];
 	tk_symbols *symbols;  /* --symbols */
 	tk_kev_decoded dec;   /* --symbols: the event being printed */
 	char line[16384];     /* --symbols: its text */
@@ -140,8 +146,10 @@ static int null_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned 
 		/* Linux system calls in KER_CALL/KER_EXIT (tracelogger): name them by that table. */
 		unsigned vlen = 0;
 		const char *abi = tk_traceparser_header_value(st, "TRACEKIT_KERCALLS", &vlen);
-		tk_kev_printer_set_flags(c->printer, tk_kev_printer_flags(c->printer) |
-							       tk_kev_kercalls_flags(abi, vlen));
+		unsigned linux_calls = tk_kev_kercalls_flags(abi, vlen);
+		tk_kev_printer_set_flags(c->printer, tk_kev_printer_flags(c->printer) | linux_calls);
+		for (unsigned code = 0; code < 1024; code++)
+			c->kc_want[code] = linux_calls ? c->sel_kc[code & 0x80u] : c->sel_kc[code];
 		c->swap = conv != NULL && *conv != 0;
 		if (c->verbose && tk_kev_printer_flush(c->printer) == TK_OK)
 			fprintf(c->out, "TRACEPRINTER: header file and syspage have been processed\n");
@@ -233,6 +241,8 @@ static int print_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned
 	struct ctx *c = ud;
 	tk_kev_event ev;
 
+	if (_NTO_TRACE_GETEVENT_C(h) == _TRACE_KER_CALL_C && !c->kc_want[_NTO_TRACE_GETEVENT(h)])
+		return 0;
 	show_progress(c, st);
 	ev.header = h;
 	ev.time = t;
@@ -440,10 +450,16 @@ int main(int argc, char **argv)
 	if (sort)
 		traceparser_sort(st, _TRACEPARSER_SORT);
 
+	/* KER_CALL: every code goes to print_cb, which prints those of the selection as the
+	 * file's header defines the class's parts (c.kc_want) */
+	c.sel_kc = sel[_TRACE_KER_CALL_C >> 10];
+	memcpy(c.kc_want, c.sel_kc, sizeof(c.kc_want));
+	if (memchr(c.sel_kc, 1, 1024) != NULL)
+		tk_traceparser_cs_internal(st, &c, print_cb, _TRACE_KER_CALL_C >> 10, 0, 1023);
 	for (cls = 0; cls < 32; cls++) {
 		for (ev = 0; ev < 1024; ev++) {
 			unsigned last = ev;
-			if (!sel[cls][ev] || (cls == 0 && ev == 0))
+			if (cls == _TRACE_KER_CALL_C >> 10 || !sel[cls][ev] || (cls == 0 && ev == 0))
 				continue;
 			while (last + 1 < 1024 && sel[cls][last + 1])
 				last++;

@@ -1125,11 +1125,65 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 	return TK_OK;
 }
 
-/* Tracepoint ids and fields through libtracefs/libtraceevent (tracefs mounted if needed). */
+/* The format file of tracepoint sys:name under tracefs dir, NUL-terminated, in *size bytes;
+ * NULL with errno set when it cannot be read. (libtracefs' tracefs_event_file_read() leaks
+ * the directory's name when the file is refused, as it is to users.) */
+static char *read_format(const char *dir, const char *sys, const char *name, int *size)
+{
+	char path[512];
+	size_t len = 0, cap = 4096;
+	char *buf = NULL;
+	int fd, e;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/events/%s/%s/format", dir, sys, name) >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		ssize_t n;
+		if (buf == NULL || len + 1 >= cap) {
+			char *nb;
+			if (buf != NULL)
+				cap *= 2;
+			if (cap > (1u << 20) || (nb = realloc(buf, cap)) == NULL) { /* formats are a few KiB */
+				e = cap > (1u << 20) ? EFBIG : ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e = errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*size = (int)len;
+	return buf;
+fail:
+	close(fd);
+	free(buf);
+	errno = e;
+	return NULL;
+}
+
+/* Tracepoint ids and fields through libtracefs/libtraceevent (tracefs mounted if needed).
+ * Only the format files of the tracepoints used are parsed: tracefs_local_events_system()
+ * would also parse every other event of those systems and load /proc/kallsyms, the printk
+ * formats and the saved command lines, none of which is used here (half a second of every
+ * start, and seconds under AddressSanitizer, whose realloc copies kallsyms' growing buffer). */
 static int load_tracepoints(tk_collect *c, char *why, size_t whycap)
 {
 	const char *dir;
-	const char *systems[] = { "sched", "irq", "raw_syscalls", NULL };
 	int k, f;
 	size_t i, n;
 
@@ -1140,19 +1194,15 @@ static int load_tracepoints(tk_collect *c, char *why, size_t whycap)
 		        "/sys/kernel/tracing needs root): the privileged tier needs its tracepoints");
 		return TK_EACCES;
 	}
-	c->tep = tracefs_local_events_system(dir, systems);
+	c->tep = tep_alloc();
 	if (c->tep == NULL) {
-		int e = errno;
-		long paranoid = 99;
-		read_int_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
-		set_why(why, whycap, "cannot read the tracepoint formats under %s/events (%s): the "
-		        "privileged tier needs tracefs, readable by root only, and perf tracepoints, "
-		        "which need CAP_PERFMON or perf_event_paranoid -1 (perf_event_paranoid is %ld); "
-		        "run as root", dir, strerror(e), paranoid);
-		return e == EACCES || e == EPERM ? TK_EACCES : TK_ENOTSUP;
+		set_why(why, whycap, "out of memory");
+		return TK_ENOMEM;
 	}
 	for (k = K_SWITCH; k < K_N; k++) {
 		struct tep_event *ev;
+		char *fmt;
+		int size = 0, e;
 		int need = k == K_SWITCH || k == K_WAKEUP || k == K_SYS_ENTER || k == K_SYS_EXIT ||
 		           want(c, _NTO_TRACE_INT);
 		c->tp_id[k] = -1;
@@ -1163,9 +1213,31 @@ static int load_tracepoints(tk_collect *c, char *why, size_t whycap)
 			need = 0;
 		if (!need)
 			continue;
-		ev = tep_find_event_by_name(c->tep, tracepoints[k].sys, tracepoints[k].name);
+		errno = 0;
+		fmt = read_format(dir, tracepoints[k].sys, tracepoints[k].name, &size);
+		e = errno;
+		if (fmt == NULL || size <= 0) {
+			long paranoid = 99;
+			free(fmt);
+			if (e == ENOENT) {
+				set_why(why, whycap, "tracepoint %s:%s not found under %s/events: the kernel lacks it",
+				        tracepoints[k].sys, tracepoints[k].name, dir);
+				return TK_ENOTSUP;
+			}
+			if (e == 0)
+				e = EIO;
+			read_int_file("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+			set_why(why, whycap, "cannot read %s/events/%s/%s/format (%s): the privileged tier needs "
+			        "tracefs, readable by root only, and perf tracepoints, which need CAP_PERFMON or "
+			        "perf_event_paranoid -1 (perf_event_paranoid is %ld); run as root", dir,
+			        tracepoints[k].sys, tracepoints[k].name, strerror(e), paranoid);
+			return e == EACCES || e == EPERM ? TK_EACCES : TK_ENOTSUP;
+		}
+		e = (int)tep_parse_event(c->tep, fmt, (unsigned long)size, tracepoints[k].sys);
+		free(fmt);
+		ev = e == 0 ? tep_find_event_by_name(c->tep, tracepoints[k].sys, tracepoints[k].name) : NULL;
 		if (ev == NULL) {
-			set_why(why, whycap, "tracepoint %s:%s not found under %s/events: the kernel lacks it",
+			set_why(why, whycap, "cannot parse the format of tracepoint %s:%s under %s/events",
 			        tracepoints[k].sys, tracepoints[k].name, dir);
 			return TK_ENOTSUP;
 		}

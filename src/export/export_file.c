@@ -116,6 +116,43 @@ static inline __attribute__((always_inline)) void run_light(struct traceparser_s
 	}
 }
 
+/*
+ * A run for a format that takes the slots themselves (tk__format.slot_run; a clock in ns,
+ * the machine's byte order): a segment per change of CPU, with its owner and upper time
+ * bits; a slot the format sends back is decoded as run_light() decodes it.
+ */
+static __attribute__((noinline)) void run_slots(struct traceparser_state *st, export_run *r, const uint32_t *s,
+						  size_t n)
+{
+	size_t i = 0, taken;
+
+	while (i < n && r->rc == 0) {
+		tk__slot_seg seg;
+		uint32_t h = s[4 * i];
+		seg.slots = s + 4 * i;
+		seg.n = n - i;
+		seg.cpu = _NTO_TRACE_GETCPU(h);
+		seg.msb = tk__tp_batch_clk(st, h, 0);
+		seg.known = tk__tp_batch_owner(st, h, &seg.pid, &seg.tid);
+		if ((r->rc = r->x->fmt->slot_run(r->x, &seg, &taken)) != 0)
+			break;
+		i += taken;
+		if (i == n || _NTO_TRACE_GETCPU(s[4 * i]) != seg.cpu)
+			continue;
+		/* sent back: decoded here, with the slot's own time and owner */
+		const uint32_t *slot = s + 4 * i++;
+		tk_kev_event kev = { .header = slot[0], .time = slot[1], .data = slot + 2, .len = 2, .swap = 0 };
+		kev.clk = kev.ns = seg.msb | slot[1];
+		if (tk_kev_decode(&kev, st->kercalls_flags, &r->dec) != 0)
+			continue;
+		r->dec.pid = seg.known ? seg.pid : 0;
+		r->dec.tid = seg.known ? seg.tid : 0;
+		if (seg.known)
+			r->dec.flags |= TK_KEV_DEC_OWNER_KNOWN;
+		r->rc = tk_export_event(r->x, &r->dec);
+	}
+}
+
 /* A slot of a format's own scan that it does not take itself: the light path's way. */
 static int scan_slow(void *ud, struct traceparser_state *st, const uint32_t *slot)
 {
@@ -145,7 +182,9 @@ static int on_run(struct traceparser_state *st, void *ud, const uint32_t *slots,
 	export_run *r = ud;
 
 	(void)first_slot;
-	if (r->swap)
+	if (r->x->fmt->slot_run != NULL && !r->swap && tk__tp_clk_is_ns(st))
+		run_slots(st, r, slots, n);
+	else if (r->swap)
 		run_light(st, r, slots, n, 1);
 	else
 		run_light(st, r, slots, n, 0);
@@ -271,6 +310,8 @@ int tk_export_file_flags(const char *in_path, FILE *stream, tk_export_format fmt
 		return rc;
 	x->one_by_one = (flags & TK__EXPORT_ONE_BY_ONE) != 0;
 	x->no_scan = (flags & TK__EXPORT_NO_SCAN) != 0;
+	if ((flags & TK__EXPORT_MODEL_RUNS) && x->fmt == &tk__export_perfetto)
+		x->fmt = &tk__export_perfetto_model; /* the same without its own runs */
 	if ((flags & TK_EXPORT_SYMBOLS) && (rc = tk__export_use_symbols(x, in_path)) != 0) {
 		tk_export_free(x);
 		return rc;

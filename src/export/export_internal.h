@@ -51,6 +51,8 @@ typedef struct tk__counter {
 } tk__counter;
 
 struct tk__format;
+struct tk__light_ev;
+struct tk__slot_seg;
 struct traceparser_state;
 
 struct tk_export {
@@ -109,6 +111,16 @@ typedef struct tk__format {
 	 * done but the owner's thread made). slice_end(), instant() and counter() then get
 	 * NULL for the end event / d. */
 	int (*light_event)(tk_export *x, unsigned cls, unsigned code, int owner_known, int32_t pid, int32_t tid);
+	/* Optional (NULL: tk__export_light_run_model()): tk__export_light_run() done by the
+	 * format itself, its output fused with the model's work; it must keep the model's
+	 * semantics exactly, and hands what it does not do itself to
+	 * tk__export_light_run_model() one event at a time. */
+	int (*light_run)(tk_export *x, const struct tk__light_ev *ev, size_t n, size_t *taken);
+	/* Optional: light_run() on the parser's slots themselves (export_file.c gives them when
+	 * the file's clock counts ns and its bytes are the machine's), one segment of a CPU
+	 * at a time. It takes seg->slots[0..*taken) and stops at a slot of another CPU (the
+	 * next segment) or at one to be decoded (the model's send-back); 0 or a TK_E* code. */
+	int (*slot_run)(tk_export *x, const struct tk__slot_seg *seg, size_t *taken);
 	/* Optional, with light_event (NULL: the parser's runs go through the light path). The
 	 * format's own pass over the slots of a file (export_file.c; tk__tp_batch_scan() in
 	 * src/traceparser/tp_batch.h): slots, n of them, from the first slot of a run on, in
@@ -122,15 +134,19 @@ typedef struct tk__format {
 
 extern const tk__format tk__export_json;
 extern const tk__format tk__export_perfetto;
+extern const tk__format tk__export_perfetto_model; /* without light_run, slot_run: for tests */
 extern const tk__format tk__export_stats;
 extern const tk__format tk__export_sqlite;
 
 /* tk_export_file_flags(), for tests only: every event through the parser's callback one by
  * one, no runs (tp_batch.h), to compare the two paths (SQLite takes no runs anyway). */
 #define TK__EXPORT_ONE_BY_ONE 0x40000000u
+/* tk_export_file_flags(), for tests only: the model's own light path even where the format
+ * has a fused one (tk__format.light_run), to compare the two. */
+#define TK__EXPORT_MODEL_RUNS 0x20000000u
 /* tk_export_file_flags(), for tests only: the parser's runs through the light path even for a
  * format with its own scan (tk__format.scan), to compare the two. */
-#define TK__EXPORT_NO_SCAN 0x20000000u
+#define TK__EXPORT_NO_SCAN 0x10000000u
 
 /* An exporter of a given format; stream may be NULL for a format that writes no stream. */
 int tk__export_create(tk_export **out, const tk__format *format, tk_export_format fmt, FILE *stream);
@@ -296,6 +312,21 @@ typedef struct tk__light_ev {
  * Returns 0 or a TK_E* code (the export has failed: the caller stops).
  */
 int tk__export_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken);
+
+/* Slots for tk__format.slot_run: 16 bytes each (header, time, two payload words) in the
+ * machine's byte order, from a CPU whose owner and upper time bits stay the same through
+ * the parser's run; slots of other CPUs may follow (the format stops there). */
+typedef struct tk__slot_seg {
+	const uint32_t *slots;
+	size_t n;
+	uint64_t msb;  /* the upper time bits (ns = msb | time word) */
+	unsigned cpu;  /* the CPU of the segment's slots */
+	int known;     /* the owner is known: pid, tid */
+	int32_t pid, tid;
+} tk__slot_seg;
+
+/* tk__export_light_run() by the model alone, whatever the format's light_run. */
+int tk__export_light_run_model(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken);
 
 /* tk_export_add_spec(); lenient: items that are malformed or conflict are skipped. */
 int tk__export_add_spec(tk_export *x, const char *spec, int counters, int lenient);

@@ -531,7 +531,10 @@ int tk__export_light(tk_export *x, unsigned header, uint32_t w0, uint32_t w1, un
 	return rc != 0 ? rc : taken == 1 ? 0 : 1;
 }
 
-int tk__export_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken)
+/* The model's light path (inlined in both entries below: no call more per run for the
+ * formats without a run of their own). */
+static inline __attribute__((always_inline)) int model_light_run(tk_export *x, const tk__light_ev *ev, size_t n,
+							    size_t *taken)
 {
 	const tk__format *fmt = x->fmt;
 	tk__thread *t = x->last_thread;
@@ -626,6 +629,19 @@ int tk__export_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t 
 out:
 	*taken = i;
 	return rc;
+}
+
+int tk__export_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken)
+{
+	/* a format with a run consumer of its own (the same semantics, fused with its output) */
+	if (x->fmt->light_run != NULL)
+		return x->fmt->light_run(x, ev, n, taken);
+	return model_light_run(x, ev, n, taken);
+}
+
+int tk__export_light_run_model(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken)
+{
+	return model_light_run(x, ev, n, taken);
 }
 
 int tk_export_finish(tk_export *x)

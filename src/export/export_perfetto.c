@@ -382,6 +382,18 @@ typedef struct pf_state {
 		uint32_t iid;
 	} arg_cache[2][ARG_CACHE];
 	uint32_t cpu_iid;                 /* "cpu" (0: not yet) */
+	/* the annotation name iids of a USER event's decoded fields d0 and d1 (two words, as
+	 * the decoder gives them: pointers), as an instant's fields and as "end.d0", "end.d1"
+	 * of a pair's end; learned from the first such event decoded (0: not yet), so that
+	 * pf_light_run() writes the later ones undecoded with the same iids */
+	uint32_t user_iid[2], user_end_iid[2];
+	/* USER instants of the fused run by code: the bytes after the track up to the value of
+	 * the cpu annotation, for the name and category iids they were made with (0: none) */
+	struct inst_pre {
+		uint32_t name_iid, cat_iid;
+		uint8_t len;
+		unsigned char b[32]; /* at most 2 + 5 + 2 + 5 + 3 + 5 + 1 bytes used */
+	} inst_pre[1024];
 	uint64_t track_uuid;              /* the last track_uuid written, and its encoding */
 	unsigned char track_enc[12];
 	unsigned track_enc_len;
@@ -1316,6 +1328,15 @@ HOT unsigned char *fast_put_fields(unsigned char *p, const tk_kev_decoded *d, co
 	return p;
 }
 
+/* 1 when d is a USER event of at most two words as the decoder gives it: fields d0 and d1,
+ * pointers (their annotations are then what pf_light_run() writes from the words). */
+static int user_words(const tk_kev_decoded *d)
+{
+	return d->cls == 6 && !(d->flags & TK_KEV_DEC_WIDE) && d->n_fields == 2 &&
+	       d->fields[0].type == TK_KEV_FIELD_HEX && d->fields[1].type == TK_KEV_FIELD_HEX &&
+	       strcmp(d->fields[0].name, "d0") == 0 && strcmp(d->fields[1].name, "d1") == 0;
+}
+
 /* The bytes of a begin of slice kind k after its name (pf_state.kt), once its iids are known. */
 static void kind_tmpl_make(pf_state *ps, unsigned k)
 {
@@ -1494,8 +1515,11 @@ static int pf_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 		track_encode(ps, uuid_thread(t->pid, t->tid));
 		memcpy(p + 2, ps->track_enc, sizeof(ps->track_enc));
 		p += 2 + ps->track_enc_len;
-		if (!plain)
+		if (!plain) {
 			p = fast_put_fields(p, end, iids);
+			if (ps->user_end_iid[0] == 0 && user_words(end))
+				ps->user_end_iid[0] = iids[0], ps->user_end_iid[1] = iids[1];
+		}
 		*te = (unsigned char)(p - te - 1);
 		*pkt = (unsigned char)(p - pkt - 1);
 		x->out_len = (size_t)((char *)p - x->out);
@@ -1591,6 +1615,8 @@ static int pf_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t ti
 		p = w_varint(p, e->aux);
 		p = fast_annotation(p, ps->cpu_iid, 3, d->cpu);
 		p = fast_put_fields(p, d, iids);
+		if (ps->user_iid[0] == 0 && user_words(d))
+			ps->user_iid[0] = iids[0], ps->user_iid[1] = iids[1];
 		*te = (unsigned char)(p - te - 1);
 		*pkt = (unsigned char)(p - pkt - 1);
 		x->out_len = (size_t)((char *)p - x->out);
@@ -1686,6 +1712,340 @@ static int pf_counter(tk_export *x, const tk__thread *t, const tk__counter *c, u
 	return packet_close(x, p, pkt);
 }
 
+/* ---- the fused run (tk__format.light_run) ------------------------------------------------- */
+
+/*
+ * The packets of the fused run: a head (packet tag, its length, sequence id, needs-state
+ * flags, the timestamp: w_ts()), then the TrackEvent's tag, length, type and track_uuid,
+ * made once per thread (fused_thread()), then a begin's name, category and annotations (a
+ * function's cached whole by address and call site: func_enc; a pair's from its kind's
+ * template), nothing for a function's end, the two words of a pair's end, or an instant's
+ * name, category and annotations. The same bytes as slice_begin_fast(), pf_slice_end() and
+ * pf_instant() write for the same events (test_light_run_same).
+ */
+struct fused {
+	unsigned char te[3][16]; /* by type - 1 (begin, end, instant): 0x5a, length, 0x48, type, track */
+	size_t te_len;           /* of each */
+};
+
+/* The TrackEvent prefixes of thread t, whose track_uuid becomes the last one written. */
+static void fused_thread(pf_state *ps, struct fused *f, const tk__thread *t)
+{
+	track_encode(ps, uuid_thread(t->pid, t->tid));
+	for (unsigned k = 0; k < 3; k++) {
+		unsigned char *p = f->te[k];
+		p[0] = (unsigned char)TAG(11, WIRE_LEN);
+		p[1] = 0;
+		p[2] = (unsigned char)TAG(9, WIRE_VARINT);
+		p[3] = (unsigned char)(k + 1); /* TYPE_SLICE_BEGIN, TYPE_SLICE_END, TYPE_INSTANT */
+		memcpy(p + 4, ps->track_enc, 12);
+	}
+	f->te_len = 4 + ps->track_enc_len;
+}
+
+/* A packet's head at p and the TrackEvent's prefix of type k + 1; the cursor after them
+ * (*te: the TrackEvent's length byte; the packet's is p + 1). */
+HOT unsigned char *fused_open(pf_state *ps, const struct fused *f, unsigned char *p, uint64_t ns, unsigned k,
+			      unsigned char **te)
+{
+	static const unsigned char head[8] = { (unsigned char)TAG(1, WIRE_LEN),     0,
+					       (unsigned char)TAG(10, WIRE_VARINT), SEQ_ID,
+					       (unsigned char)TAG(13, WIRE_VARINT), SEQ_NEEDS_INCREMENTAL_STATE,
+					       (unsigned char)TAG(8, WIRE_VARINT),  0 };
+	memcpy(p, head, 8);
+	p = w_ts(ps, p + 7, ns);
+	memcpy(p, f->te[k], 16);
+	*te = p + 1;
+	return p + f->te_len;
+}
+
+/* Closes the packet that starts at pkt and ends at p (both lengths under 128). */
+HOT void fused_close(tk_export *x, unsigned char *pkt, unsigned char *te, unsigned char *p)
+{
+	*te = (unsigned char)(p - te - 1);
+	pkt[1] = (unsigned char)(p - pkt - 2);
+	x->out_len = (size_t)((char *)p - x->out);
+}
+
+/* The thread of the run as the model left it (x->last_thread) when it can take events in
+ * place (1: f, *key, *lo and *hi set), else 0. */
+static int fused_load(tk_export *x, pf_state *ps, struct fused *f, tk__thread **t, uint64_t *key, uint64_t *lo,
+		      uint64_t *hi)
+{
+	*t = x->last_thread;
+	/* the first event counted sets first_ns whatever it is: the model's */
+	if (*t == NULL || (*t)->overflow != 0 || x->stats.events == x->stats.control)
+		return 0;
+	memcpy(key, &(*t)->pid, sizeof(*key));
+	fused_thread(ps, f, *t);
+	*lo = x->stats.first_ns;
+	*hi = x->stats.last_ns;
+	return 1;
+}
+
+/* An instant's bytes after the track up to its cpu's value, by name and category iid
+ * (pf_state.inst_pre, by USER code). */
+static void inst_pre_make(pf_state *ps, struct inst_pre *ip, uint32_t name_iid, uint32_t cat_iid)
+{
+	unsigned char *p = ip->b;
+	*p++ = (unsigned char)TAG(10, WIRE_VARINT);
+	p = w_varint(p, name_iid);
+	*p++ = (unsigned char)TAG(3, WIRE_VARINT);
+	p = w_varint(p, cat_iid);
+	/* fast_annotation(cpu_iid, 3, cpu): its length counts the one byte of the value */
+	unsigned char *a = p + 1;
+	p[0] = (unsigned char)TAG(4, WIRE_LEN);
+	p[2] = (unsigned char)TAG(1, WIRE_VARINT);
+	p = w_varint(p + 3, ps->cpu_iid);
+	*p++ = (unsigned char)TAG(3, WIRE_VARINT);
+	*a = (unsigned char)(p + 1 - a - 1);
+	ip->len = (uint8_t)(p - ip->b);
+	ip->name_iid = name_iid;
+	ip->cat_iid = cat_iid;
+}
+
+/* The two words of a USER event as its decoded fields' annotations (pointers). */
+HOT unsigned char *fused_words(unsigned char *p, const uint32_t *iids, uint32_t w0, uint32_t w1)
+{
+	p = fast_annotation(p, iids[0], 7, w0);
+	return fast_annotation(p, iids[1], 7, w1);
+}
+
+/*
+ * tk__format.light_run: the model's tk__export_light_run_model() and this format's packets
+ * in one loop, for the events of a run in their usual shapes: a function's entry (the
+ * stack has room) and its exit (the innermost slice's), a pair's begin and its end (the
+ * innermost slice's), a USER instant, each of the thread of the event before and with its
+ * names interned already. Anything else (another thread, an end below the top or
+ * unmatched, depth overflow, a counter, the first of a kind to intern, the first event
+ * counted) goes to the model one event at a time, which sends back what must be decoded.
+ * The model's counts, slices and stack; the bytes of the format's hooks.
+ */
+static inline __attribute__((always_inline)) int pf_run(tk_export *x, const tk__light_ev *ev,
+							     const tk__slot_seg *seg, size_t n, size_t *taken,
+							     const int raw)
+{
+	pf_state *ps = x->fmt_state;
+	tk__thread *t = NULL;
+	struct fused f;
+	uint64_t key = 0;           /* the thread's pid and tid as the events carry them */
+	int ok = 0;                 /* t can take events in place */
+	uint64_t lo = 0, hi = 0;    /* first_ns, last_ns */
+	uint64_t n_ev = 0, n_sl = 0, n_in = 0; /* events, slices and instants not yet counted */
+	size_t i = 0;
+	int rc = 0;
+	uint64_t seg_key = 0;       /* raw: the segment's owner, which every slot has */
+	uint64_t ns = 0;
+	tk__light_ev one;           /* raw: a slot as the model takes it */
+	const uint32_t *slots = NULL; /* raw: the segment's, in locals (the stores below may alias seg) */
+	uint64_t msb = 0;
+	unsigned cpu = 0;
+
+	if (raw) {
+		slots = seg->slots;
+		msb = seg->msb;
+		cpu = seg->cpu;
+		memcpy(&seg_key, &seg->pid, sizeof(seg_key));
+		one.owner_known = (uint32_t)seg->known;
+		one.pid = seg->pid;
+		one.tid = seg->tid;
+	}
+	if (!x->started || x->finished || x->failed || n == 0) {
+		if (!raw)
+			return tk__export_light_run_model(x, ev, n, taken);
+		*taken = 0; /* as the model: every slot is decoded */
+		return 0;
+	}
+	/* every event of a run clears it (pf_light_event(), or pf_event() when decoded) */
+	ps->after_buffer = 0;
+	ok = fused_load(x, ps, &f, &t, &key, &lo, &hi) && (!raw || (seg->known && key == seg_key));
+	for (; i < n; i++) {
+		const tk__light_ev *e;
+		uint32_t header, w0, w1;
+		unsigned cls, code, idx;
+		unsigned char *p, *te, *pkt;
+		tk__slice *s;
+
+		if (raw) {
+			const uint32_t *slot = slots + 4 * i;
+			header = slot[0];
+			if (_NTO_TRACE_GETCPU(header) != cpu) /* the next segment's */
+				break;
+			ns = msb | slot[1];
+			w0 = slot[2];
+			w1 = slot[3];
+			e = NULL;
+		} else {
+			uint64_t ekey;
+			e = &ev[i];
+			header = e->header;
+			ns = e->ns;
+			w0 = e->w0;
+			w1 = e->w1;
+			memcpy(&ekey, &e->pid, sizeof(ekey));
+			if (ekey != key || !e->owner_known)
+				goto model;
+		}
+		cls = TK_KEV_CLASS(header);
+		code = TK_KEV_CODE(header);
+		/* near the output buffer's end, the model's way (the format's hooks flush it) */
+		if (!ok || x->out_len + 144 > x->out_cap)
+			goto model;
+		p = (unsigned char *)x->out + x->out_len; /* room for a packet of 128 bytes */
+		if (cls == 5 && code == _NTO_TRACE_SYS_FUNC_ENTER) {
+			if (t->depth >= t->cap || t->depth >= TK_EXPORT_MAX_DEPTH)
+				goto model;
+			const char *name = x->symbols != NULL ? tk__export_func_name_at(x, t->pid, ns, w0) : NULL;
+			s = &t->stack[t->depth++];
+			s->kind = TK__SLICE_FUNC;
+			s->pair = 0;
+			s->key = w0;
+			s->begin_ns = ns;
+			s->arg[0] = w0;
+			s->arg[1] = w1;
+			s->name = name;
+			s->label[0] = '\0';
+			uint64_t fn = w0, site = w1, h = (fn ^ site * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
+			const struct func_enc *fe = &ps->func_enc[(h >> 40) & (ADDR_CACHE - 1)];
+			if (name == NULL && fe->len != 0 && fe->fn == fn && fe->site == site && ps->n_fresh == 0) {
+				/* the bytes after the track as the first such begin wrote them */
+				pkt = p;
+				p = fused_open(ps, &f, p, ns, 0, &te);
+				memcpy(p, fe->b, sizeof(fe->b));
+				fused_close(x, pkt, te, p + fe->len);
+			} else if ((rc = pf_slice_begin(x, t, s)) != 0) {
+				goto fail;
+			}
+		} else if (cls == 5 && code == _NTO_TRACE_SYS_FUNC_EXIT) {
+			if (t->depth == 0 || (s = &t->stack[t->depth - 1])->kind != TK__SLICE_FUNC || s->key != w0 ||
+			    ps->n_fresh != 0)
+				goto model;
+			t->depth--;
+			n_sl++;
+			pkt = p;
+			p = fused_open(ps, &f, p, ns < s->begin_ns ? s->begin_ns : ns, 1, &te);
+			fused_close(x, pkt, te, p);
+		} else if (cls != 6) {
+			goto model;
+		} else if ((idx = x->pair_begin[code]) != 0) {
+			if (t->depth >= t->cap || t->depth >= TK_EXPORT_MAX_DEPTH)
+				goto model;
+			s = &t->stack[t->depth++];
+			s->kind = TK__SLICE_USER;
+			s->pair = (uint16_t)(idx - 1);
+			s->key = idx - 1;
+			s->begin_ns = ns;
+			s->arg[0] = w0;
+			s->arg[1] = w1;
+			s->name = x->pairs[idx - 1].name;
+			s->label[0] = '\0';
+			uint32_t name_iid = ps->pair_iid[idx - 1];
+			const struct kind_tmpl *kt = &ps->kt[TK__SLICE_USER];
+			if (name_iid != 0 && kt->ready && ps->n_fresh == 0) {
+				/* slice_begin_fast() of a pair */
+				unsigned char *a;
+				pkt = p;
+				p = fused_open(ps, &f, p, ns, 0, &te);
+				*p++ = (unsigned char)TAG(10, WIRE_VARINT);
+				p = w_varint(p, name_iid);
+				memcpy(p, kt->cat, sizeof(kt->cat));
+				p += kt->n_cat;
+				memcpy(p, kt->a0, sizeof(kt->a0));
+				a = p + 1;
+				p = w_varint(p + kt->n_a0, w0);
+				*a = (unsigned char)(p - a - 1);
+				memcpy(p, kt->a1, sizeof(kt->a1));
+				a = p + 1;
+				p = w_varint(p + kt->n_a1, w1);
+				*a = (unsigned char)(p - a - 1);
+				fused_close(x, pkt, te, p);
+			} else if ((rc = pf_slice_begin(x, t, s)) != 0) {
+				goto fail;
+			}
+		} else if ((idx = x->pair_end[code]) != 0) {
+			if (t->depth == 0 || (s = &t->stack[t->depth - 1])->kind != TK__SLICE_USER || s->key != idx - 1 ||
+			    ps->user_end_iid[0] == 0 || ps->n_fresh != 0)
+				goto model;
+			t->depth--;
+			n_sl++;
+			pkt = p;
+			p = fused_open(ps, &f, p, ns < s->begin_ns ? s->begin_ns : ns, 1, &te);
+			fused_close(x, pkt, te, fused_words(p, ps->user_end_iid, w0, w1));
+		} else if (x->counter_of[code] == 0) {
+			const name_slot *ec = &ps->ev_cache[(6u << 10) | code];
+			if (ec->key != (uint64_t)code + 1 || ps->user_iid[0] == 0 || ps->cpu_iid == 0 || ps->n_fresh != 0)
+				goto model;
+			n_in++;
+			pkt = p;
+			p = fused_open(ps, &f, p, ns, 2, &te);
+			struct inst_pre *ip = &ps->inst_pre[code];
+			if (ip->name_iid != ec->iid || ip->cat_iid != ec->aux)
+				inst_pre_make(ps, ip, ec->iid, ec->aux);
+			/* name, category, the cpu annotation up to its value (one byte: cpu < 64) */
+			memcpy(p, ip->b, sizeof(ip->b));
+			p += ip->len;
+			*p++ = (unsigned char)_NTO_TRACE_GETCPU(header);
+			fused_close(x, pkt, te, fused_words(p, ps->user_iid, w0, w1));
+		} else {
+			goto model;
+		}
+		/* the model's counts of an event taken */
+		n_ev++;
+		if (ns > hi) /* (times mostly go forward: branches, not conditional moves) */
+			hi = ns;
+		else if (ns < lo)
+			lo = ns;
+		continue;
+model:
+		/* the model's own way, one event (sent back when k == 0) */
+		{
+			size_t k;
+			x->stats.events += n_ev, x->stats.slices += n_sl, x->stats.instants += n_in;
+			n_ev = n_sl = n_in = 0;
+			if (ok)
+				x->stats.first_ns = lo, x->stats.last_ns = hi;
+			if (raw) {
+				one.ns = ns;
+				one.header = header;
+				one.w0 = w0;
+				one.w1 = w1;
+				e = &one;
+			}
+			rc = tk__export_light_run_model(x, e, 1, &k);
+			if (rc != 0 || k == 0) {
+				i += k;
+				ok = 0;
+				goto out;
+			}
+		}
+		ok = fused_load(x, ps, &f, &t, &key, &lo, &hi) && (!raw || (seg->known && key == seg_key));
+	}
+	goto out;
+fail:
+	/* the format failed on an event it counts first (the model's order): taken */
+	n_ev++;
+	lo = ns < lo ? ns : lo;
+	hi = ns > hi ? ns : hi;
+	i++;
+out:
+	x->stats.events += n_ev, x->stats.slices += n_sl, x->stats.instants += n_in;
+	if (ok)
+		x->stats.first_ns = lo, x->stats.last_ns = hi;
+	*taken = i;
+	return rc;
+}
+
+static int pf_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken)
+{
+	return pf_run(x, ev, NULL, n, taken, 0);
+}
+
+/* tk__format.slot_run: the same on the parser's slots (no block of tk__light_ev between). */
+static int pf_slot_run(tk_export *x, const tk__slot_seg *seg, size_t *taken)
+{
+	return pf_run(x, NULL, seg, seg->n, taken, 1);
+}
+
 static int pf_finish(tk_export *x)
 {
 	for (unsigned c = 0; c < N_CPUS; c++) {
@@ -1719,6 +2079,24 @@ static void pf_free(tk_export *x)
 }
 
 const tk__format tk__export_perfetto = {
+	.start = pf_start,
+	.event = pf_event,
+	.process_name = pf_process_name,
+	.thread_name = pf_thread_name,
+	.slice_begin = pf_slice_begin,
+	.slice_end = pf_slice_end,
+	.instant = pf_instant,
+	.counter = pf_counter,
+	.thread_new = pf_thread_new,
+	.finish = pf_finish,
+	.free = pf_free,
+	.light_event = pf_light_event,
+	.light_run = pf_light_run,
+	.slot_run = pf_slot_run,
+};
+
+/* TK__EXPORT_MODEL_RUNS: the same format on the model's light path, to compare the two. */
+const tk__format tk__export_perfetto_model = {
 	.start = pf_start,
 	.event = pf_event,
 	.process_name = pf_process_name,

@@ -33,9 +33,17 @@ int tk__export_use_symbols(tk_export *x, const char *in_path)
 	 * a FIFO or a device cannot be read twice (the second pass would wait for a writer
 	 * that is gone): their mappings are taken as they come. */
 	struct stat sb;
-	if (in_path != NULL && strcmp(in_path, "-") != 0 && stat(in_path, &sb) == 0 && S_ISREG(sb.st_mode))
-		tk_symbols_load_file(s, in_path, NULL, 0);
 	tk__export_free_symbols(x);
+	if (in_path != NULL && strcmp(in_path, "-") != 0 && stat(in_path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		const tk_symbols_stats *st;
+		tk_symbols_load_file(s, in_path, NULL, 0);
+		if ((st = tk_symbols_get_stats(s)) != NULL && st->mappings == 0) {
+			/* a file without mappings (QNX's, a program's own that wrote none): every
+			 * address stays an address, without a lookup per function entry */
+			tk_symbols_free(s);
+			return 0;
+		}
+	}
 	x->symbols = s;
 	x->owns_symbols = 1;
 	return 0;

@@ -16,6 +16,10 @@ int tk_kev_decode(const tk_kev_event *ev, unsigned flags, tk_kev_decoded *d)
 		return TK_EINVAL;
 	d->cpu = _NTO_TRACE_GETCPU(ev->header);
 	d->cls_desc = tk__kev_class_of(ev->header);
+	/* Linux system calls: bit 7 is the exit, whatever the call's number (the parts of a QNX
+	 * class 2 are code ranges, which calls from 128 on would leave) */
+	if ((flags & TK_KEV_DECODE_LINUX_MASK) && TK_KEV_CLASS(ev->header) == 2)
+		d->cls_desc = &tk__kev_class_table[TK_KEV_CODE(ev->header) & 0x80u ? TK__CT_KEREXIT : TK__CT_KERENTER];
 	d->event_name[0] = '\0';
 	d->time = ev->time;
 	d->cycles = ev->clk;

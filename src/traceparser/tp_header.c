@@ -188,8 +188,14 @@ static uint64_t value_number(const struct tp_attr *a, int *ok)
 
 	while (*s == ' ' || *s == '\t')
 		s++;
-	while (*s >= '0' && *s <= '9' && digits < 19) {
-		v = v * 10 + (uint64_t)(*s - '0');
+	while (*s >= '0' && *s <= '9') {
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10) { /* more than 2^64 - 1: not a number of this parser */
+			if (ok)
+				*ok = 0;
+			return UINT64_MAX;
+		}
+		v = v * 10 + d;
 		s++;
 		digits++;
 	}
@@ -320,7 +326,15 @@ int tk__tp_read_header(struct traceparser_state *st, struct tp_input *in)
 	}
 
 	cps = tk__tp_find_attr(st, "CYCLES_PER_SEC");
-	st->cycles_per_sec = cps ? value_number(cps, NULL) : 0;
+	st->cycles_per_sec = 0; /* absent or blank: the cycle counts are nanoseconds */
+	if (cps != NULL && cps->value[strspn(cps->value, " \t\r\n")] != '\0') {
+		st->cycles_per_sec = value_number(cps, &ok);
+		if (!ok) {
+			return tk__tp_fail_at(st, _TRACEPARSER_WRONG_H_KEYWORD, EINVAL, cps->offset,
+					      "TRACE_CYCLES_PER_SEC value \"%s\" is not a number from 0 to %" PRIu64,
+					      cps->value, UINT64_MAX);
+		}
+	}
 	st->ns_mult = st->cycles_per_sec > 1000000000u
 			      ? (uint64_t)(((unsigned __int128)1000000000u << 64) / st->cycles_per_sec)
 			      : 0;

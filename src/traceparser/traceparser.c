@@ -468,10 +468,14 @@ static inline unsigned __int128 scale_ns(const struct traceparser_state *st, uin
 static uint64_t cycles_to_ns(const struct traceparser_state *st, uint64_t cycles)
 {
 	int exact;
+	unsigned __int128 q;
 
 	if (st->cycles_per_sec == 0 || st->cycles_per_sec == 1000000000u)
 		return cycles;
-	return (uint64_t)scale_ns(st, cycles, &exact);
+	q = scale_ns(st, cycles, &exact);
+	/* below 1 GHz a count near 2^64 is more than 2^64 ns: the end of the time line, not a wrap
+	 * to its beginning */
+	return q > UINT64_MAX ? UINT64_MAX : (uint64_t)q;
 }
 
 /*

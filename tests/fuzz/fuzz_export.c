@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the exporters on arbitrary bytes (handed to tk_export_file_flags() as a
- * file, a memfd), with two user pairs and two counters declared. The statistics are made
- * three ways, which must agree byte for byte with the same status, message and counts (it
- * aborts otherwise): one event at a time (every event decoded), through their own scan of
- * the parser's runs (export_stats.c, st_scan()), and through the light path's runs. The
- * Chrome JSON export runs too (the light path with slices written), to /dev/null.
+ * libFuzzer target: the exports on arbitrary bytes, handed to tk_export_file_flags() as a
+ * file (a memfd), with two user pairs and a counter declared; the target aborts where two
+ * ways that must agree do not (the same status, message, statistics and bytes):
+ * - Perfetto's fused run (export_perfetto.c, pf_light_run() and pf_slot_run(): the model's
+ *   light path and the packets in one loop) and the model's own light path
+ *   (TK__EXPORT_MODEL_RUNS). The input's size picks one event at a time (odd) and symbols
+ *   (bit 1); Chrome JSON is exported too, for what the model shares with it.
+ * - The statistics one event at a time (every event decoded), through their own scan of the
+ *   parser's runs (export_stats.c, st_scan()) and through the light path's runs
+ *   (TK__EXPORT_NO_SCAN).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,54 +20,49 @@
 
 #include "tracekit/export.h"
 
+#define ONE_BY_ONE 0x40000000u  /* TK__EXPORT_ONE_BY_ONE (src/export/export_internal.h) */
+#define MODEL_RUNS 0x20000000u  /* TK__EXPORT_MODEL_RUNS */
+#define NO_SCAN 0x10000000u     /* TK__EXPORT_NO_SCAN */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* the library's test flags (src/export/export_internal.h) */
-#define ONE_BY_ONE 0x40000000u
-#define NO_SCAN 0x20000000u
-
-#define PAIRS "10:11=item,12:13=other"
-#define COUNTERS "40=level,41"
-
-struct result {
-	char *out;
+struct out {
+	char *buf;
 	size_t len;
 	int rc;
 	char err[256];
 	tk_export_stats st;
 };
 
-static void run(const char *path, tk_export_format fmt, unsigned flags, struct result *r)
+static void export(const char *path, tk_export_format fmt, unsigned flags, struct out *o)
 {
-	FILE *f = open_memstream(&r->out, &r->len);
-
-	memset(&r->st, 0, sizeof(r->st));
-	r->err[0] = '\0';
+	FILE *f = open_memstream(&o->buf, &o->len);
+	memset(&o->st, 0, sizeof(o->st));
+	o->err[0] = '\0';
+	o->rc = -1;
 	if (f == NULL)
-		abort();
-	r->rc = tk_export_file_flags(path, f, fmt, flags, PAIRS, COUNTERS, &r->st, r->err, sizeof(r->err));
+		return;
+	o->rc = tk_export_file_flags(path, f, fmt, flags, "10:11=item,12:13", "40=level", &o->st, o->err,
+				     sizeof(o->err));
 	fclose(f);
 }
 
-static void same(const struct result *a, const struct result *b, const char *what)
+static void same(const struct out *a, const struct out *b, const char *what)
 {
 	if (a->rc != b->rc || strcmp(a->err, b->err) != 0 || memcmp(&a->st, &b->st, sizeof(a->st)) != 0 ||
-	    a->len != b->len || memcmp(a->out, b->out, a->len) != 0) {
-		fprintf(stderr, "fuzz_export: the statistics %s differ from one event at a time: %d \"%s\" vs %d \"%s\"\n",
-			what, a->rc, a->err, b->rc, b->err);
+	    a->len != b->len || (a->len > 0 && memcmp(a->buf, b->buf, a->len) != 0)) {
+		fprintf(stderr, "fuzz_export: %s (%d/%d, %zu/%zu bytes)\n", what, a->rc, b->rc, a->len, b->len);
 		abort();
 	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static FILE *devnull;
 	char path[64];
-	int fd;
+	unsigned flags = ((size & 1) ? ONE_BY_ONE : 0) | ((size & 2) ? TK_EXPORT_SYMBOLS : 0);
+	struct out a = { 0 }, b = { 0 }, j = { 0 }, s1 = { 0 }, s2 = { 0 }, s3 = { 0 };
+	int fd = memfd_create("fuzz.kev", 0);
 
-	if (devnull == NULL && (devnull = fopen("/dev/null", "w")) == NULL)
-		return 0;
-	fd = memfd_create("fuzz.kev", 0);
 	if (fd < 0)
 		return 0;
 	if (size > 0 && write(fd, data, size) != (ssize_t)size) {
@@ -71,17 +70,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-
-	struct result ref, scan, runs;
-	run(path, TK_EXPORT_STATS_TEXT, ONE_BY_ONE, &ref);
-	run(path, TK_EXPORT_STATS_TEXT, 0, &scan);
-	run(path, TK_EXPORT_STATS_TEXT, NO_SCAN, &runs);
-	same(&ref, &scan, "through their scan");
-	same(&ref, &runs, "through the light path's runs");
-	free(ref.out);
-	free(scan.out);
-	free(runs.out);
-	tk_export_file(path, devnull, TK_EXPORT_CHROME_JSON, PAIRS, COUNTERS, NULL, NULL, 0);
+	export(path, TK_EXPORT_PERFETTO, flags, &a);
+	export(path, TK_EXPORT_PERFETTO, flags | MODEL_RUNS, &b);
+	same(&a, &b, "Perfetto's fused run differs from the model's");
+	export(path, TK_EXPORT_CHROME_JSON, flags, &j);
+	export(path, TK_EXPORT_STATS_TEXT, ONE_BY_ONE, &s1);
+	export(path, TK_EXPORT_STATS_TEXT, 0, &s2);
+	export(path, TK_EXPORT_STATS_TEXT, NO_SCAN, &s3);
+	same(&s1, &s2, "the statistics through their scan differ from one event at a time");
+	same(&s1, &s3, "the statistics through the light path's runs differ from one event at a time");
+	free(a.buf);
+	free(b.buf);
+	free(j.buf);
+	free(s1.buf);
+	free(s2.buf);
+	free(s3.buf);
 	close(fd);
 	return 0;
 }
