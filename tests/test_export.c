@@ -6,13 +6,17 @@
  *
  * Also the golden driver:
  *   test_export --json|--perfetto|--stats|--stats-csv|--stats-json TRACE.kev [PAIRS [COUNTERS]]
- * writes the export to standard output (exit 1 and a message on error).
+ * writes the export to standard output (exit 1 and a message on error);
+ *   test_export --stats-modes TRACE.kev [PAIRS [COUNTERS]]
+ * exits 0 when the statistics are the same one event at a time, through their scan of the
+ * parser's runs and through the light path's runs (1 and what differs otherwise).
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tk_test.h"
 
@@ -1483,6 +1487,9 @@ static void test_light_path_same(void **state_)
 /* tk_export_file_flags(): every event through the parser's callback, no runs (the
  * library's TK__EXPORT_ONE_BY_ONE, src/export/export_internal.h). */
 #define ONE_BY_ONE 0x40000000u
+/* tk_export_file_flags(): the statistics' runs through the light path rather than their own
+ * scan (the library's TK__EXPORT_NO_SCAN). */
+#define NO_SCAN 0x10000000u
 
 static char *export_flags(const char *path, tk_export_format fmt, unsigned flags, size_t *lenp)
 {
@@ -1571,13 +1578,15 @@ static void test_runs_same(void **state_)
 		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 			size_t ref_len, got_len;
 			char *ref = export_flags(path, fmts[i], ONE_BY_ONE, &ref_len);
-			char *got = export_flags(path, fmts[i], 0, &got_len);
 			assert_true(ref_len > 1000);
-			if (ref_len != got_len || memcmp(ref, got, ref_len) != 0)
-				fail_msg("variant %d, format %d: the runs' export differs from one event at a time", variant,
-					 (int)fmts[i]);
+			for (int k = 0; k < (fmts[i] >= TK_EXPORT_STATS_TEXT ? 2 : 1); k++) {
+				char *got = export_flags(path, fmts[i], k == 0 ? 0 : NO_SCAN, &got_len);
+				if (ref_len != got_len || memcmp(ref, got, ref_len) != 0)
+					fail_msg("variant %d, format %d: the runs' export%s differs from one event at a time",
+						 variant, (int)fmts[i], k == 0 ? "" : " without the scan");
+				free(got);
+			}
 			free(ref);
-			free(got);
 		}
 	}
 }
@@ -1650,37 +1659,54 @@ static void raw_s(struct raw_file *rf, unsigned cpu, unsigned cls, unsigned code
 	raw_slot(rf, _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, cls, code), t, a, b);
 }
 
-/* the runs and one event at a time: the same bytes, status and message, to any stream */
+/*
+ * The runs and one event at a time: the same bytes, status, message and counts, to any
+ * stream. For the statistics, three ways: one by one, their own scan of the runs
+ * (tk_export_file()'s), and the runs through the light path. min_len: the least output
+ * expected of each.
+ */
+static void modes_compare(const char *path, const char *what, unsigned flags, const char *out_path,
+			  const tk_export_format *fmts, size_t n_fmts, const char *pairs, const char *counters,
+			  size_t min_len)
+{
+	static const unsigned modes[3] = { ONE_BY_ONE, 0, NO_SCAN };
+	static const char *const names[3] = { "one by one", "runs", "runs without the scan" };
+	for (size_t i = 0; i < n_fmts; i++) {
+		char *out[3] = { NULL, NULL, NULL }, err[3][256];
+		size_t len[3] = { 0, 0, 0 };
+		int rc[3];
+		tk_export_stats st[3];
+		int n_modes = fmts[i] == TK_EXPORT_CHROME_JSON || fmts[i] == TK_EXPORT_PERFETTO ? 2 : 3;
+		for (int k = 0; k < n_modes; k++) {
+			FILE *f = out_path != NULL ? fopen(out_path, "w") : open_memstream(&out[k], &len[k]);
+			assert_non_null(f);
+			memset(&st[k], 0, sizeof(st[k]));
+			rc[k] = tk_export_file_flags(path, f, fmts[i], flags | modes[k], pairs, counters, &st[k], err[k],
+						     sizeof(err[k]));
+			fclose(f);
+		}
+		for (int k = 1; k < n_modes; k++) {
+			if (rc[0] != rc[k] || strcmp(err[0], err[k]) != 0)
+				fail_msg("%s, format %d: one by one %d \"%s\", %s %d \"%s\"", what, (int)fmts[i], rc[0],
+					 err[0], names[k], rc[k], err[k]);
+			if (memcmp(&st[0], &st[k], sizeof(st[0])) != 0)
+				fail_msg("%s, format %d: the statistics of %s differ", what, (int)fmts[i], names[k]);
+			if (out_path == NULL &&
+			    (len[0] < min_len || len[0] != len[k] || memcmp(out[0], out[k], len[0]) != 0))
+				fail_msg("%s, format %d: the export of %s differs from one event at a time (%zu, %zu bytes)",
+					 what, (int)fmts[i], names[k], len[0], len[k]);
+		}
+		for (int k = 0; k < n_modes; k++)
+			free(out[k]);
+	}
+}
+
+/* the runs and one event at a time, every format */
 static void runs_compare(const char *path, const char *what, unsigned flags, const char *out_path)
 {
 	static const tk_export_format fmts[] = { TK_EXPORT_CHROME_JSON, TK_EXPORT_PERFETTO, TK_EXPORT_STATS_TEXT,
 						 TK_EXPORT_STATS_JSON, TK_EXPORT_STATS_CSV };
-	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-		char *out[2] = { NULL, NULL }, err[2][256];
-		size_t len[2] = { 0, 0 };
-		int rc[2];
-		tk_export_stats st[2];
-		for (int k = 0; k < 2; k++) {
-			FILE *f = out_path != NULL ? fopen(out_path, "w") : open_memstream(&out[k], &len[k]);
-			assert_non_null(f);
-			memset(&st[k], 0, sizeof(st[k]));
-			rc[k] = tk_export_file_flags(path, f, fmts[i], flags | (k == 0 ? ONE_BY_ONE : 0), "10:11=item",
-						     "40=level", &st[k], err[k], sizeof(err[k]));
-			fclose(f);
-		}
-		if (rc[0] != rc[1] || strcmp(err[0], err[1]) != 0)
-			fail_msg("%s, format %d: one by one %d \"%s\", runs %d \"%s\"", what, (int)fmts[i], rc[0], err[0],
-				 rc[1], err[1]);
-		if (memcmp(&st[0], &st[1], sizeof(st[0])) != 0)
-			fail_msg("%s, format %d: the statistics differ", what, (int)fmts[i]);
-		if (out_path == NULL) {
-			if (len[0] < 100 || len[0] != len[1] || memcmp(out[0], out[1], len[0]) != 0)
-				fail_msg("%s, format %d: the runs' export differs from one event at a time (%zu, %zu bytes)",
-					 what, (int)fmts[i], len[0], len[1]);
-		}
-		free(out[0]);
-		free(out[1]);
-	}
+	modes_compare(path, what, flags, out_path, fmts, sizeof(fmts) / sizeof(fmts[0]), "10:11=item", "40=level", 100);
 }
 
 /*
@@ -1767,6 +1793,204 @@ static void test_runs_same_raw(void **state_)
 			}
 		}
 	}
+}
+
+/* ---- the statistics' scan against the model: random traces ------------------------------- */
+
+static uint64_t g_rnd;
+
+static uint32_t rnd(unsigned n) /* 0..n-1 (xorshift64*) */
+{
+	g_rnd ^= g_rnd >> 12;
+	g_rnd ^= g_rnd << 25;
+	g_rnd ^= g_rnd >> 27;
+	return (uint32_t)((g_rnd * 0x2545f4914f6cdd1dull) >> 32) % n;
+}
+
+/*
+ * A trace of random events over several CPUs and threads, as bad as a trace gets without
+ * being unreadable: function entries and exits mostly nested (some exits of functions never
+ * entered, some entries never left), two user pairs that mostly nest and sometimes cross,
+ * ends without begins, instants, counters, events of more than two words, kernel calls
+ * (slices of their own on the same stacks), THREAD states of other threads, owners changing
+ * (THRUNNING) among many threads, events before any owner, times that sometimes go back and
+ * cross 2^32 (TIME events), bursts of entries past TK_EXPORT_MAX_DEPTH. flags: 1 big-endian,
+ * 2 TRACEKIT_OWNER=buffer (BUFFER events, slots held until their owner), 4 a 2.4 GHz clock
+ * with a reference (times converted per event), 8 many threads (hundreds).
+ */
+static void random_trace(const char *path, unsigned flags, unsigned n_events)
+{
+	tk_kev_header hdr;
+	tk_kev_attr attrs[3] = { { "TRACEKIT_OWNER", "buffer" },
+				 { "TRACEKIT_CLOCK_CYCLES", "4294000000" },
+				 { "TRACEKIT_CLOCK_RAW_NS", "123456789012" } };
+	tk_kev_attr used[3];
+	size_t n_attrs = 0;
+	tk_kev_writer *w = NULL;
+	static const uint32_t fns[5] = { 0x401000, 0x401040, 0x402000, 0x5, 0x0 };
+	uint32_t shadow[8][64]; /* per CPU: the functions entered (to exit them mostly in order) */
+	unsigned depth[8] = { 0 }, open_pair[8] = { 0 };
+	unsigned n_threads = flags & 8 ? 300 : 3;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.big_endian = (flags & 1) != 0;
+	hdr.cpu_num = 1 + rnd(4);
+	hdr.cycles_per_sec = flags & 4 ? 2400000000u : 1000000000u;
+	if (flags & 2)
+		used[n_attrs++] = attrs[0];
+	if (flags & 4) {
+		used[n_attrs++] = attrs[1];
+		used[n_attrs++] = attrs[2];
+	}
+	hdr.attrs = used;
+	hdr.n_attrs = n_attrs;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+
+	uint64_t t = rnd(2) ? 100000 : 0xffff0000u - rnd(100000);
+	unsigned cpu = 0, back = rnd(2); /* back: times before the first ones early, after the last ones late */
+	for (unsigned i = 0; i < n_events; i++) {
+		uint32_t words[5] = { rnd(1000), rnd(3), 7, 8, 9 };
+		unsigned r = rnd(1000);
+		if (rnd(30) == 0)
+			cpu = rnd(hdr.cpu_num); /* mostly runs of one CPU */
+		t += rnd(60);
+		if (rnd(200) == 0)
+			t -= rnd(400); /* back in time (a damaged or merged trace) */
+		if (back && (i == 300 || i == n_events - 10))
+			t -= 20000; /* the least time amid the trace, and the greatest just before the end */
+		if (rnd(5000) == 0)
+			t += 0xfff00000u; /* across 2^32 soon */
+		if (r < 250) { /* FUNC_ENTER */
+			uint32_t fn = fns[rnd(5)];
+			if (depth[cpu] < 64)
+				shadow[cpu][depth[cpu]++] = fn;
+			words[0] = fn;
+			words[1] = 0x9000 + rnd(4);
+			assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t, words, 2), 0);
+		} else if (r < 500) { /* FUNC_EXIT: the innermost mostly */
+			words[0] = depth[cpu] > 0 && rnd(10) < 8 ? shadow[cpu][--depth[cpu]] : fns[rnd(5)];
+			assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t, words,
+							    rnd(50) ? 2 : 1 + rnd(4)), 0);
+		} else if (r < 600) { /* pairs 10:11 and 12:13 */
+			unsigned code = open_pair[cpu] && rnd(3) ? (open_pair[cpu] == 10 ? 11 : 13) : 10 + rnd(4);
+			open_pair[cpu] = code == 10 || code == 12 ? code : 0;
+			assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_USER_C, code, t, words, rnd(20) ? 2 : 3), 0);
+		} else if (r < 700) { /* instants and counters */
+			assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_USER_C, 20 + rnd(3) * 10 + rnd(2), t, words,
+							    rnd(10) ? 2 : rnd(6)), 0);
+		} else if (r < 760) { /* kernel calls: entry n, exit 128 + n */
+			unsigned n = rnd(4) + 6;
+			assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_KER_CALL_C, rnd(2) ? n : 128 + n, t, words, 2), 0);
+		} else if (r < 790) { /* a new owner */
+			words[0] = 100 + rnd(3);
+			words[1] = 1 + rnd(n_threads);
+			if ((flags & 2) && rnd(2))
+				ev2(w, cpu, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, t, i, 64);
+			assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_PR_TH_C, STATE_RUNNING, t, words, 2), 0);
+		} else if (r < 800) { /* another thread's state */
+			words[0] = 100 + rnd(3);
+			words[1] = 1 + rnd(n_threads);
+			assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_PR_TH_C, rnd(STATE_MAX), t, words, 2), 0);
+		} else if (r < 802 && (flags & 2)) { /* a buffer whose owner comes later, or never */
+			ev2(w, cpu, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, t, i, 64);
+		} else if (r == 803) { /* past the depth limit */
+			for (unsigned k = 0; k < TK_EXPORT_MAX_DEPTH + 10; k++) {
+				words[0] = fns[rnd(3)];
+				assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t++,
+								    words, 2), 0);
+			}
+		} else { /* the usual: an entry, a pair, an exit */
+			words[0] = fns[rnd(3)];
+			assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_ENTER, t, words, 2), 0);
+			assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_USER_C, 10, t + 1, words, 2), 0);
+			assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_USER_C, 11, t + 2 + rnd(3), words, 2), 0);
+			assert_int_equal(tk_kev_write_event(w, cpu, _TRACE_SYSTEM_C, _NTO_TRACE_SYS_FUNC_EXIT, t + 5, words, 2), 0);
+			t += 5;
+		}
+	}
+	assert_int_equal(tk_kev_writer_close(w), 0);
+}
+
+/* Damage: slots' words overwritten past the first quarter of the events, or the end cut. */
+static void random_damage(const char *path)
+{
+	FILE *f = fopen(path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	long size = ftell(f);
+	for (unsigned k = 1 + rnd(4); k-- > 0;) {
+		long at = size / 4 + (long)rnd((unsigned)(size - size / 4 - 16));
+		uint32_t v = rnd(4) == 0 ? rnd(0x7fffffff) : (rnd(4) << 30) | (rnd(64) << 24) | rnd(0x8000);
+		assert_int_equal(fseek(f, at & ~3L, SEEK_SET), 0);
+		assert_int_equal(fwrite(&v, 4, 1, f), 1);
+	}
+	fclose(f);
+	if (rnd(3) == 0)
+		assert_int_equal(truncate(path, size - 1 - rnd(40)), 0);
+}
+
+/*
+ * The statistics of random traces (random_trace(), some of them damaged): their own scan of
+ * the parser's runs, the runs through the light path and one event at a time give the same
+ * report (text, CSV, JSON), status, message and counts. TK_TEST_SEED=N replays one seed.
+ */
+static void test_scan_random(void **state_)
+{
+	(void)state_;
+	static const tk_export_format fmts[] = { TK_EXPORT_STATS_TEXT, TK_EXPORT_STATS_CSV, TK_EXPORT_STATS_JSON };
+	const char *env = getenv("TK_TEST_SEED");
+	uint64_t first = env != NULL ? strtoull(env, NULL, 0) : 1, n_seeds = env != NULL ? 1 : 48;
+	const char *path = tkt_path("scan_random.kev");
+	for (uint64_t seed = first; seed < first + n_seeds; seed++) {
+		char what[96];
+		g_rnd = seed * 0x9e3779b97f4a7c15ull + 1;
+		unsigned flags = rnd(16), damaged = rnd(3) == 0;
+		random_trace(path, flags, seed % 8 == 0 ? 60000 : 6000);
+		if (damaged)
+			random_damage(path);
+		snprintf(what, sizeof(what), "seed %llu (TK_TEST_SEED=%llu), flags %u%s", (unsigned long long)seed,
+			 (unsigned long long)seed, flags, damaged ? ", damaged" : "");
+		modes_compare(path, what, 0, NULL, fmts, 3, "10:11=item,12:13=other", "40=level,41", 200);
+	}
+}
+
+/* --stats-modes: the statistics of a trace (text, CSV, JSON) one event at a time, through
+ * their scan and through the light path's runs: 0 when all agree (bytes, status, message,
+ * counts), else 1 and what differs. */
+static int driver_stats_modes(const char *path, const char *pairs, const char *counters)
+{
+	static const tk_export_format fmts[] = { TK_EXPORT_STATS_TEXT, TK_EXPORT_STATS_CSV, TK_EXPORT_STATS_JSON };
+	static const unsigned modes[3] = { ONE_BY_ONE, 0, NO_SCAN };
+	int bad = 0;
+	for (size_t i = 0; i < 3; i++) {
+		char *out[3] = { NULL, NULL, NULL }, err[3][256];
+		size_t len[3] = { 0, 0, 0 };
+		int rc[3];
+		tk_export_stats st[3];
+		for (int k = 0; k < 3; k++) {
+			FILE *f = open_memstream(&out[k], &len[k]);
+			if (f == NULL)
+				return 1;
+			memset(&st[k], 0, sizeof(st[k]));
+			rc[k] = tk_export_file_flags(path, f, fmts[i], modes[k], pairs, counters, &st[k], err[k],
+						     sizeof(err[k]));
+			fclose(f);
+		}
+		for (int k = 1; k < 3; k++)
+			if (rc[k] != rc[0] || strcmp(err[k], err[0]) != 0 || memcmp(&st[k], &st[0], sizeof(st[0])) != 0 ||
+			    len[k] != len[0] || memcmp(out[k], out[0], len[0]) != 0) {
+				fprintf(stderr, "test_export: %s, format %d: mode %d differs from one event at a time\n", path,
+					(int)fmts[i], k);
+				bad = 1;
+			}
+		if (len[0] == 0) {
+			fprintf(stderr, "test_export: %s: no statistics\n", path);
+			bad = 1;
+		}
+		for (int k = 0; k < 3; k++)
+			free(out[k]);
+	}
+	return bad;
 }
 
 /* A pseudo-random number (xorshift64*), the same on every machine. */
@@ -1924,6 +2148,9 @@ static void test_light_run_same(void **state_)
 static int driver(int argc, char **argv)
 {
 	char err[256];
+	if (strcmp(argv[1], "--stats-modes") == 0)
+		return driver_stats_modes(argv[2], argc > 3 && argv[3][0] ? argv[3] : NULL,
+					  argc > 4 && argv[4][0] ? argv[4] : NULL);
 	tk_export_format fmt = strcmp(argv[1], "--perfetto") == 0    ? TK_EXPORT_PERFETTO
 			       : strcmp(argv[1], "--stats") == 0     ? TK_EXPORT_STATS_TEXT
 			       : strcmp(argv[1], "--stats-csv") == 0 ? TK_EXPORT_STATS_CSV
@@ -1969,6 +2196,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_light_run_same),
 		cmocka_unit_test(test_stats_names_utf8),
 		cmocka_unit_test(test_instant_names_cached),
+		cmocka_unit_test(test_scan_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -153,6 +153,30 @@ static __attribute__((noinline)) void run_slots(struct traceparser_state *st, ex
 	}
 }
 
+/* A slot of a format's own scan that it does not take itself: the light path's way. */
+static int scan_slow(void *ud, struct traceparser_state *st, const uint32_t *slot)
+{
+	export_run *r = ud;
+
+	if (r->swap)
+		run_light(st, r, slot, 1, 1);
+	else
+		run_light(st, r, slot, 1, 0);
+	return r->rc;
+}
+
+/* A run's slots to the format's own scan (tk__format.scan); after an error, none: the loop's
+ * run skips them. */
+static size_t on_scan(struct traceparser_state *st, void *ud, const uint32_t *slots, size_t n, uint64_t first_slot)
+{
+	export_run *r = ud;
+
+	(void)first_slot;
+	if (r->rc != 0)
+		return 0;
+	return r->x->fmt->scan(r->x, st, slots, n, r->swap, scan_slow, r);
+}
+
 static int on_run(struct traceparser_state *st, void *ud, const uint32_t *slots, size_t n, uint64_t first_slot)
 {
 	export_run *r = ud;
@@ -230,6 +254,9 @@ int tk__export_run_file(tk_export *x, const char *in_path, const char *pairs, co
 	if (x->fmt->light_event != NULL && !x->one_by_one) {
 		tk__tp_batch(st, on_run, r, 6, 0, 1023);
 		tk__tp_batch(st, on_run, r, 5, _NTO_TRACE_SYS_FUNC_ENTER, _NTO_TRACE_SYS_FUNC_EXIT);
+		/* the format's own pass over them, if it has one (it names no functions) */
+		if (x->fmt->scan != NULL && !x->no_scan && x->symbols == NULL)
+			tk__tp_batch_scan(st, on_scan);
 	}
 	traceparser_cs(st, r, on_header, _NTO_TRACE_EMPTY, _NTO_TRACE_EMPTYEVENT);
 
@@ -282,6 +309,7 @@ int tk_export_file_flags(const char *in_path, FILE *stream, tk_export_format fmt
 	if (rc != 0)
 		return rc;
 	x->one_by_one = (flags & TK__EXPORT_ONE_BY_ONE) != 0;
+	x->no_scan = (flags & TK__EXPORT_NO_SCAN) != 0;
 	if ((flags & TK__EXPORT_MODEL_RUNS) && x->fmt == &tk__export_perfetto)
 		x->fmt = &tk__export_perfetto_model; /* the same without its own runs */
 	if ((flags & TK_EXPORT_SYMBOLS) && (rc = tk__export_use_symbols(x, in_path)) != 0) {

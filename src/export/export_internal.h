@@ -53,12 +53,14 @@ typedef struct tk__counter {
 struct tk__format;
 struct tk__light_ev;
 struct tk__slot_seg;
+struct traceparser_state;
 
 struct tk_export {
 	const struct tk__format *fmt;
 	tk_export_format format;
 	int owner_markers; /* TRACEKIT_OWNER=buffer: the THRUNNING after a BUFFER names the owner */
 	int one_by_one;    /* TK__EXPORT_ONE_BY_ONE */
+	int no_scan;       /* TK__EXPORT_NO_SCAN */
 	FILE *stream;
 	int failed;        /* a write failed: TK_EIO from now on */
 	int started;       /* the format's header is written */
@@ -119,6 +121,15 @@ typedef struct tk__format {
 	 * at a time. It takes seg->slots[0..*taken) and stops at a slot of another CPU (the
 	 * next segment) or at one to be decoded (the model's send-back); 0 or a TK_E* code. */
 	int (*slot_run)(tk_export *x, const struct tk__slot_seg *seg, size_t *taken);
+	/* Optional, with light_event (NULL: the parser's runs go through the light path). The
+	 * format's own pass over the slots of a file (export_file.c; tk__tp_batch_scan() in
+	 * src/traceparser/tp_batch.h): slots, n of them, from the first slot of a run on, in
+	 * the file's byte order (conv: swapped). It takes them in order up to the first slot
+	 * that is not batched (or earlier) and returns how many it took; a slot it does not
+	 * handle itself goes to slow(slow_ud, st, slot), the light path's way, which returns
+	 * 0 or the export's error (the scan then stops after that slot). 0: none taken. */
+	size_t (*scan)(tk_export *x, struct traceparser_state *st, const uint32_t *slots, size_t n, int conv,
+		       int (*slow)(void *slow_ud, struct traceparser_state *st, const uint32_t *slot), void *slow_ud);
 } tk__format;
 
 extern const tk__format tk__export_json;
@@ -133,6 +144,9 @@ extern const tk__format tk__export_sqlite;
 /* tk_export_file_flags(), for tests only: the model's own light path even where the format
  * has a fused one (tk__format.light_run), to compare the two. */
 #define TK__EXPORT_MODEL_RUNS 0x20000000u
+/* tk_export_file_flags(), for tests only: the parser's runs through the light path even for a
+ * format with its own scan (tk__format.scan), to compare the two. */
+#define TK__EXPORT_NO_SCAN 0x10000000u
 
 /* An exporter of a given format; stream may be NULL for a format that writes no stream. */
 int tk__export_create(tk_export **out, const tk__format *format, tk_export_format fmt, FILE *stream);

@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/tk_bytes.h"
 #include "common/tk_utf8.h"
 #include "export/export_internal.h"
+#include "traceparser/tp_batch.h"
 
 enum { BUCKET_RUNNING, BUCKET_READY, BUCKET_BLOCKED, N_BUCKETS };
 
@@ -41,7 +43,7 @@ typedef struct st_interval {
 	uint32_t *hist; /* HIST_BUCKETS counts, allocated at the first duration */
 } st_interval;
 
-static unsigned hist_bucket(uint64_t ns)
+static inline __attribute__((always_inline)) unsigned hist_bucket(uint64_t ns)
 {
 	if (ns < 8)
 		return (unsigned)ns;
@@ -74,7 +76,6 @@ static uint64_t percentile(const st_interval *iv, unsigned p)
 }
 
 typedef struct st_state {
-	uint64_t *counts;      /* [32 * 1024] by (class, code) */
 	char **names;          /* "CLASS\tEVENT" of each (class, code) seen */
 	st_thread *threads;
 	size_t n_threads, threads_cap;
@@ -88,6 +89,10 @@ typedef struct st_state {
 	int after_buffer;      /* the last event was a CONTROL BUFFER (or TIME/DROPPED after it) */
 	uint64_t state_events; /* THREAD state changes followed */
 	uint64_t tables_full;  /* threads or processes past the cap: not counted separately */
+	int scan_ready;        /* act[] is made (st_scan()) */
+	uint8_t act[32 * 1024]; /* st_scan(): what a slot of (class, event) does (SCAN_*), 0: not here */
+	uint8_t scan_pair[1024]; /* st_scan(): the pair a USER code begins or ends (TK_EXPORT_MAX_PAIRS 256) */
+	uint64_t counts[32 * 1024]; /* by (class, code); here, beside act[], for st_scan()'s loop */
 } st_state;
 
 #define ST_MAX_THREADS (1u << 20)
@@ -211,10 +216,9 @@ static int st_start(tk_export *x)
 	st_state *ss = calloc(1, sizeof(*ss));
 	if (ss == NULL)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
-	ss->counts = calloc(32 * 1024, sizeof(*ss->counts));
 	ss->names = calloc(32 * 1024, sizeof(*ss->names));
 	x->fmt_state = ss;
-	if (ss->counts == NULL || ss->names == NULL)
+	if (ss->names == NULL)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
 	return 0;
 }
@@ -371,6 +375,231 @@ static int st_light_event(tk_export *x, unsigned cls, unsigned code, int owner_k
 	}
 	ss->after_buffer = 0;
 	return 0;
+}
+
+/* ---- the statistics' own pass over the parser's runs ------------------------------------------- */
+
+/*
+ * st_scan() takes the slots of the parser's runs (FUNC_ENTER/EXIT and USER events of two
+ * words) as the light path would, without the light path's block and calls: per slot the
+ * count of its (class, event), the owner's events, the export's counts and time span, and
+ * the slices the model would open and close, on the model's own stacks. It does inline
+ * only what has one outcome that is simple to state (a function entry or pair begin with
+ * room on the stack, a function exit or pair end that closes the innermost slice, an
+ * instant, a counter), within a stretch of one CPU's slots, whose owner and upper time bits
+ * stay the same (TIME, BUFFER and THRUNNING end the parser's runs). Every other slot (the
+ * first of its kind, an owner not known or not the last event's, a thread with begins past
+ * the depth limit, an end that is not the innermost slice's, a stack to grow, a pair's first
+ * duration) goes through the light path, slow(), one slot at a time: what the report says
+ * is what the model says, byte for byte (test_export: test_scan_same, test_scan_random).
+ *
+ * What a slice opened here holds: its kind and key (what the model matches ends with),
+ * begin_ns, and a pair's index: all that st_slice_end() and the model read of a slice of
+ * the statistics (they have no slice_begin(), no function names).
+ */
+/* act[]: what a slot of (class, event) does in st_scan(), a bit each (tested in the order of
+ * how often they come); 0 for a slot that is not batched (the run ends), and while the
+ * (class, event) has no count yet (its first one is decoded, for its name). */
+enum { SCAN_ENTER = 1, SCAN_EXIT = 2, SCAN_INSTANT = 4, SCAN_BEGIN = 8, SCAN_END = 16, SCAN_COUNTER = 32 };
+
+static unsigned scan_kind(const tk_export *x, const st_state *ss, const struct traceparser_state *st,
+			  unsigned key)
+{
+	unsigned cls = key >> 10, code = key & 1023u;
+
+	if ((cls != 5 && cls != 6) || ss->counts[key] == 0 || !tk__tp_batched(st, key))
+		return 0;
+	if (cls == 5)
+		return code == _NTO_TRACE_SYS_FUNC_ENTER ? SCAN_ENTER : code == _NTO_TRACE_SYS_FUNC_EXIT ? SCAN_EXIT : 0;
+	if (x->pair_begin[code] != 0)
+		return SCAN_BEGIN;
+	if (x->pair_end[code] != 0)
+		return SCAN_END;
+	return x->counter_of[code] != 0 ? SCAN_COUNTER : SCAN_INSTANT;
+}
+
+static void scan_prepare(tk_export *x, st_state *ss, const struct traceparser_state *st)
+{
+	/* the declarations are final once the export has started */
+	for (unsigned key = 5 * 1024; key < 7 * 1024; key++)
+		ss->act[key] = (uint8_t)scan_kind(x, ss, st, key);
+	for (unsigned code = 0; code < 1024; code++)
+		ss->scan_pair[code] = (uint8_t)(x->pair_begin[code] != 0 ? x->pair_begin[code] - 1
+					       : x->pair_end[code] != 0 ? x->pair_end[code] - 1 : 0);
+	ss->scan_ready = 1;
+}
+
+/* A stretch of one CPU's slots being scanned: what the slots change, kept in registers. */
+typedef struct scan_stretch {
+	uint8_t top;        /* the struct and CPU bits of the slots' headers */
+	uint64_t msb;       /* the upper time bits */
+	tk__slice *sp;      /* the thread's next free place on its stack */
+	tk__slice *base, *lim;
+	uint64_t slices, instants, counters;
+	uint64_t lo, hi;    /* the least and greatest time taken */
+} scan_stretch;
+
+/* One slot of a stretch: 1 when taken, 0 when it is not of the stretch or must go the light
+ * path's way. *ns: its time where not is_ns (where it is, msb | the time word). conv
+ * (swapped bytes) and is_ns (cycles are ns) are constants in each instance. */
+static inline __attribute__((always_inline)) int scan_one(st_state *ss, struct traceparser_state *st,
+							   scan_stretch *k, const uint32_t *p, uint64_t *ns,
+							   const int conv, const int is_ns)
+{
+	/* the header's top byte (struct and CPU) and low half (class and event) where they are
+	 * in memory: one byte compared, two bytes loaded */
+	const int top_at = (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) != !!conv ? 3 : 0, low_at = 2 - top_at * 2 / 3;
+	if (((const uint8_t *)p)[top_at] != k->top) /* another CPU (or not simple) */
+		return 0;
+	uint16_t low;
+	memcpy(&low, (const uint8_t *)p + low_at, 2);
+	const unsigned key = (conv ? __builtin_bswap16(low) : low) & 0x7fffu, a = ss->act[key];
+	if (!is_ns)
+		*ns = tk__tp_clk_to_ns(st, k->msb | tk__cs32(conv, p[1]));
+#define SCAN_NS (is_ns ? k->msb | tk__cs32(conv, p[1]) : *ns)
+	if (a & SCAN_ENTER) {
+		if (k->sp >= k->lim)
+			goto not_here;
+		k->sp->kind = TK__SLICE_FUNC;
+		k->sp->key = tk__cs32(conv, p[2]);
+		k->sp->begin_ns = SCAN_NS; /* read (not used) where the model closes it */
+		k->sp++;
+	} else if (a & SCAN_EXIT) {
+		if (k->sp == k->base || k->sp[-1].key != tk__cs32(conv, p[2]) || k->sp[-1].kind != TK__SLICE_FUNC)
+			goto not_here;
+		k->sp--;
+		k->slices++;
+	} else if (a & SCAN_INSTANT) {
+		k->instants++;
+	} else if (a & SCAN_BEGIN) {
+		unsigned idx = ss->scan_pair[key & 1023u];
+		if (k->sp >= k->lim)
+			goto not_here;
+		k->sp->kind = TK__SLICE_USER;
+		k->sp->pair = (uint16_t)idx;
+		k->sp->key = idx;
+		k->sp->begin_ns = SCAN_NS;
+		k->sp++;
+	} else if (a & SCAN_END) {
+		unsigned idx = ss->scan_pair[key & 1023u];
+		st_interval *iv = &ss->pairs[idx];
+		if (k->sp == k->base)
+			goto not_here;
+		tk__slice *s = k->sp - 1;
+		if (s->key != idx || s->kind != TK__SLICE_USER || iv->hist == NULL)
+			goto not_here;
+		k->sp = s;
+		/* st_slice_end() of a pair closed by its end */
+		uint64_t end_ns = SCAN_NS, dur = end_ns > s->begin_ns ? end_ns - s->begin_ns : 0;
+		iv->count++;
+		iv->total_ns += dur;
+		if (dur > iv->max_ns)
+			iv->max_ns = dur;
+		iv->hist[hist_bucket(dur)]++;
+		k->slices++;
+	} else if (a & SCAN_COUNTER) {
+		k->counters++;
+	} else { /* not batched, or the first of its kind */
+		return 0;
+	}
+#undef SCAN_NS
+	ss->counts[key]++;
+	return 1;
+not_here:
+	return 0;
+}
+
+static inline __attribute__((always_inline)) size_t
+scan_slots(tk_export *x, st_state *ss, struct traceparser_state *st, const uint32_t *slots, size_t n,
+	   int (*slow)(void *, struct traceparser_state *, const uint32_t *), void *slow_ud, const int conv,
+	   const int is_ns)
+{
+	const uint32_t *p = slots, *const end = slots + 4 * n;
+
+	while (p < end) {
+		uint32_t h = tk__cs32(conv, p[0]);
+		int32_t pid, tid;
+
+		if (!tk__tp_batched(st, h))
+			break; /* the run ends here */
+		/* a stretch of one CPU's slots: its owner and upper time bits */
+		int known = tk__tp_batch_owner(st, h, &pid, &tid);
+		tk__thread *t = x->last_thread;
+		st_thread *tt = ss->last;
+		if (!known || t == NULL || t->pid != pid || t->tid != tid || t->overflow != 0 || tt == NULL ||
+		    tt->pid != pid || tt->tid != tid)
+			goto slow_slot; /* the light path finds the threads, or decodes the slot */
+
+		/* a thread without a stack yet: no room, nothing to close (no arithmetic on NULL) */
+		static tk__slice no_stack[1];
+		scan_stretch k = { .top = (uint8_t)(h >> 24),
+				   .msb = tk__tp_batch_clk(st, h, 0),
+				   .base = t->stack != NULL ? t->stack : no_stack };
+		k.lim = k.base + (t->stack == NULL ? 0 : t->cap < TK_EXPORT_MAX_DEPTH ? t->cap : TK_EXPORT_MAX_DEPTH);
+		k.sp = k.base + t->depth;
+		const uint32_t *const start = p;
+		uint64_t ns = 0;
+
+		/* the first slot here: the loop compares each later one's time with the one before */
+		if (!scan_one(ss, st, &k, p, &ns, conv, is_ns))
+			goto slow_slot;
+		if (is_ns)
+			ns = k.msb | tk__cs32(conv, p[1]);
+		k.lo = ns < x->stats.first_ns ? ns : x->stats.first_ns;
+		k.hi = ns > x->stats.last_ns ? ns : x->stats.last_ns;
+		/* the time span: a stretch's times go up but where a file is damaged; the least
+		 * and the greatest are at the ends of where they go up (is_ns: the time words tell) */
+		for (p += 4; p < end && scan_one(ss, st, &k, p, &ns, conv, is_ns); p += 4) {
+			if (!is_ns) {
+				k.lo = ns < k.lo ? ns : k.lo;
+				k.hi = ns > k.hi ? ns : k.hi;
+			} else if (__builtin_expect(tk__cs32(conv, p[1]) < tk__cs32(conv, p[-3]), 0)) {
+				uint64_t now = k.msb | tk__cs32(conv, p[1]), before = k.msb | tk__cs32(conv, p[-3]);
+				k.lo = now < k.lo ? now : k.lo;
+				k.hi = before > k.hi ? before : k.hi;
+			}
+		}
+		if (is_ns) { /* the last one taken */
+			uint64_t last = k.msb | tk__cs32(conv, p[-3]);
+			k.hi = last > k.hi ? last : k.hi;
+		}
+		uint64_t taken = (uint64_t)(p - start) / 4;
+		t->depth = (uint32_t)(k.sp - k.base);
+		tt->events += taken;
+		x->stats.events += taken;
+		x->stats.slices += k.slices;
+		x->stats.instants += k.instants;
+		x->stats.counters += k.counters;
+		x->stats.first_ns = k.lo;
+		x->stats.last_ns = k.hi;
+		ss->after_buffer = 0;
+		continue; /* *p starts the next stretch, or is not taken here */
+slow_slot:
+		/* the slot the light path's way (its threads and stacks may move: read again after) */
+		if (slow(slow_ud, st, p) != 0 || !x->started || x->finished || x->failed)
+			return (size_t)(p - slots) / 4 + 1;
+		h = tk__cs32(conv, p[0]) & 0x7fffu;
+		if (ss->act[h] == 0) /* the first of its kind has a count now */
+			ss->act[h] = (uint8_t)scan_kind(x, ss, st, h);
+		p += 4;
+	}
+	return (size_t)(p - slots) / 4;
+}
+
+static size_t st_scan(tk_export *x, struct traceparser_state *st, const uint32_t *slots, size_t n, int conv,
+		      int (*slow)(void *, struct traceparser_state *, const uint32_t *), void *slow_ud)
+{
+	st_state *ss = x->fmt_state;
+
+	if (ss == NULL || !x->started || x->finished || x->failed)
+		return 0;
+	if (!ss->scan_ready)
+		scan_prepare(x, ss, st);
+	if (tk__tp_clk_is_ns(st))
+		return conv ? scan_slots(x, ss, st, slots, n, slow, slow_ud, 1, 1)
+			    : scan_slots(x, ss, st, slots, n, slow, slow_ud, 0, 1);
+	return conv ? scan_slots(x, ss, st, slots, n, slow, slow_ud, 1, 0)
+		    : scan_slots(x, ss, st, slots, n, slow, slow_ud, 0, 0);
 }
 
 static int st_ignore_name(tk_export *x, int32_t pid, const char *name, size_t len, int utf8)
@@ -662,7 +891,6 @@ static void st_free(tk_export *x)
 		for (unsigned i = 0; i < 32 * 1024; i++)
 			free(ss->names[i]);
 	free(ss->names);
-	free(ss->counts);
 	for (unsigned i = 0; i < TK_EXPORT_MAX_PAIRS; i++)
 		free(ss->pairs[i].hist);
 	for (unsigned i = 0; i < _TRACE_MAX_KER_CALL_NUM; i++)
@@ -685,4 +913,5 @@ const tk__format tk__export_stats = {
 	.finish = st_finish,
 	.free = st_free,
 	.light_event = st_light_event,
+	.scan = st_scan,
 };

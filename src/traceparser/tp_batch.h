@@ -36,6 +36,26 @@ typedef int (*tk__tp_batch_fn)(struct traceparser_state *st, void *ud, const uin
 int tk__tp_batch(struct traceparser_state *st, tk__tp_batch_fn fn, void *ud, unsigned cls, unsigned first,
 		 unsigned last);
 
+/*
+ * Optional, beside tk__tp_batch(): a reader that tests every slot of a run anyway (its kind)
+ * can find the run's end itself, so that the fast loop does not test the run's slots first.
+ * At a run's first slot, fn gets every slot left in the parser's block (n of them, at
+ * least 1) and returns how many it took as a run, as batch_fn would have taken them: from 1
+ * up to the first slot that is not batched (never past it; it stops earlier if it wants
+ * to), or 0 to have the loop make the run as usual. The rest of the block goes on after
+ * the slots it took. fn NULL: back to the loop's runs. ud is tk__tp_batch()'s.
+ */
+typedef size_t (*tk__tp_scan_fn)(struct traceparser_state *st, void *ud, const uint32_t *slots, size_t n,
+				 uint64_t first_slot);
+void tk__tp_batch_scan(struct traceparser_state *st, tk__tp_scan_fn fn);
+
+/* In a scan or a run: 1 when the slot with header h (host order) is batched. */
+static inline int tk__tp_batched(const struct traceparser_state *st, uint32_t h)
+{
+	uint32_t k = h & (_TRACE_GET_STRUCT(~0u) | (TP_TABLE_SIZE - 1));
+	return k < TP_TABLE_SIZE && ((st->batch_bits[k / 64] >> (k % 64)) & 1);
+}
+
 /* In a run: the slot at slots + 4 * i dispatched as the parser would dispatch it alone (its
  * per-event callback, with the time and owner functions answering for it; the previous
  * callback is the slot before it, with the return 0 when that slot was not handed back). */

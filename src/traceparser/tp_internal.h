@@ -148,6 +148,9 @@ struct traceparser_state {
 	/* the run being handed over: its first slot, and the slot tk__tp_batch_deliver_one()
 	 * delivered last (UINT64_MAX: none), so that the previous callback stays the previous slot */
 	uint64_t run_first, run_delivered;
+	/* tk__tp_batch_scan(): the reader finds a run's end itself (NULL: the loop does) */
+	size_t (*batch_scan)(struct traceparser_state *st, void *ud, const uint32_t *slots, size_t n,
+			     uint64_t first_slot);
 
 	FILE *debug_stream;
 	unsigned debug_flags;

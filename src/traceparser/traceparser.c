@@ -363,6 +363,7 @@ int tk__tp_batch(struct traceparser_state *st, tk__tp_batch_fn fn, void *ud, uns
 			any |= st->batch_bits[w];
 		if (any == 0) {
 			st->batch_fn = NULL;
+			st->batch_scan = NULL;
 			st->batch_ud = NULL;
 		}
 	}
@@ -615,27 +616,59 @@ static inline void deliver(struct traceparser_state *st, uint32_t h, uint32_t t,
 	deliver_at(st, h & (TP_TABLE_SIZE - 1), h, t, buf, len, slot);
 }
 
-/* The slots [a, b) of a block, a run of batched events, to the batch callback. */
-static void deliver_run(struct traceparser_state *st, const unsigned char *p, size_t a, size_t b,
-			uint64_t first_slot)
+/* After a run or a scan ending at slot b - 1 of a block: the current and previous callback
+ * are the run's last slot's: its own return when it was handed back last
+ * (tk__tp_batch_deliver_one()), else 0, the run's stand-in for the ignored returns
+ * (traceparser_get_info() and tk_traceparser_clk() after the parse). */
+static void run_done(struct traceparser_state *st, const unsigned char *p, size_t b, uint64_t first_slot)
 {
-	int was = st->delivering;
 	const uint32_t *last = (const uint32_t *)(const void *)(p + (b - 1) * 16);
 
-	st->run_first = first_slot + a;
-	st->run_delivered = UINT64_MAX;
-	st->delivering = 1;
-	st->batch_fn(st, st->batch_ud, (const uint32_t *)(const void *)(p + a * 16), b - a, first_slot + a);
-	st->delivering = was;
-	/* the current and previous callback are the run's last slot's: its own return when it
-	 * was handed back last (tk__tp_batch_deliver_one()), else 0, the run's stand-in for the
-	 * ignored returns (traceparser_get_info() and tk_traceparser_clk() after the parse) */
 	if (st->run_delivered != first_slot + b - 1) {
 		st->cur_header = st->prev_header = tk__cs32((int)st->endian_conv, last[0]);
 		st->cur_time = tk__cs32((int)st->endian_conv, last[1]);
 		st->cur_slot = first_slot + b - 1;
 		st->prev_return = 0;
 	}
+}
+
+/* The slots [a, b) of a block, a run of batched events, to the batch callback. */
+static void deliver_run(struct traceparser_state *st, const unsigned char *p, size_t a, size_t b,
+			uint64_t first_slot)
+{
+	int was = st->delivering;
+
+	st->run_first = first_slot + a;
+	st->run_delivered = UINT64_MAX;
+	st->delivering = 1;
+	st->batch_fn(st, st->batch_ud, (const uint32_t *)(const void *)(p + a * 16), b - a, first_slot + a);
+	st->delivering = was;
+	run_done(st, p, b, first_slot);
+}
+
+/* The slots of a block from a (batched) on to the reader's scan; how many it took as a run. */
+static size_t deliver_scan(struct traceparser_state *st, const unsigned char *p, size_t a, size_t n,
+			   uint64_t first_slot)
+{
+	int was = st->delivering;
+	size_t m;
+
+	st->run_first = first_slot + a;
+	st->run_delivered = UINT64_MAX;
+	st->delivering = 1;
+	m = st->batch_scan(st, st->batch_ud, (const uint32_t *)(const void *)(p + a * 16), n - a, first_slot + a);
+	st->delivering = was;
+	if (m > n - a)
+		m = n - a;
+	if (m > 0)
+		run_done(st, p, a + m, first_slot);
+	return m;
+}
+
+void tk__tp_batch_scan(struct traceparser_state *st, tk__tp_scan_fn fn)
+{
+	if (st != NULL)
+		st->batch_scan = fn;
 }
 
 void tk__tp_batch_deliver_one(struct traceparser_state *st, const uint32_t *slot, uint64_t slot_index)
@@ -658,18 +691,26 @@ static inline int batched(const struct traceparser_state *st, uint32_t k)
 	return (int)((st->batch_bits[k / 64] >> (k % 64)) & 1);
 }
 
-/* The fast loops' runs: 1 when slot i (table index k) joins the run being made; otherwise
- * the run before it, if any, is handed over first and the slot goes the usual way. */
+/* The fast loops' runs: 1 when slot *i (table index k) joins the run being made, or a scan
+ * took it and the slots after it (*i is then the last one taken); otherwise the run before
+ * it, if any, is handed over first and the slot goes the usual way. n: the block's slots. */
 static inline __attribute__((always_inline)) int in_run(struct traceparser_state *st, const unsigned char *p,
-							 uint64_t first_slot, size_t i, uint32_t k, size_t *run)
+							 uint64_t first_slot, size_t *i, size_t n, uint32_t k,
+							 size_t *run)
 {
 	if (LIKELY(k < TP_TABLE_SIZE && batched(st, k))) {
-		if (*run == NO_RUN)
-			*run = i;
+		if (*run == NO_RUN) {
+			size_t m;
+			if (st->batch_scan != NULL && (m = deliver_scan(st, p, *i, n, first_slot)) > 0) {
+				*i += m - 1;
+				return 1;
+			}
+			*run = *i;
+		}
 		return 1;
 	}
 	if (*run != NO_RUN) {
-		deliver_run(st, p, *run, i, first_slot);
+		deliver_run(st, p, *run, *i, first_slot);
 		*run = NO_RUN;
 	}
 	return 0;
@@ -1482,7 +1523,7 @@ static inline __attribute__((always_inline)) int run_fast(struct traceparser_sta
 			uint32_t t = conv ? tk__bswap32(ev->data[0]) : ev->data[0];
 			uint32_t k = h & (_TRACE_GET_STRUCT(~0u) | (TP_TABLE_SIZE - 1));
 
-			if (runs && in_run(st, p, first_slot, i, k, &run))
+			if (runs && in_run(st, p, first_slot, &i, n, k, &run))
 				continue;
 			if (LIKELY(k < TP_TABLE_SIZE && k != TIME_INDEX)) {
 				deliver_at(st, k, h, t, &ev->data[1], 2, first_slot + i);
@@ -1528,7 +1569,7 @@ static inline __attribute__((always_inline)) int run_fast_owned(struct tracepars
 		 * path: the struct bits keep k outside the table for combine slots. */
 		uint32_t k = h & (_TRACE_GET_STRUCT(~0u) | (TP_TABLE_SIZE - 1));
 
-		if (runs && in_run(st, p, first_slot, i, k, &run))
+		if (runs && in_run(st, p, first_slot, &i, n, k, &run))
 			continue;
 		if (LIKELY(k < TP_TABLE_SIZE && k - TIME_INDEX > 1u && k != THRUN_INDEX)) {
 			deliver_at(st, k, h, t, &ev->data[1], 2, first_slot + i);

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the exports on arbitrary bytes, handed to tk_export_file_flags() as a
- * file (a memfd). Perfetto's fused run (export_perfetto.c, pf_light_run() and
- * pf_slot_run(): the model's light path and the packets in one loop) is compared with the
- * model's own light path (TK__EXPORT_MODEL_RUNS): the same status, message, statistics and
- * bytes, or the target aborts. The input's size picks one event at a time (odd) and
- * symbols (bit 1); Chrome JSON is exported too, for what the model shares with it.
+ * file (a memfd), with two user pairs and a counter declared; the target aborts where two
+ * ways that must agree do not (the same status, message, statistics and bytes):
+ * - Perfetto's fused run (export_perfetto.c, pf_light_run() and pf_slot_run(): the model's
+ *   light path and the packets in one loop) and the model's own light path
+ *   (TK__EXPORT_MODEL_RUNS). The input's size picks one event at a time (odd) and symbols
+ *   (bit 1); Chrome JSON is exported too, for what the model shares with it.
+ * - The statistics one event at a time (every event decoded), through their own scan of the
+ *   parser's runs (export_stats.c, st_scan()) and through the light path's runs
+ *   (TK__EXPORT_NO_SCAN).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +22,7 @@
 
 #define ONE_BY_ONE 0x40000000u  /* TK__EXPORT_ONE_BY_ONE (src/export/export_internal.h) */
 #define MODEL_RUNS 0x20000000u  /* TK__EXPORT_MODEL_RUNS */
+#define NO_SCAN 0x10000000u     /* TK__EXPORT_NO_SCAN */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,11 +47,20 @@ static void export(const char *path, tk_export_format fmt, unsigned flags, struc
 	fclose(f);
 }
 
+static void same(const struct out *a, const struct out *b, const char *what)
+{
+	if (a->rc != b->rc || strcmp(a->err, b->err) != 0 || memcmp(&a->st, &b->st, sizeof(a->st)) != 0 ||
+	    a->len != b->len || (a->len > 0 && memcmp(a->buf, b->buf, a->len) != 0)) {
+		fprintf(stderr, "fuzz_export: %s (%d/%d, %zu/%zu bytes)\n", what, a->rc, b->rc, a->len, b->len);
+		abort();
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
 	unsigned flags = ((size & 1) ? ONE_BY_ONE : 0) | ((size & 2) ? TK_EXPORT_SYMBOLS : 0);
-	struct out a = { 0 }, b = { 0 }, j = { 0 };
+	struct out a = { 0 }, b = { 0 }, j = { 0 }, s1 = { 0 }, s2 = { 0 }, s3 = { 0 };
 	int fd = memfd_create("fuzz.kev", 0);
 
 	if (fd < 0)
@@ -58,16 +72,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	export(path, TK_EXPORT_PERFETTO, flags, &a);
 	export(path, TK_EXPORT_PERFETTO, flags | MODEL_RUNS, &b);
-	if (a.rc != b.rc || strcmp(a.err, b.err) != 0 || memcmp(&a.st, &b.st, sizeof(a.st)) != 0 ||
-	    a.len != b.len || (a.len > 0 && memcmp(a.buf, b.buf, a.len) != 0)) {
-		fprintf(stderr, "fuzz_export: Perfetto's fused run differs from the model's (%d/%d, %zu/%zu bytes)\n",
-			a.rc, b.rc, a.len, b.len);
-		abort();
-	}
+	same(&a, &b, "Perfetto's fused run differs from the model's");
 	export(path, TK_EXPORT_CHROME_JSON, flags, &j);
+	export(path, TK_EXPORT_STATS_TEXT, ONE_BY_ONE, &s1);
+	export(path, TK_EXPORT_STATS_TEXT, 0, &s2);
+	export(path, TK_EXPORT_STATS_TEXT, NO_SCAN, &s3);
+	same(&s1, &s2, "the statistics through their scan differ from one event at a time");
+	same(&s1, &s3, "the statistics through the light path's runs differ from one event at a time");
 	free(a.buf);
 	free(b.buf);
 	free(j.buf);
+	free(s1.buf);
+	free(s2.buf);
+	free(s3.buf);
 	close(fd);
 	return 0;
 }
