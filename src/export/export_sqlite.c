@@ -113,7 +113,7 @@ typedef struct sq_batch {
 	sqlite3_stmt *many;   /* BATCH rows of the query */
 	sqlite3_stmt *narrow; /* BATCH rows of its first nnarrow columns */
 	int qi, ncol, nnarrow, n;
-	uint16_t wide;        /* a row of the batch has a value past the first nnarrow columns */
+	uint16_t wide; /* a row of the batch has a value past the first nnarrow columns */
 	sqlite3_int64 v[BATCH][MAXCOL];
 	uint16_t null[BATCH]; /* a bit per column */
 } sq_batch;
