@@ -1382,6 +1382,81 @@ static void test_sqlite_long_args(void **state_)
 	sqlite3_close(db);
 }
 
+/* Full batches of 32 rows, most of them with nothing past an event's v1 or a slice's a1
+ * (inserted by the narrow statements), some with more (a state event's priority and policy,
+ * a slice closed by an outer end): every row in file order with every column it has. */
+static void test_sqlite_batches(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("sqbatch.kev");
+	tk_kev_writer *w = trace_open(path);
+	uint64_t t = 1000, wide_sum = 0, d0_sum = 0;
+	int n_wide = 0, n_outer = 0, n_func = 0;
+	running(w, t, 7, 1);
+	for (unsigned k = 0; k < 300; k++) {
+		if (k % 45 == 17) { /* pid, tid, priority, policy: v0..v3 */
+			uint32_t words[4] = { 7, 2, k, 2 };
+			assert_int_equal(tk_kev_write_event(w, 0, _TRACE_PR_TH_C, STATE_READY, t += 10, words, 4), 0);
+			wide_sum += k;
+			n_wide++;
+			continue;
+		}
+		user(w, t += 10, 20, k, k + 1);
+		d0_sum += k;
+		if (k % 3 == 0) { /* a pair around a function call, the call left open every 7th time */
+			user(w, t += 10, 10, k, 0);
+			func(w, t += 10, 1, 0x401000);
+			n_func++;
+			if (k % 7 != 3)
+				func(w, t += 10, 0, 0x401000);
+			else
+				n_outer++;
+			user(w, t += 10, 11, k, 0);
+		}
+	}
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	const char *db_path = tkt_path("sqbatch.db");
+	char err[256];
+	tk_export_stats st;
+	assert_int_equal(tk_export_sqlite(path, db_path, "10:11=req", NULL, &st, err, sizeof(err)), 0);
+	assert_true(st.events > 4 * 32);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check='ok'"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM event_rows"), (int64_t)st.events);
+	/* file order: the times rise with the ids */
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM (SELECT ts, lag(ts) OVER (ORDER BY id) AS p FROM event_rows)"
+				     " WHERE ts < p"),
+			 0);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM event_rows WHERE v2 IS NOT NULL"), n_wide);
+	assert_int_equal(sql_int(db, "SELECT sum(v2) FROM event_rows WHERE v3 = 2 AND pid = 7"), (int64_t)wide_sum);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM event_rows WHERE v2 IS NULL AND v3 IS NULL AND v4 IS NULL"
+				     " AND v5 IS NULL AND args IS NULL AND v1 IS NOT NULL"),
+			 (int64_t)st.events - n_wide);
+	assert_int_equal(sql_int(db, "SELECT sum(e.v0) FROM event_rows e JOIN event_kinds k ON k.id = e.kind"
+				     " WHERE k.event = 'USER 20'"),
+			 (int64_t)d0_sum);
+	assert_int_equal(sql_int(db, "SELECT sum(v1 - v0) FROM event_rows e JOIN event_kinds k ON k.id = e.kind"
+				     " WHERE k.event = 'USER 20'"),
+			 300 - n_wide);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events WHERE event = 'THREADY'"
+				     " AND args = '{\"pid\":7,\"tid\":2,\"priority\":62,\"policy\":2}'"),
+			 1);
+	/* the slices: the pairs and the calls, those left open closed by the pair's end */
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slices WHERE name = 'req' AND closed IS NULL"), n_func);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slices WHERE name = '0x401000'"), n_func);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slices WHERE closed = 'by an outer end'"), n_outer);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slice_rows WHERE closed IS NULL"), 2 * n_func - n_outer);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slices WHERE depth = 1 AND category = 'SYSTEM'"
+				     " AND args = '{\"thisfn\":\"0x401000\",\"call_site\":\"0x9000\"}'"),
+			 n_func);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM (SELECT ts, lag(ts) OVER (ORDER BY id) AS p FROM slice_rows"
+				     " WHERE category = 1) WHERE ts < p"),
+			 0);
+	sqlite3_close(db);
+}
+
 /* ---- the golden driver -------------------------------------------------------------------- */
 
 /* ---- the light path ------------------------------------------------------------------- */
@@ -2190,6 +2265,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sqlite),
 		cmocka_unit_test(test_sqlite_unordered),
 		cmocka_unit_test(test_sqlite_long_args),
+		cmocka_unit_test(test_sqlite_batches),
 		cmocka_unit_test(test_light_path_same),
 		cmocka_unit_test(test_runs_same),
 		cmocka_unit_test(test_runs_same_raw),
