@@ -31,7 +31,7 @@ get() { echo "$out" | sed -n "s/^$1=//p"; }
 
 now() { date +%s%N; }
 best=""
-for i in 1 2 3; do
+for i in 1 2 3 4 5 6 7 8 9; do
 	t0=$(now)
 	"$BUILD/tools/traceprinter" -q -f "$KEV" >/dev/null
 	t1=$(now)
@@ -41,14 +41,14 @@ done
 
 awk -v ev="$(get json_events)" -v json="$(get json_events_per_sec)" -v pf="$(get perfetto_events_per_sec)" \
 	-v st="$(get stats_events_per_sec)" -v sq="$(get sqlite_events_per_sec)" -v sqf="$(get sqlite_floor_rows_per_sec)" \
-	-v slices="$(get json_slices)" -v tpus="$best" 'BEGIN {
+	-v slices="$(get json_slices)" -v tpus="$best" -v fr="$(get json_runs)" 'BEGIN {
 	tp = ev / (tpus / 1e6)
 	printf "\n== exporting a trace of %d events, %d slices (this run, this machine) ==\n", ev, slices
 	printf "%-48s %12s %12s %8s\n", "", "M events/s", "vs print", "goal"
-	printf "%-48s %12.1f %11.2fx %8s %s\n", "Perfetto protobuf > /dev/null (best of 3)", pf / 1e6, pf / tp, ">= 100", (pf >= 100e6 ? "met" : "NOT met")
-	printf "%-48s %12.1f %11.2fx %8s %s\n", "Chrome JSON > /dev/null (best of 3)", json / 1e6, json / tp, ">= 20", (json >= 20e6 ? "met" : "NOT met")
+	printf "%-48s %12.1f %11.2fx %8s %s\n", "Perfetto protobuf > /dev/null (best of " fr ")", pf / 1e6, pf / tp, ">= 100", (pf >= 100e6 ? "met" : "NOT met")
+	printf "%-48s %12.1f %11.2fx %8s %s\n", "Chrome JSON > /dev/null (best of " fr ")", json / 1e6, json / tp, ">= 20", (json >= 20e6 ? "met" : "NOT met")
 	printf "%-48s %12.1f %11.2fx %8s %s\n", "SQLite database (best of 3)", sq / 1e6, sq / tp, ">= 2", (sq >= 2e6 ? "met" : "NOT met")
-	printf "%-48s %12.1f %11.2fx %8s %s\n", "statistics (text) (best of 3)", st / 1e6, st / tp, ">= 200", (st >= 200e6 ? "met" : "NOT met")
-	printf "%-48s %12.1f %11s\n", "anchor: traceprinter > /dev/null (best of 3)", tp / 1e6, "1.00x"
+	printf "%-48s %12.1f %11.2fx %8s %s\n", "statistics (text) (best of " fr ")", st / 1e6, st / tp, ">= 200", (st >= 200e6 ? "met" : "NOT met")
+	printf "%-48s %12.1f %11s\n", "anchor: traceprinter > /dev/null (best of 9)", tp / 1e6, "1.00x"
 	printf "%-48s %12.1f %11s   (one row of 4 integers per event, indexed once)\n", "anchor: SQLite itself, as many rows", sqf / 1e6, ""
 }'
