@@ -1049,6 +1049,53 @@ static int export_stats(const char *path, tk_export_format fmt, const char *pair
 	return rc;
 }
 
+/* Linux system calls (TRACEKIT_KERCALLS, docs/kev-format.md 4.4): call n is coded
+ * (n & 0x7f) | (n >> 7) << 8, plus 0x80 on exit, so that the entry of openat (257) has a code
+ * of 128 and above. Its entry opens a slice and its exit closes it, as for write (1): a
+ * kernel-call slice each in the exports and a line each in the statistics, no unmatched end. */
+static void test_linux_kercalls(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("linux_kercalls.kev");
+	tk_kev_header hdr;
+	tk_kev_attr abi = { "TRACEKIT_KERCALLS", "linux-x86_64" };
+	tk_kev_writer *w = NULL;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u;
+	hdr.cpu_num = 1;
+	hdr.attrs = &abi;
+	hdr.n_attrs = 1;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	running(w, 1000, 100, 7);
+	ev2(w, 0, _TRACE_KER_CALL_C, (257 & 0x7f) | (257 >> 7) << 8, 2000, 3, 4);        /* openat */
+	ev2(w, 0, _TRACE_KER_CALL_C, (257 & 0x7f) | (257 >> 7) << 8 | 0x80, 3500, 3, 0); /* its exit */
+	ev2(w, 0, _TRACE_KER_CALL_C, 1, 4000, 3, 4);                                     /* write */
+	ev2(w, 0, _TRACE_KER_CALL_C, 1 | 0x80, 5000, 3, 0);
+	ev2(w, 0, _TRACE_KER_CALL_C, (511 & 0x7f) | (511 >> 7) << 8, 6000, 0, 0);       /* 511: the last */
+	ev2(w, 0, _TRACE_KER_CALL_C, (511 & 0x7f) | (511 >> 7) << 8 | 0x80, 6250, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	char *out = NULL;
+	tk_export_stats st;
+	memset(&st, 0, sizeof(st));
+	assert_int_equal(export_to_string(path, NULL, NULL, &st, &out), 0);
+	assert_int_equal(st.slices, 3);
+	assert_int_equal(st.unmatched_ends, 0);
+	assert_non_null(strstr(out, "\"name\":\"openat\",\"cat\":\"KERCALL\",\"ph\":\"X\",\"ts\":2.000,\"dur\":1.500"));
+	free(out);
+
+	out = NULL;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_CSV, NULL, &out), 0);
+	assert_non_null(strstr(out, "kercall,,,,,openat,1,1500,1500,1500,"));
+	assert_non_null(strstr(out, "kercall,,,,,write,1,1000,1000,1000,"));
+	assert_non_null(strstr(out, ",1,250,250,250,")); /* call 511, named or not */
+	free(out);
+	out = NULL;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_TEXT, NULL, &out), 0);
+	assert_non_null(strstr(out, "Unmatched ends 0,"));
+	free(out);
+}
+
 /* Thread states of a QNX-style trace (the owner is the last THRUNNING of the CPU): time
  * running, ready, blocked; a preempted thread counts as ready; switches and migrations;
  * user intervals and kernel calls with a real end. */
@@ -2260,6 +2307,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_perfetto_damaged),
 		cmocka_unit_test(test_names_invalid_utf8),
 		cmocka_unit_test(test_stats_states),
+		cmocka_unit_test(test_linux_kercalls),
 		cmocka_unit_test(test_stats_percentiles),
 		cmocka_unit_test(test_stats_owner_markers),
 		cmocka_unit_test(test_sqlite),

@@ -731,8 +731,9 @@ static void test_bad_headers(void **state)
 	assert_non_null(strstr(msg, "byte offset 82: TRACE_SYSPAGE_LEN 999999999 exceeds"));
 	tkt_buf_free(&b);
 
-	/* a clock rate that is not a number, or more than 2^64 - 1 */
-	static const char *const bad_rates[] = { "12abc", "18446744073709551616", "99999999999999999999999" };
+	/* a clock rate that is not a number (words after the digits too), or more than 2^64 - 1 */
+	static const char *const bad_rates[] = { "12abc", "18446744073709551616", "99999999999999999999999",
+						 "2400 MHz", "1000 1000" };
 	for (size_t i = 0; i < sizeof(bad_rates) / sizeof(bad_rates[0]); i++) {
 		char want[128];
 		tkt_buf_str(&b, "TRACE_HEADER_BEGIN::TRACE_VER_MAJOR::1TRACE_VER_MINOR::01TRACE_LITTLE_ENDIAN::TRUETRACE_"

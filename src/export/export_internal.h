@@ -50,6 +50,20 @@ typedef struct tk__counter {
 	char name[48];
 } tk__counter;
 
+/* Kernel calls by number: QNX's are under _TRACE_MAX_KER_CALL_NUM (128), Linux system calls
+ * (TRACEKIT_KERCALLS, docs/kev-format.md 4.4) under 512. */
+#define TK__MAX_KERCALLS 512
+
+/* 1 when kernel-call event d (class 2) enters its call: the decoder's class, which goes by
+ * bit 7 for Linux system calls (any number) and by QNX's code ranges otherwise (entry
+ * 0-127); the code range when d has no class (an event made by hand). */
+static inline int tk__export_kercall_entry(const tk_kev_decoded *d)
+{
+	if (d->cls_desc != NULL)
+		return d->cls_desc->ext_class == _NTO_TRACE_KERCALLENTER;
+	return d->code < _TRACE_MAX_KER_CALL_NUM;
+}
+
 struct tk__format;
 struct tk__light_ev;
 struct tk__slot_seg;

@@ -396,10 +396,11 @@ static int thread_event(tk_export *x, tk__thread *t, const tk_kev_decoded *d)
 
 	/* s is filled (from zero) only where a slice opens */
 	switch (d->cls) {
-	case 2: /* kernel calls: entry n, exit 128 + n, interrupted 256 + n */
+	case 2: /* kernel calls: entry n, exit 128 + n, interrupted 256 + n (QNX); Linux system
+		 * calls: exit by bit 7 whatever n (tk__export_kercall_entry()) */
 		if (d->number < 0)
 			break;
-		if (d->code < _TRACE_MAX_KER_CALL_NUM) {
+		if (tk__export_kercall_entry(d)) {
 			memset(&s, 0, sizeof(s));
 			s.begin_ns = d->time_ns;
 			s.kind = TK__SLICE_KERCALL;

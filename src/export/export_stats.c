@@ -82,8 +82,8 @@ typedef struct st_state {
 	st_process *procs;
 	size_t n_procs, procs_cap;
 	st_interval pairs[TK_EXPORT_MAX_PAIRS];
-	st_interval kercalls[_TRACE_MAX_KER_CALL_NUM];
-	char kercall_names[_TRACE_MAX_KER_CALL_NUM][32];
+	st_interval kercalls[TK__MAX_KERCALLS]; /* by number */
+	char kercall_names[TK__MAX_KERCALLS][32];
 	struct { int32_t pid, tid; int valid; } running_on[64]; /* by CPU */
 	st_thread *last;       /* the owner of the last light event (NULL after the table grew) */
 	int after_buffer;      /* the last event was a CONTROL BUFFER (or TIME/DROPPED after it) */
@@ -301,9 +301,9 @@ static int st_event(tk_export *x, const tk_kev_decoded *d)
 		if (ss->names[key] == NULL)
 			return tk__export_error(x, TK_ENOMEM, "out of memory");
 	}
-	if (d->cls == 2 && d->code < _TRACE_MAX_KER_CALL_NUM && ss->kercall_names[d->code][0] == '\0' &&
-	    d->event_name[0] != '\0')
-		snprintf(ss->kercall_names[d->code], sizeof(ss->kercall_names[0]), "%s", d->event_name);
+	if (d->cls == 2 && d->number >= 0 && d->number < TK__MAX_KERCALLS && tk__export_kercall_entry(d) &&
+	    ss->kercall_names[d->number][0] == '\0' && d->event_name[0] != '\0')
+		snprintf(ss->kercall_names[d->number], sizeof(ss->kercall_names[0]), "%s", d->event_name);
 
 	/* the owner's events */
 	if (d->cls != 1 && (d->flags & TK_KEV_DEC_OWNER_KNOWN)) {
@@ -625,7 +625,7 @@ static int st_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 		return 0;
 	if (s->kind == TK__SLICE_USER)
 		iv = &ss->pairs[s->pair];
-	else if (s->kind == TK__SLICE_KERCALL && s->arg[0] < _TRACE_MAX_KER_CALL_NUM)
+	else if (s->kind == TK__SLICE_KERCALL && s->arg[0] < TK__MAX_KERCALLS)
 		iv = &ss->kercalls[s->arg[0]];
 	if (iv != NULL) {
 		uint64_t dur = end_ns - s->begin_ns;
@@ -820,7 +820,7 @@ static int st_finish(tk_export *x)
 
 	/* intervals: user pairs, then kernel calls */
 	for (int kind = 0; kind < 2; kind++) {
-		unsigned n_iv = kind == 0 ? x->n_pairs : _TRACE_MAX_KER_CALL_NUM;
+		unsigned n_iv = kind == 0 ? x->n_pairs : TK__MAX_KERCALLS;
 		const char *title = kind == 0 ? "User intervals" : "Kernel calls";
 		const char *table = kind == 0 ? "interval" : "kercall";
 		if (fmt == TK_EXPORT_STATS_TEXT)
@@ -893,7 +893,7 @@ static void st_free(tk_export *x)
 	free(ss->names);
 	for (unsigned i = 0; i < TK_EXPORT_MAX_PAIRS; i++)
 		free(ss->pairs[i].hist);
-	for (unsigned i = 0; i < _TRACE_MAX_KER_CALL_NUM; i++)
+	for (unsigned i = 0; i < TK__MAX_KERCALLS; i++)
 		free(ss->kercalls[i].hist);
 	free(ss->threads);
 	free(ss->procs);

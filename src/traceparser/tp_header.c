@@ -179,14 +179,15 @@ need_more:
 	return PARSE_ERROR;
 }
 
-/* atoi-like: optional spaces, digits; 0 when there are none. */
+/* A decimal number with white space around it (*ok 0: none, anything else, or more than
+ * 2^64 - 1); 0 when there are no digits. */
 static uint64_t value_number(const struct tp_attr *a, int *ok)
 {
 	const char *s = a->value;
 	uint64_t v = 0;
 	int digits = 0;
 
-	while (*s == ' ' || *s == '\t')
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') /* the white space of a blank value */
 		s++;
 	while (*s >= '0' && *s <= '9') {
 		unsigned d = (unsigned)(*s - '0');
@@ -199,8 +200,11 @@ static uint64_t value_number(const struct tp_attr *a, int *ok)
 		s++;
 		digits++;
 	}
+	/* white space may follow, nothing else ("2400 MHz" is not a rate in Hz) */
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
 	if (ok)
-		*ok = digits > 0 && (*s == '\0' || *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r');
+		*ok = digits > 0 && *s == '\0';
 	return v;
 }
 
