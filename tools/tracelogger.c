@@ -958,6 +958,13 @@ int main(int argc, char **argv)
 		remove_dir(dir);
 		return 1;
 	}
+	if (g_S == NULL && g_o.classes_given && g_o.classes == 0) {
+		/* -c USER alone without the session: nothing could be recorded; the command is not run */
+		tktool_error(NULL, "cannot record: -c USER records only the programs' own events, and they need "
+			     "session %s, which could not be opened (see the note above)", g_o.session);
+		remove_dir(dir);
+		return 1;
+	}
 	if (have_child && launch(&ch, g_o.cmd, g_S != NULL ? g_o.session : NULL, g_o.daemon) != 0) {
 		tktool_error(NULL, "cannot start %s: %s", g_o.cmd[0], strerror(errno));
 		undo_start(&ch, 0, dir);

@@ -1216,9 +1216,14 @@ static int load_tracepoints(tk_collect *c, char *why, size_t whycap)
 		errno = 0;
 		fmt = read_format(dir, tracepoints[k].sys, tracepoints[k].name, &size);
 		e = errno;
-		if (fmt == NULL || size <= 0) {
-			long paranoid = 99;
+		if (fmt != NULL && size <= 0) {
 			free(fmt);
+			set_why(why, whycap, "the format of tracepoint %s:%s under %s/events is empty",
+			        tracepoints[k].sys, tracepoints[k].name, dir);
+			return TK_ENOTSUP;
+		}
+		if (fmt == NULL) {
+			long paranoid = 99;
 			if (e == ENOENT) {
 				set_why(why, whycap, "tracepoint %s:%s not found under %s/events: the kernel lacks it",
 				        tracepoints[k].sys, tracepoints[k].name, dir);
