@@ -29,6 +29,17 @@
 #ifndef TKT_ASAN
 #define TKT_ASAN 0
 #endif
+/* TKT_TSAN: built with ThreadSanitizer (its runtime runs threads of its own in the process) */
+#if defined(__SANITIZE_THREAD__)
+#define TKT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TKT_TSAN 1
+#endif
+#endif
+#ifndef TKT_TSAN
+#define TKT_TSAN 0
+#endif
 #if TKT_ASAN || defined(__SANITIZE_THREAD__)
 #define TKT_SANITIZER 1
 #elif defined(__has_feature)
