@@ -17,7 +17,8 @@ STEPS=${CHECK_STEPS:-"1 2 3 4"}
 GEN=""
 command -v ninja >/dev/null 2>&1 && GEN="-G Ninja"
 
-step() { printf '\n=== %s ===\n' "$*"; }
+# each step says when it starts, from the start of make check (the budget is 15 minutes)
+step() { printf '\n=== %s (at %d s) ===\n' "$*" $(($(date +%s) - start)); }
 
 configure_build() { # dir, cmake args...
 	dir=$1
