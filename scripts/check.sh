@@ -69,6 +69,7 @@ for s in $STEPS; do
 		CC=clang configure_build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTK_FUZZ=ON \
 			-DTK_BUILD_TOOLS=OFF -DTK_BUILD_EXAMPLES=OFF -DTK_BUILD_MAN=OFF
 		# JOBS targets at a time (each fuzzer uses one core), each for FUZZ_SECONDS
+		crashed=0
 		set --
 		for f in build-fuzz/tests/fuzz/fuzz_*; do
 			[ -x "$f" ] && set -- "$@" "$f"
@@ -82,9 +83,8 @@ for s in $STEPS; do
 				shift
 				i=$((i + 1))
 			done
-			bad=""
 			for p in $pids; do
-				wait "$p" || bad=1
+				wait "$p" || crashed=$((crashed + 1))
 			done
 			for name in $names; do
 				if [ -e "build-fuzz/$name.failed" ]; then
@@ -96,8 +96,12 @@ for s in $STEPS; do
 						tail -n 2
 				fi
 			done
-			[ -z "$bad" ] || exit 1
 		done
+		# every target runs, so that one run shows every crash
+		if [ "$crashed" -gt 0 ]; then
+			echo "FAILED: $crashed fuzz target(s) found a crash" >&2
+			exit 1
+		fi
 		;;
 	*)
 		echo "unknown check step $s" >&2
