@@ -241,8 +241,6 @@ static int print_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned
 	struct ctx *c = ud;
 	tk_kev_event ev;
 
-	if (_NTO_TRACE_GETEVENT_C(h) == _TRACE_KER_CALL_C && !c->kc_want[_NTO_TRACE_GETEVENT(h)])
-		return 0;
 	show_progress(c, st);
 	ev.header = h;
 	ev.time = t;
@@ -256,6 +254,14 @@ static int print_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned
 	if (tk_kev_print_event(c->printer, &ev) != TK_OK)
 		write_failed(c);
 	return 0;
+}
+
+/* print_cb() for KER_CALL events: those of the selection as the file's header defines its parts */
+static int kercall_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf, unsigned len)
+{
+	struct ctx *c = ud;
+
+	return c->kc_want[_NTO_TRACE_GETEVENT(h)] ? print_cb(st, ud, h, t, buf, len) : 0;
 }
 
 /*
@@ -450,12 +456,12 @@ int main(int argc, char **argv)
 	if (sort)
 		traceparser_sort(st, _TRACEPARSER_SORT);
 
-	/* KER_CALL: every code goes to print_cb, which prints those of the selection as the
+	/* KER_CALL: every code goes to kercall_cb, which prints those of the selection as the
 	 * file's header defines the class's parts (c.kc_want) */
 	c.sel_kc = sel[_TRACE_KER_CALL_C >> 10];
 	memcpy(c.kc_want, c.sel_kc, sizeof(c.kc_want));
 	if (memchr(c.sel_kc, 1, 1024) != NULL)
-		tk_traceparser_cs_internal(st, &c, print_cb, _TRACE_KER_CALL_C >> 10, 0, 1023);
+		tk_traceparser_cs_internal(st, &c, kercall_cb, _TRACE_KER_CALL_C >> 10, 0, 1023);
 	for (cls = 0; cls < 32; cls++) {
 		for (ev = 0; ev < 1024; ev++) {
 			unsigned last = ev;
