@@ -1609,8 +1609,8 @@ static void test_light_path_same(void **state_)
 /* tk_export_file_flags(): every event through the parser's callback, no runs (the
  * library's TK__EXPORT_ONE_BY_ONE, src/export/export_internal.h). */
 #define ONE_BY_ONE 0x40000000u
-/* tk_export_file_flags(): the statistics' runs through the light path rather than their own
- * scan (the library's TK__EXPORT_NO_SCAN). */
+/* tk_export_file_flags(): the runs through the light path rather than the format's own scan
+ * (statistics, Perfetto; the library's TK__EXPORT_NO_SCAN). */
 #define NO_SCAN 0x10000000u
 
 static char *export_flags(const char *path, tk_export_format fmt, unsigned flags, size_t *lenp)
@@ -2145,8 +2145,9 @@ static void export_flagged(const char *path, tk_export_format fmt, unsigned flag
 }
 
 /*
- * Perfetto's own run consumer (export_perfetto.c, pf_light_run(): the model's light path
- * fused with the packets) against the model's light path (TK__EXPORT_MODEL_RUNS) and
+ * Perfetto's own run consumers (export_perfetto.c: pf_scan() over the parser's blocks, and
+ * pf_slot_run(), pf_light_run() over its runs without the scan (NO_SCAN): the model's light
+ * path fused with the packets) against the model's light path (TK__EXPORT_MODEL_RUNS) and
  * against every event decoded, on generated traces: random interleavings over 3 CPUs of
  * function entries and exits (most matching the innermost open one, some an outer one, some
  * nothing), two pairs (ends that match, cross or match nothing), a counter, instants, user
@@ -2233,7 +2234,7 @@ static void test_light_run_same(void **state_)
 		fclose(rf.f);
 
 		static const tk_export_format fmts[] = { TK_EXPORT_PERFETTO, TK_EXPORT_CHROME_JSON };
-		static const unsigned flag_sets[] = { 0, ONE_BY_ONE, TK_EXPORT_SYMBOLS };
+		static const unsigned flag_sets[] = { 0, ONE_BY_ONE, TK_EXPORT_SYMBOLS, NO_SCAN };
 		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 			for (size_t k = 0; k < sizeof(flag_sets) / sizeof(flag_sets[0]); k++) {
 				struct flagged_export a, b;

@@ -44,6 +44,7 @@
 
 #include "common/tk_utf8.h"
 #include "export/export_internal.h"
+#include "traceparser/tp_batch.h"
 
 #define SEQ_ID 1
 #define SEQ_INCREMENTAL_STATE_CLEARED 1
@@ -398,6 +399,11 @@ typedef struct pf_state {
 	unsigned char track_enc[12];
 	unsigned track_enc_len;
 	char kercall_label[1024][32];
+	/* pf_scan(): what a slot does by class and event (SCAN_*; 0: not batched), and the
+	 * pair a USER code begins or ends; made at the first scan (the declarations are final) */
+	int scan_ready;
+	uint8_t scan_op[32 * 1024];
+	uint8_t scan_pair[1024];
 
 	/* scheduling */
 	pf_thr *thr;
@@ -2046,6 +2052,295 @@ static int pf_slot_run(tk_export *x, const tk__slot_seg *seg, size_t *taken)
 	return pf_run(x, NULL, seg, seg->n, taken, 1);
 }
 
+/* ---- the scan (tk__format.scan) ----------------------------------------------------------------- */
+
+/*
+ * pf_scan(): the parser's block itself, from the first slot of a run on, without the parser's
+ * loop testing each slot first and without a call per run: the same events in the same
+ * shapes as pf_run() takes in place (a clock in ns, the machine's byte order, no symbolizer),
+ * through one CPU's stretch at a time with everything the packets need in registers.
+ * A slot that is not of those shapes goes to the light path alone (slow(): pf_light_run()
+ * with one event, or the model, which may flush the output, intern, switch threads), after
+ * which the stretch starts again. The same bytes, counts and stacks as pf_run() (tests:
+ * test_light_run_same, fuzz_export).
+ */
+enum { SCAN_MODEL = 1, SCAN_ENTER, SCAN_EXIT, SCAN_BEGIN, SCAN_END, SCAN_INSTANT };
+
+static void pf_scan_prepare(const tk_export *x, pf_state *ps, const struct traceparser_state *st)
+{
+	for (unsigned key = 5 * 1024; key < 7 * 1024; key++) {
+		unsigned cls = key >> 10, code = key & 1023u, op = SCAN_MODEL;
+		if (!tk__tp_batched(st, key))
+			op = 0;
+		else if (cls == 5)
+			op = code == _NTO_TRACE_SYS_FUNC_ENTER  ? SCAN_ENTER
+			     : code == _NTO_TRACE_SYS_FUNC_EXIT ? SCAN_EXIT
+								 : SCAN_MODEL;
+		else if (x->pair_begin[code] != 0)
+			op = SCAN_BEGIN;
+		else if (x->pair_end[code] != 0)
+			op = SCAN_END;
+		else if (x->counter_of[code] == 0)
+			op = SCAN_INSTANT;
+		ps->scan_op[key] = (uint8_t)op;
+	}
+	for (unsigned code = 0; code < 1024; code++)
+		ps->scan_pair[code] = (uint8_t)(x->pair_begin[code] != 0 ? x->pair_begin[code] - 1
+					       : x->pair_end[code] != 0 ? x->pair_end[code] - 1 : 0);
+	ps->scan_ready = 1;
+}
+
+/*
+ * One stretch of thread t's slots from p (all of one CPU: their header's top byte), msb their
+ * upper time bits. Returns where it stopped: end, a slot of another CPU (*slow_next 0), or
+ * one it does not take (*slow_next 1: the light path's, or not batched: the run's end). Everything a packet needs is in locals, which
+ * the byte stores cannot alias, and goes back to x, ps and t at the end.
+ */
+static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_export *x, pf_state *ps, tk__thread *t,
+									 const uint32_t *p, const uint32_t *end,
+									 uint64_t msb, int *slow_next)
+{
+	static const unsigned char head[8] = { (unsigned char)TAG(1, WIRE_LEN),     0,
+					       (unsigned char)TAG(10, WIRE_VARINT), SEQ_ID,
+					       (unsigned char)TAG(13, WIRE_VARINT), SEQ_NEEDS_INCREMENTAL_STATE,
+					       (unsigned char)TAG(8, WIRE_VARINT),  0 };
+	const uint8_t top = (uint8_t)(p[0] >> 24);
+	unsigned char *const out = (unsigned char *)x->out;
+	unsigned char *o = out + x->out_len;
+	unsigned char *const o_lim = out + x->out_cap - 144; /* room for a packet of 128 bytes */
+	/* w_ts()'s state */
+	uint64_t ts_last = ps->ts_last, e0, e1;
+	unsigned ts_len = ps->ts_len;
+	memcpy(&e0, ps->ts_enc, 8);
+	memcpy(&e1, ps->ts_enc + 8, 8);
+	/* the TrackEvent's tag, length, type (0 here) and track_uuid: fused_thread()'s */
+	unsigned char teb[16] = { (unsigned char)TAG(11, WIRE_LEN), 0, (unsigned char)TAG(9, WIRE_VARINT), 0 };
+	track_encode(ps, uuid_thread(t->pid, t->tid));
+	memcpy(teb + 4, ps->track_enc, 12);
+	uint64_t te0, te1;
+	memcpy(&te0, teb, 8);
+	memcpy(&te1, teb + 8, 8);
+	const unsigned te_len = 4 + ps->track_enc_len;
+	/* the thread's stack */
+	tk__slice *const stack = t->stack;
+	uint32_t depth = t->depth;
+	const uint32_t lim = stack == NULL ? 0 : t->cap < TK_EXPORT_MAX_DEPTH ? t->cap : TK_EXPORT_MAX_DEPTH;
+	/* the names known so far (only the light path learns more) */
+	const uint32_t uiid[2] = { ps->user_iid[0], ps->user_iid[1] };
+	const uint32_t ueiid[2] = { ps->user_end_iid[0], ps->user_end_iid[1] };
+	const int inst_ok = ps->user_iid[0] != 0 && ps->cpu_iid != 0;
+	const struct kind_tmpl *const kt = &ps->kt[TK__SLICE_USER];
+	const struct func_enc *const fenc = ps->func_enc;
+	const uint8_t *const op = ps->scan_op;
+	uint64_t lo = x->stats.first_ns, hi = x->stats.last_ns;
+	uint64_t n_ev = 0, n_sl = 0, n_in = 0;
+
+	*slow_next = 0;
+	for (; p < end; p += 4) {
+		const uint32_t h = p[0];
+		if ((uint8_t)(h >> 24) != top) /* another CPU's */
+			break;
+		const uint64_t ns = msb | p[1];
+		const uint32_t w0 = p[2], w1 = p[3], code = h & 1023u;
+		uint64_t when = ns;
+		unsigned type;
+		const unsigned o_k = op[h & 0x7fffu];
+		const tk__slice *top_s = depth != 0 ? &stack[depth - 1] : NULL;
+
+		if (o > o_lim || o_k < SCAN_ENTER)
+			goto slow;
+		switch (o_k) {
+		case SCAN_ENTER: {
+			uint64_t fh = ((uint64_t)w0 ^ (uint64_t)w1 * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
+			const struct func_enc *fe = &fenc[(fh >> 40) & (ADDR_CACHE - 1)];
+			if (depth >= lim || fe->len == 0 || fe->fn != w0 || fe->site != w1)
+				goto slow;
+			tk__slice *s = &stack[depth++];
+			s->kind = TK__SLICE_FUNC;
+			s->pair = 0;
+			s->key = w0;
+			s->begin_ns = ns;
+			s->arg[0] = w0;
+			s->arg[1] = w1;
+			s->name = NULL;
+			s->label[0] = '\0';
+			type = TYPE_SLICE_BEGIN;
+			break;
+		}
+		case SCAN_EXIT:
+			if (top_s == NULL || top_s->kind != TK__SLICE_FUNC || top_s->key != w0)
+				goto slow;
+			when = ns < top_s->begin_ns ? top_s->begin_ns : ns;
+			depth--;
+			n_sl++;
+			type = TYPE_SLICE_END;
+			break;
+		case SCAN_BEGIN: {
+			const unsigned pair = ps->scan_pair[code];
+			if (depth >= lim || ps->pair_iid[pair] == 0 || !kt->ready)
+				goto slow;
+			tk__slice *s = &stack[depth++];
+			s->kind = TK__SLICE_USER;
+			s->pair = (uint16_t)pair;
+			s->key = pair;
+			s->begin_ns = ns;
+			s->arg[0] = w0;
+			s->arg[1] = w1;
+			s->name = x->pairs[pair].name;
+			s->label[0] = '\0';
+			type = TYPE_SLICE_BEGIN;
+			break;
+		}
+		case SCAN_END:
+			if (top_s == NULL || top_s->kind != TK__SLICE_USER || top_s->key != ps->scan_pair[code] ||
+			    ueiid[0] == 0)
+				goto slow;
+			when = ns < top_s->begin_ns ? top_s->begin_ns : ns;
+			depth--;
+			n_sl++;
+			type = TYPE_SLICE_END;
+			break;
+		default: { /* SCAN_INSTANT */
+			const name_slot *ec = &ps->ev_cache[(6u << 10) | code];
+			if (ec->key != (uint64_t)code + 1 || !inst_ok)
+				goto slow;
+			struct inst_pre *ip = &ps->inst_pre[code];
+			if (ip->name_iid != ec->iid || ip->cat_iid != ec->aux)
+				inst_pre_make(ps, ip, ec->iid, ec->aux);
+			n_in++;
+			type = TYPE_INSTANT;
+			break;
+		}
+		}
+
+		/* the packet's head, its timestamp (w_ts()) and the TrackEvent's prefix */
+		unsigned char *q = o + 7, *te;
+		memcpy(o, head, 8);
+		if (((when ^ ts_last) >> 14) == 0 && ts_len > 2) { /* same length, same high bytes */
+			memcpy(q, &e0, 8);
+			memcpy(q + 8, &e1, 8);
+			q[0] = (unsigned char)(when | 0x80);
+			q[1] = (unsigned char)(when >> 7 | 0x80);
+			q += ts_len;
+		} else {
+			unsigned char *z = w_varint(q, when), enc[16] = { 0 };
+			ts_last = when;
+			ts_len = (unsigned)(z - q);
+			memcpy(enc, q, ts_len);
+			memcpy(&e0, enc, 8);
+			memcpy(&e1, enc + 8, 8);
+			q = z;
+		}
+		te = q + 1;
+		memcpy(q, &te0, 8);
+		memcpy(q + 8, &te1, 8);
+		q[3] = (unsigned char)type;
+		q += te_len;
+		/* the TrackEvent's fields after the track */
+		switch (o_k) {
+		case SCAN_ENTER: {
+			uint64_t fh = ((uint64_t)w0 ^ (uint64_t)w1 * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
+			const struct func_enc *fe = &fenc[(fh >> 40) & (ADDR_CACHE - 1)];
+			memcpy(q, fe->b, sizeof(fe->b));
+			q += fe->len;
+			break;
+		}
+		case SCAN_EXIT:
+			break;
+		case SCAN_BEGIN: { /* slice_begin_fast() of a pair */
+			unsigned char *a;
+			*q++ = (unsigned char)TAG(10, WIRE_VARINT);
+			q = w_varint(q, ps->pair_iid[ps->scan_pair[code]]);
+			memcpy(q, kt->cat, sizeof(kt->cat));
+			q += kt->n_cat;
+			memcpy(q, kt->a0, sizeof(kt->a0));
+			a = q + 1;
+			q = w_varint(q + kt->n_a0, w0);
+			*a = (unsigned char)(q - a - 1);
+			memcpy(q, kt->a1, sizeof(kt->a1));
+			a = q + 1;
+			q = w_varint(q + kt->n_a1, w1);
+			*a = (unsigned char)(q - a - 1);
+			break;
+		}
+		case SCAN_END:
+			q = fused_words(q, ueiid, w0, w1);
+			break;
+		default: {
+			const struct inst_pre *ip = &ps->inst_pre[code];
+			/* name, category, the cpu annotation up to its value (one byte: cpu < 64) */
+			memcpy(q, ip->b, sizeof(ip->b));
+			q += ip->len;
+			*q++ = (unsigned char)_NTO_TRACE_GETCPU(h);
+			q = fused_words(q, uiid, w0, w1);
+			break;
+		}
+		}
+		*te = (unsigned char)(q - te - 1);
+		o[1] = (unsigned char)(q - o - 2);
+		o = q;
+		/* the model's counts of an event taken */
+		n_ev++;
+		if (ns > hi) /* (times mostly go forward: branches, not conditional moves) */
+			hi = ns;
+		else if (ns < lo)
+			lo = ns;
+		continue;
+slow:
+		*slow_next = 1;
+		break;
+	}
+	x->out_len = (size_t)(o - out);
+	ps->ts_last = ts_last;
+	ps->ts_len = ts_len;
+	memcpy(ps->ts_enc, &e0, 8);
+	memcpy(ps->ts_enc + 8, &e1, 8);
+	t->depth = depth;
+	if (n_ev != 0) {
+		x->stats.events += n_ev, x->stats.slices += n_sl, x->stats.instants += n_in;
+		x->stats.first_ns = lo, x->stats.last_ns = hi;
+		ps->after_buffer = 0; /* what every event does */
+	}
+	return p;
+}
+
+static size_t pf_scan(tk_export *x, struct traceparser_state *st, const uint32_t *slots, size_t n, int conv,
+		      int (*slow)(void *, struct traceparser_state *, const uint32_t *), void *slow_ud)
+{
+	pf_state *ps = x->fmt_state;
+	const uint32_t *p = slots, *const end = slots + 4 * n;
+
+	if (ps == NULL || conv || !tk__tp_clk_is_ns(st) || !x->started || x->finished || x->failed ||
+	    x->symbols != NULL)
+		return 0; /* the loop's runs (pf_slot_run(), pf_light_run()) */
+	if (!ps->scan_ready)
+		pf_scan_prepare(x, ps, st);
+	while (p < end) {
+		const uint32_t h = p[0];
+		int32_t pid, tid;
+		int slow_next = 1;
+
+		if (!tk__tp_batched(st, h))
+			break; /* the run ends here */
+		const int known = tk__tp_batch_owner(st, h, &pid, &tid);
+		tk__thread *t = x->last_thread;
+		/* the first event counted sets first_ns whatever it is: the model's */
+		if (known && t != NULL && t->pid == pid && t->tid == tid && t->overflow == 0 &&
+		    x->stats.events != x->stats.control && ps->n_fresh == 0) {
+			p = pf_stretch(x, ps, t, p, end, tk__tp_batch_clk(st, h, 0), &slow_next);
+			if (!slow_next || p == end)
+				continue; /* *p starts another CPU's stretch, or p is at the end */
+			if (!tk__tp_batched(st, p[0]))
+				break; /* the run ends here */
+		}
+		/* the slot the light path's way */
+		if (slow(slow_ud, st, p) != 0 || !x->started || x->finished || x->failed)
+			return (size_t)(p - slots) / 4 + 1;
+		p += 4;
+	}
+	return (size_t)(p - slots) / 4;
+}
+
 static int pf_finish(tk_export *x)
 {
 	for (unsigned c = 0; c < N_CPUS; c++) {
@@ -2093,6 +2388,7 @@ const tk__format tk__export_perfetto = {
 	.light_event = pf_light_event,
 	.light_run = pf_light_run,
 	.slot_run = pf_slot_run,
+	.scan = pf_scan,
 };
 
 /* TK__EXPORT_MODEL_RUNS: the same format on the model's light path, to compare the two. */

@@ -3,8 +3,9 @@
  * libFuzzer target: the exports on arbitrary bytes, handed to tk_export_file_flags() as a
  * file (a memfd), with two user pairs and a counter declared; the target aborts where two
  * ways that must agree do not (the same status, message, statistics and bytes):
- * - Perfetto's fused run (export_perfetto.c, pf_light_run() and pf_slot_run(): the model's
- *   light path and the packets in one loop) and the model's own light path
+ * - Perfetto's fused run (export_perfetto.c, pf_scan() over the parser's blocks, and
+ *   pf_light_run() and pf_slot_run() over its runs without the scan (TK__EXPORT_NO_SCAN):
+ *   the model's light path and the packets in one loop) and the model's own light path
  *   (TK__EXPORT_MODEL_RUNS). The input's size picks one event at a time (odd) and symbols
  *   (bit 1); Chrome JSON is exported too, for what the model shares with it.
  * - The statistics one event at a time (every event decoded), through their own scan of the
@@ -73,6 +74,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	export(path, TK_EXPORT_PERFETTO, flags, &a);
 	export(path, TK_EXPORT_PERFETTO, flags | MODEL_RUNS, &b);
 	same(&a, &b, "Perfetto's fused run differs from the model's");
+	free(b.buf);
+	b = (struct out){ 0 };
+	export(path, TK_EXPORT_PERFETTO, flags | NO_SCAN, &b);
+	same(&a, &b, "Perfetto's scan differs from its runs without it");
 	export(path, TK_EXPORT_CHROME_JSON, flags, &j);
 	export(path, TK_EXPORT_STATS_TEXT, ONE_BY_ONE, &s1);
 	export(path, TK_EXPORT_STATS_TEXT, 0, &s2);
