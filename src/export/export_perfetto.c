@@ -2090,50 +2090,122 @@ static void pf_scan_prepare(const tk_export *x, pf_state *ps, const struct trace
 	ps->scan_ready = 1;
 }
 
-/*
- * One stretch of thread t's slots from p (all of one CPU: their header's top byte), msb their
- * upper time bits. Returns where it stopped: end, a slot of another CPU (*slow_next 0), or
- * one it does not take (*slow_next 1: the light path's, or not batched: the run's end). Everything a packet needs is in locals, which
- * the byte stores cannot alias, and goes back to x, ps and t at the end.
- */
-static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_export *x, pf_state *ps, tk__thread *t,
-									 const uint32_t *p, const uint32_t *end,
-									 uint64_t msb, int *slow_next)
+/* What the packets of a stretch share, in registers: w_ts()'s state and the thread's
+ * TrackEvent prefix (tag, length, type, track_uuid). */
+typedef struct pf_regs {
+	uint64_t ts_last, e0, e1; /* the last timestamp written in full, and its varint */
+	unsigned ts_len;
+	unsigned te_len;
+	uint64_t te0, te1;        /* the prefix, its type byte 0 */
+} pf_regs;
+
+/* A packet's head, its timestamp and the TrackEvent's prefix of the given type at o; the
+ * cursor after them (*te: the TrackEvent's length byte). */
+HOT unsigned char *scan_open(pf_regs *r, unsigned char *o, uint64_t when, unsigned type, unsigned char **te)
 {
 	static const unsigned char head[8] = { (unsigned char)TAG(1, WIRE_LEN),     0,
 					       (unsigned char)TAG(10, WIRE_VARINT), SEQ_ID,
 					       (unsigned char)TAG(13, WIRE_VARINT), SEQ_NEEDS_INCREMENTAL_STATE,
 					       (unsigned char)TAG(8, WIRE_VARINT),  0 };
+	unsigned char *q = o + 7;
+	memcpy(o, head, 8);
+	if (((when ^ r->ts_last) >> 14) == 0 && r->ts_len > 2) { /* same length, same high bytes */
+		memcpy(q, &r->e0, 8);
+		memcpy(q + 8, &r->e1, 8);
+		q[0] = (unsigned char)(when | 0x80);
+		q[1] = (unsigned char)(when >> 7 | 0x80);
+		q += r->ts_len;
+	} else {
+		unsigned char *z = w_varint(q, when), enc[16] = { 0 };
+		r->ts_last = when;
+		r->ts_len = (unsigned)(z - q);
+		memcpy(enc, q, r->ts_len);
+		memcpy(&r->e0, enc, 8);
+		memcpy(&r->e1, enc + 8, 8);
+		q = z;
+	}
+	*te = q + 1;
+	memcpy(q, &r->te0, 8);
+	memcpy(q + 8, &r->te1, 8);
+	q[3] = (unsigned char)type;
+	return q + r->te_len;
+}
+
+/* Closes the packet that starts at o and ends at q (both lengths under 128). */
+HOT unsigned char *scan_close(unsigned char *o, unsigned char *te, unsigned char *q)
+{
+	*te = (unsigned char)(q - te - 1);
+	o[1] = (unsigned char)(q - o - 2);
+	return q;
+}
+
+/* A pointer annotation's bytes up to its value (fast_annotation(iid, 7, ...)), by name iid:
+ * 8 bytes, of which *n used. */
+static uint64_t scan_ann(uint32_t iid, unsigned *n)
+{
+	unsigned char b[16] = { (unsigned char)TAG(4, WIRE_LEN), 0, (unsigned char)TAG(1, WIRE_VARINT) }, *p;
+	uint64_t v;
+	p = w_varint(b + 3, iid);
+	*p++ = (unsigned char)TAG(7, WIRE_VARINT);
+	*n = (unsigned)(p - b);
+	memcpy(&v, b, 8);
+	return v;
+}
+
+/* A value after its annotation's bytes a (n of them) at q; the cursor after it. */
+HOT unsigned char *scan_word(unsigned char *q, uint64_t a, unsigned n, uint32_t w)
+{
+	memcpy(q, &a, 8);
+	unsigned char *z = w_varint(q + n, w);
+	q[1] = (unsigned char)(z - q - 2);
+	return z;
+}
+
+/*
+ * One stretch of thread t's slots from p (all of one CPU: their header's top byte), msb their
+ * upper time bits. Returns where it stopped: end, a slot of another CPU (*slow_next 0), or
+ * one it does not take (*slow_next 1: the light path's, or not batched: the run's end).
+ * Everything a packet needs is in locals, which the byte stores cannot alias, and goes back
+ * to x, ps and t at the end.
+ */
+static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_export *x, pf_state *ps, tk__thread *t,
+									 const uint32_t *p, const uint32_t *end,
+									 uint64_t msb, int *slow_next)
+{
+	const uint32_t *const start = p;
 	const uint8_t top = (uint8_t)(p[0] >> 24);
 	unsigned char *const out = (unsigned char *)x->out;
 	unsigned char *o = out + x->out_len;
 	unsigned char *const o_lim = out + x->out_cap - 144; /* room for a packet of 128 bytes */
-	/* w_ts()'s state */
-	uint64_t ts_last = ps->ts_last, e0, e1;
-	unsigned ts_len = ps->ts_len;
-	memcpy(&e0, ps->ts_enc, 8);
-	memcpy(&e1, ps->ts_enc + 8, 8);
-	/* the TrackEvent's tag, length, type (0 here) and track_uuid: fused_thread()'s */
+	pf_regs r;
+	r.ts_last = ps->ts_last;
+	r.ts_len = ps->ts_len;
+	memcpy(&r.e0, ps->ts_enc, 8);
+	memcpy(&r.e1, ps->ts_enc + 8, 8);
+	/* fused_thread()'s prefix */
 	unsigned char teb[16] = { (unsigned char)TAG(11, WIRE_LEN), 0, (unsigned char)TAG(9, WIRE_VARINT), 0 };
 	track_encode(ps, uuid_thread(t->pid, t->tid));
 	memcpy(teb + 4, ps->track_enc, 12);
-	uint64_t te0, te1;
-	memcpy(&te0, teb, 8);
-	memcpy(&te1, teb + 8, 8);
-	const unsigned te_len = 4 + ps->track_enc_len;
+	memcpy(&r.te0, teb, 8);
+	memcpy(&r.te1, teb + 8, 8);
+	r.te_len = 4 + ps->track_enc_len;
 	/* the thread's stack */
 	tk__slice *const stack = t->stack;
 	uint32_t depth = t->depth;
 	const uint32_t lim = stack == NULL ? 0 : t->cap < TK_EXPORT_MAX_DEPTH ? t->cap : TK_EXPORT_MAX_DEPTH;
-	/* the names known so far (only the light path learns more) */
-	const uint32_t uiid[2] = { ps->user_iid[0], ps->user_iid[1] };
-	const uint32_t ueiid[2] = { ps->user_end_iid[0], ps->user_end_iid[1] };
-	const int inst_ok = ps->user_iid[0] != 0 && ps->cpu_iid != 0;
+	/* the annotations of a USER event's words, as an instant's and as a pair's end (only
+	 * the light path learns them: 0 until it has) */
+	unsigned n_u0 = 0, n_u1 = 0, n_e0 = 0, n_e1 = 0;
+	const int inst_ok = ps->user_iid[0] != 0 && ps->cpu_iid != 0, end_ok = ps->user_end_iid[0] != 0;
+	const uint64_t a_u0 = inst_ok ? scan_ann(ps->user_iid[0], &n_u0) : 0;
+	const uint64_t a_u1 = inst_ok ? scan_ann(ps->user_iid[1], &n_u1) : 0;
+	const uint64_t a_e0 = end_ok ? scan_ann(ps->user_end_iid[0], &n_e0) : 0;
+	const uint64_t a_e1 = end_ok ? scan_ann(ps->user_end_iid[1], &n_e1) : 0;
 	const struct kind_tmpl *const kt = &ps->kt[TK__SLICE_USER];
 	const struct func_enc *const fenc = ps->func_enc;
 	const uint8_t *const op = ps->scan_op;
 	uint64_t lo = x->stats.first_ns, hi = x->stats.last_ns;
-	uint64_t n_ev = 0, n_sl = 0, n_in = 0;
+	uint64_t cnt[8] = { 0 }; /* events taken by SCAN_* */
 
 	*slow_next = 0;
 	for (; p < end; p += 4) {
@@ -2142,20 +2214,19 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 			break;
 		const uint64_t ns = msb | p[1];
 		const uint32_t w0 = p[2], w1 = p[3], code = h & 1023u;
-		uint64_t when = ns;
-		unsigned type;
-		const unsigned o_k = op[h & 0x7fffu];
-		const tk__slice *top_s = depth != 0 ? &stack[depth - 1] : NULL;
+		const unsigned k = op[h & 0x7fffu];
+		unsigned char *q, *te;
+		tk__slice *s;
 
-		if (o > o_lim || o_k < SCAN_ENTER)
+		if (o > o_lim)
 			goto slow;
-		switch (o_k) {
+		switch (k) {
 		case SCAN_ENTER: {
 			uint64_t fh = ((uint64_t)w0 ^ (uint64_t)w1 * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
 			const struct func_enc *fe = &fenc[(fh >> 40) & (ADDR_CACHE - 1)];
 			if (depth >= lim || fe->len == 0 || fe->fn != w0 || fe->site != w1)
 				goto slow;
-			tk__slice *s = &stack[depth++];
+			s = &stack[depth++];
 			s->kind = TK__SLICE_FUNC;
 			s->pair = 0;
 			s->key = w0;
@@ -2164,22 +2235,26 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 			s->arg[1] = w1;
 			s->name = NULL;
 			s->label[0] = '\0';
-			type = TYPE_SLICE_BEGIN;
+			/* the bytes after the track as the first such begin wrote them */
+			q = scan_open(&r, o, ns, TYPE_SLICE_BEGIN, &te);
+			memcpy(q, fe->b, sizeof(fe->b));
+			o = scan_close(o, te, q + fe->len);
 			break;
 		}
 		case SCAN_EXIT:
-			if (top_s == NULL || top_s->kind != TK__SLICE_FUNC || top_s->key != w0)
+			if (depth == 0 || (s = &stack[depth - 1])->kind != TK__SLICE_FUNC || s->key != w0)
 				goto slow;
-			when = ns < top_s->begin_ns ? top_s->begin_ns : ns;
 			depth--;
-			n_sl++;
-			type = TYPE_SLICE_END;
+			q = scan_open(&r, o, ns < s->begin_ns ? s->begin_ns : ns, TYPE_SLICE_END, &te);
+			o = scan_close(o, te, q);
 			break;
-		case SCAN_BEGIN: {
+		case SCAN_BEGIN: { /* slice_begin_fast() of a pair */
 			const unsigned pair = ps->scan_pair[code];
-			if (depth >= lim || ps->pair_iid[pair] == 0 || !kt->ready)
+			const uint32_t name_iid = ps->pair_iid[pair];
+			unsigned char *a;
+			if (depth >= lim || name_iid == 0 || !kt->ready)
 				goto slow;
-			tk__slice *s = &stack[depth++];
+			s = &stack[depth++];
 			s->kind = TK__SLICE_USER;
 			s->pair = (uint16_t)pair;
 			s->key = pair;
@@ -2188,69 +2263,9 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 			s->arg[1] = w1;
 			s->name = x->pairs[pair].name;
 			s->label[0] = '\0';
-			type = TYPE_SLICE_BEGIN;
-			break;
-		}
-		case SCAN_END:
-			if (top_s == NULL || top_s->kind != TK__SLICE_USER || top_s->key != ps->scan_pair[code] ||
-			    ueiid[0] == 0)
-				goto slow;
-			when = ns < top_s->begin_ns ? top_s->begin_ns : ns;
-			depth--;
-			n_sl++;
-			type = TYPE_SLICE_END;
-			break;
-		default: { /* SCAN_INSTANT */
-			const name_slot *ec = &ps->ev_cache[(6u << 10) | code];
-			if (ec->key != (uint64_t)code + 1 || !inst_ok)
-				goto slow;
-			struct inst_pre *ip = &ps->inst_pre[code];
-			if (ip->name_iid != ec->iid || ip->cat_iid != ec->aux)
-				inst_pre_make(ps, ip, ec->iid, ec->aux);
-			n_in++;
-			type = TYPE_INSTANT;
-			break;
-		}
-		}
-
-		/* the packet's head, its timestamp (w_ts()) and the TrackEvent's prefix */
-		unsigned char *q = o + 7, *te;
-		memcpy(o, head, 8);
-		if (((when ^ ts_last) >> 14) == 0 && ts_len > 2) { /* same length, same high bytes */
-			memcpy(q, &e0, 8);
-			memcpy(q + 8, &e1, 8);
-			q[0] = (unsigned char)(when | 0x80);
-			q[1] = (unsigned char)(when >> 7 | 0x80);
-			q += ts_len;
-		} else {
-			unsigned char *z = w_varint(q, when), enc[16] = { 0 };
-			ts_last = when;
-			ts_len = (unsigned)(z - q);
-			memcpy(enc, q, ts_len);
-			memcpy(&e0, enc, 8);
-			memcpy(&e1, enc + 8, 8);
-			q = z;
-		}
-		te = q + 1;
-		memcpy(q, &te0, 8);
-		memcpy(q + 8, &te1, 8);
-		q[3] = (unsigned char)type;
-		q += te_len;
-		/* the TrackEvent's fields after the track */
-		switch (o_k) {
-		case SCAN_ENTER: {
-			uint64_t fh = ((uint64_t)w0 ^ (uint64_t)w1 * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
-			const struct func_enc *fe = &fenc[(fh >> 40) & (ADDR_CACHE - 1)];
-			memcpy(q, fe->b, sizeof(fe->b));
-			q += fe->len;
-			break;
-		}
-		case SCAN_EXIT:
-			break;
-		case SCAN_BEGIN: { /* slice_begin_fast() of a pair */
-			unsigned char *a;
+			q = scan_open(&r, o, ns, TYPE_SLICE_BEGIN, &te);
 			*q++ = (unsigned char)TAG(10, WIRE_VARINT);
-			q = w_varint(q, ps->pair_iid[ps->scan_pair[code]]);
+			q = w_varint(q, name_iid);
 			memcpy(q, kt->cat, sizeof(kt->cat));
 			q += kt->n_cat;
 			memcpy(q, kt->a0, sizeof(kt->a0));
@@ -2261,26 +2276,39 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 			a = q + 1;
 			q = w_varint(q + kt->n_a1, w1);
 			*a = (unsigned char)(q - a - 1);
+			o = scan_close(o, te, q);
 			break;
 		}
 		case SCAN_END:
-			q = fused_words(q, ueiid, w0, w1);
+			if (depth == 0 || (s = &stack[depth - 1])->kind != TK__SLICE_USER ||
+			    s->key != ps->scan_pair[code] || !end_ok)
+				goto slow;
+			depth--;
+			q = scan_open(&r, o, ns < s->begin_ns ? s->begin_ns : ns, TYPE_SLICE_END, &te);
+			q = scan_word(q, a_e0, n_e0, w0);
+			o = scan_close(o, te, scan_word(q, a_e1, n_e1, w1));
 			break;
-		default: {
-			const struct inst_pre *ip = &ps->inst_pre[code];
+		case SCAN_INSTANT: {
+			const name_slot *ec = &ps->ev_cache[(6u << 10) | code];
+			if (ec->key != (uint64_t)code + 1 || !inst_ok)
+				goto slow;
+			struct inst_pre *ip = &ps->inst_pre[code];
+			if (ip->name_iid != ec->iid || ip->cat_iid != ec->aux)
+				inst_pre_make(ps, ip, ec->iid, ec->aux);
+			q = scan_open(&r, o, ns, TYPE_INSTANT, &te);
 			/* name, category, the cpu annotation up to its value (one byte: cpu < 64) */
 			memcpy(q, ip->b, sizeof(ip->b));
 			q += ip->len;
 			*q++ = (unsigned char)_NTO_TRACE_GETCPU(h);
-			q = fused_words(q, uiid, w0, w1);
+			q = scan_word(q, a_u0, n_u0, w0);
+			o = scan_close(o, te, scan_word(q, a_u1, n_u1, w1));
 			break;
 		}
+		default: /* not batched, or the model's */
+			goto slow;
 		}
-		*te = (unsigned char)(q - te - 1);
-		o[1] = (unsigned char)(q - o - 2);
-		o = q;
 		/* the model's counts of an event taken */
-		n_ev++;
+		cnt[k]++;
 		if (ns > hi) /* (times mostly go forward: branches, not conditional moves) */
 			hi = ns;
 		else if (ns < lo)
@@ -2291,13 +2319,15 @@ slow:
 		break;
 	}
 	x->out_len = (size_t)(o - out);
-	ps->ts_last = ts_last;
-	ps->ts_len = ts_len;
-	memcpy(ps->ts_enc, &e0, 8);
-	memcpy(ps->ts_enc + 8, &e1, 8);
+	ps->ts_last = r.ts_last;
+	ps->ts_len = r.ts_len;
+	memcpy(ps->ts_enc, &r.e0, 8);
+	memcpy(ps->ts_enc + 8, &r.e1, 8);
 	t->depth = depth;
-	if (n_ev != 0) {
-		x->stats.events += n_ev, x->stats.slices += n_sl, x->stats.instants += n_in;
+	if (p != start) {
+		x->stats.events += (uint64_t)(p - start) / 4;
+		x->stats.slices += cnt[SCAN_EXIT] + cnt[SCAN_END];
+		x->stats.instants += cnt[SCAN_INSTANT];
 		x->stats.first_ns = lo, x->stats.last_ns = hi;
 		ps->after_buffer = 0; /* what every event does */
 	}
