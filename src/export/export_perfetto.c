@@ -2093,11 +2093,29 @@ static void pf_scan_prepare(const tk_export *x, pf_state *ps, const struct trace
 /* What the packets of a stretch share, in registers: w_ts()'s state and the thread's
  * TrackEvent prefix (tag, length, type, track_uuid). */
 typedef struct pf_regs {
-	uint64_t ts_last, e0, e1; /* the last timestamp written in full, and its varint */
+	/* the last timestamp written in full and its varint, which has more than 2 bytes (one of
+	 * 1 or 2 bytes is replaced by 2^63, which no time below 2^14 is taken for) */
+	uint64_t ts_last, e0, e1;
 	unsigned ts_len;
 	unsigned te_len;
 	uint64_t te0, te1;        /* the prefix, its type byte 0 */
 } pf_regs;
+
+/* w_ts()'s state for a stretch: the one given, or 2^63 for a varint of 1 or 2 bytes (none). */
+static void scan_ts_reset(pf_regs *r, uint64_t last, unsigned len, const unsigned char *enc)
+{
+	unsigned char b[16] = { 0 };
+	if (len <= 2) {
+		last = 1ull << 63;
+		len = (unsigned)(w_varint(b, last) - b);
+	} else {
+		memcpy(b, enc, len);
+	}
+	r->ts_last = last;
+	r->ts_len = len;
+	memcpy(&r->e0, b, 8);
+	memcpy(&r->e1, b + 8, 8);
+}
 
 /* A packet's head, its timestamp and the TrackEvent's prefix of the given type at o; the
  * cursor after them (*te: the TrackEvent's length byte). */
@@ -2109,19 +2127,15 @@ HOT unsigned char *scan_open(pf_regs *r, unsigned char *o, uint64_t when, unsign
 					       (unsigned char)TAG(8, WIRE_VARINT),  0 };
 	unsigned char *q = o + 7;
 	memcpy(o, head, 8);
-	if (((when ^ r->ts_last) >> 14) == 0 && r->ts_len > 2) { /* same length, same high bytes */
+	if (((when ^ r->ts_last) >> 14) == 0) { /* same length, same high bytes */
 		memcpy(q, &r->e0, 8);
 		memcpy(q + 8, &r->e1, 8);
 		q[0] = (unsigned char)(when | 0x80);
 		q[1] = (unsigned char)(when >> 7 | 0x80);
 		q += r->ts_len;
 	} else {
-		unsigned char *z = w_varint(q, when), enc[16] = { 0 };
-		r->ts_last = when;
-		r->ts_len = (unsigned)(z - q);
-		memcpy(enc, q, r->ts_len);
-		memcpy(&r->e0, enc, 8);
-		memcpy(&r->e1, enc + 8, 8);
+		unsigned char *z = w_varint(q, when);
+		scan_ts_reset(r, when, (unsigned)(z - q), q);
 		q = z;
 	}
 	*te = q + 1;
@@ -2178,10 +2192,7 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 	unsigned char *o = out + x->out_len;
 	unsigned char *const o_lim = out + x->out_cap - 144; /* room for a packet of 128 bytes */
 	pf_regs r;
-	r.ts_last = ps->ts_last;
-	r.ts_len = ps->ts_len;
-	memcpy(&r.e0, ps->ts_enc, 8);
-	memcpy(&r.e1, ps->ts_enc + 8, 8);
+	scan_ts_reset(&r, ps->ts_last, ps->ts_len, ps->ts_enc);
 	/* fused_thread()'s prefix */
 	unsigned char teb[16] = { (unsigned char)TAG(11, WIRE_LEN), 0, (unsigned char)TAG(9, WIRE_VARINT), 0 };
 	track_encode(ps, uuid_thread(t->pid, t->tid));
