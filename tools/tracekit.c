@@ -145,6 +145,29 @@ static int copy_into(const char *path, struct tktool_output *out)
 	return tktool_output_commit(out) == 0 ? 0 : 1; /* says a write error itself */
 }
 
+/* Warnings of the VTune CSV data an export left out (what tracecsv export warns of; the
+ * statistics also report them), then the first malformed or unnamed event with where it is
+ * (what the library puts in err on success). */
+static void warn_csv(const char *in, const tk_export_stats *st, const char *err)
+{
+	const struct {
+		uint64_t n;
+		const char *what;
+	} w[] = {
+		{ st->csv_unmatched_ends, "VTune CSV interval ends without a begin (not exported)" },
+		{ st->csv_begun_twice, "VTune CSV intervals begun again while open (the first of each not exported)" },
+		{ st->csv_open_at_end, "VTune CSV intervals begin without an end (not exported)" },
+		{ st->csv_unnamed, "VTune CSV events name no name defined before them (not exported)" },
+		{ st->csv_malformed, "malformed VTune CSV events (not exported)" },
+	};
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		if (w[i].n != 0)
+			fprintf(stderr, "%s: warning: %s: %llu %s\n", tktool_name(), tktool_in_name(in),
+				(unsigned long long)w[i].n, w[i].what);
+	if (err[0] != '\0')
+		fprintf(stderr, "%s: warning: %s: %s\n", tktool_name(), tktool_in_name(in), err);
+}
+
 /* The SQLite export: the database is built in a private directory and copied to the output
  * (whole, through tk_outfile; "-" is standard output), which is opened first so that an
  * output that cannot be created is said before the export's work. Returns the exit status. */
@@ -178,6 +201,8 @@ static int run_sqlite(const char *in, const char *out_path, const char *pairs, c
 		tktool_error(st.events == 0 ? in : NULL, "%s", err[0] ? err : tk_strerror(rc));
 		status = 1;
 	} else {
+		if (rc == 0)
+			warn_csv(in, &st, err);
 		if (rc != 0) { /* damage midway: the database holds the events before it */
 			tktool_error(in, "%s (the output holds the %llu events before it)", err[0] ? err : tk_strerror(rc),
 				     (unsigned long long)st.events);
@@ -215,8 +240,10 @@ static int run_export(const char *in, const char *out_path, tk_export_format fmt
 	unsigned flags = fmt == TK_EXPORT_CHROME_JSON || fmt == TK_EXPORT_PERFETTO ? export_flags : 0; /* not stats */
 	int rc = tk_export_file_flags(in, stream, fmt, flags, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL,
 				      &st, err, sizeof(err));
-	if (rc == 0)
+	if (rc == 0) {
+		warn_csv(in, &st, err);
 		return tktool_output_commit(&out) == 0 ? 0 : 1;
+	}
 	if (rc == TK_EINVAL && st.events == 0) { /* a bad declaration: nothing was read */
 		tktool_output_abort(&out);
 		return tktool_usage_error("%s", err);

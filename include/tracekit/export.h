@@ -74,6 +74,14 @@ typedef struct tk_export_stats {
 	uint64_t too_many_threads; /* events of threads past TK_EXPORT_MAX_THREADS */
 	uint64_t threads;          /* distinct threads seen */
 	uint64_t first_ns, last_ns; /* time span of the exported events */
+	/* VTune CSV data (USER 1000-1005 of a trace made by tracecsv import, docs/vtune-csv.md):
+	 * its intervals are also counted in slices, its samples in counters */
+	uint64_t csv_intervals;      /* intervals exported */
+	uint64_t csv_unmatched_ends; /* ends without an open begin of that id and name: dropped */
+	uint64_t csv_begun_twice;    /* an id begun again while open: the first is dropped */
+	uint64_t csv_open_at_end;    /* begins without an end: dropped */
+	uint64_t csv_unnamed;        /* events naming a number no name event defined before: dropped */
+	uint64_t csv_malformed;      /* payload too short, name event without a name: dropped */
 } tk_export_stats;
 
 /*
