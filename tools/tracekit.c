@@ -204,6 +204,7 @@ static int run_sqlite(const char *in, const char *out_path, const char *pairs, c
 		if (rc == 0)
 			warn_csv(in, &st, err);
 		if (rc != 0) { /* damage midway: the database holds the events before it */
+			warn_csv(in, &st, "");
 			tktool_error(in, "%s (the output holds the %llu events before it)", err[0] ? err : tk_strerror(rc),
 				     (unsigned long long)st.events);
 			status = 1;
@@ -260,6 +261,7 @@ static int run_export(const char *in, const char *out_path, tk_export_format fmt
 		return 1;
 	}
 	/* damage midway: the events before it are exported, the document is complete */
+	warn_csv(in, &st, "");
 	tktool_error(in, "%s (the output holds the %llu events before it)", err[0] ? err : tk_strerror(rc),
 		     (unsigned long long)st.events);
 	tktool_output_commit(&out); /* says so itself if that fails too */
