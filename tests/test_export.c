@@ -2055,6 +2055,63 @@ static void test_csv_bad_input(void **state_)
 	}
 }
 
+/* tk_export_csv_data(): the same pairing event by event, for a caller of tk_export_new(). */
+struct csv_feed {
+	tk_export *x;
+	tk_kev_decoded dec;
+};
+
+static int csv_feed_cb(struct traceparser_state *st, void *ud, unsigned header, unsigned time, unsigned *buf,
+		       unsigned len)
+{
+	struct csv_feed *r = ud;
+	if (tk_traceparser_decode(st, header, time, buf, len, 0, &r->dec) == 0)
+		assert_int_equal(tk_export_event(r->x, &r->dec), 0);
+	return 0;
+}
+
+static void csv_feed(const char *path, int on, unsigned declare, tk_export_stats *st)
+{
+	struct csv_feed *r = calloc(1, sizeof(*r));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(r);
+	assert_int_equal(tk_export_new(&r->x, TK_EXPORT_STATS_JSON, f), 0);
+	assert_int_equal(tk_export_csv_data(r->x, on), 0);
+	if (declare != 0)
+		assert_int_equal(tk_export_add_counter(r->x, declare, "mine"), 0);
+	struct traceparser_state *ps = traceparser_init(NULL);
+	assert_non_null(ps);
+	for (unsigned cls = 0; cls < 32; cls++)
+		tk_traceparser_cs_internal(ps, r, csv_feed_cb, cls, cls == 0 ? 1 : 0, 1023);
+	assert_int_equal(traceparser(ps, r, path), 0);
+	traceparser_destroy(&ps);
+	assert_int_equal(tk_export_finish(r->x), 0);
+	*st = *tk_export_get_stats(r->x);
+	assert_int_equal(tk_export_csv_data(r->x, 1), TK_ESTATE); /* too late */
+	tk_export_free(r->x);
+	fclose(f);
+	free(buf);
+	free(r);
+}
+
+static void test_csv_api(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("csv_rules.kev");
+	tk_export_stats st;
+	csv_rules_trace(path, 0); /* the caller says so, not the header */
+	csv_feed(path, 1, 0, &st);
+	csv_check_counts(&st);
+	csv_feed(path, 0, 0, &st);
+	assert_int_equal(st.csv_intervals, 0);
+	assert_int_equal(st.unknown_owner, 23);
+	csv_feed(path, 1, 1004, &st); /* a declaration of one of the codes wins */
+	assert_int_equal(st.csv_intervals, 0);
+	assert_int_equal(tk_export_csv_data(NULL, 1), TK_EINVAL);
+}
+
 static void test_instant_names_cached(void **state_)
 {
 	(void)state_;
@@ -2662,6 +2719,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_csv_pairing),
 		cmocka_unit_test(test_csv_not_assumed),
 		cmocka_unit_test(test_csv_bad_input),
+		cmocka_unit_test(test_csv_api),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

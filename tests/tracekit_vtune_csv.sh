@@ -7,8 +7,8 @@
 # cross (export_json_check.py) on pid/tid 1/1, not the writer's; Perfetto's has them as
 # slices of "tasks" and "frames" tracks, thread 1/1's among them, and the counters with
 # their values; SQLite's slices and the statistics give each interval the duration tracecsv
-# export gives it (the two pairings agree); a trace without the header's word keeps
-# instants.
+# export gives it (the two pairings agree), and tracekit info's statistics list them; a
+# trace without the header's attribute keeps instants.
 # usage: tracekit_vtune_csv.sh TOOLS_DIR CSV_INPUT_DIR PYTHON3 JSON_CHECK [PROTOC PROTO_DIR] [SQLITE3]
 set -u
 T=$1 IN=$2 PY=$3 CHECK=$4 PROTOC=${5:-} PROTO_DIR=${6:-} SQLITE3=${7:-}
@@ -46,6 +46,9 @@ tail -n +2 "$W"/csv/p-intervals-hostname-*.csv | awk -F, '{ print $1, ($3 - $2) 
 awk '{ n[$1]++; t[$1] += $2 } END { for (k in n) print k, n[k], t[k] }' "$W/want" | sort >"$W/want_sum"
 grep '^interval,' "$W/stats.csv" | awk -F, '{ sub(/ \(frame\)$/, "", $6); print $6, $7, $8 }' | sort >"$W/got_sum"
 cmp -s "$W/want_sum" "$W/got_sum" || fail "stats: intervals per name differ from tracecsv export's: $(cat "$W/got_sum")"
+
+# tracekit info's statistics too (tk_export_csv_data())
+"$T/tracekit" info "$W/p.kev" | grep -q '^taskType1  *2 ' || fail "info: no intervals of taskType1"
 
 if [ -n "$PROTOC" ]; then
 	"$T/tracekit" convert "$W/p.kev" "$W/p.pftrace" || fail "convert to Perfetto"

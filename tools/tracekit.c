@@ -509,6 +509,10 @@ static int info_header(struct traceparser_state *st, void *ud, unsigned header, 
 	fflush(stdout);
 	if ((v = tk_traceparser_header_value(st, "TRACEKIT_USER_PAIRS", NULL)) != NULL)
 		tk_export_add_spec(r->x, v, 0); /* malformed items: the statistics go without them */
+	/* VTune CSV data, as tracekit stats reads it (tk_export_file() does the same) */
+	if (tk_traceparser_header_value(st, "TRACEKIT_CSV_CLOCK", NULL) != NULL ||
+	    tk_traceparser_header_value(st, "TRACEKIT_CSV_SOURCE_CLOCK", NULL) != NULL)
+		tk_export_csv_data(r->x, 1);
 	return 0;
 }
 

@@ -116,6 +116,18 @@ TK_API int tk_export_add_counter(tk_export *x, unsigned code, const char *name);
 TK_API int tk_export_add_spec(tk_export *x, const char *spec, int counters);
 
 /*
+ * VTune CSV data (docs/vtune-csv.md, "Intervals and counters in a .kev trace"): with on 1,
+ * USER events 1000-1005 are read as tracecsv import writes them (names, task and frame
+ * begins and ends, counter samples) and become slices on the pid/tid they carry and
+ * counter tracks, unless one of these codes is declared as a pair or counter (the
+ * declaration wins). tk_export_file() turns it on by itself for a trace whose header has
+ * TRACEKIT_CSV_CLOCK or TRACEKIT_CSV_SOURCE_CLOCK (what tracecsv import writes); other
+ * programs may use those codes for anything, so it is off otherwise. Returns 0, TK_EINVAL
+ * (x NULL) or TK_ESTATE (events already exported).
+ */
+TK_API int tk_export_csv_data(tk_export *x, int on);
+
+/*
  * Exports one decoded event (tk_traceparser_decode() inside a traceparser callback).
  * Events of one thread must come in time order (as a .kev file holds them); threads may
  * interleave in any way. Returns 0, TK_ENOMEM, or TK_EIO when writing failed.
@@ -148,6 +160,8 @@ TK_API void tk_export_free(tk_export *x);
  */
 TK_API int tk_export_file(const char *in_path, FILE *stream, tk_export_format fmt, const char *pairs,
 			  const char *counters, tk_export_stats *stats, char *errmsg, size_t errmsg_cap);
+/* (On success errmsg holds "" or a warning: the first VTune CSV event left out as malformed
+ * or naming no name, "byte offset N: ..."; the stats' csv_* fields count them.) */
 
 /*
  * Symbols (tracekit/symbols.h): function entry/exit slices are named by the function when

@@ -238,10 +238,9 @@ static int on_header(struct traceparser_state *st, void *ud, unsigned header, un
 		r->rc = tk__export_add_spec(r->x, v, 1, 1);
 	/* VTune CSV data (docs/vtune-csv.md): a trace tracecsv import wrote or merged into says so
 	 * in its header; USER 1000-1005 declared otherwise keep that meaning */
-	if ((tk_traceparser_header_value(st, "TRACEKIT_CSV_CLOCK", NULL) != NULL ||
-	     tk_traceparser_header_value(st, "TRACEKIT_CSV_SOURCE_CLOCK", NULL) != NULL) &&
-	    tk__export_csv_codes_free(r->x))
-		r->x->csv_on = 1;
+	if (tk_traceparser_header_value(st, "TRACEKIT_CSV_CLOCK", NULL) != NULL ||
+	    tk_traceparser_header_value(st, "TRACEKIT_CSV_SOURCE_CLOCK", NULL) != NULL)
+		r->x->csv_on = tk__export_csv_codes_free(r->x);
 	return 0;
 }
 

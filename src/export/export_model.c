@@ -167,6 +167,16 @@ int tk_export_add_counter(tk_export *x, unsigned code, const char *name)
 	return 0;
 }
 
+int tk_export_csv_data(tk_export *x, int on)
+{
+	if (x == NULL)
+		return TK_EINVAL;
+	if (x->started)
+		return tk__export_error(x, TK_ESTATE, "the VTune CSV data must be asked for before the first event");
+	x->csv_on = on != 0;
+	return 0;
+}
+
 void tk__export_reset_declarations(tk_export *x)
 {
 	x->n_pairs = x->n_counters = 0;
@@ -472,6 +482,9 @@ int tk_export_event(tk_export *x, const tk_kev_decoded *d)
 		return TK_EIO;
 	if (!x->started) {
 		x->started = 1;
+		/* the declarations are final now: USER 1000-1005 declared keep that meaning */
+		if (x->csv_on && !tk__export_csv_codes_free(x))
+			x->csv_on = 0;
 		if ((rc = x->fmt->start(x)) != 0)
 			return rc;
 	}
