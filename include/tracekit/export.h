@@ -21,7 +21,9 @@
  * begin/end pairs (tk_export_add_pair()) become slices of the event's thread; an end that
  * matches a slice below the top of its thread's stack first closes the slices above it
  * ("closed by an outer end"), an end that matches nothing is dropped; both are counted
- * (tk_export_stats), so slices never cross.
+ * (tk_export_stats), so slices never cross. VTune CSV intervals and counters of a trace
+ * made by tracecsv import (user events 1000-1005) become slices on their own threads, on
+ * lanes that never overlap, and counter tracks (tk_export_csv_data(), docs/vtune-csv.md).
  *
  * Usage: tk_export_new(), optionally tk_export_add_pair() / tk_export_add_counter() /
  * tk_export_add_spec(), tk_export_event() for each decoded event, tk_export_finish(),
