@@ -100,7 +100,9 @@ if(TK_BUILD_TOOLS)
                 COMMAND sh -c "mkdir -p csv/slj && cd csv/slj && ${SL} && \"$1\" convert --to=json t.kev -" ${TC} ${TKC})
   if(TK_PYTHON3)
     add_test(NAME export_json_valid_tracecsv_slices COMMAND ${TK_PYTHON3} ${TK_JSON_CHECK} ${G}/slices.json)
-    set_tests_properties(export_json_valid_tracecsv_slices PROPERTIES LABELS "golden")
+    add_test(NAME export_stats_json_valid_tracecsv_slices COMMAND ${TK_PYTHON3} -m json.tool ${G}/slices.stats.json)
+    set_tests_properties(export_json_valid_tracecsv_slices export_stats_json_valid_tracecsv_slices
+                         PROPERTIES LABELS "golden")
   endif()
   foreach(f text csv json)
     tk_csv_golden(slices_stats_${f} STDOUT tracecsv/slices.stats.${f}
