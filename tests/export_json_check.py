@@ -6,8 +6,10 @@ usage: export_json_check.py EXPORT.json [--printed TRACEPRINTER_NS.txt] [--pairs
                             [--expect-slices N]
 
 Always: the file is valid JSON in the JSON Object Format; every event has the members its
-phase needs (M, X, i, C) with the right types; ts/dur have at most three decimals; the X
-slices of each thread nest properly (no two cross).
+phase needs (M, X, i, C, and the async b/e of VTune CSV intervals) with the right types;
+ts/dur have at most three decimals; the X slices of each thread nest properly (no two
+cross); every async "e" ends the last open "b" of its process, category and id, of the
+same name, at or after it, every "b" is ended, and the intervals of one id nest too.
 
 With --printed (the output of `traceprinter -t ns` on the same .kev, in file order): every
 event traceprinter prints, CONTROL events aside, is found in the export with the same time
@@ -42,6 +44,8 @@ def check_structure(doc):
     if doc.get("displayTimeUnit") != "ns":
         fail("displayTimeUnit is not ns")
     slices = collections.defaultdict(list)
+    async_open = collections.defaultdict(list)
+    async_ivs = collections.defaultdict(list)
     for i, ev in enumerate(doc["traceEvents"]):
         where = "event %d" % i
         ph = ev.get("ph")
@@ -65,9 +69,27 @@ def check_structure(doc):
         elif ph == "C":
             if not isinstance(ev.get("args"), dict) or not ev["args"]:
                 fail(where + ": counter without values")
+        elif ph in ("b", "e"):
+            if not isinstance(ev.get("cat"), str) or not isinstance(ev.get("id"), str) or \
+               not isinstance(ev.get("tid"), int):
+                fail(where + ": async event without cat, id or tid")
+            key = (ev["pid"], ev["cat"], ev["id"])
+            if ph == "b":
+                async_open[key].append((ts, ev["name"], i))
+            else:
+                if not async_open[key] or async_open[key][-1][1] != ev["name"]:
+                    fail(where + ": async end without its begin")
+                begin, _, j = async_open[key].pop()
+                if ts < begin:
+                    fail(where + ": async end before its begin")
+                async_ivs[key].append((begin, ts, j))
         else:
             fail(where + ": unexpected phase %r" % ph)
-    for thread, lst in slices.items():
+    for key, lst in async_open.items():
+        if lst:
+            fail("async begin without an end: event %d" % lst[0][2])
+    for key, lst in list(slices.items()) + list(async_ivs.items()):
+        thread = key
         lst.sort(key=lambda s: (s[0], -s[1], s[2]))
         stack = []
         for begin, end, i in lst:

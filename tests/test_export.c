@@ -423,6 +423,17 @@ static int pbr_next(struct pbr *b, unsigned *field, uint64_t *v, struct pbr *sub
 		*v = n;
 		return 1;
 	}
+	case 1: /* fixed64 (double_counter_value) */
+		if (b->end - b->p < 8) {
+			b->bad = 1;
+			return 0;
+		}
+		*v = 0;
+		for (int i = 7; i >= 0; i--)
+			*v = *v << 8 | b->p[i];
+		b->p += 8;
+		sub->p = sub->end = NULL;
+		return 1;
 	default:
 		b->bad = 1; /* the exporter writes no other wire types */
 		return 0;
@@ -1717,6 +1728,390 @@ static void test_runs_same(void **state_)
  * four) has neither event name nor number, so it is named "CLASS c EVENT e". Both exports
  * name instants from caches by class, code and number: the entries decoded before and after
  * a refused one of the same code keep their name, and the refused one gets its own. */
+/* ---- VTune CSV data (docs/vtune-csv.md, "Intervals and counters in a .kev trace") ------------ */
+
+#define CSV_PID 0x1u
+#define CSV_TID 0x2u
+#define CSV_FLOAT 0x8u
+
+/* A trace as tracecsv import makes it (the header says so with TRACEKIT_CSV_CLOCK), or
+ * without that attribute (attr 0): the same events from any other program. */
+static tk_kev_writer *csv_open(const char *path, int attr)
+{
+	tk_kev_header hdr;
+	tk_kev_attr attrs[1] = { { "TRACEKIT_CSV_CLOCK", "CLOCK_MONOTONIC_RAW" } };
+	tk_kev_writer *w = NULL;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u;
+	hdr.cpu_num = 1;
+	if (attr) {
+		hdr.attrs = attrs;
+		hdr.n_attrs = 1;
+	}
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	return w;
+}
+
+static void csv_name_ev(tk_kev_writer *w, uint64_t t, uint32_t id, const char *name)
+{
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_USER_C, 1005, t, &id, 1, name), 0);
+}
+
+/* A task (1000) or frame (1002) begin of name number name, flags besides the name. */
+static void csv_begin(tk_kev_writer *w, uint64_t t, int frame, uint32_t name, uint32_t flags, uint32_t pid,
+		      uint32_t tid, uint32_t id)
+{
+	uint32_t words[4] = { name << 4 | flags, pid, tid, id };
+	assert_int_equal(tk_kev_write_event(w, 0, _TRACE_USER_C, frame ? 1002 : 1000, t, words, 4), 0);
+}
+
+static void csv_end(tk_kev_writer *w, uint64_t t, int frame, uint32_t name, uint32_t id)
+{
+	ev2(w, 0, _TRACE_USER_C, frame ? 1003 : 1001, t, name << 4 | CSV_PID | CSV_TID, id);
+}
+
+static void csv_counter(tk_kev_writer *w, uint64_t t, uint32_t name, uint32_t flags, uint32_t pid, uint64_t bits)
+{
+	uint32_t words[5] = { name << 4 | flags, pid, 0, (uint32_t)bits, (uint32_t)(bits >> 32) };
+	assert_int_equal(tk_kev_write_event(w, 0, _TRACE_USER_C, 1004, t, words, 5), 0);
+}
+
+/* Every pairing rule of tracecsv export (src/csv/csv_export.c) in one trace. */
+static void csv_rules_trace(const char *path, int attr)
+{
+	tk_kev_writer *w = csv_open(path, attr);
+	const uint32_t pt = CSV_PID | CSV_TID;
+	double d = 2.5;
+	uint64_t bits;
+	memcpy(&bits, &d, 8);
+
+	csv_name_ev(w, 100, 1, "A");
+	csv_name_ev(w, 100, 2, "B");
+	csv_name_ev(w, 100, 3, "ctr");
+	csv_begin(w, 100, 0, 1, pt, 5, 6, 1);
+	csv_begin(w, 150, 0, 2, pt, 5, 6, 2); /* B overlaps A without nesting: another lane */
+	csv_end(w, 200, 0, 1, 1);             /* A [100, 200] */
+	csv_begin(w, 250, 0, 1, pt, 5, 6, 7); /* lane 0 again (free), inside B */
+	csv_end(w, 280, 0, 1, 7);             /* A [250, 280] */
+	csv_end(w, 300, 0, 2, 2);             /* B [150, 300] */
+	csv_end(w, 310, 0, 1, 9);             /* never begun: unmatched */
+	csv_begin(w, 320, 0, 1, pt, 5, 6, 3);
+	csv_end(w, 330, 0, 2, 3);             /* id 3 under another name: unmatched; 3 stays open */
+	csv_begin(w, 400, 0, 1, pt, 5, 6, 4);
+	csv_begin(w, 410, 0, 1, pt, 5, 6, 4); /* begins twice: the first is dropped */
+	csv_end(w, 420, 0, 1, 4);             /* A [410, 420] */
+	csv_begin(w, 500, 1, 1, CSV_PID, 5, 0, 5);
+	csv_name_ev(w, 510, 1, "C");          /* redefined while 5 is open: 5 keeps "A" */
+	csv_end(w, 520, 1, 1, 5);             /* frame A [500, 520] */
+	csv_begin(w, 530, 0, 1, pt, 5, 6, 6);
+	csv_end(w, 540, 0, 1, 6);             /* C [530, 540] */
+	csv_counter(w, 600, 3, CSV_PID, 5, (uint64_t)(int64_t)-7);
+	csv_counter(w, 610, 3, CSV_PID | CSV_FLOAT, 5, bits);
+	csv_counter(w, 620, 9, CSV_PID, 5, 1); /* name 9 never defined */
+	assert_int_equal(tk_kev_writer_close(w), 0);
+}
+
+static void csv_check_counts(const tk_export_stats *st)
+{
+	assert_int_equal(st->csv_intervals, 6);
+	assert_int_equal(st->csv_unmatched_ends, 2);
+	assert_int_equal(st->csv_begun_twice, 1);
+	assert_int_equal(st->csv_open_at_end, 1);
+	assert_int_equal(st->csv_unnamed, 1);
+	assert_int_equal(st->csv_malformed, 0);
+	assert_int_equal(st->slices, 6);
+	assert_int_equal(st->counters, 2);
+	assert_int_equal(st->instants, 0);
+	assert_int_equal(st->unknown_owner, 0); /* the events carry their own pid/tid */
+}
+
+static char *csv_export_fmt(const char *path, tk_export_format fmt, unsigned flags, tk_export_stats *st, char *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	int rc = tk_export_file_flags(path, f, fmt, flags, NULL, NULL, st, err, 256);
+	if (rc != 0)
+		fail_msg("%s: %s", path, err);
+	fclose(f);
+	return buf;
+}
+
+/* Bad input: counted, left out, the first named with its byte offset (the event's, as the
+ * parser gives it), whichever way the event reached the model. */
+struct first_offset {
+	unsigned code;
+	uint32_t time;
+	uint64_t off;
+	int found;
+};
+
+static int find_offset_cb(struct traceparser_state *st, void *ud, unsigned header, unsigned time, unsigned *buf,
+			  unsigned len)
+{
+	struct first_offset *fo = ud;
+	(void)buf, (void)len;
+	if (!fo->found && _NTO_TRACE_GETEVENT(header) == fo->code && time == fo->time) {
+		const uint64_t *off = traceparser_get_info(st, TK_TRACEPARSER_INFO_OFFSET, NULL);
+		assert_non_null(off);
+		fo->off = *off;
+		fo->found = 1;
+	}
+	return 0;
+}
+
+/* The byte offset of USER event code at time t (in ns: the trace's clock is 1 GHz). */
+static uint64_t event_offset(const char *path, unsigned code, uint32_t t)
+{
+	struct first_offset fo = { code, t, 0, 0 };
+	struct traceparser_state *st = traceparser_init(NULL);
+	assert_non_null(st);
+	tk_traceparser_cs_internal(st, &fo, find_offset_cb, _TRACE_USER_C >> 10, 1000, 1005);
+	assert_int_equal(traceparser(st, &fo, path), 0);
+	traceparser_destroy(&st);
+	assert_true(fo.found);
+	return fo.off;
+}
+
+static void test_csv_pairing(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("csv_rules.kev");
+	tk_export_stats st;
+	char err[256];
+	csv_rules_trace(path, 1);
+
+	char *js = csv_export_fmt(path, TK_EXPORT_CHROME_JSON, 0, &st, err);
+	csv_check_counts(&st);
+	char want[256];
+	snprintf(want, sizeof(want), "byte offset %llu: USER 1004 (VTune CSV counter) at 620 ns: name number never "
+		 "defined before it", (unsigned long long)event_offset(path, 1004, 620));
+	assert_string_equal(err, want);
+	/* async begin/end pairs by lane: A and B cross, so B is on lane 1 ("id" 0x1), the later
+	 * A back on lane 0; the frame keeps the name it began with, the task after it the new one */
+	assert_non_null(strstr(js, "{\"name\":\"A\",\"cat\":\"task\",\"ph\":\"b\",\"id\":\"0x0\",\"ts\":0.100,\"pid\":5,"
+				   "\"tid\":6,\"args\":{\"id\":1}}"));
+	assert_non_null(strstr(js, "{\"name\":\"A\",\"cat\":\"task\",\"ph\":\"e\",\"id\":\"0x0\",\"ts\":0.200,\"pid\":5,"
+				   "\"tid\":6}"));
+	assert_non_null(strstr(js, "{\"name\":\"B\",\"cat\":\"task\",\"ph\":\"b\",\"id\":\"0x1\",\"ts\":0.150,"));
+	assert_non_null(strstr(js, "{\"name\":\"B\",\"cat\":\"task\",\"ph\":\"e\",\"id\":\"0x1\",\"ts\":0.300,"));
+	assert_non_null(strstr(js, "{\"name\":\"A\",\"cat\":\"task\",\"ph\":\"b\",\"id\":\"0x0\",\"ts\":0.250,"));
+	/* id 3, never ended, holds lane 0 from 320 on */
+	assert_non_null(strstr(js, "{\"name\":\"A\",\"cat\":\"task\",\"ph\":\"b\",\"id\":\"0x1\",\"ts\":0.410,"));
+	assert_null(strstr(js, "\"ts\":0.400")); /* the begin of id 4 that began again */
+	assert_null(strstr(js, "\"ts\":0.320")); /* id 3: no end */
+	assert_non_null(strstr(js, "{\"name\":\"A\",\"cat\":\"frame\",\"ph\":\"b\",\"id\":\"0x100000\",\"ts\":0.500,"
+				   "\"pid\":5,\"tid\":0,\"args\":{\"id\":5}}"));
+	assert_non_null(strstr(js, "{\"name\":\"C\",\"cat\":\"task\",\"ph\":\"b\",\"id\":\"0x1\",\"ts\":0.530,"));
+	assert_non_null(strstr(js, "{\"name\":\"ctr\",\"ph\":\"C\",\"ts\":0.600,\"pid\":5,\"args\":{\"value\":-7}}"));
+	assert_non_null(strstr(js, "{\"name\":\"ctr\",\"ph\":\"C\",\"ts\":0.610,\"pid\":5,\"args\":{\"value\":2.5}}"));
+	assert_int_equal(count(js, "\"ph\":\"b\""), 6);
+	assert_int_equal(count(js, "\"ph\":\"e\""), 6);
+	assert_non_null(strstr(js, "\"csv_intervals\":6,\"csv_unmatched_ends\":2,\"csv_begun_twice\":1,"
+				   "\"csv_open_at_end\":1,\"csv_unnamed\":1,\"csv_malformed\":0}"));
+	free(js);
+
+	/* the statistics: per kind and name, in order of first end */
+	char *sj = csv_export_fmt(path, TK_EXPORT_STATS_JSON, 0, &st, err);
+	csv_check_counts(&st);
+	assert_non_null(strstr(sj, "\"user_intervals\":[\n{\"name\":\"A\",\"count\":3,\"total_ns\":140,\"mean_ns\":46,"
+				   "\"max_ns\":100,"));
+	assert_non_null(strstr(sj, "\n{\"name\":\"B\",\"count\":1,\"total_ns\":150,"));
+	assert_non_null(strstr(sj, "\n{\"name\":\"A (frame)\",\"count\":1,\"total_ns\":20,"));
+	assert_non_null(strstr(sj, "\n{\"name\":\"C\",\"count\":1,\"total_ns\":10,"));
+	assert_non_null(strstr(sj, "\"csv_unmatched_ends\":2,\"csv_begun_twice\":1,\"csv_open_at_end\":1,"
+				   "\"csv_unnamed\":1,\"csv_malformed\":0}\n"));
+	free(sj);
+
+	/* Perfetto: every track described before use, begins and ends balanced per track */
+	char *pf = NULL;
+	size_t pf_len = 0;
+	FILE *f = open_memstream(&pf, &pf_len);
+	assert_int_equal(tk_export_file(path, f, TK_EXPORT_PERFETTO, NULL, NULL, &st, err, sizeof(err)), 0);
+	fclose(f);
+	struct pf_check c;
+	pf_walk(pf, pf_len, &c);
+	assert_int_equal(c.begins, 6);
+	assert_int_equal(c.ends, 6);
+	assert_int_equal(c.counters, 2);
+	/* no-thread, process 5, thread 5/6, its lanes 0 and 1, the frames of 5, the counter */
+	assert_int_equal(c.n_tracks, 7);
+	free(pf);
+
+	/* SQLite: rows of the thread, depth the lane */
+	const char *db_path = tkt_path("csv_rules.db");
+	unlink(db_path);
+	assert_int_equal(tk_export_sqlite(path, db_path, NULL, NULL, &st, err, sizeof(err)), 0);
+	csv_check_counts(&st);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slices WHERE category = 'TASK' AND pid = 5 AND tid = 6"), 5);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slices WHERE category = 'FRAME' AND name = 'A' AND pid = 5 "
+				     "AND dur = 20 AND args = '{\"id\":5}'"),
+			 1);
+	assert_int_equal(sql_int(db, "SELECT depth FROM slices WHERE name = 'B'"), 1);
+	assert_int_equal(sql_int(db, "SELECT dur FROM slices WHERE name = 'C'"), 10);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM threads WHERE pid = 5 AND tid = 6"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM counters WHERE name = 'ctr' AND pid = 5 AND "
+				     "((ts = 600 AND typeof(value) = 'integer' AND value = -7) OR "
+				     "(ts = 610 AND typeof(value) = 'real' AND value = 2.5))"),
+			 2);
+	/* every USER event is still a row of events */
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events WHERE class = 'USER'"), 23);
+	sqlite3_close(db);
+
+	/* the same one event at a time, through the runs, through the light path */
+	static const tk_export_format fmts[] = { TK_EXPORT_CHROME_JSON, TK_EXPORT_PERFETTO, TK_EXPORT_STATS_TEXT,
+						 TK_EXPORT_STATS_CSV };
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		tk_export_stats s1, s2;
+		char e1[256], e2[256];
+		char *ref = csv_export_fmt(path, fmts[i], ONE_BY_ONE, &s1, e1);
+		for (unsigned k = 0; k < 2; k++) {
+			char *got = csv_export_fmt(path, fmts[i], k == 0 ? 0 : NO_SCAN, &s2, e2);
+			assert_string_equal(ref, got);
+			assert_string_equal(e1, e2);
+			assert_memory_equal(&s1, &s2, sizeof(s1));
+			free(got);
+		}
+		free(ref);
+	}
+}
+
+/* The convention only where the trace says so, and not over declarations of its codes. */
+static void test_csv_not_assumed(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("csv_plain.kev");
+	tk_export_stats st;
+	char err[256], *out;
+	csv_rules_trace(path, 0);
+	char *js = csv_export_fmt(path, TK_EXPORT_CHROME_JSON, 0, &st, err);
+	assert_int_equal(st.csv_intervals, 0);
+	assert_int_equal(st.slices, 0);
+	assert_int_equal(st.instants, 23); /* user instants, as before */
+	assert_null(strstr(js, "csv_intervals"));
+	assert_null(strstr(js, "\"ph\":\"b\""));
+	free(js);
+
+	path = tkt_path("csv_rules.kev");
+	csv_rules_trace(path, 1);
+	/* declared as a pair: its events keep that meaning (here instants: no owner is known) */
+	assert_int_equal(export_to_string(path, "1000:1001=mine", NULL, &st, &out), 0);
+	assert_int_equal(st.csv_intervals, 0);
+	assert_int_equal(st.unknown_owner, 23);
+	assert_null(strstr(out, "\"ph\":\"b\""));
+	assert_null(strstr(out, "csv_intervals"));
+	free(out);
+}
+
+static void test_csv_bad_input(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("csv_bad.kev");
+	static const tk_export_format fmts[] = { TK_EXPORT_CHROME_JSON, TK_EXPORT_PERFETTO, TK_EXPORT_STATS_TEXT };
+	static const unsigned flags[] = { 0, ONE_BY_ONE, NO_SCAN };
+	static const struct {
+		unsigned code;
+		uint32_t t;
+		const char *what;
+		uint64_t malformed, unnamed;
+	} cases[] = {
+		/* a name event cut short (no NUL in its two words), then the two below */
+		{ 1005, 200, "USER 1005 (VTune CSV name) at 200 ns: name not NUL-terminated (truncated)", 2, 1 },
+		/* a begin of name number 7, which no name event defines, then the one below */
+		{ 1000, 300, "USER 1000 (VTune CSV begin) at 300 ns: name number never defined before it", 1, 1 },
+		/* a counter sample of two words (it needs five) */
+		{ 1004, 400, "USER 1004 (VTune CSV counter) at 400 ns: payload too short", 1, 0 },
+	};
+	for (unsigned c = 0; c < 3; c++) {
+		tk_kev_writer *w = csv_open(path, 1);
+		csv_name_ev(w, 100, 1, "ok");
+		if (c == 0)
+			ev2(w, 0, _TRACE_USER_C, 1005, 200, 2, 0x41414141);
+		if (c <= 1)
+			csv_begin(w, 300, 0, 7, CSV_PID | CSV_TID, 1, 2, 1);
+		ev2(w, 0, _TRACE_USER_C, 1004, 400, 1 << 4, 0);
+		csv_begin(w, 500, 0, 1, CSV_PID | CSV_TID, 1, 2, 2);
+		csv_end(w, 600, 0, 1, 2);
+		assert_int_equal(tk_kev_writer_close(w), 0);
+		char want[256];
+		snprintf(want, sizeof(want), "byte offset %llu: %s",
+			 (unsigned long long)event_offset(path, cases[c].code, cases[c].t), cases[c].what);
+		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+			for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+				tk_export_stats st;
+				char err[256];
+				char *out = csv_export_fmt(path, fmts[i], flags[k], &st, err);
+				assert_string_equal(err, want);
+				assert_int_equal(st.csv_intervals, 1); /* what is well-formed still is exported */
+				assert_int_equal(st.csv_malformed, cases[c].malformed);
+				assert_int_equal(st.csv_unnamed, cases[c].unnamed);
+				free(out);
+			}
+		}
+	}
+}
+
+/* tk_export_csv_data(): the same pairing event by event, for a caller of tk_export_new(). */
+struct csv_feed {
+	tk_export *x;
+	tk_kev_decoded dec;
+};
+
+static int csv_feed_cb(struct traceparser_state *st, void *ud, unsigned header, unsigned time, unsigned *buf,
+		       unsigned len)
+{
+	struct csv_feed *r = ud;
+	if (tk_traceparser_decode(st, header, time, buf, len, 0, &r->dec) == 0)
+		assert_int_equal(tk_export_event(r->x, &r->dec), 0);
+	return 0;
+}
+
+static void csv_feed(const char *path, int on, unsigned declare, tk_export_stats *st)
+{
+	struct csv_feed *r = calloc(1, sizeof(*r));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(r);
+	assert_int_equal(tk_export_new(&r->x, TK_EXPORT_STATS_JSON, f), 0);
+	assert_int_equal(tk_export_csv_data(r->x, on), 0);
+	if (declare != 0)
+		assert_int_equal(tk_export_add_counter(r->x, declare, "mine"), 0);
+	struct traceparser_state *ps = traceparser_init(NULL);
+	assert_non_null(ps);
+	for (unsigned cls = 0; cls < 32; cls++)
+		tk_traceparser_cs_internal(ps, r, csv_feed_cb, cls, cls == 0 ? 1 : 0, 1023);
+	assert_int_equal(traceparser(ps, r, path), 0);
+	traceparser_destroy(&ps);
+	assert_int_equal(tk_export_finish(r->x), 0);
+	*st = *tk_export_get_stats(r->x);
+	assert_int_equal(tk_export_csv_data(r->x, 1), TK_ESTATE); /* too late */
+	tk_export_free(r->x);
+	fclose(f);
+	free(buf);
+	free(r);
+}
+
+static void test_csv_api(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("csv_rules.kev");
+	tk_export_stats st;
+	csv_rules_trace(path, 0); /* the caller says so, not the header */
+	csv_feed(path, 1, 0, &st);
+	csv_check_counts(&st);
+	csv_feed(path, 0, 0, &st);
+	assert_int_equal(st.csv_intervals, 0);
+	assert_int_equal(st.unknown_owner, 23);
+	csv_feed(path, 1, 1004, &st); /* a declaration of one of the codes wins */
+	assert_int_equal(st.csv_intervals, 0);
+	assert_int_equal(tk_export_csv_data(NULL, 1), TK_EINVAL);
+}
+
 static void test_instant_names_cached(void **state_)
 {
 	(void)state_;
@@ -2322,6 +2717,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stats_names_utf8),
 		cmocka_unit_test(test_instant_names_cached),
 		cmocka_unit_test(test_scan_random),
+		cmocka_unit_test(test_csv_pairing),
+		cmocka_unit_test(test_csv_not_assumed),
+		cmocka_unit_test(test_csv_bad_input),
+		cmocka_unit_test(test_csv_api),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

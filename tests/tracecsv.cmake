@@ -89,4 +89,48 @@ if(TK_BUILD_TOOLS)
                 COMMAND sh -c "mkdir -p csv/bc && \"$0\" import -o csv/bc/t.kev csv/phases-hostname-octagon53.csv && \"$0\" export --clock FOO -o csv/bc csv/bc/t.kev" ${TC})
   tk_csv_golden(mixed_clocks STDERR tracecsv/mixed_clocks.err STATUS 1 ABSENT csv/mixed.kev
                 COMMAND ${TC} import -o csv/mixed.kev csv/phases-hostname-octagon53.csv csv/power-hostname-octagon53.csv)
+
+  # The CSV data in tracekit convert and stats (docs/vtune-csv.md): intervals as slices on
+  # their thread (tasks that overlap without nesting on lanes of their own), frames of a
+  # process and of none, counters with integer and double values. slices-hostname-h.csv
+  # and gauges-hostname-h.csv imported into one trace, then each export.
+  set(TKC $<TARGET_FILE:tracekit_cmd>)
+  set(SL "\"$0\" import -o t.kev ../slices-hostname-h.csv ../gauges-hostname-h.csv")
+  tk_csv_golden(slices_json STDOUT tracecsv/slices.json
+                COMMAND sh -c "mkdir -p csv/slj && cd csv/slj && ${SL} && \"$1\" convert --to=json t.kev -" ${TC} ${TKC})
+  if(TK_PYTHON3)
+    add_test(NAME export_json_valid_tracecsv_slices COMMAND ${TK_PYTHON3} ${TK_JSON_CHECK} ${G}/slices.json)
+    add_test(NAME export_stats_json_valid_tracecsv_slices COMMAND ${TK_PYTHON3} -m json.tool ${G}/slices.stats.json)
+    set_tests_properties(export_json_valid_tracecsv_slices export_stats_json_valid_tracecsv_slices
+                         PROPERTIES LABELS "golden")
+  endif()
+  foreach(f text csv json)
+    tk_csv_golden(slices_stats_${f} STDOUT tracecsv/slices.stats.${f}
+                  COMMAND sh -c "mkdir -p csv/sls${f} && cd csv/sls${f} && ${SL} && \"$1\" stats --format=${f} t.kev" ${TC} ${TKC})
+  endforeach()
+  if(TK_PROTOC)
+    tk_csv_golden(slices_perfetto STDOUT tracecsv/slices.pftrace.txt
+                  COMMAND sh -c "mkdir -p csv/slp && cd csv/slp && ${SL} && \"$1\" convert t.kev t.pftrace && \"$2\" --decode=perfetto.protos.Trace -I \"$3\" \"$3\"/perfetto_trace.proto <t.pftrace"
+                          ${TC} ${TKC} ${TK_PROTOC} ${CMAKE_CURRENT_SOURCE_DIR})
+  endif()
+  if(TK_SQLITE3)
+    tk_csv_golden(slices_sqlite STDOUT tracecsv/slices.db.txt
+                  COMMAND sh -c "mkdir -p csv/sld && cd csv/sld && rm -f t.db && ${SL} && \"$1\" convert t.kev t.db && \"$2\" t.db 'SELECT * FROM slices ORDER BY id' 'SELECT * FROM counters ORDER BY rowid' 'SELECT pid, name, ts, typeof(value) FROM counters ORDER BY rowid' 'SELECT * FROM threads ORDER BY pid, tid' 'SELECT * FROM processes ORDER BY pid'"
+                          ${TC} ${TKC} ${TK_SQLITE3})
+  endif()
+  # as a user would: Intel's example imported, converted, compared with tracecsv export
+  if(TK_PYTHON3)
+    add_test(NAME tracekit_vtune_csv
+             COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tracekit_vtune_csv.sh $<TARGET_FILE_DIR:tracekit_cmd>
+                     ${CMAKE_CURRENT_SOURCE_DIR}/golden/tracecsv/input ${TK_PYTHON3} ${TK_JSON_CHECK}
+                     "${TK_PROTOC}" ${CMAKE_CURRENT_SOURCE_DIR} "${TK_SQLITE3}")
+    set_tests_properties(tracekit_vtune_csv PROPERTIES LABELS "golden" TIMEOUT 120)
+  endif()
+  # bad input, as tracekit warns of it: a name event cut short (the bytes after vsync's c, NUL and padding, overwritten: so
+  # its frame names no name), then the trace cut inside (intervals without an end)
+  if(TK_PYTHON3)
+    tk_csv_golden(slices_bad STDERR tracecsv/slices_bad.err STATUS 1
+                  COMMAND sh -c "mkdir -p csv/slb && cd csv/slb && ${SL} && \"$2\" -c \"b = open('t.kev', 'rb').read()$<SEMICOLON> i = b.index(b'vsyn') + 13$<SEMICOLON> open('bad.kev', 'wb').write(b[:i] + b'x' * 7 + b[i + 7:])$<SEMICOLON> open('cut.kev', 'wb').write(b[:1500])\" && \"$1\" convert bad.kev bad.json && \"$1\" stats cut.kev > /dev/null"
+                          ${TC} ${TKC} ${TK_PYTHON3})
+  endif()
 endif()

@@ -145,6 +145,29 @@ static int copy_into(const char *path, struct tktool_output *out)
 	return tktool_output_commit(out) == 0 ? 0 : 1; /* says a write error itself */
 }
 
+/* Warnings of the VTune CSV data an export left out (what tracecsv export warns of; the
+ * statistics also report them), then the first malformed or unnamed event with where it is
+ * (what the library puts in err on success). */
+static void warn_csv(const char *in, const tk_export_stats *st, const char *err)
+{
+	const struct {
+		uint64_t n;
+		const char *what;
+	} w[] = {
+		{ st->csv_unmatched_ends, "VTune CSV interval ends without a begin (not exported)" },
+		{ st->csv_begun_twice, "VTune CSV intervals begun again while open (the first of each not exported)" },
+		{ st->csv_open_at_end, "VTune CSV intervals begin without an end (not exported)" },
+		{ st->csv_unnamed, "VTune CSV events name no name defined before them (not exported)" },
+		{ st->csv_malformed, "malformed VTune CSV events (not exported)" },
+	};
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		if (w[i].n != 0)
+			fprintf(stderr, "%s: warning: %s: %llu %s\n", tktool_name(), tktool_in_name(in),
+				(unsigned long long)w[i].n, w[i].what);
+	if (err[0] != '\0')
+		fprintf(stderr, "%s: warning: %s: %s\n", tktool_name(), tktool_in_name(in), err);
+}
+
 /* The SQLite export: the database is built in a private directory and copied to the output
  * (whole, through tk_outfile; "-" is standard output), which is opened first so that an
  * output that cannot be created is said before the export's work. Returns the exit status. */
@@ -178,7 +201,10 @@ static int run_sqlite(const char *in, const char *out_path, const char *pairs, c
 		tktool_error(st.events == 0 ? in : NULL, "%s", err[0] ? err : tk_strerror(rc));
 		status = 1;
 	} else {
+		if (rc == 0)
+			warn_csv(in, &st, err);
 		if (rc != 0) { /* damage midway: the database holds the events before it */
+			warn_csv(in, &st, "");
 			tktool_error(in, "%s (the output holds the %llu events before it)", err[0] ? err : tk_strerror(rc),
 				     (unsigned long long)st.events);
 			status = 1;
@@ -215,8 +241,10 @@ static int run_export(const char *in, const char *out_path, tk_export_format fmt
 	unsigned flags = fmt == TK_EXPORT_CHROME_JSON || fmt == TK_EXPORT_PERFETTO ? export_flags : 0; /* not stats */
 	int rc = tk_export_file_flags(in, stream, fmt, flags, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL,
 				      &st, err, sizeof(err));
-	if (rc == 0)
+	if (rc == 0) {
+		warn_csv(in, &st, err);
 		return tktool_output_commit(&out) == 0 ? 0 : 1;
+	}
 	if (rc == TK_EINVAL && st.events == 0) { /* a bad declaration: nothing was read */
 		tktool_output_abort(&out);
 		return tktool_usage_error("%s", err);
@@ -233,6 +261,7 @@ static int run_export(const char *in, const char *out_path, tk_export_format fmt
 		return 1;
 	}
 	/* damage midway: the events before it are exported, the document is complete */
+	warn_csv(in, &st, "");
 	tktool_error(in, "%s (the output holds the %llu events before it)", err[0] ? err : tk_strerror(rc),
 		     (unsigned long long)st.events);
 	tktool_output_commit(&out); /* says so itself if that fails too */
@@ -480,6 +509,10 @@ static int info_header(struct traceparser_state *st, void *ud, unsigned header, 
 	fflush(stdout);
 	if ((v = tk_traceparser_header_value(st, "TRACEKIT_USER_PAIRS", NULL)) != NULL)
 		tk_export_add_spec(r->x, v, 0); /* malformed items: the statistics go without them */
+	/* VTune CSV data, as tracekit stats reads it (tk_export_file() does the same) */
+	if (tk_traceparser_header_value(st, "TRACEKIT_CSV_CLOCK", NULL) != NULL ||
+	    tk_traceparser_header_value(st, "TRACEKIT_CSV_SOURCE_CLOCK", NULL) != NULL)
+		tk_export_csv_data(r->x, 1);
 	return 0;
 }
 

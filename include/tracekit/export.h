@@ -21,7 +21,9 @@
  * begin/end pairs (tk_export_add_pair()) become slices of the event's thread; an end that
  * matches a slice below the top of its thread's stack first closes the slices above it
  * ("closed by an outer end"), an end that matches nothing is dropped; both are counted
- * (tk_export_stats), so slices never cross.
+ * (tk_export_stats), so slices never cross. VTune CSV intervals and counters of a trace
+ * made by tracecsv import (user events 1000-1005) become slices on their own threads, on
+ * lanes that never overlap, and counter tracks (tk_export_csv_data(), docs/vtune-csv.md).
  *
  * Usage: tk_export_new(), optionally tk_export_add_pair() / tk_export_add_counter() /
  * tk_export_add_spec(), tk_export_event() for each decoded event, tk_export_finish(),
@@ -74,6 +76,14 @@ typedef struct tk_export_stats {
 	uint64_t too_many_threads; /* events of threads past TK_EXPORT_MAX_THREADS */
 	uint64_t threads;          /* distinct threads seen */
 	uint64_t first_ns, last_ns; /* time span of the exported events */
+	/* VTune CSV data (USER 1000-1005 of a trace made by tracecsv import, docs/vtune-csv.md):
+	 * its intervals are also counted in slices, its samples in counters */
+	uint64_t csv_intervals;      /* intervals exported */
+	uint64_t csv_unmatched_ends; /* ends without an open begin of that id and name: dropped */
+	uint64_t csv_begun_twice;    /* an id begun again while open: the first is dropped */
+	uint64_t csv_open_at_end;    /* begins without an end: dropped */
+	uint64_t csv_unnamed;        /* events naming a number no name event defined before: dropped */
+	uint64_t csv_malformed;      /* payload too short, name event without a name: dropped */
 } tk_export_stats;
 
 /*
@@ -108,6 +118,18 @@ TK_API int tk_export_add_counter(tk_export *x, unsigned code, const char *name);
 TK_API int tk_export_add_spec(tk_export *x, const char *spec, int counters);
 
 /*
+ * VTune CSV data (docs/vtune-csv.md, "Intervals and counters in a .kev trace"): with on 1,
+ * USER events 1000-1005 are read as tracecsv import writes them (names, task and frame
+ * begins and ends, counter samples) and become slices on the pid/tid they carry and
+ * counter tracks, unless one of these codes is declared as a pair or counter (the
+ * declaration wins). tk_export_file() turns it on by itself for a trace whose header has
+ * TRACEKIT_CSV_CLOCK or TRACEKIT_CSV_SOURCE_CLOCK (what tracecsv import writes); other
+ * programs may use those codes for anything, so it is off otherwise. Returns 0, TK_EINVAL
+ * (x NULL) or TK_ESTATE (events already exported).
+ */
+TK_API int tk_export_csv_data(tk_export *x, int on);
+
+/*
  * Exports one decoded event (tk_traceparser_decode() inside a traceparser callback).
  * Events of one thread must come in time order (as a .kev file holds them); threads may
  * interleave in any way. Returns 0, TK_ENOMEM, or TK_EIO when writing failed.
@@ -140,6 +162,8 @@ TK_API void tk_export_free(tk_export *x);
  */
 TK_API int tk_export_file(const char *in_path, FILE *stream, tk_export_format fmt, const char *pairs,
 			  const char *counters, tk_export_stats *stats, char *errmsg, size_t errmsg_cap);
+/* (On success errmsg holds "" or a warning: the first VTune CSV event left out as malformed
+ * or naming no name, "byte offset N: ..."; the stats' csv_* fields count them.) */
 
 /*
  * Symbols (tracekit/symbols.h): function entry/exit slices are named by the function when

@@ -22,8 +22,25 @@ typedef struct export_run {
 	int rc;            /* first error of the exporter: later events are skipped */
 	int light;         /* the format takes FUNC and USER events undecoded (tk__export_light()) */
 	int swap;          /* payload words need swapping */
+	struct traceparser_state *st;
+	/* where the event being exported is (export_where()): a slot of a run decoded here
+	 * (dec_slot >= 0), else the parser's current event */
+	int64_t dec_slot;
+	const uint32_t *scan_slots; /* the scan's slots and the index of the first (scan_slow()) */
+	uint64_t scan_first;
 	tk_kev_decoded dec; /* large: here rather than on the callback's stack */
 } export_run;
+
+/* The byte offset of the event being exported (messages of the VTune CSV data). */
+static int64_t export_where(void *ud)
+{
+	export_run *r = ud;
+
+	if (r->dec_slot >= 0)
+		return (int64_t)(r->st->events_offset + (uint64_t)r->dec_slot * 16);
+	const uint64_t *off = traceparser_get_info(r->st, TK_TRACEPARSER_INFO_OFFSET, NULL);
+	return off != NULL ? (int64_t)*off : -1;
+}
 
 static int on_event(struct traceparser_state *st, void *ud, unsigned header, unsigned time, unsigned *buf,
 		    unsigned len)
@@ -57,7 +74,8 @@ static int on_event(struct traceparser_state *st, void *ud, unsigned header, uns
  * each instance, so that the native one has no byte swaps.
  */
 static inline __attribute__((always_inline)) void run_light(struct traceparser_state *st, export_run *r,
-								 const uint32_t *s, size_t n, const int conv)
+								 const uint32_t *s, size_t n, uint64_t first_slot,
+								 const int conv)
 {
 	const int clk_is_ns = tk__tp_clk_is_ns(st);
 	tk__light_ev ev[256];
@@ -110,7 +128,9 @@ static inline __attribute__((always_inline)) void run_light(struct traceparser_s
 			r->dec.tid = e->owner_known ? e->tid : 0;
 			if (e->owner_known)
 				r->dec.flags |= TK_KEV_DEC_OWNER_KNOWN;
+			r->dec_slot = (int64_t)(first_slot + i + j + taken);
 			r->rc = tk_export_event(r->x, &r->dec);
+			r->dec_slot = -1;
 		}
 		i += m;
 	}
@@ -122,7 +142,7 @@ static inline __attribute__((always_inline)) void run_light(struct traceparser_s
  * bits; a slot the format sends back is decoded as run_light() decodes it.
  */
 static __attribute__((noinline)) void run_slots(struct traceparser_state *st, export_run *r, const uint32_t *s,
-						  size_t n)
+						  size_t n, uint64_t first_slot)
 {
 	size_t i = 0, taken;
 
@@ -149,7 +169,9 @@ static __attribute__((noinline)) void run_slots(struct traceparser_state *st, ex
 		r->dec.tid = seg.known ? seg.tid : 0;
 		if (seg.known)
 			r->dec.flags |= TK_KEV_DEC_OWNER_KNOWN;
+		r->dec_slot = (int64_t)(first_slot + (size_t)(slot - s) / 4);
 		r->rc = tk_export_event(r->x, &r->dec);
+		r->dec_slot = -1;
 	}
 }
 
@@ -157,11 +179,12 @@ static __attribute__((noinline)) void run_slots(struct traceparser_state *st, ex
 static int scan_slow(void *ud, struct traceparser_state *st, const uint32_t *slot)
 {
 	export_run *r = ud;
+	uint64_t first = r->scan_first + (uint64_t)(slot - r->scan_slots) / 4;
 
 	if (r->swap)
-		run_light(st, r, slot, 1, 1);
+		run_light(st, r, slot, 1, first, 1);
 	else
-		run_light(st, r, slot, 1, 0);
+		run_light(st, r, slot, 1, first, 0);
 	return r->rc;
 }
 
@@ -171,9 +194,10 @@ static size_t on_scan(struct traceparser_state *st, void *ud, const uint32_t *sl
 {
 	export_run *r = ud;
 
-	(void)first_slot;
 	if (r->rc != 0)
 		return 0;
+	r->scan_slots = slots;
+	r->scan_first = first_slot;
 	return r->x->fmt->scan(r->x, st, slots, n, r->swap, scan_slow, r);
 }
 
@@ -181,13 +205,12 @@ static int on_run(struct traceparser_state *st, void *ud, const uint32_t *slots,
 {
 	export_run *r = ud;
 
-	(void)first_slot;
 	if (r->x->fmt->slot_run != NULL && !r->swap && tk__tp_clk_is_ns(st))
-		run_slots(st, r, slots, n);
+		run_slots(st, r, slots, n, first_slot);
 	else if (r->swap)
-		run_light(st, r, slots, n, 1);
+		run_light(st, r, slots, n, first_slot, 1);
 	else
-		run_light(st, r, slots, n, 0);
+		run_light(st, r, slots, n, first_slot, 0);
 	return 0;
 }
 
@@ -213,6 +236,11 @@ static int on_header(struct traceparser_state *st, void *ud, unsigned header, un
 		r->rc = tk__export_add_spec(r->x, v, 0, 1);
 	if (r->rc == 0 && (v = tk_traceparser_header_value(st, "TRACEKIT_USER_COUNTERS", NULL)) != NULL)
 		r->rc = tk__export_add_spec(r->x, v, 1, 1);
+	/* VTune CSV data (docs/vtune-csv.md): a trace tracecsv import wrote or merged into says so
+	 * in its header; USER 1000-1005 declared otherwise keep that meaning */
+	if (tk_traceparser_header_value(st, "TRACEKIT_CSV_CLOCK", NULL) != NULL ||
+	    tk_traceparser_header_value(st, "TRACEKIT_CSV_SOURCE_CLOCK", NULL) != NULL)
+		r->x->csv_on = tk__export_csv_codes_free(r->x);
 	return 0;
 }
 
@@ -230,6 +258,9 @@ int tk__export_run_file(tk_export *x, const char *in_path, const char *pairs, co
 		return TK_ENOMEM;
 	}
 	r->x = x;
+	r->dec_slot = -1;
+	x->where = export_where;
+	x->where_ud = r;
 	/* the declarations are checked before any input is read (added for real in on_header) */
 	r->pairs = pairs;
 	r->counters = counters;
@@ -248,6 +279,7 @@ int tk__export_run_file(tk_export *x, const char *in_path, const char *pairs, co
 		free(r);
 		return TK_ENOMEM;
 	}
+	r->st = st;
 	for (unsigned cls = 0; cls < 32; cls++)
 		tk_traceparser_cs_internal(st, r, on_event, cls, cls == 0 ? 1 : 0, 1023);
 	/* the events the light path takes, in runs (they also reach on_event outside runs) */
@@ -266,6 +298,7 @@ int tk__export_run_file(tk_export *x, const char *in_path, const char *pairs, co
 		const char *msg = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL);
 		snprintf(errmsg, errmsg_cap, "%s", msg != NULL && *msg ? msg : strerror(parse_errno));
 	}
+	x->where = NULL; /* the parser is gone */
 	traceparser_destroy(&st);
 
 	/* the document is completed even after damage: what was read stays viewable */
@@ -280,6 +313,8 @@ int tk__export_run_file(tk_export *x, const char *in_path, const char *pairs, co
 		rc = tk_error_from_errno(parse_errno);
 		if (rc == 0 || rc == TK_EINVAL)
 			rc = TK_ECORRUPT;
+	} else if (errmsg != NULL && errmsg_cap > 0) { /* done: a warning, if any */
+		snprintf(errmsg, errmsg_cap, "%s", r->x->csv_warning);
 	}
 	if (stats != NULL)
 		*stats = *tk_export_get_stats(r->x);

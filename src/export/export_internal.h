@@ -64,6 +64,53 @@ static inline int tk__export_kercall_entry(const tk_kev_decoded *d)
 	return d->code < _TRACE_MAX_KER_CALL_NUM;
 }
 
+/*
+ * VTune CSV data in a .kev (docs/vtune-csv.md, "Intervals and counters in a .kev trace"):
+ * USER events 1000-1005 that tracecsv import writes, paired by the model
+ * (export_vtune.c) when the trace says it holds them (tk__export_csv_wanted()). A format
+ * gets each interval whole at its end (begins without an end are dropped, as tracecsv
+ * export drops them) and each counter sample.
+ */
+#define TK__CSV_FIRST_CODE 1000u /* task begin; 1001 task end, 1002/1003 frame, 1004 counter, 1005 name */
+#define TK__CSV_N_CODES 6u
+
+enum tk__interval_kind { TK__IV_TASK, TK__IV_FRAME };
+
+/* A name of the trace's name events: shared by the intervals open under it (refs). */
+typedef struct tk__csv_name {
+	uint32_t refs;
+	uint32_t len; /* bytes, NUL excluded */
+	int utf8;     /* valid UTF-8 */
+	char s[];     /* NUL-terminated */
+} tk__csv_name;
+
+typedef struct tk__interval {
+	uint8_t kind;      /* tk__interval_kind */
+	uint8_t has_pid;   /* the pid is given (flag bit 0); else pid is 0 */
+	uint8_t has_tid;   /* tasks: the tid is given (flag bit 1); else tid is 0 (frames: always 0) */
+	int32_t pid, tid;
+	uint32_t id;       /* the trace's id of the interval */
+	uint32_t lane;     /* the lowest lane of its track free at its begin: intervals of one
+			    * (track, lane) never overlap */
+	uint64_t track;    /* the track: (task, pid, tid) or (frame, pid or none), numbered from 0
+			    * in order of first use */
+	uint64_t begin_ns, end_ns;
+	const tk__csv_name *name;
+} tk__interval;
+
+typedef struct tk__csv_sample {
+	uint64_t track;    /* the counter: (pid or none, name, .INST or not), numbered from 0 */
+	int is_new;        /* the first sample of its track */
+	uint8_t has_pid, inst, is_double;
+	int32_t pid, tid;  /* pid 0 when not given */
+	uint64_t ns;
+	int64_t i;         /* !is_double */
+	double d;          /* is_double */
+	const tk__csv_name *name;
+} tk__csv_sample;
+
+struct tk__csv_model;
+
 struct tk__format;
 struct tk__light_ev;
 struct tk__slot_seg;
@@ -101,6 +148,15 @@ struct tk_export {
 
 	struct tk_symbols *symbols; /* function slice names (export_symbols.c); NULL: addresses */
 	int owns_symbols;           /* made by tk__export_use_symbols(): freed with x */
+
+	/* VTune CSV data (export_vtune.c): on when csv_on, before the first event */
+	int csv_on;
+	struct tk__csv_model *csv;
+	char csv_warning[256]; /* the first malformed or unnamed event, with where it is; "" if none */
+	/* the byte offset of the event being exported, for messages (tk_export_file() sets it;
+	 * NULL: not known) */
+	int64_t (*where)(void *where_ud);
+	void *where_ud;
 };
 
 /* What a format implements. Every function returns 0 or a TK_E* code. */
@@ -144,6 +200,9 @@ typedef struct tk__format {
 	 * 0 or the export's error (the scan then stops after that slot). 0: none taken. */
 	size_t (*scan)(tk_export *x, struct traceparser_state *st, const uint32_t *slots, size_t n, int conv,
 		       int (*slow)(void *slow_ud, struct traceparser_state *st, const uint32_t *slot), void *slow_ud);
+	/* VTune CSV data (x->csv_on): an interval at its end, a counter sample. */
+	int (*interval)(tk_export *x, const tk__interval *iv);
+	int (*csv_sample)(tk_export *x, const tk__csv_sample *c);
 } tk__format;
 
 extern const tk__format tk__export_json;
@@ -360,6 +419,17 @@ const char *tk__export_func_name(tk_export *x, const tk_kev_decoded *d, uint64_t
 /* The same for an event known by its owner's pid and time (the light path). */
 const char *tk__export_func_name_at(tk_export *x, int32_t pid, uint64_t ns, uint64_t addr);
 void tk__export_free_symbols(tk_export *x);
+
+/* ---- VTune CSV data (export_vtune.c) ------------------------------------------------------ */
+
+/* 1 when the codes are free for the convention: none of USER 1000-1005 declared as a pair
+ * or counter (declarations win). */
+int tk__export_csv_codes_free(const tk_export *x);
+/* A USER 1000-1005 event of a trace with x->csv_on: paired, counted, handed to the format. */
+int tk__export_csv_event(tk_export *x, const tk_kev_decoded *d);
+/* At the end: intervals still open are dropped (counted). */
+void tk__export_csv_finish(tk_export *x);
+void tk__export_csv_free(tk_export *x);
 
 /* Sets the error message (printf-like) and returns err. */
 int tk__export_error(tk_export *x, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -672,6 +672,83 @@ static int json_counter(tk_export *x, const tk__thread *t, const tk__counter *c,
 	return x->failed ? TK_EIO : 0;
 }
 
+/* A VTune CSV interval: a pair of nestable async events ("b", "e") written at its end, with
+ * the id of its lane on its track (a thread's tasks, a process's frames): intervals of one
+ * lane never overlap, so tasks that overlap without nesting show each in a row of their
+ * own, and viewers never see events of one id cross. */
+static int json_interval(tk_export *x, const tk__interval *iv)
+{
+	json_state *js = x->fmt_state;
+	uint64_t id = iv->track << 20 | iv->lane;
+
+	for (int e = 0; e < 2; e++) {
+		if (sep(x) != 0 || tk__out_room(x, 64) != 0)
+			return TK_EIO;
+		TK__OUT_LIT(x, "{\"name\":");
+		out_string(x, iv->name->s, iv->name->len, iv->name->utf8);
+		if (tk__out_room(x, 200) != 0)
+			return TK_EIO;
+		char *p = x->out + x->out_len;
+		if (iv->kind == TK__IV_TASK)
+			PUT_LIT(p, ",\"cat\":\"task\",\"ph\":\"");
+		else
+			PUT_LIT(p, ",\"cat\":\"frame\",\"ph\":\"");
+		*p++ = e == 0 ? 'b' : 'e';
+		PUT_LIT(p, "\",\"id\":\"");
+		p = tk__fmt_hex(p, id);
+		PUT_LIT(p, "\",\"ts\":");
+		p = put_us(p, e == 0 ? iv->begin_ns : iv->end_ns);
+		p = put_pid_tid(js, p, iv->pid, iv->tid);
+		if (e == 0) {
+			PUT_LIT(p, ",\"args\":{\"id\":");
+			p = tk__fmt_u64(p, iv->id);
+			*p++ = '}';
+		}
+		*p++ = '}';
+		x->out_len = (size_t)(p - x->out);
+	}
+	return x->failed ? TK_EIO : 0;
+}
+
+/* A double as the shortest text that reads back the same (JSON has no NaN or infinity:
+ * null then). */
+static void out_double(tk_export *x, double v)
+{
+	char buf[40];
+	if (v != v || v - v != 0) {
+		TK__OUT_LIT(x, "null");
+		return;
+	}
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	tk__out_mem(x, buf, strlen(buf));
+}
+
+/* A VTune CSV counter sample: a counter ("C") of its process (pid 0 when none is given). */
+static int json_csv_sample(tk_export *x, const tk__csv_sample *c)
+{
+	if (sep(x) != 0 || tk__out_room(x, 64) != 0)
+		return TK_EIO;
+	TK__OUT_LIT(x, "{\"name\":");
+	out_string(x, c->name->s, c->name->len, c->name->utf8);
+	if (tk__out_room(x, 128) != 0)
+		return TK_EIO;
+	TK__OUT_LIT(x, ",\"ph\":\"C\",\"ts\":");
+	out_us(x, c->ns);
+	TK__OUT_LIT(x, ",\"pid\":");
+	tk__out_i64(x, c->pid);
+	TK__OUT_LIT(x, ",\"args\":{\"value\":");
+	if (c->is_double)
+		out_double(x, c->d);
+	else
+		tk__out_i64(x, c->i);
+	TK__OUT_LIT(x, "}}");
+	return x->failed ? TK_EIO : 0;
+}
+
 static void out_stat(tk_export *x, const char *name, uint64_t v, int first)
 {
 	if (tk__out_room(x, 64) != 0)
@@ -703,6 +780,14 @@ static int json_finish(tk_export *x)
 	out_stat(x, "unknown_owner", st->unknown_owner, 0);
 	out_stat(x, "too_many_threads", st->too_many_threads, 0);
 	out_stat(x, "threads", st->threads, 0);
+	if (x->csv_on) { /* only then: the exports of other traces stay as they were */
+		out_stat(x, "csv_intervals", st->csv_intervals, 0);
+		out_stat(x, "csv_unmatched_ends", st->csv_unmatched_ends, 0);
+		out_stat(x, "csv_begun_twice", st->csv_begun_twice, 0);
+		out_stat(x, "csv_open_at_end", st->csv_open_at_end, 0);
+		out_stat(x, "csv_unnamed", st->csv_unnamed, 0);
+		out_stat(x, "csv_malformed", st->csv_malformed, 0);
+	}
 	if (tk__out_room(x, 8) == 0)
 		TK__OUT_LIT(x, "}}}\n");
 	return x->failed ? TK_EIO : 0;
@@ -744,4 +829,6 @@ const tk__format tk__export_json = {
 	.finish = json_finish,
 	.free = json_free,
 	.light_event = json_light_event,
+	.interval = json_interval,
+	.csv_sample = json_csv_sample,
 };

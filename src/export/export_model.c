@@ -87,6 +87,7 @@ void tk_export_free(tk_export *x)
 	if (x->fmt->free != NULL)
 		x->fmt->free(x);
 	tk__export_free_symbols(x);
+	tk__export_csv_free(x);
 	for (size_t i = 0; i < x->threads_cap; i++)
 		free(x->threads[i].stack);
 	free(x->threads);
@@ -163,6 +164,16 @@ int tk_export_add_counter(tk_export *x, unsigned code, const char *name)
 	ct->code = code;
 	copy_name(ct->name, sizeof(ct->name), name, "USER", code);
 	x->counter_of[code] = (uint16_t)x->n_counters;
+	return 0;
+}
+
+int tk_export_csv_data(tk_export *x, int on)
+{
+	if (x == NULL)
+		return TK_EINVAL;
+	if (x->started)
+		return tk__export_error(x, TK_ESTATE, "the VTune CSV data must be asked for before the first event");
+	x->csv_on = on != 0;
 	return 0;
 }
 
@@ -471,6 +482,9 @@ int tk_export_event(tk_export *x, const tk_kev_decoded *d)
 		return TK_EIO;
 	if (!x->started) {
 		x->started = 1;
+		/* the declarations are final now: USER 1000-1005 declared keep that meaning */
+		if (x->csv_on && !tk__export_csv_codes_free(x))
+			x->csv_on = 0;
 		if ((rc = x->fmt->start(x)) != 0)
 			return rc;
 	}
@@ -491,6 +505,9 @@ int tk_export_event(tk_export *x, const tk_kev_decoded *d)
 		return name_event(x, d, 0);
 	if (d->cls == 4 && d->code == _TRACE_PR_TH_NAME_T)
 		return name_event(x, d, 1);
+	/* VTune CSV data: its own pid/tid, whoever wrote it (export_vtune.c) */
+	if (d->cls == 6 && d->code - TK__CSV_FIRST_CODE < TK__CSV_N_CODES && x->csv_on)
+		return tk__export_csv_event(x, d);
 	if (!(d->flags & TK_KEV_DEC_OWNER_KNOWN)) {
 		x->stats.unknown_owner++;
 		return instant(x, NULL, 0, 0, d);
@@ -552,6 +569,8 @@ static inline __attribute__((always_inline)) int model_light_run(tk_export *x, c
 		if (cls == 5 ? code - _NTO_TRACE_SYS_FUNC_ENTER > 1u : cls != 6)
 			break;
 		if (!e->owner_known) /* an instant with every field: decoded */
+			break;
+		if (cls == 6 && code - TK__CSV_FIRST_CODE < TK__CSV_N_CODES && x->csv_on) /* VTune CSV data: decoded */
 			break;
 		if (t == NULL || t->pid != e->pid || t->tid != e->tid) {
 			size_t n_before = x->n_threads;
@@ -667,6 +686,7 @@ int tk_export_finish(tk_export *x)
 		x->stats.open_at_end += t->overflow;
 		t->overflow = 0;
 	}
+	tk__export_csv_finish(x);
 	if ((rc = x->fmt->finish(x)) != 0)
 		return rc;
 	if (x->stream == NULL)

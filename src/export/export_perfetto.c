@@ -10,7 +10,7 @@
  *   TrackDescriptor  uuid 1, name 2, process 3, thread 4, parent_uuid 5, counter 8
  *   ProcessDescriptor pid 1, process_name 6;  ThreadDescriptor pid 1, tid 2, thread_name 5
  *   TrackEvent    category_iids 3, debug_annotations 4, type 9, name_iid 10, track_uuid 11,
- *                 categories 22, name 23, counter_value 30
+ *                 categories 22, name 23, counter_value 30, double_counter_value 44
  *   DebugAnnotation  name_iid 1, uint_value 3, int_value 4, string_value 6,
  *                 pointer_value 7, name 10
  *   InternedData  event_categories 1, event_names 2, debug_annotation_names 3
@@ -1718,6 +1718,134 @@ static int pf_counter(tk_export *x, const tk__thread *t, const tk__counter *c, u
 	return packet_close(x, p, pkt);
 }
 
+/* ---- VTune CSV data (tk__format.interval, csv_sample) ----------------------------------------- */
+
+/* Tracks of VTune CSV intervals (a lane of a thread's tasks or of frames) and counters. */
+static uint64_t uuid_interval(const tk__interval *iv)
+{
+	return 0x1000000000000000ull | (iv->track & 0xffffffffffull) << 20 | (iv->lane & 0xfffffu);
+}
+static uint64_t uuid_csv_counter(uint64_t track)
+{
+	return 0x0800000000000000ull | (track & 0x07ffffffffffffffull);
+}
+
+/* An interval's track, described at its first use: a child of its thread's track (tasks),
+ * of its process's (frames with a pid) or of none, named "tasks" or "frames" (Perfetto
+ * shows the lanes of one parent and name as one track). */
+static int describe_interval_track(tk_export *x, const tk__interval *iv, uint64_t uuid)
+{
+	pf_state *ps = x->fmt_state;
+	int rc, seen = uuid_add(&ps->tracks, uuid);
+	uint64_t parent = 0;
+
+	if (seen < 0)
+		return tk__export_error(x, seen, "out of memory");
+	if (seen)
+		return 0;
+	if (iv->kind == TK__IV_TASK) {
+		if ((rc = describe_thread(x, iv->pid, iv->tid, NULL, 0, 1)) != 0)
+			return rc;
+		parent = uuid_thread(iv->pid, iv->tid);
+	} else if (iv->has_pid) {
+		if ((rc = describe_process(x, iv->pid, NULL, 0, 1)) != 0)
+			return rc;
+		parent = uuid_process(iv->pid);
+	}
+	unsigned char *p = packet_room(x, 64), *pkt;
+	if (p == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = packet_open(p, &pkt, 0);
+	unsigned char *td = w_begin(&p, 60);
+	p = w_uint(p, 1, uuid);
+	p = w_cstr(p, 2, iv->kind == TK__IV_TASK ? "tasks" : "frames");
+	if (parent != 0)
+		p = w_uint(p, 5, parent);
+	p = w_end(p, td);
+	return packet_close(x, p, pkt);
+}
+
+/* A VTune CSV interval, whole at its end: SLICE_BEGIN (name, category "task" or "frame",
+ * annotation "id") and SLICE_END on its lane's track. The begin is written after events
+ * of later times (trace processor sorts the packets). */
+static int pf_interval(tk_export *x, const tk__interval *iv)
+{
+	pf_state *ps = x->fmt_state;
+	uint64_t uuid = uuid_interval(iv);
+	const char *cat = iv->kind == TK__IV_TASK ? "task" : "frame";
+	int rc;
+
+	if ((rc = describe_interval_track(x, iv, uuid)) != 0)
+		return rc;
+	uint32_t name_iid = use_name(ps, &ps->names, 2, iv->name->s, iv->name->len);
+	uint32_t cat_iid = static_name(ps, &ps->cats, 1, cat);
+	uint32_t id_iid = static_name(ps, &ps->args, 3, "id");
+	unsigned char *p = packet_room(x, 160 + 2 * (size_t)iv->name->len + fresh_room(ps)), *pkt, *te;
+	if (p == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = packet_open(p, &pkt, SEQ_NEEDS_INCREMENTAL_STATE);
+	p = track_event_open(ps, p, &te, iv->begin_ns, uuid, TYPE_SLICE_BEGIN, name_iid, iv->name->s, iv->name->len,
+			     cat_iid, cat);
+	p = put_num(p, id_iid, "id", 3, iv->id);
+	p = w_end(p, te);
+	if ((rc = packet_close(x, p, pkt)) != 0)
+		return rc;
+	if ((p = packet_room(x, 64)) == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = packet_open(p, &pkt, SEQ_NEEDS_INCREMENTAL_STATE);
+	p = track_event_open(ps, p, &te, iv->end_ns, uuid, TYPE_SLICE_END, 0, NULL, 0, 0, NULL);
+	p = w_end(p, te);
+	return packet_close(x, p, pkt);
+}
+
+/* A VTune CSV counter sample on its counter's track (a child of its process's, or of none):
+ * counter_value 30 for integers, double_counter_value 44 for doubles. */
+static int pf_csv_sample(tk_export *x, const tk__csv_sample *c)
+{
+	pf_state *ps = x->fmt_state;
+	uint64_t uuid = uuid_csv_counter(c->track);
+	int seen = uuid_add(&ps->tracks, uuid), rc;
+	unsigned char *p, *pkt;
+
+	if (seen < 0)
+		return tk__export_error(x, seen, "out of memory");
+	if (!seen) {
+		if (c->has_pid && (rc = describe_process(x, c->pid, NULL, 0, 1)) != 0)
+			return rc;
+		if ((p = packet_room(x, 64 + 2 * (size_t)c->name->len)) == NULL)
+			return x->failed ? TK_EIO : TK_ENOMEM;
+		p = packet_open(p, &pkt, 0);
+		unsigned char *td = w_begin(&p, 60);
+		p = w_uint(p, 1, uuid);
+		p = w_text(p, 2, c->name->s, c->name->len, c->name->utf8);
+		if (c->has_pid)
+			p = w_uint(p, 5, uuid_process(c->pid));
+		unsigned char *cd = w_begin(&p, 8);
+		p = w_end(p, cd);
+		p = w_end(p, td);
+		if ((rc = packet_close(x, p, pkt)) != 0)
+			return rc;
+	}
+	if ((p = packet_room(x, 64)) == NULL)
+		return x->failed ? TK_EIO : TK_ENOMEM;
+	p = packet_open(p, &pkt, 0);
+	p = w_uint(p, 8, c->ns);
+	unsigned char *te = w_begin(&p, 11);
+	p = w_uint(p, 9, TYPE_COUNTER);
+	p = w_uint(p, 11, uuid);
+	if (c->is_double) {
+		uint64_t bits;
+		memcpy(&bits, &c->d, sizeof(bits));
+		p = w_varint(p, TAG(44, 1)); /* fixed64, little-endian */
+		for (int i = 0; i < 8; i++)
+			*p++ = (unsigned char)(bits >> (8 * i));
+	} else {
+		p = w_int(p, 30, c->i);
+	}
+	p = w_end(p, te);
+	return packet_close(x, p, pkt);
+}
+
 /* ---- the fused run (tk__format.light_run) ------------------------------------------------- */
 
 /*
@@ -2072,6 +2200,8 @@ static void pf_scan_prepare(const tk_export *x, pf_state *ps, const struct trace
 		unsigned cls = key >> 10, code = key & 1023u, op = SCAN_MODEL;
 		if (!tk__tp_batched(st, key))
 			op = 0;
+		else if (cls == 6 && code - TK__CSV_FIRST_CODE < TK__CSV_N_CODES && x->csv_on)
+			op = SCAN_MODEL; /* VTune CSV data: the model's (export_vtune.c) */
 		else if (cls == 5)
 			op = code == _NTO_TRACE_SYS_FUNC_ENTER  ? SCAN_ENTER
 			     : code == _NTO_TRACE_SYS_FUNC_EXIT ? SCAN_EXIT
@@ -2430,6 +2560,8 @@ const tk__format tk__export_perfetto = {
 	.light_run = pf_light_run,
 	.slot_run = pf_slot_run,
 	.scan = pf_scan,
+	.interval = pf_interval,
+	.csv_sample = pf_csv_sample,
 };
 
 /* TK__EXPORT_MODEL_RUNS: the same format on the model's light path, to compare the two. */
@@ -2446,4 +2578,6 @@ const tk__format tk__export_perfetto_model = {
 	.finish = pf_finish,
 	.free = pf_free,
 	.light_event = pf_light_event,
+	.interval = pf_interval,
+	.csv_sample = pf_csv_sample,
 };

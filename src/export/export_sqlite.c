@@ -172,21 +172,31 @@ static const char indexes[] = "CREATE INDEX events_thread ON event_rows(pid, tid
 			      "CREATE INDEX thread_states_thread ON state_rows(pid, tid, ts);"
 			      "CREATE INDEX counters_name ON counter_rows(pid, name, ts);";
 
-static const char views[] =
-	"CREATE VIEW events AS SELECT e.id AS id, e.ts AS ts, e.cpu AS cpu, e.pid AS pid, e.tid AS tid,"
-	" k.class AS class, k.event AS event, k.number AS number,"
-	" coalesce(e.args, printf(k.args_format, e.v0, e.v1, e.v2, e.v3, e.v4, e.v5)) AS args"
+/* The views; the slices' categories and args of VTune CSV intervals (3 TASK, 4 FRAME) only
+ * in a database that has them (the others' are as they were). */
+#define VIEW_EVENTS \
+	"CREATE VIEW events AS SELECT e.id AS id, e.ts AS ts, e.cpu AS cpu, e.pid AS pid, e.tid AS tid," \
+	" k.class AS class, k.event AS event, k.number AS number," \
+	" coalesce(e.args, printf(k.args_format, e.v0, e.v1, e.v2, e.v3, e.v4, e.v5)) AS args" \
 	" FROM event_rows e JOIN event_kinds k ON k.id = e.kind;"
-	"CREATE VIEW slices AS SELECT s.id AS id, s.ts AS ts, s.dur AS dur, s.pid AS pid, s.tid AS tid,"
-	" s.depth AS depth, CASE s.category WHEN 0 THEN 'SYSTEM' WHEN 1 THEN 'USER' ELSE 'KERCALL' END AS category,"
-	" n.name AS name,"
-	" CASE s.category WHEN 0 THEN printf('{\"thisfn\":\"0x%x\",\"call_site\":\"0x%x\"}', s.a0, s.a1)"
-	" WHEN 1 THEN printf('{\"d0\":\"0x%x\",\"d1\":\"0x%x\"}', s.a0, s.a1)"
-	" ELSE printf('{\"number\":%u,\"cpu\":%u}', s.a0, s.a1) END AS args,"
-	" CASE s.closed WHEN 1 THEN 'by an outer end' WHEN 2 THEN 'at the end of the trace' END AS closed"
+#define VIEW_SLICES(more_categories, more_args) \
+	"CREATE VIEW slices AS SELECT s.id AS id, s.ts AS ts, s.dur AS dur, s.pid AS pid, s.tid AS tid," \
+	" s.depth AS depth, CASE s.category WHEN 0 THEN 'SYSTEM' WHEN 1 THEN 'USER'" more_categories \
+	" ELSE 'KERCALL' END AS category," \
+	" n.name AS name," \
+	" CASE s.category WHEN 0 THEN printf('{\"thisfn\":\"0x%x\",\"call_site\":\"0x%x\"}', s.a0, s.a1)" \
+	" WHEN 1 THEN printf('{\"d0\":\"0x%x\",\"d1\":\"0x%x\"}', s.a0, s.a1)" more_args \
+	" ELSE printf('{\"number\":%u,\"cpu\":%u}', s.a0, s.a1) END AS args," \
+	" CASE s.closed WHEN 1 THEN 'by an outer end' WHEN 2 THEN 'at the end of the trace' END AS closed" \
 	" FROM slice_rows s JOIN names n ON n.id = s.name;"
-	"CREATE VIEW counters AS SELECT c.pid AS pid, n.name AS name, c.ts AS ts, c.value AS value"
-	" FROM counter_rows c JOIN names n ON n.id = c.name;";
+#define VIEW_COUNTERS \
+	"CREATE VIEW counters AS SELECT c.pid AS pid, n.name AS name, c.ts AS ts, c.value AS value" \
+	" FROM counter_rows c JOIN names n ON n.id = c.name;"
+
+static const char views[] = VIEW_EVENTS VIEW_SLICES("", "") VIEW_COUNTERS;
+static const char views_csv[] = VIEW_EVENTS VIEW_SLICES(" WHEN 3 THEN 'TASK' WHEN 4 THEN 'FRAME'",
+							" WHEN 3 THEN printf('{\"id\":%u}', s.a0)"
+							" WHEN 4 THEN printf('{\"id\":%u}', s.a0)") VIEW_COUNTERS;
 
 /* An error of SQLite's as the export's, with the system's reason for a failed write: SQLite
  * reports a full disk as SQLITE_FULL without errno, EFBIG or EDQUOT as an I/O error, whose
@@ -847,6 +857,53 @@ static int sq_counter(tk_export *x, const tk__thread *t, const tk__counter *c, u
 	return sq_step(x, sq, Q_COUNTER);
 }
 
+/* A VTune CSV interval: a row of slice_rows on its thread (tasks; pid and tid 0 where not
+ * given), or of its process with tid 0 (frames), category 3 (TASK) or 4 (FRAME), depth its
+ * lane, a0 its id. */
+static int sq_interval(tk_export *x, const tk__interval *iv)
+{
+	sq_state *sq = x->fmt_state;
+	int rc;
+
+	if (iv->kind == TK__IV_TASK && (rc = sq_known(x, sq, iv->pid, iv->tid)) != 0)
+		return rc;
+	if (iv->kind == TK__IV_FRAME && iv->has_pid && sq_process_get(sq, iv->pid) == NULL)
+		return tk__export_error(x, TK_ENOMEM, "out of memory");
+	uint32_t id = name_id(sq, iv->name->s, iv->name->len);
+	if (id == 0)
+		return tk__export_error(x, TK_ENOMEM, "out of memory");
+	sqlite3_int64 *v = batch_row(&sq->sl);
+	v[0] = (sqlite3_int64)iv->begin_ns;
+	v[1] = (sqlite3_int64)(iv->end_ns - iv->begin_ns);
+	v[2] = iv->pid;
+	v[3] = iv->tid;
+	v[4] = iv->lane;
+	v[5] = iv->kind == TK__IV_TASK ? 3 : 4;
+	v[6] = id;
+	v[7] = iv->id;
+	v[8] = 0;
+	sq->sl.null[sq->sl.n] = 1u << 9;
+	return batch_add(x, sq, &sq->sl);
+}
+
+/* A VTune CSV counter sample: a row of counter_rows (pid 0 where not given), a double as REAL. */
+static int sq_csv_sample(tk_export *x, const tk__csv_sample *c)
+{
+	sq_state *sq = x->fmt_state;
+	sqlite3_stmt *s = sq->q[Q_COUNTER];
+	uint32_t id = name_id(sq, c->name->s, c->name->len);
+	if (id == 0)
+		return tk__export_error(x, TK_ENOMEM, "out of memory");
+	sqlite3_bind_int(s, 1, c->pid);
+	sqlite3_bind_int(s, 2, (int)id);
+	sqlite3_bind_int64(s, 3, (sqlite3_int64)c->ns);
+	if (c->is_double)
+		sqlite3_bind_double(s, 4, c->d);
+	else
+		sqlite3_bind_int64(s, 4, c->i);
+	return sq_step(x, sq, Q_COUNTER);
+}
+
 /* ---- the end: the small tables, the views, the indexes ------------------------------------- */
 
 static int step(sqlite3_stmt *s)
@@ -942,7 +999,7 @@ static int sq_finish(tk_export *x)
 		 " ts, dur, cpu FROM state_rows",
 		 STATE_RUNNING, STATE_READY);
 	if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK ||
-	    sqlite3_exec(db, views, NULL, NULL, &err) != SQLITE_OK ||
+	    sqlite3_exec(db, x->csv_on ? views_csv : views, NULL, NULL, &err) != SQLITE_OK ||
 	    sqlite3_exec(db, indexes, NULL, NULL, &err) != SQLITE_OK ||
 	    (!sq->events_in_order &&
 	     sqlite3_exec(db, "CREATE INDEX events_ts ON event_rows(ts)", NULL, NULL, &err) != SQLITE_OK) ||
@@ -1015,6 +1072,8 @@ const tk__format tk__export_sqlite = {
 	.thread_new = sq_thread_new,
 	.finish = sq_finish,
 	.free = sq_free,
+	.interval = sq_interval,
+	.csv_sample = sq_csv_sample,
 };
 
 int tk_export_sqlite(const char *in_path, const char *db_path, const char *pairs, const char *counters,

@@ -82,6 +82,17 @@ typedef struct st_state {
 	st_process *procs;
 	size_t n_procs, procs_cap;
 	st_interval pairs[TK_EXPORT_MAX_PAIRS];
+	/* VTune CSV intervals by kind and name, in order of their first end (csv_idx: open
+	 * addressing, index + 1) */
+	struct st_csv_iv {
+		uint8_t kind;
+		uint64_t hash;
+		char *name;
+		st_interval iv;
+	} *csv_ivs;
+	size_t n_csv_ivs, cap_csv_ivs;
+	uint32_t *csv_idx;
+	size_t csv_idx_cap;
 	st_interval kercalls[TK__MAX_KERCALLS]; /* by number */
 	char kercall_names[TK__MAX_KERCALLS][32];
 	struct { int32_t pid, tid; int valid; } running_on[64]; /* by CPU */
@@ -411,6 +422,8 @@ static unsigned scan_kind(const tk_export *x, const st_state *ss, const struct t
 		return 0;
 	if (cls == 5)
 		return code == _NTO_TRACE_SYS_FUNC_ENTER ? SCAN_ENTER : code == _NTO_TRACE_SYS_FUNC_EXIT ? SCAN_EXIT : 0;
+	if (code - TK__CSV_FIRST_CODE < TK__CSV_N_CODES && x->csv_on)
+		return 0; /* VTune CSV data: decoded, the model's way */
 	if (x->pair_begin[code] != 0)
 		return SCAN_BEGIN;
 	if (x->pair_end[code] != 0)
@@ -640,6 +653,70 @@ static int st_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 	return 0;
 }
 
+static int iv_add(tk_export *x, st_interval *iv, uint64_t dur)
+{
+	if (iv->hist == NULL && (iv->hist = calloc(HIST_BUCKETS, sizeof(*iv->hist))) == NULL)
+		return tk__export_error(x, TK_ENOMEM, "out of memory");
+	iv->count++;
+	iv->total_ns += dur;
+	if (dur > iv->max_ns)
+		iv->max_ns = dur;
+	iv->hist[hist_bucket(dur)]++;
+	return 0;
+}
+
+/* A VTune CSV interval: into the durations of its kind and name. */
+static int st_interval_end(tk_export *x, const tk__interval *iv)
+{
+	st_state *ss = x->fmt_state;
+	uint64_t h = 0xcbf29ce484222325ull ^ iv->kind;
+	for (uint32_t i = 0; i < iv->name->len; i++)
+		h = (h ^ (unsigned char)iv->name->s[i]) * 0x100000001b3ull;
+	if ((ss->n_csv_ivs + 1) * 2 > ss->csv_idx_cap) {
+		size_t cap = ss->csv_idx_cap ? ss->csv_idx_cap * 2 : 64;
+		uint32_t *idx = calloc(cap, sizeof(*idx));
+		if (idx == NULL)
+			return tk__export_error(x, TK_ENOMEM, "out of memory");
+		for (size_t i = 0; i < ss->n_csv_ivs; i++) {
+			size_t k = (size_t)ss->csv_ivs[i].hash & (cap - 1);
+			while (idx[k] != 0)
+				k = (k + 1) & (cap - 1);
+			idx[k] = (uint32_t)i + 1;
+		}
+		free(ss->csv_idx);
+		ss->csv_idx = idx;
+		ss->csv_idx_cap = cap;
+	}
+	size_t k = (size_t)h & (ss->csv_idx_cap - 1);
+	for (; ss->csv_idx[k] != 0; k = (k + 1) & (ss->csv_idx_cap - 1)) {
+		struct st_csv_iv *e = &ss->csv_ivs[ss->csv_idx[k] - 1];
+		if (e->hash == h && e->kind == iv->kind && strcmp(e->name, iv->name->s) == 0)
+			return iv_add(x, &e->iv, iv->end_ns - iv->begin_ns);
+	}
+	if (ss->n_csv_ivs == ss->cap_csv_ivs) {
+		size_t cap = ss->cap_csv_ivs ? ss->cap_csv_ivs * 2 : 16;
+		struct st_csv_iv *v = realloc(ss->csv_ivs, cap * sizeof(*v));
+		if (v == NULL)
+			return tk__export_error(x, TK_ENOMEM, "out of memory");
+		ss->csv_ivs = v;
+		ss->cap_csv_ivs = cap;
+	}
+	struct st_csv_iv *e = &ss->csv_ivs[ss->n_csv_ivs];
+	memset(e, 0, sizeof(*e));
+	e->kind = iv->kind;
+	e->hash = h;
+	if ((e->name = strdup(iv->name->s)) == NULL)
+		return tk__export_error(x, TK_ENOMEM, "out of memory");
+	ss->csv_idx[k] = (uint32_t)++ss->n_csv_ivs;
+	return iv_add(x, &e->iv, iv->end_ns - iv->begin_ns);
+}
+
+static int st_csv_sample(tk_export *x, const tk__csv_sample *c)
+{
+	(void)x, (void)c;
+	return 0;
+}
+
 static int st_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t tid, const tk_kev_decoded *d)
 {
 	(void)x, (void)t, (void)pid, (void)tid, (void)d;
@@ -700,13 +777,75 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* A name in the text report: control characters as '?' (a line per row). */
+static void text_name(FILE *f, const char *s, int width)
+{
+	int n = 0;
+	for (; *s != '\0'; s++, n++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+	for (; n < width; n++)
+		fputc(' ', f);
+}
+
+/* A name as a CSV field (RFC 4180: quoted when it holds a comma, a quote, CR or LF). */
+static void csv_name(FILE *f, const char *s)
+{
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s != '\0'; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* One row of durations (user intervals, kernel calls); the name as it is, or for VTune CSV
+ * names (any text) made safe for the text and CSV reports. */
+static void iv_row(FILE *f, int fmt, const char *table, const char *name, int any_text, const st_interval *iv,
+		   int first)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
+	uint64_t mean = iv->count ? iv->total_ns / iv->count : 0;
+	uint64_t p50 = percentile(iv, 50), p90 = percentile(iv, 90), p99 = percentile(iv, 99);
+
+	if (fmt == TK_EXPORT_STATS_TEXT) {
+		if (any_text)
+			text_name(f, name, 24);
+		else
+			fprintf(f, "%-24s", name);
+		fprintf(f, " %10llu %16s %16s %16s %14s %14s %14s\n", (unsigned long long)iv->count, us(b1, iv->total_ns),
+			us(b2, mean), us(b4, iv->max_ns), us(b3, p50), us(b5, p90), us(b6, p99));
+	} else if (fmt == TK_EXPORT_STATS_CSV) {
+		fprintf(f, "%s,,,,,", table);
+		if (any_text)
+			csv_name(f, name);
+		else
+			fputs(name, f);
+		fprintf(f, ",%llu,%llu,%llu,%llu,,,,,,%llu,%llu,%llu\n", (unsigned long long)iv->count,
+			(unsigned long long)iv->total_ns, (unsigned long long)mean, (unsigned long long)iv->max_ns,
+			(unsigned long long)p50, (unsigned long long)p90, (unsigned long long)p99);
+	} else {
+		fprintf(f, "%s\n{\"name\":", first ? "" : ",");
+		json_str(f, name);
+		fprintf(f, ",\"count\":%llu,\"total_ns\":%llu,\"mean_ns\":%llu,\"max_ns\":%llu,"
+			   "\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu}",
+			(unsigned long long)iv->count, (unsigned long long)iv->total_ns, (unsigned long long)mean,
+			(unsigned long long)iv->max_ns, (unsigned long long)p50, (unsigned long long)p90,
+			(unsigned long long)p99);
+	}
+}
+
 static int st_finish(tk_export *x)
 {
 	st_state *ss = x->fmt_state;
 	const tk_export_stats *es = &x->stats;
 	FILE *f = x->stream;
 	int fmt = x->format;
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[32];
 	size_t n = 0;
 
 	/* threads still in a state: counted up to the end of the trace */
@@ -840,27 +979,19 @@ static int st_finish(tk_export *x)
 				snprintf(kname, sizeof(kname), "%s", ss->kercall_names[i]);
 			else
 				snprintf(kname, sizeof(kname), "KERCALL %u", i);
-			uint64_t mean = iv->count ? iv->total_ns / iv->count : 0;
-			uint64_t p50 = percentile(iv, 50), p90 = percentile(iv, 90), p99 = percentile(iv, 99);
-			if (fmt == TK_EXPORT_STATS_TEXT) {
-				char b5[32], b6[32];
-				fprintf(f, "%-24s %10llu %16s %16s %16s %14s %14s %14s\n", kname, (unsigned long long)iv->count,
-					us(b1, iv->total_ns), us(b2, mean), us(b4, iv->max_ns), us(b3, p50), us(b5, p90),
-					us(b6, p99));
-			} else if (fmt == TK_EXPORT_STATS_CSV)
-				fprintf(f, "%s,,,,,%s,%llu,%llu,%llu,%llu,,,,,,%llu,%llu,%llu\n", table, kname,
-					(unsigned long long)iv->count, (unsigned long long)iv->total_ns,
-					(unsigned long long)mean, (unsigned long long)iv->max_ns, (unsigned long long)p50,
-					(unsigned long long)p90, (unsigned long long)p99);
-			else {
-				fprintf(f, "%s\n{\"name\":", first ? "" : ",");
-				json_str(f, kname);
-				fprintf(f, ",\"count\":%llu,\"total_ns\":%llu,\"mean_ns\":%llu,\"max_ns\":%llu,"
-					   "\"p50_ns\":%llu,\"p90_ns\":%llu,\"p99_ns\":%llu}",
-					(unsigned long long)iv->count, (unsigned long long)iv->total_ns,
-					(unsigned long long)mean, (unsigned long long)iv->max_ns, (unsigned long long)p50,
-					(unsigned long long)p90, (unsigned long long)p99);
+			iv_row(f, fmt, table, kname, 0, iv, first);
+			first = 0;
+		}
+		/* VTune CSV intervals after the pairs: tasks by their name, frames as "NAME (frame)" */
+		for (size_t i = 0; kind == 0 && i < ss->n_csv_ivs; i++) {
+			const struct st_csv_iv *e = &ss->csv_ivs[i];
+			char *name = e->name, *buf = NULL;
+			if (e->kind == TK__IV_FRAME && (buf = malloc(strlen(e->name) + 9)) != NULL) {
+				sprintf(buf, "%s (frame)", e->name);
+				name = buf;
 			}
+			iv_row(f, fmt, table, name, 1, &e->iv, first);
+			free(buf);
 			first = 0;
 		}
 	}
@@ -876,9 +1007,27 @@ static int st_finish(tk_export *x)
 			(unsigned long long)es->unmatched_ends, (unsigned long long)es->unknown_owner);
 	else
 		fprintf(f, "],\n\"unmatched_ends\":%llu,\"closed_by_outer\":%llu,\"open_at_end\":%llu,"
-			   "\"unknown_owner\":%llu}\n",
+			   "\"unknown_owner\":%llu%s\n",
 			(unsigned long long)es->unmatched_ends, (unsigned long long)es->closed_by_outer,
-			(unsigned long long)es->open_at_end, (unsigned long long)es->unknown_owner);
+			(unsigned long long)es->open_at_end, (unsigned long long)es->unknown_owner, x->csv_on ? "," : "}");
+	/* VTune CSV data: what tracecsv export would warn of (only for a trace that has it) */
+	if (x->csv_on) {
+		unsigned long long v[5] = { es->csv_unmatched_ends, es->csv_begun_twice, es->csv_open_at_end,
+					    es->csv_unnamed, es->csv_malformed };
+		if (fmt == TK_EXPORT_STATS_TEXT)
+			fprintf(f, "VTune CSV data: %llu intervals; ends without a begin %llu, begun twice %llu, "
+				   "without an end %llu, unnamed %llu, malformed %llu (not counted above)\n",
+				(unsigned long long)es->csv_intervals, v[0], v[1], v[2], v[3], v[4]);
+		else if (fmt == TK_EXPORT_STATS_CSV)
+			fprintf(f, "csv_unmatched_ends,,,,,,%llu,,,,,,,,,,,\ncsv_begun_twice,,,,,,%llu,,,,,,,,,,,\n"
+				   "csv_open_at_end,,,,,,%llu,,,,,,,,,,,\ncsv_unnamed,,,,,,%llu,,,,,,,,,,,\n"
+				   "csv_malformed,,,,,,%llu,,,,,,,,,,,\n",
+				v[0], v[1], v[2], v[3], v[4]);
+		else
+			fprintf(f, "\"csv_unmatched_ends\":%llu,\"csv_begun_twice\":%llu,\"csv_open_at_end\":%llu,"
+				   "\"csv_unnamed\":%llu,\"csv_malformed\":%llu}\n",
+				v[0], v[1], v[2], v[3], v[4]);
+	}
 	return ferror(f) ? tk__export_error(x, TK_EIO, "writing the statistics failed") : 0;
 }
 
@@ -895,6 +1044,12 @@ static void st_free(tk_export *x)
 		free(ss->pairs[i].hist);
 	for (unsigned i = 0; i < TK__MAX_KERCALLS; i++)
 		free(ss->kercalls[i].hist);
+	for (size_t i = 0; i < ss->n_csv_ivs; i++) {
+		free(ss->csv_ivs[i].name);
+		free(ss->csv_ivs[i].iv.hist);
+	}
+	free(ss->csv_ivs);
+	free(ss->csv_idx);
 	free(ss->threads);
 	free(ss->procs);
 	free(ss);
@@ -914,4 +1069,6 @@ const tk__format tk__export_stats = {
 	.free = st_free,
 	.light_event = st_light_event,
 	.scan = st_scan,
+	.interval = st_interval_end,
+	.csv_sample = st_csv_sample,
 };
