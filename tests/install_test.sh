@@ -10,9 +10,11 @@
 #  - a consumer of the recorder alone loads no reader and no third-party library.
 # The static consumers link our static libraries and the system libraries as shared ones
 # (Debian ships ISA-L, which the CRC uses, only as a shared library).
-# usage: install_test.sh BUILD_DIR SOURCE_DIR SAMPLE.kev EXPECTED_LINE
+#  - the tools do not load HDF5 (nor what it brings) until asked for HDF5 output, and then
+#    find the converter's plugin beside the installed libraries.
+# usage: install_test.sh BUILD_DIR SOURCE_DIR SAMPLE.kev EXPECTED_LINE SAMPLE.byfl
 set -eu
-build=$1 src=$2 sample=$3 expect=$4
+build=$1 src=$2 sample=$3 expect=$4 byfl=$5
 unset LD_LIBRARY_PATH LD_PRELOAD TRACEKIT_LOG
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -50,6 +52,22 @@ for f in "$prefix"/bin/* "$libdir"/lib*.so.*; do
 		fail "$f has a run path into the build tree: $(readelf -d "$f" | grep -E 'R(UN)?PATH')"
 	fi
 done
+
+# HDF5 only when asked for: a tool's start loads no HDF5; bfbin2hdf5 and tracekit convert
+# load the plugin from the installed library directory.
+for exe in "$prefix"/bin/*; do
+	if ldd "$exe" | grep -qi 'hdf5'; then
+		fail "installed $(basename "$exe") loads HDF5 at start: $(ldd "$exe" | grep -i hdf5)"
+	fi
+done
+[ -f "$libdir/libtracekit-hdf5-$("$prefix/bin/tracekit" --version | awk '{print $NF}').so" ] ||
+	fail "no HDF5 plugin installed in $libdir: $(ls "$libdir")"
+"$prefix/bin/bfbin2hdf5" "$byfl" "$tmp/installed.h5" 2>"$tmp/err" ||
+	fail "installed bfbin2hdf5 failed: $(cat "$tmp/err")"
+[ -s "$tmp/installed.h5" ] || fail "installed bfbin2hdf5 wrote no $tmp/installed.h5"
+"$prefix/bin/tracekit" convert "$byfl" "$tmp/installed2.h5" 2>"$tmp/err" ||
+	fail "installed tracekit convert to .h5 failed: $(cat "$tmp/err")"
+[ -s "$tmp/installed2.h5" ] || fail "installed tracekit convert wrote no $tmp/installed2.h5"
 
 run_expect() { # exe expected-line
 	got=$("$1" "$sample") || fail "$1 failed"

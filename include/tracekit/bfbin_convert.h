@@ -160,7 +160,10 @@ TK_API int tk_bfbin_to_sqlite3(const char *in_path, const char *db_path, tk_bfbi
  * name or two columns of one table with the same name fail the conversion. A failed
  * write (full disk, quota, file size limit) fails it with "Failed to write <h5_path>
  * (<strerror>)" and TK_ENOSPC (or the code of the errno); HDF5 is left with no file
- * open or half-closed.
+ * open or half-closed. In the shared library the converter is a plugin,
+ * libtracekit-hdf5-VERSION.so in the directory libtracekit-formats was loaded from, loaded
+ * on the first call (so that programs that never write HDF5 do not load HDF5): when it
+ * cannot be loaded, TK_ENOTSUP and cv->error names it and why.
  */
 TK_API int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert *cv);
 

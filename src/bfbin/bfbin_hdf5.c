@@ -478,7 +478,7 @@ static int h5_make_types(struct h5_state *s)
 	return TK_OK;
 }
 
-int tk_bfbin_to_hdf5(const char *in_path, const char *h5_path, tk_bfbin_convert *cv)
+int tk__bfbin_to_hdf5_impl(const char *in_path, const char *h5_path, tk_bfbin_convert *cv)
 {
 	H5E_auto2_t old_func = NULL;
 	void *old_data = NULL;

@@ -14,6 +14,20 @@
 #include "tracekit/bfbin.h"
 #include "tracekit/bfbin_convert.h"
 
+/*
+ * The HDF5 converter is a plugin of the shared library (libtracekit-hdf5-VERSION.so beside
+ * libtracekit-formats, loaded by tk_bfbin_to_hdf5() on first use: bfbin_hdf5_entry.c), so
+ * that no program pays for loading HDF5 and what it brings (curl, TLS, Kerberos: about 8 ms
+ * at every start) unless it writes HDF5; the static library holds it directly. The
+ * functions of this module that the plugin calls are therefore exported from the shared
+ * library (TK__PLUGIN_API), outside the public API: the plugin is made by the same build,
+ * and its file name carries the version.
+ */
+#define TK__PLUGIN_API __attribute__((visibility("default")))
+
+/* The HDF5 converter itself (bfbin_hdf5.c): tk_bfbin_to_hdf5(), wherever it is. */
+TK__PLUGIN_API int tk__bfbin_to_hdf5_impl(const char *in_path, const char *h5_path, tk_bfbin_convert *cv);
+
 /* tk_bfbin_parse() that also stops when *stop2 becomes nonzero. */
 int tk__bfbin_parse_path(const char *path, const bfbin_callback_t *callbacks, void *user_data,
 			 const tk_bfbin_parse_options *opts, const volatile sig_atomic_t *stop2);
@@ -51,10 +65,11 @@ struct tk__bfconv {
 	((cv)->struct_size >= offsetof(tk_bfbin_convert, field) + sizeof((cv)->field))
 
 /* Prepares c; returns TK_EINVAL (and a message) when the arguments are unusable. */
-int tk__bfconv_init(struct tk__bfconv *c, tk_bfbin_convert *cv, const char *in_path);
+TK__PLUGIN_API int tk__bfconv_init(struct tk__bfconv *c, tk_bfbin_convert *cv, const char *in_path);
 
 /* Records the first error (code and message) and stops the parser. Returns rc. */
-int tk__bfconv_fail(struct tk__bfconv *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+TK__PLUGIN_API int tk__bfconv_fail(struct tk__bfconv *c, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Sends a warning to cv->warning_cb, if any. */
 void tk__bfconv_warn(struct tk__bfconv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -63,14 +78,14 @@ void tk__bfconv_warn(struct tk__bfconv *c, const char *fmt, ...) __attribute__((
  * error_cb for converters whose user_data starts with struct tk__bfconv: keeps the
  * parser's message as the conversion's error.
  */
-void tk__bfconv_parse_error(void *user_data, const char *message);
+TK__PLUGIN_API void tk__bfconv_parse_error(void *user_data, const char *message);
 
 /*
  * Parses c->in_path with cbs (user_data = c, which must be the first member of the
  * converter's state), the live options of cv and the given idle hook. Returns the
  * conversion's result: the converter's own error if it failed, else the parser's.
  */
-int tk__bfconv_run(struct tk__bfconv *c, const bfbin_callback_t *cbs, int live, void (*idle_cb)(void *));
+TK__PLUGIN_API int tk__bfconv_run(struct tk__bfconv *c, const bfbin_callback_t *cbs, int live, void (*idle_cb)(void *));
 
 /* Flushes and checks a FILE * output; records TK_ENOSPC / TK_EIO naming cv->output_name. */
 int tk__bfconv_check_output(struct tk__bfconv *c, FILE *out);
@@ -87,9 +102,9 @@ struct tk__bf_nameset {
 };
 
 /* Adds name: 1 if added, 0 if it was already there, TK_ENOMEM. */
-int tk__bf_nameset_add(struct tk__bf_nameset *set, const char *name);
-void tk__bf_nameset_clear(struct tk__bf_nameset *set); /* keeps the allocation */
-void tk__bf_nameset_free(struct tk__bf_nameset *set);
+TK__PLUGIN_API int tk__bf_nameset_add(struct tk__bf_nameset *set, const char *name);
+TK__PLUGIN_API void tk__bf_nameset_clear(struct tk__bf_nameset *set); /* keeps the allocation */
+TK__PLUGIN_API void tk__bf_nameset_free(struct tk__bf_nameset *set);
 
 /* Decimal digits of v into buf (at least 21 bytes); returns the length. */
 size_t tk__bf_u64_to_dec(char *buf, uint64_t v);
@@ -98,7 +113,7 @@ size_t tk__bf_u64_to_dec(char *buf, uint64_t v);
  * Checks the output path of a database converter: given, not the input, and not an
  * existing device, pipe or directory (the database is renamed onto it).
  */
-int tk__bfconv_check_db_output(struct tk__bfconv *c, const char *path);
+TK__PLUGIN_API int tk__bfconv_check_db_output(struct tk__bfconv *c, const char *path);
 
 /*
  * Where a database converter builds its file. SQLite and HDF5 open files by name (SQLite
@@ -124,11 +139,11 @@ struct tk__bf_temp {
  * replace, 0644 minus the umask for a new one), so a path that cannot be written gets a
  * plain errno message. On failure nothing is left and t is cleared.
  */
-int tk__bfconv_temp_create(struct tk__bfconv *c, const char *out, struct tk__bf_temp *t);
+TK__PLUGIN_API int tk__bfconv_temp_create(struct tk__bfconv *c, const char *out, struct tk__bf_temp *t);
 /* fsync()s the finished file and renames it onto out, then removes the rest. TK_E* code. */
-int tk__bfconv_temp_commit(struct tk__bf_temp *t, const char *out);
+TK__PLUGIN_API int tk__bfconv_temp_commit(struct tk__bf_temp *t, const char *out);
 /* Removes the file, its journals, the directory and our "<out>.part" link. */
-void tk__bfconv_temp_discard(struct tk__bf_temp *t);
+TK__PLUGIN_API void tk__bfconv_temp_discard(struct tk__bf_temp *t);
 
 
 #endif /* TK_BFBIN_INTERNAL_H */
