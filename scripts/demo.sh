@@ -83,7 +83,7 @@ echo "  round 50 in time order: ping's USER 1; its write wakes pong (THREADY); p
 echo "  or blocks in its next read (THRECEIVE); pong runs, its read returns, USER 2:"
 sed -n '/USREVENT:EVENT:1, d0:0x00000032/,/USREVENT:EVENT:2, d0:0x00000032/p' "$OUT/pingpong.txt" | head -n 24 | sed 's/^/  /'
 
-banner "13. VTune CSV: Intel's interval example into a .kev trace and a .tb5 file, and back to VTune's CSV"
+banner "13. VTune CSV: Intel's interval example into a .kev trace and a .tb5 file, back to VTune's CSV, and to the viewers"
 CSV_IN=tests/golden/tracecsv/input/phases-hostname-octagon53.csv
 rm -rf "$OUT/csv" && mkdir -p "$OUT/csv"
 "$BUILD/tools/tracecsv" import -o "$OUT/csv/phases.kev" "$CSV_IN"
@@ -100,6 +100,11 @@ else
 	echo "  export -> import -> export differs" >&2
 	exit 1
 fi
+echo "  tracekit stats and convert pair the tasks and frames into intervals (slices in the viewers):"
+"$BUILD/tools/tracekit" stats "$OUT/csv/phases.kev" | sed -n "/^User intervals/,/^$/p" | cut -c1-82 | sed "s/^/  /"
+"$BUILD/tools/tracekit" convert "$OUT/csv/phases.kev" "$OUT/csv/phases.pftrace"
+"$BUILD/tools/tracekit" convert "$OUT/csv/phases.kev" "$OUT/csv/phases.json"
+ls -l "$OUT/csv/phases.pftrace" "$OUT/csv/phases.json" | sed 's/^/  /'
 
 banner "14. Symbols: worker_pool's function entries by name and source line (traceprinter --symbols, libdw)"
 "$TP" --symbols -f "$OUT/worker_pool.kev" | grep -m 2 -A 2 'FUNC_ENTER' | sed 's/^/  /'
