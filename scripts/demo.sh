@@ -101,7 +101,7 @@ else
 	exit 1
 fi
 echo "  tracekit stats and convert pair the tasks and frames into intervals (slices in the viewers):"
-"$BUILD/tools/tracekit" stats "$OUT/csv/phases.kev" | sed -n "/^User intervals/,/^$/p" | cut -c1-82 | sed "s/^/  /"
+"$BUILD/tools/tracekit" stats "$OUT/csv/phases.kev" | sed -n "/^User intervals/,/^$/p" | cut -c1-90 | sed "s/^/  /"
 "$BUILD/tools/tracekit" convert "$OUT/csv/phases.kev" "$OUT/csv/phases.pftrace"
 "$BUILD/tools/tracekit" convert "$OUT/csv/phases.kev" "$OUT/csv/phases.json"
 ls -l "$OUT/csv/phases.pftrace" "$OUT/csv/phases.json" | sed 's/^/  /'
