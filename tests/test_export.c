@@ -2685,7 +2685,8 @@ static int driver(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	if (argc >= 3 && strncmp(argv[1], "--", 2) == 0)
+	const int part = argc == 4 && strcmp(argv[1], "--part") == 0;
+	if (!part && argc >= 3 && strncmp(argv[1], "--", 2) == 0)
 		return driver(argc, argv);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slices_nest),
@@ -2722,5 +2723,18 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_csv_bad_input),
 		cmocka_unit_test(test_csv_api),
 	};
+	/* --part K N: the tests whose index is K modulo N, so that ctest runs the long ones
+	 * (the comparisons on random traces) side by side (tests/CMakeLists.txt) */
+	if (part) {
+		size_t k = strtoul(argv[2], NULL, 10), n = strtoul(argv[3], NULL, 10), m = 0;
+		struct CMUnitTest some[sizeof(tests) / sizeof(tests[0])];
+		if (n == 0 || k >= n) {
+			fprintf(stderr, "test_export: --part K N with K < N\n");
+			return 2;
+		}
+		for (size_t i = k; i < sizeof(tests) / sizeof(tests[0]); i += n)
+			some[m++] = tests[i];
+		return _cmocka_run_group_tests("test_export", some, m, NULL, NULL);
+	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
