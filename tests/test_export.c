@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tk_test.h"
@@ -2055,6 +2056,40 @@ static void test_csv_bad_input(void **state_)
 	}
 }
 
+/* Millions of intervals open at once on one thread (a hostile or runaway trace): each takes
+ * the lowest free lane, which must not cost a scan of every lane taken (that made 2^20 + 2^17
+ * begins take a minute: quadratic), past 2^20 they share the last lane, and all are paired. */
+static void test_csv_many_open(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("csv_many_open.kev");
+	const uint32_t n = (1u << 20) + (1u << 17);
+	tk_kev_writer *w = csv_open(path, 1);
+	tk_export_stats st;
+	char err[256];
+
+	csv_name_ev(w, 1, 1, "x");
+	for (uint32_t i = 0; i < n; i++)
+		csv_begin(w, 10 + (uint64_t)i, 0, 1, CSV_PID | CSV_TID, 1, 2, i);
+	for (uint32_t i = 0; i < n; i += 2) /* every other one ends, and begins again */
+		csv_end(w, 10 + (uint64_t)n + i, 0, 1, i);
+	for (uint32_t i = 0; i < n; i += 2)
+		csv_begin(w, 10 + 2 * (uint64_t)n + i, 0, 1, CSV_PID | CSV_TID, 1, 2, i);
+	for (uint32_t i = 0; i < n; i++)
+		csv_end(w, 10 + 3 * (uint64_t)n + i, 0, 1, i);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	clock_t t0 = clock();
+	free(csv_export_fmt(path, TK_EXPORT_STATS_JSON, 0, &st, err));
+	double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	assert_int_equal(st.csv_intervals, n + n / 2);
+	assert_int_equal(st.csv_open_at_end, 0);
+	assert_int_equal(st.csv_unmatched_ends, 0);
+	/* about 1 s in a Debug build; the scan of the lanes took 60 */
+	if (secs > 15)
+		fail_msg("%u intervals open at once took %.1f s of CPU", n, secs);
+	unlink(path);
+}
+
 /* tk_export_csv_data(): the same pairing event by event, for a caller of tk_export_new(). */
 struct csv_feed {
 	tk_export *x;
@@ -2721,6 +2756,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_csv_not_assumed),
 		cmocka_unit_test(test_csv_bad_input),
 		cmocka_unit_test(test_csv_api),
+		cmocka_unit_test(test_csv_many_open),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,9 +56,11 @@ struct lane_set {
 	int32_t pid, tid;
 	char *cname; /* counters: the name */
 	uint64_t track;
-	/* intervals: lanes taken (a bit each), how many */
-	uint64_t *busy;
-	uint32_t n_words;
+	/* intervals: lanes 0 .. n_lanes - 1 have been given out; the free ones among them wait
+	 * in a min-heap (freed, room for n_lanes), so that the lowest free lane is found in
+	 * O(log n) however many are open (a scan of a bit set was quadratic in them) */
+	uint32_t n_lanes, n_freed, cap_freed;
+	uint32_t *freed;
 	struct lane_set *next; /* hash chain */
 };
 
@@ -99,7 +101,7 @@ void tk__export_csv_free(tk_export *x)
 	for (size_t i = 0; m->sets != NULL && i <= m->sets_mask; i++) {
 		for (struct lane_set *s = m->sets[i], *next; s != NULL; s = next) {
 			next = s->next;
-			free(s->busy);
+			free(s->freed);
 			free(s->cname);
 			free(s);
 		}
@@ -256,31 +258,46 @@ nomem:
 /* Takes the lowest free lane of s; UINT32_MAX: out of memory. */
 static uint32_t lane_take(struct lane_set *s)
 {
-	for (uint32_t w = 0; w < s->n_words; w++) {
-		if (s->busy[w] != ~0ull) {
-			unsigned b = (unsigned)__builtin_ctzll(~s->busy[w]);
-			s->busy[w] |= 1ull << b;
-			return w * 64 + b;
+	if (s->n_freed > 0) { /* the heap's top, then the last element sifted down from the top */
+		uint32_t lane = s->freed[0], last = s->freed[--s->n_freed], i = 0;
+		for (;;) {
+			uint32_t c = 2 * i + 1;
+			if (c >= s->n_freed)
+				break;
+			if (c + 1 < s->n_freed && s->freed[c + 1] < s->freed[c])
+				c++;
+			if (last <= s->freed[c])
+				break;
+			s->freed[i] = s->freed[c];
+			i = c;
 		}
+		if (s->n_freed > 0)
+			s->freed[i] = last;
+		return lane;
 	}
-	if ((uint64_t)s->n_words * 64 >= MAX_LANES)
+	if (s->n_lanes >= MAX_LANES - 1)
 		return MAX_LANES - 1; /* shared (see MAX_LANES) */
-	uint32_t nw = s->n_words ? s->n_words * 2 : 1;
-	uint64_t *b = realloc(s->busy, nw * sizeof(*b));
-	if (b == NULL)
-		return UINT32_MAX;
-	memset(b + s->n_words, 0, (nw - s->n_words) * sizeof(*b));
-	s->busy = b;
-	uint32_t lane = s->n_words * 64;
-	s->n_words = nw;
-	s->busy[lane / 64] |= 1;
-	return lane;
+	if (s->n_lanes == s->cap_freed) { /* room for every lane given out to be freed */
+		uint32_t nc = s->cap_freed ? s->cap_freed * 2 : 16;
+		uint32_t *f = realloc(s->freed, (size_t)nc * sizeof(*f));
+		if (f == NULL)
+			return UINT32_MAX;
+		s->freed = f;
+		s->cap_freed = nc;
+	}
+	return s->n_lanes++;
 }
 
 static void lane_free(struct lane_set *s, uint32_t lane)
 {
-	if (lane / 64 < s->n_words && lane != MAX_LANES - 1)
-		s->busy[lane / 64] &= ~(1ull << (lane % 64));
+	if (lane >= s->n_lanes) /* the shared lane stays taken */
+		return;
+	uint32_t i = s->n_freed++;
+	while (i > 0 && s->freed[(i - 1) / 2] > lane) {
+		s->freed[i] = s->freed[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	s->freed[i] = lane;
 }
 
 /* ---- open intervals ------------------------------------------------------------------------- */
