@@ -12,6 +12,7 @@
  * parser's runs and through the light path's runs (1 and what differs otherwise).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2090,6 +2091,41 @@ static void test_csv_many_open(void **state_)
 	unlink(path);
 }
 
+/* Double counter samples that are not finite (a program's own TraceEvent() may write them;
+ * tracecsv import refuses them): SQLite stores a NaN as NULL, which counter_rows.value
+ * refuses, and the whole database was lost ("NOT NULL constraint failed"). A NaN sample has
+ * no row; infinities are REAL values. */
+static void test_csv_sqlite_nan(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("csv_nan.kev"), *db_path = tkt_path("csv_nan.db");
+	const double vals[] = { 1.5, NAN, INFINITY, -INFINITY, -NAN };
+	tk_kev_writer *w = csv_open(path, 1);
+	tk_export_stats st;
+	char err[256];
+	sqlite3 *db;
+
+	csv_name_ev(w, 1, 1, "d");
+	for (unsigned i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		uint64_t bits;
+		memcpy(&bits, &vals[i], sizeof(bits));
+		csv_counter(w, 10 + i, 1, CSV_PID | 0x8u, 3, bits);
+	}
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	unlink(db_path);
+	if (tk_export_sqlite(path, db_path, NULL, NULL, &st, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(st.counters, 5);
+	assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM counters WHERE name = 'd' AND pid = 3"), 3);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM counters WHERE ts = 10 AND value = 1.5"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM counters WHERE ts = 12 AND value > 1e308"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM counters WHERE ts = 13 AND value < -1e308"), 1);
+	sqlite3_close(db);
+	unlink(db_path);
+	unlink(path);
+}
+
 /* tk_export_csv_data(): the same pairing event by event, for a caller of tk_export_new(). */
 struct csv_feed {
 	tk_export *x;
@@ -2757,6 +2793,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_csv_bad_input),
 		cmocka_unit_test(test_csv_api),
 		cmocka_unit_test(test_csv_many_open),
+		cmocka_unit_test(test_csv_sqlite_nan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,7 @@
  * not in time order, otherwise it would be the rowid order again.
  */
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -891,6 +892,8 @@ static int sq_csv_sample(tk_export *x, const tk__csv_sample *c)
 {
 	sq_state *sq = x->fmt_state;
 	sqlite3_stmt *s = sq->q[Q_COUNTER];
+	if (c->is_double && isnan(c->d))
+		return 0; /* SQLite would store NULL, which counter_rows.value refuses */
 	uint32_t id = name_id(sq, c->name->s, c->name->len);
 	if (id == 0)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
