@@ -55,6 +55,7 @@ struct lane_set {
 	uint8_t has_pid, inst, used;
 	int32_t pid, tid;
 	char *cname; /* counters: the name */
+	uint32_t cname_len;
 	uint64_t track;
 	/* intervals: lanes 0 .. n_lanes - 1 have been given out; the free ones among them wait
 	 * in a min-heap (freed, room for n_lanes), so that the lowest free lane is found in
@@ -178,6 +179,10 @@ static int name_define(tk_export *x, struct tk__csv_model *m, uint32_t id, const
 	n->refs = 1;
 	n->len = (uint32_t)len;
 	n->utf8 = tk__utf8_valid(s, len);
+	n->hash = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++)
+		n->hash = (n->hash ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	n->fmt_id[0] = n->fmt_id[1] = 0;
 	memcpy(n->s, s, len);
 	n->s[len] = '\0';
 	struct kname *k = kname_slot(m, id);
@@ -192,27 +197,30 @@ static int name_define(tk_export *x, struct tk__csv_model *m, uint32_t id, const
 
 /* ---- tracks and lanes ----------------------------------------------------------------------- */
 
-static uint64_t set_hash(unsigned kind, unsigned has_pid, int32_t pid, int32_t tid, const char *cname, unsigned inst)
+/* cname's hash made once (tk__csv_name.hash), not at every sample */
+static uint64_t set_hash(unsigned kind, unsigned has_pid, int32_t pid, int32_t tid, const tk__csv_name *cname,
+			 unsigned inst)
 {
 	uint64_t h = (((uint64_t)kind << 40 | (uint64_t)has_pid << 36 | (uint64_t)inst << 34) ^
 		      ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid)) *
 		     0x9e3779b97f4a7c15ull;
-	for (const char *p = cname; p != NULL && *p != '\0'; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	if (cname != NULL)
+		h = (h ^ cname->hash) * 0x100000001b3ull;
 	return h ^ (h >> 29);
 }
 
 /* The track of (kind, pid, tid) or of counter cname (made on first use); *is_new set when
  * made now. NULL: out of memory (error set). */
 static struct lane_set *set_get(tk_export *x, struct tk__csv_model *m, unsigned kind, unsigned has_pid, int32_t pid,
-				int32_t tid, const char *cname, unsigned inst, int *is_new)
+				int32_t tid, const tk__csv_name *cname, unsigned inst, int *is_new)
 {
 	uint64_t h = set_hash(kind, has_pid, pid, tid, cname, inst);
 	*is_new = 0;
 	if (m->sets != NULL) {
 		for (struct lane_set *s = m->sets[h & m->sets_mask]; s != NULL; s = s->next)
 			if (s->key_hash == h && s->kind == kind && s->has_pid == has_pid && s->pid == pid &&
-			    s->tid == tid && s->inst == inst && (cname == NULL || strcmp(s->cname, cname) == 0))
+			    s->tid == tid && s->inst == inst &&
+			    (cname == NULL || (s->cname_len == cname->len && memcmp(s->cname, cname->s, cname->len) == 0)))
 				return s;
 	}
 	if ((m->n_sets + 1) > m->sets_mask) {
@@ -234,11 +242,12 @@ static struct lane_set *set_get(tk_export *x, struct tk__csv_model *m, unsigned 
 	struct lane_set *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		goto nomem;
-	if (cname != NULL && (s->cname = strdup(cname)) == NULL) {
+	if (cname != NULL && (s->cname = strdup(cname->s)) == NULL) {
 		free(s);
 		goto nomem;
 	}
 	s->key_hash = h;
+	s->cname_len = cname != NULL ? cname->len : 0;
 	s->kind = (uint8_t)kind;
 	s->has_pid = (uint8_t)has_pid;
 	s->inst = (uint8_t)inst;
@@ -456,7 +465,7 @@ static int sample(tk_export *x, struct tk__csv_model *m, const tk_kev_decoded *d
 		c.i = (int64_t)bits;
 	c.ns = d->time_ns;
 	c.name = name;
-	struct lane_set *s = set_get(x, m, 2, c.has_pid, c.pid, 0, name->s, c.inst, &c.is_new);
+	struct lane_set *s = set_get(x, m, 2, c.has_pid, c.pid, 0, name, c.inst, &c.is_new);
 	if (s == NULL)
 		return TK_ENOMEM;
 	c.track = s->track;
