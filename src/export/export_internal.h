@@ -86,7 +86,7 @@ typedef struct tk__csv_name {
 	 * its text once, not at every event, which made a long name (a CSV record may hold
 	 * 1 MiB) cost its length at every interval and sample */
 	uint32_t fmt_id[2];
-	char s[];      /* NUL-terminated */
+	char s[]; /* NUL-terminated */
 } tk__csv_name;
 
 typedef struct tk__interval {

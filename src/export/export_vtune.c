@@ -220,7 +220,8 @@ static struct lane_set *set_get(tk_export *x, struct tk__csv_model *m, unsigned 
 		for (struct lane_set *s = m->sets[h & m->sets_mask]; s != NULL; s = s->next)
 			if (s->key_hash == h && s->kind == kind && s->has_pid == has_pid && s->pid == pid &&
 			    s->tid == tid && s->inst == inst &&
-			    (cname == NULL || (s->cname_len == cname->len && memcmp(s->cname, cname->s, cname->len) == 0)))
+			    (cname == NULL ||
+			     (s->cname_len == cname->len && memcmp(s->cname, cname->s, cname->len) == 0)))
 				return s;
 	}
 	if ((m->n_sets + 1) > m->sets_mask) {
