@@ -12,10 +12,12 @@
  * parser's runs and through the light path's runs (1 and what differs otherwise).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tk_test.h"
@@ -2055,6 +2057,126 @@ static void test_csv_bad_input(void **state_)
 	}
 }
 
+/* Millions of intervals open at once on one thread (a hostile or runaway trace): each takes
+ * the lowest free lane, which must not cost a scan of every lane taken (that made 2^20 + 2^17
+ * begins take a minute: quadratic), past 2^20 they share the last lane, and all are paired. */
+static void test_csv_many_open(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("csv_many_open.kev");
+	const uint32_t n = (1u << 20) + (1u << 17);
+	tk_kev_writer *w = csv_open(path, 1);
+	tk_export_stats st;
+	char err[256];
+
+	csv_name_ev(w, 1, 1, "x");
+	for (uint32_t i = 0; i < n; i++)
+		csv_begin(w, 10 + (uint64_t)i, 0, 1, CSV_PID | CSV_TID, 1, 2, i);
+	for (uint32_t i = 0; i < n; i += 2) /* every other one ends, and begins again */
+		csv_end(w, 10 + (uint64_t)n + i, 0, 1, i);
+	for (uint32_t i = 0; i < n; i += 2)
+		csv_begin(w, 10 + 2 * (uint64_t)n + i, 0, 1, CSV_PID | CSV_TID, 1, 2, i);
+	for (uint32_t i = 0; i < n; i++)
+		csv_end(w, 10 + 3 * (uint64_t)n + i, 0, 1, i);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	clock_t t0 = clock();
+	free(csv_export_fmt(path, TK_EXPORT_STATS_JSON, 0, &st, err));
+	double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	assert_int_equal(st.csv_intervals, n + n / 2);
+	assert_int_equal(st.csv_open_at_end, 0);
+	assert_int_equal(st.csv_unmatched_ends, 0);
+	/* about 1 s in a Debug build; the scan of the lanes took 60 */
+	if (secs > 15)
+		fail_msg("%u intervals open at once took %.1f s of CPU", n, secs);
+	unlink(path);
+}
+
+/* Double counter samples that are not finite (a program's own TraceEvent() may write them;
+ * tracecsv import refuses them): SQLite stores a NaN as NULL, which counter_rows.value
+ * refuses, and the whole database was lost ("NOT NULL constraint failed"). A NaN sample has
+ * no row; infinities are REAL values. */
+static void test_csv_sqlite_nan(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("csv_nan.kev"), *db_path = tkt_path("csv_nan.db");
+	const double vals[] = { 1.5, NAN, INFINITY, -INFINITY, -NAN };
+	tk_kev_writer *w = csv_open(path, 1);
+	tk_export_stats st;
+	char err[256];
+	sqlite3 *db;
+
+	csv_name_ev(w, 1, 1, "d");
+	for (unsigned i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		uint64_t bits;
+		memcpy(&bits, &vals[i], sizeof(bits));
+		csv_counter(w, 10 + i, 1, CSV_PID | 0x8u, 3, bits);
+	}
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	unlink(db_path);
+	if (tk_export_sqlite(path, db_path, NULL, NULL, &st, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(st.counters, 5);
+	assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM counters WHERE name = 'd' AND pid = 3"), 3);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM counters WHERE ts = 10 AND value = 1.5"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM counters WHERE ts = 12 AND value > 1e308"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM counters WHERE ts = 13 AND value < -1e308"), 1);
+	sqlite3_close(db);
+	unlink(db_path);
+	unlink(path);
+}
+
+/* A long name (a CSV record may hold 1 MiB) used by many intervals and counter samples: the
+ * formats looked it up by its text at every event (hashed byte by byte), so a 10 MB trace
+ * with one name of 60 KB took 70 s for its statistics and 80 s for Perfetto (0.6 s with a
+ * short name). Each name is looked up once. */
+static void test_csv_long_name(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("csv_long_name.kev"), *db_path = tkt_path("csv_long_name.db");
+	static const tk_export_format fmts[] = { TK_EXPORT_STATS_TEXT, TK_EXPORT_PERFETTO };
+	const size_t len = 60000;
+	const uint32_t n = 30000;
+	char *name = malloc(len + 1);
+	tk_kev_writer *w = csv_open(path, 1);
+	tk_export_stats st;
+	char err[256];
+
+	assert_non_null(name);
+	memset(name, 'x', len);
+	name[len] = '\0';
+	csv_name_ev(w, 1, 1, name);
+	for (uint32_t i = 0; i < n; i++) {
+		csv_begin(w, 10 + 2 * (uint64_t)i, i & 1, 1, CSV_PID | CSV_TID, 1, 2, 7);
+		csv_counter(w, 10 + 2 * (uint64_t)i, 1, CSV_PID, 1, i);
+		csv_end(w, 11 + 2 * (uint64_t)i, i & 1, 1, 7);
+	}
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	clock_t t0 = clock();
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		free(csv_export_fmt(path, fmts[i], 0, &st, err));
+		assert_int_equal(st.csv_intervals, n);
+		assert_int_equal(st.counters, n);
+	}
+	unlink(db_path);
+	if (tk_export_sqlite(path, db_path, NULL, NULL, &st, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM names WHERE length(name) = 60000"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM names"), 1);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM slice_rows WHERE name = (SELECT id FROM names)"), n);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM counter_rows WHERE name = (SELECT id FROM names)"), n);
+	sqlite3_close(db);
+	double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	/* about 1 s in a Debug build; a minute and more per format before */
+	if (secs > 15)
+		fail_msg("%u intervals and samples of a name of %zu bytes took %.1f s of CPU", n, len, secs);
+	free(name);
+	unlink(db_path);
+	unlink(path);
+}
+
 /* tk_export_csv_data(): the same pairing event by event, for a caller of tk_export_new(). */
 struct csv_feed {
 	tk_export *x;
@@ -2722,6 +2844,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_csv_not_assumed),
 		cmocka_unit_test(test_csv_bad_input),
 		cmocka_unit_test(test_csv_api),
+		cmocka_unit_test(test_csv_many_open),
+		cmocka_unit_test(test_csv_sqlite_nan),
+		cmocka_unit_test(test_csv_long_name),
 	};
 	/* --part K N: the tests whose index is K modulo N, so that ctest runs the long ones
 	 * (the comparisons on random traces) side by side (tests/CMakeLists.txt) */

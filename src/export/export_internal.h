@@ -79,9 +79,14 @@ enum tk__interval_kind { TK__IV_TASK, TK__IV_FRAME };
 /* A name of the trace's name events: shared by the intervals open under it (refs). */
 typedef struct tk__csv_name {
 	uint32_t refs;
-	uint32_t len; /* bytes, NUL excluded */
-	int utf8;     /* valid UTF-8 */
-	char s[];     /* NUL-terminated */
+	uint32_t len;  /* bytes, NUL excluded */
+	int utf8;      /* valid UTF-8 */
+	uint64_t hash; /* of s (FNV-1a), made once */
+	/* the format's own numbers for this name (0: not known yet): formats look a name up by
+	 * its text once, not at every event, which made a long name (a CSV record may hold
+	 * 1 MiB) cost its length at every interval and sample */
+	uint32_t fmt_id[2];
+	char s[]; /* NUL-terminated */
 } tk__csv_name;
 
 typedef struct tk__interval {
@@ -95,7 +100,7 @@ typedef struct tk__interval {
 	uint64_t track;    /* the track: (task, pid, tid) or (frame, pid or none), numbered from 0
 			    * in order of first use */
 	uint64_t begin_ns, end_ns;
-	const tk__csv_name *name;
+	tk__csv_name *name; /* formats may set name->fmt_id */
 } tk__interval;
 
 typedef struct tk__csv_sample {
@@ -106,7 +111,7 @@ typedef struct tk__csv_sample {
 	uint64_t ns;
 	int64_t i;         /* !is_double */
 	double d;          /* is_double */
-	const tk__csv_name *name;
+	tk__csv_name *name; /* formats may set name->fmt_id */
 } tk__csv_sample;
 
 struct tk__csv_model;

@@ -1777,7 +1777,9 @@ static int pf_interval(tk_export *x, const tk__interval *iv)
 
 	if ((rc = describe_interval_track(x, iv, uuid)) != 0)
 		return rc;
-	uint32_t name_iid = use_name(ps, &ps->names, 2, iv->name->s, iv->name->len);
+	uint32_t name_iid = iv->name->fmt_id[0]; /* interned names keep their iid */
+	if (name_iid == 0)
+		name_iid = iv->name->fmt_id[0] = use_name(ps, &ps->names, 2, iv->name->s, iv->name->len);
 	uint32_t cat_iid = static_name(ps, &ps->cats, 1, cat);
 	uint32_t id_iid = static_name(ps, &ps->args, 3, "id");
 	unsigned char *p = packet_room(x, 160 + 2 * (size_t)iv->name->len + fresh_room(ps)), *pkt, *te;

@@ -26,6 +26,7 @@
  * not in time order, otherwise it would be the rowid order again.
  */
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -869,8 +870,8 @@ static int sq_interval(tk_export *x, const tk__interval *iv)
 		return rc;
 	if (iv->kind == TK__IV_FRAME && iv->has_pid && sq_process_get(sq, iv->pid) == NULL)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
-	uint32_t id = name_id(sq, iv->name->s, iv->name->len);
-	if (id == 0)
+	uint32_t id = iv->name->fmt_id[0] != 0 ? iv->name->fmt_id[0] : name_id(sq, iv->name->s, iv->name->len);
+	if ((iv->name->fmt_id[0] = id) == 0)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
 	sqlite3_int64 *v = batch_row(&sq->sl);
 	v[0] = (sqlite3_int64)iv->begin_ns;
@@ -891,8 +892,10 @@ static int sq_csv_sample(tk_export *x, const tk__csv_sample *c)
 {
 	sq_state *sq = x->fmt_state;
 	sqlite3_stmt *s = sq->q[Q_COUNTER];
-	uint32_t id = name_id(sq, c->name->s, c->name->len);
-	if (id == 0)
+	if (c->is_double && isnan(c->d))
+		return 0; /* SQLite would store NULL, which counter_rows.value refuses */
+	uint32_t id = c->name->fmt_id[0] != 0 ? c->name->fmt_id[0] : name_id(sq, c->name->s, c->name->len);
+	if ((c->name->fmt_id[0] = id) == 0)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
 	sqlite3_bind_int(s, 1, c->pid);
 	sqlite3_bind_int(s, 2, (int)id);

@@ -669,6 +669,9 @@ static int iv_add(tk_export *x, st_interval *iv, uint64_t dur)
 static int st_interval_end(tk_export *x, const tk__interval *iv)
 {
 	st_state *ss = x->fmt_state;
+	uint32_t *known = &iv->name->fmt_id[iv->kind == TK__IV_FRAME];
+	if (*known != 0) /* looked up by its text before */
+		return iv_add(x, &ss->csv_ivs[*known - 1].iv, iv->end_ns - iv->begin_ns);
 	uint64_t h = 0xcbf29ce484222325ull ^ iv->kind;
 	for (uint32_t i = 0; i < iv->name->len; i++)
 		h = (h ^ (unsigned char)iv->name->s[i]) * 0x100000001b3ull;
@@ -690,8 +693,10 @@ static int st_interval_end(tk_export *x, const tk__interval *iv)
 	size_t k = (size_t)h & (ss->csv_idx_cap - 1);
 	for (; ss->csv_idx[k] != 0; k = (k + 1) & (ss->csv_idx_cap - 1)) {
 		struct st_csv_iv *e = &ss->csv_ivs[ss->csv_idx[k] - 1];
-		if (e->hash == h && e->kind == iv->kind && strcmp(e->name, iv->name->s) == 0)
+		if (e->hash == h && e->kind == iv->kind && strcmp(e->name, iv->name->s) == 0) {
+			*known = ss->csv_idx[k];
 			return iv_add(x, &e->iv, iv->end_ns - iv->begin_ns);
+		}
 	}
 	if (ss->n_csv_ivs == ss->cap_csv_ivs) {
 		size_t cap = ss->cap_csv_ivs ? ss->cap_csv_ivs * 2 : 16;
@@ -708,6 +713,7 @@ static int st_interval_end(tk_export *x, const tk__interval *iv)
 	if ((e->name = strdup(iv->name->s)) == NULL)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
 	ss->csv_idx[k] = (uint32_t)++ss->n_csv_ivs;
+	*known = ss->csv_idx[k];
 	return iv_add(x, &e->iv, iv->end_ns - iv->begin_ns);
 }
 

@@ -55,10 +55,13 @@ struct lane_set {
 	uint8_t has_pid, inst, used;
 	int32_t pid, tid;
 	char *cname; /* counters: the name */
+	uint32_t cname_len;
 	uint64_t track;
-	/* intervals: lanes taken (a bit each), how many */
-	uint64_t *busy;
-	uint32_t n_words;
+	/* intervals: lanes 0 .. n_lanes - 1 have been given out; the free ones among them wait
+	 * in a min-heap (freed, room for n_lanes), so that the lowest free lane is found in
+	 * O(log n) however many are open (a scan of a bit set was quadratic in them) */
+	uint32_t n_lanes, n_freed, cap_freed;
+	uint32_t *freed;
 	struct lane_set *next; /* hash chain */
 };
 
@@ -99,7 +102,7 @@ void tk__export_csv_free(tk_export *x)
 	for (size_t i = 0; m->sets != NULL && i <= m->sets_mask; i++) {
 		for (struct lane_set *s = m->sets[i], *next; s != NULL; s = next) {
 			next = s->next;
-			free(s->busy);
+			free(s->freed);
 			free(s->cname);
 			free(s);
 		}
@@ -176,6 +179,10 @@ static int name_define(tk_export *x, struct tk__csv_model *m, uint32_t id, const
 	n->refs = 1;
 	n->len = (uint32_t)len;
 	n->utf8 = tk__utf8_valid(s, len);
+	n->hash = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++)
+		n->hash = (n->hash ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	n->fmt_id[0] = n->fmt_id[1] = 0;
 	memcpy(n->s, s, len);
 	n->s[len] = '\0';
 	struct kname *k = kname_slot(m, id);
@@ -190,27 +197,31 @@ static int name_define(tk_export *x, struct tk__csv_model *m, uint32_t id, const
 
 /* ---- tracks and lanes ----------------------------------------------------------------------- */
 
-static uint64_t set_hash(unsigned kind, unsigned has_pid, int32_t pid, int32_t tid, const char *cname, unsigned inst)
+/* cname's hash made once (tk__csv_name.hash), not at every sample */
+static uint64_t set_hash(unsigned kind, unsigned has_pid, int32_t pid, int32_t tid, const tk__csv_name *cname,
+			 unsigned inst)
 {
 	uint64_t h = (((uint64_t)kind << 40 | (uint64_t)has_pid << 36 | (uint64_t)inst << 34) ^
 		      ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid)) *
 		     0x9e3779b97f4a7c15ull;
-	for (const char *p = cname; p != NULL && *p != '\0'; p++)
-		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	if (cname != NULL)
+		h = (h ^ cname->hash) * 0x100000001b3ull;
 	return h ^ (h >> 29);
 }
 
 /* The track of (kind, pid, tid) or of counter cname (made on first use); *is_new set when
  * made now. NULL: out of memory (error set). */
 static struct lane_set *set_get(tk_export *x, struct tk__csv_model *m, unsigned kind, unsigned has_pid, int32_t pid,
-				int32_t tid, const char *cname, unsigned inst, int *is_new)
+				int32_t tid, const tk__csv_name *cname, unsigned inst, int *is_new)
 {
 	uint64_t h = set_hash(kind, has_pid, pid, tid, cname, inst);
 	*is_new = 0;
 	if (m->sets != NULL) {
 		for (struct lane_set *s = m->sets[h & m->sets_mask]; s != NULL; s = s->next)
 			if (s->key_hash == h && s->kind == kind && s->has_pid == has_pid && s->pid == pid &&
-			    s->tid == tid && s->inst == inst && (cname == NULL || strcmp(s->cname, cname) == 0))
+			    s->tid == tid && s->inst == inst &&
+			    (cname == NULL ||
+			     (s->cname_len == cname->len && memcmp(s->cname, cname->s, cname->len) == 0)))
 				return s;
 	}
 	if ((m->n_sets + 1) > m->sets_mask) {
@@ -232,11 +243,12 @@ static struct lane_set *set_get(tk_export *x, struct tk__csv_model *m, unsigned 
 	struct lane_set *s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		goto nomem;
-	if (cname != NULL && (s->cname = strdup(cname)) == NULL) {
+	if (cname != NULL && (s->cname = strdup(cname->s)) == NULL) {
 		free(s);
 		goto nomem;
 	}
 	s->key_hash = h;
+	s->cname_len = cname != NULL ? cname->len : 0;
 	s->kind = (uint8_t)kind;
 	s->has_pid = (uint8_t)has_pid;
 	s->inst = (uint8_t)inst;
@@ -256,31 +268,46 @@ nomem:
 /* Takes the lowest free lane of s; UINT32_MAX: out of memory. */
 static uint32_t lane_take(struct lane_set *s)
 {
-	for (uint32_t w = 0; w < s->n_words; w++) {
-		if (s->busy[w] != ~0ull) {
-			unsigned b = (unsigned)__builtin_ctzll(~s->busy[w]);
-			s->busy[w] |= 1ull << b;
-			return w * 64 + b;
+	if (s->n_freed > 0) { /* the heap's top, then the last element sifted down from the top */
+		uint32_t lane = s->freed[0], last = s->freed[--s->n_freed], i = 0;
+		for (;;) {
+			uint32_t c = 2 * i + 1;
+			if (c >= s->n_freed)
+				break;
+			if (c + 1 < s->n_freed && s->freed[c + 1] < s->freed[c])
+				c++;
+			if (last <= s->freed[c])
+				break;
+			s->freed[i] = s->freed[c];
+			i = c;
 		}
+		if (s->n_freed > 0)
+			s->freed[i] = last;
+		return lane;
 	}
-	if ((uint64_t)s->n_words * 64 >= MAX_LANES)
+	if (s->n_lanes >= MAX_LANES - 1)
 		return MAX_LANES - 1; /* shared (see MAX_LANES) */
-	uint32_t nw = s->n_words ? s->n_words * 2 : 1;
-	uint64_t *b = realloc(s->busy, nw * sizeof(*b));
-	if (b == NULL)
-		return UINT32_MAX;
-	memset(b + s->n_words, 0, (nw - s->n_words) * sizeof(*b));
-	s->busy = b;
-	uint32_t lane = s->n_words * 64;
-	s->n_words = nw;
-	s->busy[lane / 64] |= 1;
-	return lane;
+	if (s->n_lanes == s->cap_freed) { /* room for every lane given out to be freed */
+		uint32_t nc = s->cap_freed ? s->cap_freed * 2 : 16;
+		uint32_t *f = realloc(s->freed, (size_t)nc * sizeof(*f));
+		if (f == NULL)
+			return UINT32_MAX;
+		s->freed = f;
+		s->cap_freed = nc;
+	}
+	return s->n_lanes++;
 }
 
 static void lane_free(struct lane_set *s, uint32_t lane)
 {
-	if (lane / 64 < s->n_words && lane != MAX_LANES - 1)
-		s->busy[lane / 64] &= ~(1ull << (lane % 64));
+	if (lane >= s->n_lanes) /* the shared lane stays taken */
+		return;
+	uint32_t i = s->n_freed++;
+	while (i > 0 && s->freed[(i - 1) / 2] > lane) {
+		s->freed[i] = s->freed[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	s->freed[i] = lane;
 }
 
 /* ---- open intervals ------------------------------------------------------------------------- */
@@ -439,7 +466,7 @@ static int sample(tk_export *x, struct tk__csv_model *m, const tk_kev_decoded *d
 		c.i = (int64_t)bits;
 	c.ns = d->time_ns;
 	c.name = name;
-	struct lane_set *s = set_get(x, m, 2, c.has_pid, c.pid, 0, name->s, c.inst, &c.is_new);
+	struct lane_set *s = set_get(x, m, 2, c.has_pid, c.pid, 0, name, c.inst, &c.is_new);
 	if (s == NULL)
 		return TK_ENOMEM;
 	c.track = s->track;
