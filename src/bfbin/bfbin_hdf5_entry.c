@@ -28,14 +28,16 @@ static void plugin_load(void)
 	char path[4096];
 	Dl_info info;
 
-	if (dladdr((void *)tk_bfbin_to_hdf5, &info) == 0 || info.dli_fname == NULL) {
-		snprintf(plugin_why, sizeof(plugin_why), "cannot find where libtracekit-formats was loaded from");
+	/* the directory of this library, never the working directory (nothing planted there
+	 * is loaded) */
+	const char *slash = NULL;
+	if (dladdr((void *)tk_bfbin_to_hdf5, &info) == 0 || info.dli_fname == NULL ||
+	    (slash = strrchr(info.dli_fname, '/')) == NULL) {
+		snprintf(plugin_why, sizeof(plugin_why), "cannot find the directory libtracekit-formats was loaded from");
 		return;
 	}
-	const char *slash = strrchr(info.dli_fname, '/');
-	const char *dir = slash != NULL ? info.dli_fname : ".";
-	int dir_len = slash != NULL ? (int)(slash - info.dli_fname) : 1;
-	if (snprintf(path, sizeof(path), "%.*s/%s", dir_len, dir, file) >= (int)sizeof(path)) {
+	if (snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, file) >=
+	    (int)sizeof(path)) {
 		snprintf(plugin_why, sizeof(plugin_why), "the path of %s is too long", file);
 		return;
 	}
