@@ -164,6 +164,13 @@ struct tk_export {
 	void *where_ud;
 };
 
+/* 1 when events (cls, code) are VTune CSV data in this export: the model takes them decoded
+ * (export_vtune.c), never a format's light path or scan. */
+static inline int tk__export_csv_code(const tk_export *x, unsigned cls, unsigned code)
+{
+	return x->csv_on && cls == 6 && code - TK__CSV_FIRST_CODE < TK__CSV_N_CODES;
+}
+
 /* What a format implements. Every function returns 0 or a TK_E* code. */
 typedef struct tk__format {
 	int (*start)(tk_export *x);

@@ -506,7 +506,7 @@ int tk_export_event(tk_export *x, const tk_kev_decoded *d)
 	if (d->cls == 4 && d->code == _TRACE_PR_TH_NAME_T)
 		return name_event(x, d, 1);
 	/* VTune CSV data: its own pid/tid, whoever wrote it (export_vtune.c) */
-	if (d->cls == 6 && d->code - TK__CSV_FIRST_CODE < TK__CSV_N_CODES && x->csv_on)
+	if (tk__export_csv_code(x, d->cls, d->code))
 		return tk__export_csv_event(x, d);
 	if (!(d->flags & TK_KEV_DEC_OWNER_KNOWN)) {
 		x->stats.unknown_owner++;
@@ -570,7 +570,7 @@ static inline __attribute__((always_inline)) int model_light_run(tk_export *x, c
 			break;
 		if (!e->owner_known) /* an instant with every field: decoded */
 			break;
-		if (cls == 6 && code - TK__CSV_FIRST_CODE < TK__CSV_N_CODES && x->csv_on) /* VTune CSV data: decoded */
+		if (tk__export_csv_code(x, cls, code)) /* VTune CSV data: decoded */
 			break;
 		if (t == NULL || t->pid != e->pid || t->tid != e->tid) {
 			size_t n_before = x->n_threads;

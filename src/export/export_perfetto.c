@@ -2202,7 +2202,7 @@ static void pf_scan_prepare(const tk_export *x, pf_state *ps, const struct trace
 		unsigned cls = key >> 10, code = key & 1023u, op = SCAN_MODEL;
 		if (!tk__tp_batched(st, key))
 			op = 0;
-		else if (cls == 6 && code - TK__CSV_FIRST_CODE < TK__CSV_N_CODES && x->csv_on)
+		else if (tk__export_csv_code(x, cls, code))
 			op = SCAN_MODEL; /* VTune CSV data: the model's (export_vtune.c) */
 		else if (cls == 5)
 			op = code == _NTO_TRACE_SYS_FUNC_ENTER  ? SCAN_ENTER

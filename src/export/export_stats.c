@@ -422,7 +422,7 @@ static unsigned scan_kind(const tk_export *x, const st_state *ss, const struct t
 		return 0;
 	if (cls == 5)
 		return code == _NTO_TRACE_SYS_FUNC_ENTER ? SCAN_ENTER : code == _NTO_TRACE_SYS_FUNC_EXIT ? SCAN_EXIT : 0;
-	if (code - TK__CSV_FIRST_CODE < TK__CSV_N_CODES && x->csv_on)
+	if (tk__export_csv_code(x, cls, code))
 		return 0; /* VTune CSV data: decoded, the model's way */
 	if (x->pair_begin[code] != 0)
 		return SCAN_BEGIN;
@@ -627,6 +627,19 @@ static int st_ignore_thread_name(tk_export *x, int32_t pid, int32_t tid, const c
 	return 0;
 }
 
+/* One interval of dur ns into iv: its count, total, maximum and histogram bucket. */
+static int iv_add(tk_export *x, st_interval *iv, uint64_t dur)
+{
+	if (iv->hist == NULL && (iv->hist = calloc(HIST_BUCKETS, sizeof(*iv->hist))) == NULL)
+		return tk__export_error(x, TK_ENOMEM, "out of memory");
+	iv->count++;
+	iv->total_ns += dur;
+	if (dur > iv->max_ns)
+		iv->max_ns = dur;
+	iv->hist[hist_bucket(dur)]++;
+	return 0;
+}
+
 static int st_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
 			const tk_kev_decoded *end, int reason)
 {
@@ -640,29 +653,7 @@ static int st_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, u
 		iv = &ss->pairs[s->pair];
 	else if (s->kind == TK__SLICE_KERCALL && s->arg[0] < TK__MAX_KERCALLS)
 		iv = &ss->kercalls[s->arg[0]];
-	if (iv != NULL) {
-		uint64_t dur = end_ns - s->begin_ns;
-		if (iv->hist == NULL && (iv->hist = calloc(HIST_BUCKETS, sizeof(*iv->hist))) == NULL)
-			return tk__export_error(x, TK_ENOMEM, "out of memory");
-		iv->count++;
-		iv->total_ns += dur;
-		if (dur > iv->max_ns)
-			iv->max_ns = dur;
-		iv->hist[hist_bucket(dur)]++;
-	}
-	return 0;
-}
-
-static int iv_add(tk_export *x, st_interval *iv, uint64_t dur)
-{
-	if (iv->hist == NULL && (iv->hist = calloc(HIST_BUCKETS, sizeof(*iv->hist))) == NULL)
-		return tk__export_error(x, TK_ENOMEM, "out of memory");
-	iv->count++;
-	iv->total_ns += dur;
-	if (dur > iv->max_ns)
-		iv->max_ns = dur;
-	iv->hist[hist_bucket(dur)]++;
-	return 0;
+	return iv != NULL ? iv_add(x, iv, end_ns - s->begin_ns) : 0;
 }
 
 /* A VTune CSV interval: into the durations of its kind and name. */
