@@ -25,7 +25,11 @@
 #include "traceparser/tp_internal.h"
 
 #define TP_READ_CHUNK (256u << 10)
-#define TP_ASYNC_BUFS 4
+#define TP_ASYNC_BUFS 8
+/* The reader, waiting for room, is woken when this many chunks are free: it then reads them
+ * all before it sleeps again. Woken for each chunk, it slept and woke 600 times a 160 MB
+ * file, and the wake-ups took 3 % of the parsing thread's time. */
+#define TP_ASYNC_WAKE 4
 #define TP_ASYNC_MIN_BYTES (4u << 20) /* smaller files are not worth a thread */
 
 struct tp_async {
@@ -41,6 +45,7 @@ struct tp_async {
 	atomic_int done;             /* the reader has stopped: EOF or error */
 	int err;                     /* errno of a failed read */
 	atomic_int stop;             /* the consumer is closing */
+	int reader_waits;            /* the reader sleeps for room (under mu) */
 	unsigned cur;                /* chunk the consumer is on (valid when have_cur) */
 	int have_cur;
 	size_t cur_pos;
@@ -150,8 +155,11 @@ static void *async_reader(void *arg)
 		 * for a wake-up without delaying anyone, and a spin here took a fifth of a CPU
 		 * from everything else on the machine while any exporter read a large file. */
 		pthread_mutex_lock(&a->mu);
-		while (!a->stop && a->produced - a->consumed >= TP_ASYNC_BUFS)
+		while (!a->stop && a->produced - a->consumed >= TP_ASYNC_BUFS) {
+			a->reader_waits = 1;
 			pthread_cond_wait(&a->cv, &a->mu);
+			a->reader_waits = 0;
+		}
 		if (a->stop) {
 			pthread_mutex_unlock(&a->mu);
 			return NULL;
@@ -255,7 +263,9 @@ static unsigned char *async_peek(struct tp_input *in, size_t *avail)
 	if (a->have_cur) {
 		a->consumed++;
 		a->have_cur = 0;
-		pthread_cond_broadcast(&a->cv);
+		/* (by the time the ring is empty, at the latest: no wait below meets a sleeping reader) */
+		if (a->reader_waits && TP_ASYNC_BUFS - (a->produced - a->consumed) >= TP_ASYNC_WAKE)
+			pthread_cond_broadcast(&a->cv);
 	}
 	if (a->produced == a->consumed && !a->done) {
 		pthread_mutex_unlock(&a->mu);
