@@ -825,6 +825,38 @@ static void test_perfetto_structure(void **state)
 	free(buf);
 }
 
+/* Pids that differ only in their top bits (above 2^30, and above 2^31: negative as the
+ * trace's int32) are threads of their own, on tracks of their own. */
+static void test_perfetto_high_pids(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("perfetto_pids.kev");
+	tk_kev_writer *w = trace_open(path);
+	const uint32_t pids[4] = { 5, 5u | 1u << 30, 5u | 1u << 31, 5u | 3u << 30 };
+	for (unsigned i = 0; i < 4; i++) {
+		running(w, 1000 + 100 * i, pids[i], 1);
+		func(w, 1010 + 100 * i, 1, 0xa0);
+		func(w, 1020 + 100 * i, 0, 0xa0);
+	}
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_export_stats st;
+	char *buf = NULL;
+	size_t len = 0;
+	assert_int_equal(export_perfetto(path, NULL, NULL, &st, &buf, &len), 0);
+	struct pf_check c;
+	pf_walk(buf, len, &c);
+	assert_int_equal(st.slices, 4);
+	assert_int_equal(c.begins, 4);
+	/* the no-thread track, four processes and four threads */
+	assert_int_equal(c.n_tracks, 9);
+	assert_int_equal(c.n_thread_tid, 4);
+	for (unsigned i = 0; i < 4; i++)
+		for (unsigned j = i + 1; j < 4; j++)
+			assert_true(c.thread_tid[i] != c.thread_tid[j]);
+	free(buf);
+}
+
 /* Names declared with bytes that are not UTF-8 (a pair's, a counter's: from the options or
  * the trace's header) are read as Latin-1 in both exports, as event strings are: \u00XX in
  * the JSON, the same characters as UTF-8 in Perfetto's strings, which must be valid UTF-8. */
@@ -2825,6 +2857,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_api_errors),
 		cmocka_unit_test(test_perfetto_structure),
 		cmocka_unit_test(test_perfetto_sched),
+		cmocka_unit_test(test_perfetto_high_pids),
 		cmocka_unit_test(test_perfetto_long_payload),
 		cmocka_unit_test(test_perfetto_damaged),
 		cmocka_unit_test(test_names_invalid_utf8),

@@ -71,7 +71,10 @@
 #define N_CPUS 64
 #define SYNTH_TID 1000000000 /* first tid given to a thread whose tid another process has */
 
-/* Track uuids: the "no known thread" track, processes, threads, counters. */
+/* Track uuids: the "no known thread" track, processes, threads, counters. Each kind has a
+ * top bit of its own (CSV intervals 60, CSV counters 59); a thread's uuid keeps all 64 bits
+ * of its pid and tid: the pid's top two bits go to bits 60 and 61, which only a thread's
+ * uuid (bit 62) has beside the others' bits. */
 #define UUID_NO_THREAD 1u
 static uint64_t uuid_process(int32_t pid)
 {
@@ -79,7 +82,8 @@ static uint64_t uuid_process(int32_t pid)
 }
 static uint64_t uuid_thread(int32_t pid, int32_t tid)
 {
-	return 0x4000000000000000ull | ((uint64_t)((uint32_t)pid & 0x3fffffffu) << 32) | (uint32_t)tid;
+	return 0x4000000000000000ull | (uint64_t)((uint32_t)pid >> 30) << 60 |
+	       ((uint64_t)((uint32_t)pid & 0x3fffffffu) << 32) | (uint32_t)tid;
 }
 static uint64_t uuid_counter(int32_t pid, uint32_t code)
 {
