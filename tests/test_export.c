@@ -300,6 +300,12 @@ static void test_declarations(void **state)
 	assert_non_null(strstr(json, "{\"name\":\"from header\",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":0.010,\"dur\":0.010"));
 	assert_non_null(strstr(json, "{\"name\":\"mine\",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":0.030,\"dur\":0.010"));
 	free(json);
+	/* the caller's same pair under another name: the caller's name, not the header's */
+	assert_int_equal(export_to_string(path, "10:11=opt", NULL, &st, &json), 0);
+	assert_int_equal(st.slices, 2);
+	assert_non_null(strstr(json, "{\"name\":\"opt\",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":0.010,\"dur\":0.010"));
+	assert_null(strstr(json, "from header"));
+	free(json);
 }
 
 /* Damage midway: what came before is exported in a complete document, the error says where. */

@@ -227,6 +227,12 @@ int tk__export_add_spec(tk_export *x, const char *spec, int counters, int lenien
 		}
 		if (*p != ',' && *p != '\0')
 			goto bad;
+		/* a trace's own items never rename what the caller declared (the options win) */
+		if (lenient && (code_taken(x, a) || (!counters && code_taken(x, b)))) {
+			if (*p == ',')
+				p++;
+			continue;
+		}
 		rc = counters ? tk_export_add_counter(x, a, name) : tk_export_add_pair(x, a, b, name);
 		if (rc != 0 && lenient) {
 			x->errmsg[0] = '\0';
