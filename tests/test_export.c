@@ -1301,6 +1301,47 @@ static int64_t sql_int(sqlite3 *db, const char *sql)
 
 /* The states trace as a database: thread-state intervals add up to the statistics' times,
  * slices, events with their fields as JSON, names. */
+/* Names that are not UTF-8 (a Linux comm may hold any bytes; declared names come from
+ * options and headers) are stored as UTF-8, read as Latin-1 as the other exports do: SQLite
+ * clients refuse to decode anything else. */
+static void test_sqlite_names_latin1(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("sq_latin1.kev");
+	tk_kev_writer *w = trace_open(path);
+	uint32_t pp[2] = { 0, 1 }, pt[2] = { 1, 2 };
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P_NAME, 500, pp, 2,
+						"p\xff\xfe"),
+			 0);
+	state(w, 0, 1000, STATE_RUNNING, 1, 2);
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, 1100, pt, 2,
+						"bad\xff\xfe\x01x"),
+			 0);
+	ev2(w, 0, _TRACE_USER_C, 10, 2000, 0, 0);
+	ev2(w, 0, _TRACE_USER_C, 11, 3000, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	const char *db_path = tkt_path("sq_latin1.db");
+	char err[256];
+	remove(db_path);
+	assert_int_equal(tk_export_sqlite(path, db_path, "10:11=r\xe9q", NULL, NULL, err, sizeof(err)), 0);
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+	static const char *const sql[3][2] = {
+		{ "SELECT name FROM processes WHERE pid=1", "p\xc3\xbf\xc3\xbe" },
+		{ "SELECT name FROM threads WHERE pid=1 AND tid=2", "bad\xc3\xbf\xc3\xbe\x01x" },
+		{ "SELECT name FROM slices WHERE category='USER'", "r\xc3\xa9q" },
+	};
+	for (unsigned i = 0; i < 3; i++) {
+		assert_int_equal(sqlite3_prepare_v2(db, sql[i][0], -1, &q, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+		assert_string_equal((const char *)sqlite3_column_text(q, 0), sql[i][1]);
+		sqlite3_finalize(q);
+	}
+	sqlite3_close(db);
+}
+
 static void test_sqlite(void **state_)
 {
 	(void)state_;
@@ -2872,6 +2913,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stats_percentiles),
 		cmocka_unit_test(test_stats_owner_markers),
 		cmocka_unit_test(test_sqlite),
+		cmocka_unit_test(test_sqlite_names_latin1),
 		cmocka_unit_test(test_sqlite_unordered),
 		cmocka_unit_test(test_sqlite_long_args),
 		cmocka_unit_test(test_sqlite_batches),

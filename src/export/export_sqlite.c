@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/tk_utf8.h"
 #include "export/export_internal.h"
 
 #define NV 6 /* the numeric fields an event_rows row carries (v0..v5) */
@@ -347,16 +348,35 @@ static int sq_known(tk_export *x, sq_state *sq, int32_t pid, int32_t tid)
 	return 0;
 }
 
-static int set_name(char **dst, size_t *dst_len, const char *name, size_t len)
+/* A copy of s (n bytes) as UTF-8 (*len bytes, NUL-terminated): as it is when it is valid
+ * UTF-8, else read as Latin-1, as the other exports read such names (Perfetto's strings,
+ * the JSON's \u00XX). SQLite's TEXT must be UTF-8: clients refuse to decode other bytes.
+ * NULL: out of memory. */
+static char *utf8_copy(const char *s, size_t n, int utf8, size_t *len)
 {
-	char *s = malloc(len + 1);
+	size_t m = 0;
+	char *d = malloc(utf8 ? n + 1 : 2 * n + 1);
+	if (d == NULL)
+		return NULL;
+	if (utf8) {
+		memcpy(d, s, n);
+		m = n;
+	} else {
+		for (size_t i = 0; i < n; i++)
+			m += tk__utf8_encode((unsigned char)s[i], (unsigned char *)d + m);
+	}
+	d[m] = '\0';
+	*len = m;
+	return d;
+}
+
+static int set_name(char **dst, size_t *dst_len, const char *name, size_t len, int utf8)
+{
+	char *s = utf8_copy(name, len, utf8, dst_len);
 	if (s == NULL)
 		return TK_ENOMEM;
-	memcpy(s, name, len);
-	s[len] = '\0';
 	free(*dst);
 	*dst = s;
-	*dst_len = len;
 	return 0;
 }
 
@@ -769,8 +789,7 @@ static int sq_process_name(tk_export *x, int32_t pid, const char *name, size_t l
 {
 	sq_state *sq = x->fmt_state;
 	sq_process *p = sq_process_get(sq, pid);
-	(void)utf8;
-	if (p == NULL || set_name(&p->name, &p->name_len, name, len) != 0)
+	if (p == NULL || set_name(&p->name, &p->name_len, name, len, utf8) != 0)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
 	return 0;
 }
@@ -778,12 +797,11 @@ static int sq_process_name(tk_export *x, int32_t pid, const char *name, size_t l
 static int sq_thread_name(tk_export *x, int32_t pid, int32_t tid, const char *name, size_t len, int utf8)
 {
 	sq_state *sq = x->fmt_state;
-	(void)utf8;
 	int rc = sq_known(x, sq, pid, tid);
 	if (rc != 0)
 		return rc;
 	sq_thread *t = sq_thread_get(sq, pid, tid, 0);
-	if (t != NULL && set_name(&t->name, &t->name_len, name, len) != 0)
+	if (t != NULL && set_name(&t->name, &t->name_len, name, len, utf8) != 0)
 		return tk__export_error(x, TK_ENOMEM, "out of memory");
 	return 0;
 }
@@ -984,8 +1002,17 @@ static int sq_finish(tk_export *x)
 	if (sqlite3_prepare_v2(db, "INSERT INTO names(id, name) VALUES (?, ?)", -1, &s, NULL) != SQLITE_OK)
 		goto fail;
 	for (size_t i = 0; i < sq->n_names; i++) {
+		const char *nm = sq->name_list[i]->s;
+		size_t nl = sq->name_list[i]->len;
+		char *conv = NULL;
+		/* (declared names come from options and headers: any bytes) */
+		if (!tk__utf8_valid(nm, nl) && (nm = conv = utf8_copy(nm, nl, 0, &nl)) == NULL) {
+			sqlite3_finalize(s);
+			return tk__export_error(x, TK_ENOMEM, "out of memory");
+		}
 		sqlite3_bind_int(s, 1, (int)sq->name_list[i]->id);
-		sqlite3_bind_text(s, 2, sq->name_list[i]->s, (int)sq->name_list[i]->len, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, nm, (int)nl, SQLITE_TRANSIENT);
+		free(conv);
 		if (step(s) != 0)
 			goto fail;
 	}
