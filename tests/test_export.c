@@ -1301,6 +1301,41 @@ static int64_t sql_int(sqlite3 *db, const char *sql)
 
 /* The states trace as a database: thread-state intervals add up to the statistics' times,
  * slices, events with their fields as JSON, names. */
+/* An event with a string of 70000 bytes keeps all of it in events.args (it was replaced by
+ * {"truncated":true} past the scratch buffer's 1 MiB at 16 bytes a byte). */
+static void test_sqlite_long_string(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("sq_long.kev");
+	tk_kev_writer *w = trace_open(path);
+	const size_t n = 70000;
+	char *str = malloc(n + 1);
+	assert_non_null(str);
+	for (size_t i = 0; i < n; i++)
+		str[i] = (char)('a' + i % 26);
+	str[n] = '\0';
+	state(w, 0, 1000, STATE_RUNNING, 1, 1);
+	assert_int_equal(tk_kev_write_event_str(w, 0, _TRACE_USER_C, 5, 2000, NULL, 0, str), 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	const char *db_path = tkt_path("sq_long.db");
+	char err[256];
+	remove(db_path);
+	assert_int_equal(tk_export_sqlite(path, db_path, NULL, NULL, NULL, err, sizeof(err)), 0);
+	sqlite3 *db;
+	sqlite3_stmt *q;
+	assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT args FROM events WHERE event='USER 5'", -1, &q, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+	const char *args = (const char *)sqlite3_column_text(q, 0);
+	assert_non_null(args);
+	assert_non_null(strstr(args, str));
+	assert_null(strstr(args, "truncated"));
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	free(str);
+}
+
 /* Names that are not UTF-8 (a Linux comm may hold any bytes; declared names come from
  * options and headers) are stored as UTF-8, read as Latin-1 as the other exports do: SQLite
  * clients refuse to decode anything else. */
@@ -2914,6 +2949,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stats_owner_markers),
 		cmocka_unit_test(test_sqlite),
 		cmocka_unit_test(test_sqlite_names_latin1),
+		cmocka_unit_test(test_sqlite_long_string),
 		cmocka_unit_test(test_sqlite_unordered),
 		cmocka_unit_test(test_sqlite_long_args),
 		cmocka_unit_test(test_sqlite_batches),

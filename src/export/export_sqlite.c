@@ -26,6 +26,7 @@
  * not in time order, otherwise it would be the rowid order again.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -747,14 +748,20 @@ static int sq_event(tk_export *x, const tk_kev_decoded *d)
 		for (unsigned i = 0; i < d->n_fields; i++)
 			need += 96 + (size_t)d->fields[i].len * 16;
 		x->out_len = 0;
-		if (need > x->out_cap) {
-			sqlite3_bind_text(s, 6 + NV, "{\"truncated\":true}", 18, SQLITE_STATIC);
-		} else {
-			x->out[x->out_len++] = '{';
-			tk__json_fields(x, d);
-			x->out[x->out_len++] = '}';
-			sqlite3_bind_text(s, 6 + NV, x->out, (int)x->out_len, SQLITE_STATIC);
+		if (need > x->out_cap) { /* a long string: the scratch buffer grows to the event's */
+			if (need > INT_MAX)
+				return tk__export_error(x, TK_ETOOBIG, "an event's args exceed %d bytes", INT_MAX);
+			char *o = realloc(x->out, need);
+			if (o == NULL)
+				return tk__export_error(x, TK_ENOMEM, "out of memory for an event's %zu bytes of args",
+							need);
+			x->out = o;
+			x->out_cap = need;
 		}
+		x->out[x->out_len++] = '{';
+		tk__json_fields(x, d);
+		x->out[x->out_len++] = '}';
+		sqlite3_bind_text(s, 6 + NV, x->out, (int)x->out_len, SQLITE_STATIC);
 		rc = sq_step(x, sq, Q_EVENT);
 		x->out_len = 0;
 	}
