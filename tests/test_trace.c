@@ -204,6 +204,20 @@ static void test_errors(void **state)
 	assert_int_equal(tk_logger_stop(), TK_ESTATE);
 	assert_int_equal(tk_logger_start("/nonexistent-dir/x.kev", NULL), TK_ENOENT);
 	assert_non_null(strstr(tk_logger_errmsg(), "/nonexistent-dir/x.kev"));
+	/* another byte order than the host's is refused, and nothing is written (it wrote
+	 * strings reversed by 4 bytes and 64-bit fields mixed up) */
+	if (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__) {
+		const char *be = tkt_path("be.kev");
+		char part[4200];
+		tk_logger_options o = { .n_buffers = 4, .big_endian = 1 };
+		remove(be);
+		snprintf(part, sizeof(part), "%s.part", be);
+		assert_int_equal(tk_logger_start(be, &o), TK_ENOTSUP);
+		assert_non_null(strstr(tk_logger_errmsg(), "big_endian"));
+		assert_int_equal(access(be, F_OK), -1);
+		assert_int_equal(access(part, F_OK), -1);
+		assert_int_equal(tk_logger_stop(), TK_ESTATE);
+	}
 	reset_trace();
 }
 

@@ -185,7 +185,8 @@ typedef struct tk_logger_options {
 	int ring;              /* 1: flight recorder (keep the newest buffers, write on flush/stop/exit),
 				* 0: linear (write every buffer); without options the mode set with
 				* TraceEvent(_NTO_TRACE_SETRINGMODE / SETLINEARMODE) stays */
-	int big_endian;        /* byte order of the file (default: the host's) */
+	int big_endian;        /* byte order of the file: the host's only (1 on a little-endian
+				* host: TK_ENOTSUP) */
 	const tk_kev_attr *attrs; /* extra header attributes */
 	size_t n_attrs;
 } tk_logger_options;

@@ -70,7 +70,6 @@ static struct logger {
 	_Atomic uint32_t wake_seq;
 	_Atomic int sleeping;
 	tk_kev_writer *w;
-	int swap;
 	int write_error;
 	char errmsg[4096 * 2 + 256];
 	char path[4096];
@@ -302,9 +301,9 @@ static void write_piece(const traceevent_t *slots, size_t n, int continued, uint
 		return;
 	}
 	if (n_head > 0)
-		rc = g_log.swap ? tk_kev_write_raw(g_log.w, head, n_head) : tk_kev_write_raw_file_order(g_log.w, head, n_head);
+		rc = tk_kev_write_raw_file_order(g_log.w, head, n_head);
 	if (rc == TK_OK)
-		rc = g_log.swap ? tk_kev_write_raw(g_log.w, slots, n) : tk_kev_write_raw_file_order(g_log.w, slots, n);
+		rc = tk_kev_write_raw_file_order(g_log.w, slots, n);
 	if (rc == TK_OK)
 		rc = tk_kev_writer_flush(g_log.w);
 	account(&total, 1, 1, rc);
@@ -347,8 +346,8 @@ static void write_queued(tk_pool *pool, uint32_t idx)
 
 /*
  * Full buffers written in batches: up to 64 buffers (1 MiB) per writev(), straight from the
- * pool. The per-buffer path serves flushes (staged heads must interleave), other-endian
- * files (slots are converted) and a logger that has already failed to write.
+ * pool. The per-buffer path serves flushes (staged heads must interleave) and a logger that
+ * has already failed to write.
  */
 enum { DRAIN_BATCH = 64 };
 
@@ -395,7 +394,7 @@ static void drain_queue(tk_pool *pool)
 	uint32_t ids[DRAIN_BATCH];
 	size_t n;
 
-	if (g_log.swap || g_log.n_pieces > 0 || g_log.write_error != 0) {
+	if (g_log.n_pieces > 0 || g_log.write_error != 0) {
 		while (tk_pool_dequeue(pool, &ids[0]) == TK_OK)
 			write_queued(pool, ids[0]);
 		return;
@@ -729,6 +728,14 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 		return TK_EBUSY;
 	}
 	rc = check_path(path);
+	/* The buffers hold events in the host's order, strings and 64-bit fields as the program
+	 * laid them out: another order would need each event's layout, and swapping every word
+	 * reversed strings by 4 bytes and mixed up 64-bit fields. tk_kev_writer writes either. */
+	if (rc == TK_OK && opts->big_endian && !TK__HOST_BIG_ENDIAN) {
+		snprintf(g_log.errmsg, sizeof(g_log.errmsg),
+			 "big_endian: the logger writes its host's byte order (little-endian) only");
+		rc = TK_ENOTSUP;
+	}
 	pthread_mutex_unlock(&g_log.mu);
 	if (rc != TK_OK)
 		return rc;
@@ -750,7 +757,7 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 	attrs[n_attrs++].value = "buffer";
 	for (i = 0; i < opts->n_attrs; i++)
 		attrs[n_attrs++] = opts->attrs[i];
-	hdr.big_endian = opts->big_endian;
+	hdr.big_endian = TK__HOST_BIG_ENDIAN;
 	hdr.attrs = attrs;
 	hdr.n_attrs = n_attrs;
 
@@ -762,7 +769,6 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 		return rc;
 	}
 	snprintf(g_log.path, sizeof(g_log.path), "%s", path);
-	g_log.swap = (opts->big_endian != 0) != TK__HOST_BIG_ENDIAN;
 	g_log.stop_req = 0;
 	g_log.stopping = 0;
 	g_log.write_error = 0;
