@@ -392,6 +392,19 @@ static inline char *put_us(char *p, uint64_t ns)
 	return p + 4;
 }
 
+/* put_us() of a duration: most are under a microsecond (no division then). */
+static inline char *put_dur(char *p, uint64_t ns)
+{
+	if (ns >= 1000)
+		return put_us(p, ns);
+	unsigned frac = (unsigned)ns;
+	p[0] = '0';
+	p[1] = '.';
+	p[2] = (char)('0' + frac / 100);
+	memcpy(p + 3, dec_pairs + 2 * (frac % 100), 2);
+	return p + 5;
+}
+
 static inline char *put_i32(char *p, int32_t v)
 {
 	if (v < 0) {
@@ -481,21 +494,24 @@ static inline const struct func_slot *func_slot_get(json_state *js, uint64_t fn,
 }
 
 /* A slice's X event after its name, up to the end event's fields (room: 256 bytes): the
- * bytes of json_slice_end() and of the run's slices (json_run()); fe: a function's slot. */
-static inline char *put_slice_rest(json_state *js, char *p, const tk__thread *t, const tk__slice *s,
-				   const struct func_slot *fe, uint64_t end_ns, int reason)
+ * bytes of json_slice_end() and of the run's slices (json_run()); kind: s->kind (a
+ * constant in the run), fe: a function's slot. */
+static inline __attribute__((always_inline)) char *put_slice_rest(json_state *js, char *p, const tk__thread *t,
+								    const tk__slice *s, unsigned kind,
+								    const struct func_slot *fe, uint64_t end_ns,
+								    int reason)
 {
-	if (s->kind == TK__SLICE_FUNC)
+	if (kind == TK__SLICE_FUNC)
 		PUT_LIT(p, ",\"cat\":\"SYSTEM\",\"ph\":\"X\",\"ts\":");
-	else if (s->kind == TK__SLICE_USER)
+	else if (kind == TK__SLICE_USER)
 		PUT_LIT(p, ",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":");
 	else
 		PUT_LIT(p, ",\"cat\":\"KERCALL\",\"ph\":\"X\",\"ts\":");
 	p = put_ts(js, p, s->begin_ns);
 	PUT_LIT(p, ",\"dur\":");
-	p = put_us(p, end_ns - s->begin_ns);
+	p = put_dur(p, end_ns - s->begin_ns);
 	p = put_pid_tid(js, p, t->pid, t->tid);
-	switch (s->kind) {
+	switch (kind) {
 	case TK__SLICE_FUNC:
 		memcpy(p, fe->tail, sizeof(fe->tail));
 		p += fe->tail_len;
@@ -557,7 +573,7 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 	/* the rest up to the end event's fields: at most about 240 bytes */
 	if (tk__out_room(x, 256) != 0)
 		return TK_EIO;
-	x->out_len = (size_t)(put_slice_rest(js, x->out + x->out_len, t, s, fe, end_ns, reason) - x->out);
+	x->out_len = (size_t)(put_slice_rest(js, x->out + x->out_len, t, s, s->kind, fe, end_ns, reason) - x->out);
 	if (reason == TK__CLOSE_END && end != NULL && (s->kind == TK__SLICE_USER || s->kind == TK__SLICE_KERCALL) &&
 	    end->n_fields > 0) {
 		TK__OUT_LIT(x, ",\"end\":{");
@@ -889,7 +905,7 @@ static inline char *put_pair_end(json_state *js, char *p, const tk__thread *t, c
 	PUT_LIT(p, "{\"name\":");
 	memcpy(p, js->pair_enc[s->pair], js->pair_enc_len[s->pair]);
 	p += js->pair_enc_len[s->pair];
-	p = put_slice_rest(js, p, t, s, NULL, end_ns, TK__CLOSE_END);
+	p = put_slice_rest(js, p, t, s, TK__SLICE_USER, NULL, end_ns, TK__CLOSE_END);
 	PUT_LIT(p, ",\"end\":{");
 	p = put_user_words(p, w0, w1);
 	PUT_LIT(p, "}}}");
@@ -905,7 +921,7 @@ static inline char *put_func_end(json_state *js, char *p, const tk__thread *t, c
 	PUT_LIT(p, "{\"name\":");
 	memcpy(p, fe->name, sizeof(fe->name));
 	p += fe->name_len;
-	p = put_slice_rest(js, p, t, s, fe, end_ns, TK__CLOSE_END);
+	p = put_slice_rest(js, p, t, s, TK__SLICE_FUNC, fe, end_ns, TK__CLOSE_END);
 	PUT_LIT(p, "}}");
 	return p;
 }
