@@ -2819,17 +2819,18 @@ static void export_json_way(const char *path, unsigned flags, int json_run, stru
 }
 
 /*
- * Chrome JSON's run (export_json.c, json_run(): USER instants and pair ends written from
- * their words, fused with the model's light path) against the same format without it (every
- * instant and pair end decoded, tk__export_json_model) on random traces (random_trace(),
- * some damaged), through the parser's runs (json_slot_run(), or json_light_run() for
- * swapped bytes and other clocks), one event at a time and with symbols: the same bytes,
- * status, message and counts. TK_TEST_SEED=N replays one seed.
+ * Chrome JSON's scan and run (export_json.c: json_scan() over the parser's blocks, and
+ * json_run() over its runs without the scan (NO_SCAN): USER instants and pair ends written
+ * from their words, fused with the model's light path) against the same format without
+ * them (every instant and pair end decoded, tk__export_json_model) on random traces
+ * (random_trace(), some damaged: swapped bytes and other clocks, where json_light_run()
+ * takes the runs), one event at a time and with symbols: the same bytes, status, message
+ * and counts. TK_TEST_SEED=N replays one seed.
  */
 static void test_json_run_random(void **state_)
 {
 	(void)state_;
-	static const unsigned flag_sets[] = { 0, ONE_BY_ONE, TK_EXPORT_SYMBOLS };
+	static const unsigned flag_sets[] = { 0, NO_SCAN, ONE_BY_ONE, TK_EXPORT_SYMBOLS };
 	const char *env = getenv("TK_TEST_SEED");
 	uint64_t first = env != NULL ? strtoull(env, NULL, 0) : 1, n_seeds = env != NULL ? 1 : 32;
 	const char *path = tkt_path("json_random.kev");

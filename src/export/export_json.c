@@ -18,6 +18,7 @@
 
 #include "common/tk_utf8.h"
 #include "export/export_internal.h"
+#include "traceparser/tp_batch.h"
 
 /* Bytes written once and copied after: a field name as a key ("name":), by the name's
  * address (the decoder's names are static); a pair's name as a string; an instant's
@@ -49,22 +50,41 @@ struct func_slot {
 	char tail[72];
 };
 
+/* A time's microseconds but the last four digits, as written last (times advance slowly:
+ * most share them with the time before). */
+struct ts_cache {
+	uint64_t hi;
+	uint32_t len; /* 0: none */
+	char enc[24];
+};
+
+/* ,"pid":P,"tid":T as written last */
+struct pt_cache {
+	int32_t pid, tid;
+	uint32_t len; /* 0: none */
+	char enc[40];
+};
+
+/* What the writers change as they write: in the state, or copied into a loop's locals
+ * (json_stretch(): the byte stores cannot alias them there). */
+struct json_wr {
+	uint64_t n_written; /* events written: the separator goes before every one but the first */
+	struct ts_cache ts;
+	struct pt_cache pt;
+};
+
 typedef struct json_state {
-	int n_written; /* events written: the separator goes before every one but the first */
+	struct json_wr wr;
 	struct key_slot keys[KEY_CACHE];
 	char *pair_enc[TK_EXPORT_MAX_PAIRS]; /* a pair's name as a JSON string (NULL: not yet) */
 	uint32_t pair_enc_len[TK_EXPORT_MAX_PAIRS];
 	struct instant_slot *instants;       /* INSTANT_CACHE of them */
 	struct func_slot *funcs;             /* FUNC_CACHE of them */
-	/* a time's microseconds but the last four digits, as written last (times advance
-	 * slowly: most share them with the time before) */
-	uint64_t ts_hi;
-	uint32_t ts_hi_len; /* 0: none */
-	char ts_hi_enc[24];
-	/* ,"pid":P,"tid":T as written last */
-	int32_t pt_pid, pt_tid;
-	uint32_t pt_len; /* 0: none */
-	char pt_enc[40];
+	/* the scan (json_scan()): what each USER and SYSTEM event is, by class and code, and
+	 * the pair of each USER code */
+	int scan_ready;
+	uint8_t scan_op[32 * 1024];
+	uint8_t scan_pair[1024];
 } json_state;
 
 static int sep(tk_export *x)
@@ -72,7 +92,7 @@ static int sep(tk_export *x)
 	json_state *js = x->fmt_state;
 	if (tk__out_room(x, 4) != 0)
 		return TK_EIO;
-	if (js->n_written++ > 0) {
+	if (js->wr.n_written++ > 0) {
 		x->out[x->out_len++] = ',';
 		x->out[x->out_len++] = '\n';
 	}
@@ -378,10 +398,12 @@ static int json_thread_name(tk_export *x, int32_t pid, int32_t tid, const char *
 	return json_name(x, "thread_name", pid, tid, name, len, utf8);
 }
 
-/* Writing at a pointer into room reserved before: literals, numbers. */
+/* Writing at a pointer into room reserved before: literals, numbers. HOT: the steps of
+ * every event (inlined, so that a loop's copy of the writers' state stays in registers). */
+#define HOT static inline __attribute__((always_inline))
 #define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) += sizeof(lit) - 1)
 
-static inline char *put_us(char *p, uint64_t ns)
+HOT char *put_us(char *p, uint64_t ns)
 {
 	uint64_t us = ns / 1000;
 	unsigned frac = (unsigned)(ns - us * 1000);
@@ -393,7 +415,7 @@ static inline char *put_us(char *p, uint64_t ns)
 }
 
 /* put_us() of a duration: most are under a microsecond (no division then). */
-static inline char *put_dur(char *p, uint64_t ns)
+HOT char *put_dur(char *p, uint64_t ns)
 {
 	if (ns >= 1000)
 		return put_us(p, ns);
@@ -415,19 +437,20 @@ static inline char *put_i32(char *p, int32_t v)
 }
 
 /* put_us() of a point in time: the digits above the last four microsecond digits are
- * those of the last time when they are the same (room: 32 bytes). */
-static inline char *put_ts(json_state *js, char *p, uint64_t ns)
+ * those of the last time when they are the same (room: 32 bytes). tc: the state's, or a
+ * copy of it in a loop's locals (which the byte stores cannot alias). */
+HOT char *put_ts(struct ts_cache *tc, char *p, uint64_t ns)
 {
 	uint64_t us = ns / 1000, hi = us / 10000;
-	if (hi != js->ts_hi || js->ts_hi_len == 0) {
+	if (hi != tc->hi || tc->len == 0) {
 		if (hi == 0)
 			return put_us(p, ns);
-		js->ts_hi = hi;
-		js->ts_hi_len = (uint32_t)(tk__fmt_u64(js->ts_hi_enc, hi) - js->ts_hi_enc);
+		tc->hi = hi;
+		tc->len = (uint32_t)(tk__fmt_u64(tc->enc, hi) - tc->enc);
 	}
 	unsigned lo = (unsigned)(us - hi * 10000), frac = (unsigned)(ns - us * 1000);
-	memcpy(p, js->ts_hi_enc, sizeof(js->ts_hi_enc));
-	p += js->ts_hi_len;
+	memcpy(p, tc->enc, sizeof(tc->enc));
+	p += tc->len;
 	memcpy(p, dec_pairs + 2 * (lo / 100), 2);
 	memcpy(p + 2, dec_pairs + 2 * (lo % 100), 2);
 	p[4] = '.';
@@ -437,20 +460,20 @@ static inline char *put_ts(json_state *js, char *p, uint64_t ns)
 }
 
 /* ,"pid":P,"tid":T (room: 40 bytes), kept for the next event of the same thread. */
-static inline char *put_pid_tid(json_state *js, char *p, int32_t pid, int32_t tid)
+HOT char *put_pid_tid(struct pt_cache *pc, char *p, int32_t pid, int32_t tid)
 {
-	if (pid != js->pt_pid || tid != js->pt_tid || js->pt_len == 0) {
-		char *q = js->pt_enc;
+	if (pid != pc->pid || tid != pc->tid || pc->len == 0) {
+		char *q = pc->enc;
 		PUT_LIT(q, ",\"pid\":");
 		q = put_i32(q, pid);
 		PUT_LIT(q, ",\"tid\":");
 		q = put_i32(q, tid);
-		js->pt_pid = pid;
-		js->pt_tid = tid;
-		js->pt_len = (uint32_t)(q - js->pt_enc);
+		pc->pid = pid;
+		pc->tid = tid;
+		pc->len = (uint32_t)(q - pc->enc);
 	}
-	memcpy(p, js->pt_enc, sizeof(js->pt_enc));
-	return p + js->pt_len;
+	memcpy(p, pc->enc, sizeof(pc->enc));
+	return p + pc->len;
 }
 
 /* The name of a slice that is not a function's address: a pair's is kept (written once). */
@@ -470,7 +493,7 @@ static void out_pair_name(tk_export *x, json_state *js, const tk__slice *s)
 }
 
 /* The cached name and args of a function slice (made on a miss). */
-static inline const struct func_slot *func_slot_get(json_state *js, uint64_t fn, uint64_t site)
+HOT const struct func_slot *func_slot_get(json_state *js, uint64_t fn, uint64_t site)
 {
 	uint64_t h = (fn ^ site * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
 	struct func_slot *e = &js->funcs[(h >> 40) & (FUNC_CACHE - 1)];
@@ -496,7 +519,7 @@ static inline const struct func_slot *func_slot_get(json_state *js, uint64_t fn,
 /* A slice's X event after its name, up to the end event's fields (room: 256 bytes): the
  * bytes of json_slice_end() and of the run's slices (json_run()); kind: s->kind (a
  * constant in the run), fe: a function's slot. */
-static inline __attribute__((always_inline)) char *put_slice_rest(json_state *js, char *p, const tk__thread *t,
+static inline __attribute__((always_inline)) char *put_slice_rest(struct json_wr *w, char *p, const tk__thread *t,
 								    const tk__slice *s, unsigned kind,
 								    const struct func_slot *fe, uint64_t end_ns,
 								    int reason)
@@ -507,10 +530,10 @@ static inline __attribute__((always_inline)) char *put_slice_rest(json_state *js
 		PUT_LIT(p, ",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":");
 	else
 		PUT_LIT(p, ",\"cat\":\"KERCALL\",\"ph\":\"X\",\"ts\":");
-	p = put_ts(js, p, s->begin_ns);
+	p = put_ts(&w->ts, p, s->begin_ns);
 	PUT_LIT(p, ",\"dur\":");
 	p = put_dur(p, end_ns - s->begin_ns);
-	p = put_pid_tid(js, p, t->pid, t->tid);
+	p = put_pid_tid(&w->pt, p, t->pid, t->tid);
 	switch (kind) {
 	case TK__SLICE_FUNC:
 		memcpy(p, fe->tail, sizeof(fe->tail));
@@ -539,7 +562,7 @@ static inline __attribute__((always_inline)) char *put_slice_rest(json_state *js
 
 /* The fields of a USER event of at most two words (d0, d1: the decoder's, json_fields()'s
  * bytes for them), from its words. */
-static inline char *put_user_words(char *p, uint32_t w0, uint32_t w1)
+HOT char *put_user_words(char *p, uint32_t w0, uint32_t w1)
 {
 	PUT_LIT(p, "\"d0\":\"");
 	p = tk__fmt_hex(p, w0);
@@ -573,7 +596,7 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 	/* the rest up to the end event's fields: at most about 240 bytes */
 	if (tk__out_room(x, 256) != 0)
 		return TK_EIO;
-	x->out_len = (size_t)(put_slice_rest(js, x->out + x->out_len, t, s, s->kind, fe, end_ns, reason) - x->out);
+	x->out_len = (size_t)(put_slice_rest(&js->wr, x->out + x->out_len, t, s, s->kind, fe, end_ns, reason) - x->out);
 	if (reason == TK__CLOSE_END && end != NULL && (s->kind == TK__SLICE_USER || s->kind == TK__SLICE_KERCALL) &&
 	    end->n_fields > 0) {
 		TK__OUT_LIT(x, ",\"end\":{");
@@ -675,8 +698,8 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 	else
 		PUT_LIT(p, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
 rest:
-	p = put_ts(js, p, d->time_ns);
-	p = put_pid_tid(js, p, pid, tid);
+	p = put_ts(&js->wr.ts, p, d->time_ns);
+	p = put_pid_tid(&js->wr.pt, p, pid, tid);
 	PUT_LIT(p, ",\"args\":{\"cpu\":");
 	p = tk__fmt_u64(p, d->cpu);
 	if (d->n_fields > 0)
@@ -732,7 +755,7 @@ static int json_interval(tk_export *x, const tk__interval *iv)
 		p = tk__fmt_hex(p, id);
 		PUT_LIT(p, "\",\"ts\":");
 		p = put_us(p, e == 0 ? iv->begin_ns : iv->end_ns);
-		p = put_pid_tid(js, p, iv->pid, iv->tid);
+		p = put_pid_tid(&js->wr.pt, p, iv->pid, iv->tid);
 		if (e == 0) {
 			PUT_LIT(p, ",\"args\":{\"id\":");
 			p = tk__fmt_u64(p, iv->id);
@@ -855,7 +878,7 @@ static int json_light_event(tk_export *x, unsigned cls, unsigned code, int owner
 #define RUN_ROOM 1024
 
 /* The cached beginning of the instant of USER event code (json_instant()'s, made here). */
-static inline const struct instant_slot *user_instant_slot(json_state *js, unsigned code)
+HOT const struct instant_slot *user_instant_slot(json_state *js, unsigned code)
 {
 	uint32_t key = (6u << 10 | code) + 1;
 	struct instant_slot *e = &js->instants[(key * 0x9e3779b1u >> 20) & (INSTANT_CACHE - 1)];
@@ -868,9 +891,9 @@ static inline const struct instant_slot *user_instant_slot(json_state *js, unsig
 	return e;
 }
 
-static inline char *put_sep(json_state *js, char *p)
+HOT char *put_sep(struct json_wr *w, char *p)
 {
-	if (js->n_written++ > 0) {
+	if (w->n_written++ > 0) {
 		p[0] = ',';
 		p[1] = '\n';
 		p += 2;
@@ -878,16 +901,18 @@ static inline char *put_sep(json_state *js, char *p)
 	return p;
 }
 
-/* json_instant() of a USER event of at most two words (room: RUN_ROOM). */
-static inline char *put_user_instant(json_state *js, char *p, unsigned code, uint64_t ns, int32_t pid, int32_t tid,
-				     unsigned cpu, uint32_t w0, uint32_t w1)
+/* json_instant() of a USER event of at most two words (room: RUN_ROOM). w: js->wr or a
+ * copy of it (json_stretch()). */
+static inline __attribute__((always_inline)) char *put_user_instant(json_state *js, struct json_wr *w, char *p,
+								     unsigned code, uint64_t ns, int32_t pid,
+								     int32_t tid, unsigned cpu, uint32_t w0, uint32_t w1)
 {
 	const struct instant_slot *e = user_instant_slot(js, code);
-	p = put_sep(js, p);
+	p = put_sep(w, p);
 	memcpy(p, e->enc, sizeof(e->enc));
 	p += e->len;
-	p = put_ts(js, p, ns);
-	p = put_pid_tid(js, p, pid, tid);
+	p = put_ts(&w->ts, p, ns);
+	p = put_pid_tid(&w->pt, p, pid, tid);
 	PUT_LIT(p, ",\"args\":{\"cpu\":");
 	p = tk__fmt_u64(p, cpu);
 	*p++ = ',';
@@ -898,14 +923,15 @@ static inline char *put_user_instant(json_state *js, char *p, unsigned code, uin
 
 /* json_slice_end() of a pair's slice s closed by its end event (words w0, w1), the pair's
  * name written before (room: RUN_ROOM). */
-static inline char *put_pair_end(json_state *js, char *p, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
-				 uint32_t w0, uint32_t w1)
+static inline __attribute__((always_inline)) char *put_pair_end(json_state *js, struct json_wr *w, char *p,
+								 const tk__thread *t, const tk__slice *s,
+								 uint64_t end_ns, uint32_t w0, uint32_t w1)
 {
-	p = put_sep(js, p);
+	p = put_sep(w, p);
 	PUT_LIT(p, "{\"name\":");
 	memcpy(p, js->pair_enc[s->pair], js->pair_enc_len[s->pair]);
 	p += js->pair_enc_len[s->pair];
-	p = put_slice_rest(js, p, t, s, TK__SLICE_USER, NULL, end_ns, TK__CLOSE_END);
+	p = put_slice_rest(w, p, t, s, TK__SLICE_USER, NULL, end_ns, TK__CLOSE_END);
 	PUT_LIT(p, ",\"end\":{");
 	p = put_user_words(p, w0, w1);
 	PUT_LIT(p, "}}}");
@@ -914,14 +940,16 @@ static inline char *put_pair_end(json_state *js, char *p, const tk__thread *t, c
 
 /* json_slice_end() of a function's slice s (named by its address) closed by its exit
  * (room: RUN_ROOM). */
-static inline char *put_func_end(json_state *js, char *p, const tk__thread *t, const tk__slice *s, uint64_t end_ns)
+static inline __attribute__((always_inline)) char *put_func_end(json_state *js, struct json_wr *w, char *p,
+								 const tk__thread *t, const tk__slice *s,
+								 uint64_t end_ns)
 {
 	const struct func_slot *fe = func_slot_get(js, s->arg[0], s->arg[1]);
-	p = put_sep(js, p);
+	p = put_sep(w, p);
 	PUT_LIT(p, "{\"name\":");
 	memcpy(p, fe->name, sizeof(fe->name));
 	p += fe->name_len;
-	p = put_slice_rest(js, p, t, s, TK__SLICE_FUNC, fe, end_ns, TK__CLOSE_END);
+	p = put_slice_rest(w, p, t, s, TK__SLICE_FUNC, fe, end_ns, TK__CLOSE_END);
 	PUT_LIT(p, "}}");
 	return p;
 }
@@ -964,9 +992,9 @@ static int json_take_back(tk_export *x, uint32_t header, uint64_t ns, uint32_t w
 	char *p = x->out + x->out_len;
 	if (s != NULL) {
 		t->depth--;
-		p = put_pair_end(js, p, t, s, ns < s->begin_ns ? s->begin_ns : ns, w0, w1);
+		p = put_pair_end(js, &js->wr, p, t, s, ns < s->begin_ns ? s->begin_ns : ns, w0, w1);
 	} else {
-		p = put_user_instant(js, p, code, ns, t->pid, t->tid, _NTO_TRACE_GETCPU(header), w0, w1);
+		p = put_user_instant(js, &js->wr, p, code, ns, t->pid, t->tid, _NTO_TRACE_GETCPU(header), w0, w1);
 	}
 	x->out_len = (size_t)(p - x->out);
 	*rc = 0;
@@ -1084,7 +1112,7 @@ static inline __attribute__((always_inline)) int json_run(tk_export *x, const tk
 				goto model;
 			t->depth--;
 			n_sl++;
-			p = put_func_end(js, p, t, s, ns < s->begin_ns ? s->begin_ns : ns);
+			p = put_func_end(js, &js->wr, p, t, s, ns < s->begin_ns ? s->begin_ns : ns);
 			x->out_len = (size_t)(p - x->out);
 		} else if (cls != 6 || tk__export_csv_code(x, cls, code)) {
 			goto model;
@@ -1106,11 +1134,11 @@ static inline __attribute__((always_inline)) int json_run(tk_export *x, const tk
 				goto model;
 			t->depth--;
 			n_sl++;
-			p = put_pair_end(js, p, t, s, ns < s->begin_ns ? s->begin_ns : ns, w0, w1);
+			p = put_pair_end(js, &js->wr, p, t, s, ns < s->begin_ns ? s->begin_ns : ns, w0, w1);
 			x->out_len = (size_t)(p - x->out);
 		} else if (x->counter_of[code] == 0) {
 			n_in++;
-			p = put_user_instant(js, p, code, ns, t->pid, t->tid, _NTO_TRACE_GETCPU(header), w0, w1);
+			p = put_user_instant(js, &js->wr, p, code, ns, t->pid, t->tid, _NTO_TRACE_GETCPU(header), w0, w1);
 			x->out_len = (size_t)(p - x->out);
 		} else {
 			goto model;
@@ -1167,6 +1195,189 @@ static int json_slot_run(tk_export *x, const tk__slot_seg *seg, size_t *taken)
 	return json_run(x, NULL, seg, seg->n, taken, 1);
 }
 
+/* ---- the scan (tk__format.scan) ----------------------------------------------------------------- */
+
+/*
+ * json_scan(): the parser's block itself from the first slot of a run on (export_perfetto.c's
+ * pf_scan(), which this follows), without the parser's loop testing each slot first and
+ * without a call per run: the events json_run() takes in place, in the same shapes (a clock
+ * in ns, the machine's byte order, no symbolizer), one CPU's stretch at a time with the
+ * writers' state (json_wr), the cursor and the thread's stack depth in locals. A slot not
+ * of those shapes goes to the light path alone (slow(): json_light_run() with one event),
+ * after which the stretch starts again. The same bytes, counts and stacks as json_run()
+ * (test_json_run_random, fuzz_export).
+ */
+enum { SCAN_MODEL = 1, SCAN_ENTER, SCAN_EXIT, SCAN_BEGIN, SCAN_END, SCAN_INSTANT };
+
+static void json_scan_prepare(const tk_export *x, json_state *js, const struct traceparser_state *st)
+{
+	for (unsigned key = 5 * 1024; key < 7 * 1024; key++) {
+		unsigned cls = key >> 10, code = key & 1023u, op = SCAN_MODEL;
+		if (!tk__tp_batched(st, key))
+			op = 0;
+		else if (tk__export_csv_code(x, cls, code))
+			op = SCAN_MODEL; /* VTune CSV data: the model's (export_vtune.c) */
+		else if (cls == 5)
+			op = code == _NTO_TRACE_SYS_FUNC_ENTER  ? SCAN_ENTER
+			     : code == _NTO_TRACE_SYS_FUNC_EXIT ? SCAN_EXIT
+								 : SCAN_MODEL;
+		else if (x->pair_begin[code] != 0)
+			op = SCAN_BEGIN;
+		else if (x->pair_end[code] != 0)
+			op = SCAN_END;
+		else if (x->counter_of[code] == 0)
+			op = SCAN_INSTANT;
+		js->scan_op[key] = (uint8_t)op;
+	}
+	for (unsigned code = 0; code < 1024; code++)
+		js->scan_pair[code] = (uint8_t)(x->pair_begin[code] != 0 ? x->pair_begin[code] - 1
+					       : x->pair_end[code] != 0 ? x->pair_end[code] - 1 : 0);
+	js->scan_ready = 1;
+}
+
+/*
+ * One stretch of thread t's slots from p (all of one CPU: their header's top byte), msb their
+ * upper time bits. Returns where it stopped: end, a slot of another CPU (*slow_next 0), or
+ * one it does not take (*slow_next 1: the light path's, or not batched: the run's end).
+ */
+static inline __attribute__((always_inline)) const uint32_t *json_stretch(tk_export *x, json_state *js,
+									   tk__thread *t, const uint32_t *p,
+									   const uint32_t *end, uint64_t msb,
+									   int *slow_next)
+{
+	const uint32_t *const start = p;
+	const uint8_t top = (uint8_t)(p[0] >> 24);
+	char *const out = x->out;
+	char *o = out + x->out_len;
+	char *const o_lim = out + x->out_cap - RUN_ROOM;
+	struct json_wr w = js->wr;
+	tk__slice *const stack = t->stack;
+	uint32_t depth = t->depth;
+	const uint32_t lim = stack == NULL ? 0 : t->cap < TK_EXPORT_MAX_DEPTH ? t->cap : TK_EXPORT_MAX_DEPTH;
+	const uint8_t *const op = js->scan_op;
+	uint64_t lo = x->stats.first_ns, hi = x->stats.last_ns;
+	uint64_t cnt[8] = { 0 }; /* events taken by SCAN_* */
+
+	*slow_next = 0;
+	for (; p < end; p += 4) {
+		const uint32_t h = p[0];
+		if ((uint8_t)(h >> 24) != top) /* another CPU's */
+			break;
+		const uint64_t ns = msb | p[1];
+		const uint32_t w0 = p[2], w1 = p[3], code = h & 1023u;
+		const unsigned k = op[h & 0x7fffu];
+		tk__slice *s;
+
+		if (o > o_lim)
+			goto slow;
+		switch (k) {
+		case SCAN_ENTER:
+			if (depth >= lim)
+				goto slow;
+			s = &stack[depth++];
+			s->kind = TK__SLICE_FUNC;
+			s->pair = 0;
+			s->key = w0;
+			s->begin_ns = ns;
+			s->arg[0] = w0;
+			s->arg[1] = w1;
+			s->name = NULL;
+			s->label[0] = '\0';
+			break;
+		case SCAN_EXIT:
+			if (depth == 0 || (s = &stack[depth - 1])->kind != TK__SLICE_FUNC || s->key != w0)
+				goto slow;
+			depth--;
+			o = put_func_end(js, &w, o, t, s, ns < s->begin_ns ? s->begin_ns : ns);
+			break;
+		case SCAN_BEGIN: {
+			const unsigned pair = js->scan_pair[code];
+			if (depth >= lim)
+				goto slow;
+			s = &stack[depth++];
+			s->kind = TK__SLICE_USER;
+			s->pair = (uint16_t)pair;
+			s->key = pair;
+			s->begin_ns = ns;
+			s->arg[0] = w0;
+			s->arg[1] = w1;
+			s->name = x->pairs[pair].name;
+			s->label[0] = '\0';
+			break;
+		}
+		case SCAN_END:
+			if (depth == 0 || (s = &stack[depth - 1])->kind != TK__SLICE_USER ||
+			    s->key != js->scan_pair[code] || js->pair_enc[s->pair] == NULL)
+				goto slow;
+			depth--;
+			o = put_pair_end(js, &w, o, t, s, ns < s->begin_ns ? s->begin_ns : ns, w0, w1);
+			break;
+		case SCAN_INSTANT:
+			o = put_user_instant(js, &w, o, code, ns, t->pid, t->tid, _NTO_TRACE_GETCPU(h), w0, w1);
+			break;
+		default: /* not batched, or the model's */
+			goto slow;
+		}
+		/* the model's counts of an event taken */
+		cnt[k]++;
+		if (ns > hi) /* (times mostly go forward: branches, not conditional moves) */
+			hi = ns;
+		else if (ns < lo)
+			lo = ns;
+		continue;
+slow:
+		*slow_next = 1;
+		break;
+	}
+	x->out_len = (size_t)(o - out);
+	js->wr = w;
+	t->depth = depth;
+	if (p != start) {
+		x->stats.events += (uint64_t)(p - start) / 4;
+		x->stats.slices += cnt[SCAN_EXIT] + cnt[SCAN_END];
+		x->stats.instants += cnt[SCAN_INSTANT];
+		x->stats.first_ns = lo, x->stats.last_ns = hi;
+	}
+	return p;
+}
+
+static size_t json_scan(tk_export *x, struct traceparser_state *st, const uint32_t *slots, size_t n, int conv,
+			int (*slow)(void *, struct traceparser_state *, const uint32_t *), void *slow_ud)
+{
+	json_state *js = x->fmt_state;
+	const uint32_t *p = slots, *const end = slots + 4 * n;
+
+	if (js == NULL || conv || !tk__tp_clk_is_ns(st) || !x->started || x->finished || x->failed ||
+	    x->symbols != NULL)
+		return 0; /* the loop's runs (json_slot_run(), json_light_run()) */
+	if (!js->scan_ready)
+		json_scan_prepare(x, js, st);
+	while (p < end) {
+		const uint32_t h = p[0];
+		int32_t pid, tid;
+		int slow_next = 1;
+
+		if (!tk__tp_batched(st, h))
+			break; /* the run ends here */
+		const int known = tk__tp_batch_owner(st, h, &pid, &tid);
+		tk__thread *t = x->last_thread;
+		/* the first event counted sets first_ns whatever it is: the model's */
+		if (known && t != NULL && t->pid == pid && t->tid == tid && t->overflow == 0 &&
+		    x->stats.events != x->stats.control) {
+			p = json_stretch(x, js, t, p, end, tk__tp_batch_clk(st, h, 0), &slow_next);
+			if (!slow_next || p == end)
+				continue; /* *p starts another CPU's stretch, or p is at the end */
+			if (!tk__tp_batched(st, p[0]))
+				break; /* the run ends here */
+		}
+		/* the slot the light path's way */
+		if (slow(slow_ud, st, p) != 0 || !x->started || x->finished || x->failed)
+			return (size_t)(p - slots) / 4 + 1;
+		p += 4;
+	}
+	return (size_t)(p - slots) / 4;
+}
+
 static void json_free(tk_export *x)
 {
 	json_state *js = x->fmt_state;
@@ -1193,6 +1404,7 @@ const tk__format tk__export_json = {
 	.light_event = json_light_event,
 	.light_run = json_light_run,
 	.slot_run = json_slot_run,
+	.scan = json_scan,
 	.interval = json_interval,
 	.csv_sample = json_csv_sample,
 };
