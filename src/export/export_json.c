@@ -870,7 +870,7 @@ static int json_light_event(tk_export *x, unsigned cls, unsigned code, int owner
  * pairs, whose fields the slice's X event carries. The decoder names a USER instant
  * "USER <code>" in category "USER" (json_instant()). So the light path declines them
  * (json_light_event()) only to have them taken here, undecoded, where their shapes are
- * the usual ones; test_json_fast_same compares the two ways on random traces.
+ * the usual ones; test_json_run_random compares the two ways on random traces.
  */
 
 /* Room the run reserves for one event: a pair's name escaped (at most 6 bytes of 47
