@@ -28,6 +28,8 @@
 #include <tracekit/kev.h>
 #include <tracekit/traceparser.h>
 
+#include "export/export_internal.h" /* tk__export_create(), tk__export_run_file(): test_json_run_random */
+
 /* ---- building traces ------------------------------------------------------------------ */
 
 static tk_kev_writer *trace_open(const char *path)
@@ -2901,6 +2903,78 @@ static void test_light_run_same(void **state_)
 	}
 }
 
+/* Chrome JSON without its run (export_json.c): every USER instant and pair end decoded. */
+extern const tk__format tk__export_json_model;
+
+/* tk_export_file_flags() of Chrome JSON with the format's run (json) or without it. */
+static void export_json_way(const char *path, unsigned flags, int json_run, struct flagged_export *e)
+{
+	FILE *f = open_memstream(&e->out, &e->len);
+	tk_export *x = NULL;
+	assert_non_null(f);
+	memset(&e->st, 0, sizeof(e->st));
+	e->err[0] = '\0';
+	if (json_run) {
+		e->rc = tk_export_file_flags(path, f, TK_EXPORT_CHROME_JSON, flags, "10:11=item,12:13=other", "40=level,41",
+					     &e->st, e->err, sizeof(e->err));
+	} else {
+		/* tk_export_file_flags()'s steps with the other format */
+		assert_int_equal(tk__export_create(&x, &tk__export_json_model, TK_EXPORT_CHROME_JSON, f), 0);
+		x->one_by_one = (flags & ONE_BY_ONE) != 0;
+		x->no_scan = (flags & NO_SCAN) != 0;
+		e->rc = (flags & TK_EXPORT_SYMBOLS) ? tk__export_use_symbols(x, path) : 0;
+		if (e->rc == 0)
+			e->rc = tk__export_run_file(x, path, "10:11=item,12:13=other", "40=level,41", &e->st, e->err,
+						    sizeof(e->err));
+		else
+			tk_export_free(x);
+	}
+	fclose(f);
+}
+
+/*
+ * Chrome JSON's scan and run (export_json.c: json_scan() over the parser's blocks, and
+ * json_run() over its runs without the scan (NO_SCAN): USER instants and pair ends written
+ * from their words, fused with the model's light path) against the same format without
+ * them (every instant and pair end decoded, tk__export_json_model) on random traces
+ * (random_trace(), some damaged: swapped bytes and other clocks, where json_light_run()
+ * takes the runs), one event at a time and with symbols: the same bytes, status, message
+ * and counts. TK_TEST_SEED=N replays one seed.
+ */
+static void test_json_run_random(void **state_)
+{
+	(void)state_;
+	static const unsigned flag_sets[] = { 0, NO_SCAN, ONE_BY_ONE, TK_EXPORT_SYMBOLS };
+	const char *env = getenv("TK_TEST_SEED");
+	uint64_t first = env != NULL ? strtoull(env, NULL, 0) : 1, n_seeds = env != NULL ? 1 : 32;
+	const char *path = tkt_path("json_random.kev");
+	uint64_t instants = 0, slices = 0;
+	for (uint64_t seed = first; seed < first + n_seeds; seed++) {
+		g_rnd = seed * 0x9e3779b97f4a7c15ull + 7;
+		unsigned flags = rnd(16), damaged = rnd(3) == 0;
+		random_trace(path, flags, seed % 8 == 0 ? 60000 : 6000);
+		if (damaged)
+			random_damage(path);
+		for (size_t k = 0; k < sizeof(flag_sets) / sizeof(flag_sets[0]); k++) {
+			struct flagged_export a, b;
+			export_json_way(path, flag_sets[k], 1, &a);
+			export_json_way(path, flag_sets[k], 0, &b);
+			if (a.rc != b.rc || strcmp(a.err, b.err) != 0 || memcmp(&a.st, &b.st, sizeof(a.st)) != 0 ||
+			    a.len != b.len || memcmp(a.out, b.out, a.len) != 0)
+				fail_msg("seed %llu (TK_TEST_SEED=%llu), flags %u%s, export flags %#x: JSON's run differs "
+					 "from every instant and pair end decoded (%d/%d, %zu/%zu bytes)",
+					 (unsigned long long)seed, (unsigned long long)seed, flags, damaged ? ", damaged" : "",
+					 flag_sets[k], a.rc, b.rc, a.len, b.len);
+			instants += a.st.instants;
+			slices += a.st.slices;
+			free(a.out);
+			free(b.out);
+		}
+	}
+	if (env == NULL)
+		assert_true(instants > 10000 && slices > 10000);
+}
+
 static int driver(int argc, char **argv)
 {
 	char err[256];
@@ -2957,6 +3031,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_runs_same),
 		cmocka_unit_test(test_runs_same_raw),
 		cmocka_unit_test(test_light_run_same),
+		cmocka_unit_test(test_json_run_random),
 		cmocka_unit_test(test_stats_names_utf8),
 		cmocka_unit_test(test_instant_names_cached),
 		cmocka_unit_test(test_scan_random),

@@ -18,6 +18,7 @@
 
 #include "common/tk_utf8.h"
 #include "export/export_internal.h"
+#include "traceparser/tp_batch.h"
 
 /* Bytes written once and copied after: a field name as a key ("name":), by the name's
  * address (the decoder's names are static); a pair's name as a string; an instant's
@@ -49,22 +50,41 @@ struct func_slot {
 	char tail[72];
 };
 
+/* A time's microseconds but the last four digits, as written last (times advance slowly:
+ * most share them with the time before). */
+struct ts_cache {
+	uint64_t hi;
+	uint32_t len; /* 0: none */
+	char enc[24];
+};
+
+/* ,"pid":P,"tid":T as written last */
+struct pt_cache {
+	int32_t pid, tid;
+	uint32_t len; /* 0: none */
+	char enc[40];
+};
+
+/* What the writers change as they write: in the state, or copied into a loop's locals
+ * (json_stretch(): the byte stores cannot alias them there). */
+struct json_wr {
+	uint64_t n_written; /* events written: the separator goes before every one but the first */
+	struct ts_cache ts;
+	struct pt_cache pt;
+};
+
 typedef struct json_state {
-	int n_written; /* events written: the separator goes before every one but the first */
+	struct json_wr wr;
 	struct key_slot keys[KEY_CACHE];
 	char *pair_enc[TK_EXPORT_MAX_PAIRS]; /* a pair's name as a JSON string (NULL: not yet) */
 	uint32_t pair_enc_len[TK_EXPORT_MAX_PAIRS];
 	struct instant_slot *instants;       /* INSTANT_CACHE of them */
 	struct func_slot *funcs;             /* FUNC_CACHE of them */
-	/* a time's microseconds but the last four digits, as written last (times advance
-	 * slowly: most share them with the time before) */
-	uint64_t ts_hi;
-	uint32_t ts_hi_len; /* 0: none */
-	char ts_hi_enc[24];
-	/* ,"pid":P,"tid":T as written last */
-	int32_t pt_pid, pt_tid;
-	uint32_t pt_len; /* 0: none */
-	char pt_enc[40];
+	/* the scan (json_scan()): what each USER and SYSTEM event is, by class and code, and
+	 * the pair of each USER code */
+	int scan_ready;
+	uint8_t scan_op[32 * 1024];
+	uint8_t scan_pair[1024];
 } json_state;
 
 static int sep(tk_export *x)
@@ -72,7 +92,7 @@ static int sep(tk_export *x)
 	json_state *js = x->fmt_state;
 	if (tk__out_room(x, 4) != 0)
 		return TK_EIO;
-	if (js->n_written++ > 0) {
+	if (js->wr.n_written++ > 0) {
 		x->out[x->out_len++] = ',';
 		x->out[x->out_len++] = '\n';
 	}
@@ -378,10 +398,12 @@ static int json_thread_name(tk_export *x, int32_t pid, int32_t tid, const char *
 	return json_name(x, "thread_name", pid, tid, name, len, utf8);
 }
 
-/* Writing at a pointer into room reserved before: literals, numbers. */
+/* Writing at a pointer into room reserved before: literals, numbers. HOT: the steps of
+ * every event (inlined, so that a loop's copy of the writers' state stays in registers). */
+#define HOT static inline __attribute__((always_inline))
 #define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) += sizeof(lit) - 1)
 
-static inline char *put_us(char *p, uint64_t ns)
+HOT char *put_us(char *p, uint64_t ns)
 {
 	uint64_t us = ns / 1000;
 	unsigned frac = (unsigned)(ns - us * 1000);
@@ -390,6 +412,19 @@ static inline char *put_us(char *p, uint64_t ns)
 	p[1] = (char)('0' + frac / 100);
 	memcpy(p + 2, dec_pairs + 2 * (frac % 100), 2);
 	return p + 4;
+}
+
+/* put_us() of a duration: most are under a microsecond (no division then). */
+HOT char *put_dur(char *p, uint64_t ns)
+{
+	if (ns >= 1000)
+		return put_us(p, ns);
+	unsigned frac = (unsigned)ns;
+	p[0] = '0';
+	p[1] = '.';
+	p[2] = (char)('0' + frac / 100);
+	memcpy(p + 3, dec_pairs + 2 * (frac % 100), 2);
+	return p + 5;
 }
 
 static inline char *put_i32(char *p, int32_t v)
@@ -402,19 +437,20 @@ static inline char *put_i32(char *p, int32_t v)
 }
 
 /* put_us() of a point in time: the digits above the last four microsecond digits are
- * those of the last time when they are the same (room: 32 bytes). */
-static inline char *put_ts(json_state *js, char *p, uint64_t ns)
+ * those of the last time when they are the same (room: 32 bytes). tc: the state's, or a
+ * copy of it in a loop's locals (which the byte stores cannot alias). */
+HOT char *put_ts(struct ts_cache *tc, char *p, uint64_t ns)
 {
 	uint64_t us = ns / 1000, hi = us / 10000;
-	if (hi != js->ts_hi || js->ts_hi_len == 0) {
+	if (hi != tc->hi || tc->len == 0) {
 		if (hi == 0)
 			return put_us(p, ns);
-		js->ts_hi = hi;
-		js->ts_hi_len = (uint32_t)(tk__fmt_u64(js->ts_hi_enc, hi) - js->ts_hi_enc);
+		tc->hi = hi;
+		tc->len = (uint32_t)(tk__fmt_u64(tc->enc, hi) - tc->enc);
 	}
 	unsigned lo = (unsigned)(us - hi * 10000), frac = (unsigned)(ns - us * 1000);
-	memcpy(p, js->ts_hi_enc, sizeof(js->ts_hi_enc));
-	p += js->ts_hi_len;
+	memcpy(p, tc->enc, sizeof(tc->enc));
+	p += tc->len;
 	memcpy(p, dec_pairs + 2 * (lo / 100), 2);
 	memcpy(p + 2, dec_pairs + 2 * (lo % 100), 2);
 	p[4] = '.';
@@ -424,20 +460,20 @@ static inline char *put_ts(json_state *js, char *p, uint64_t ns)
 }
 
 /* ,"pid":P,"tid":T (room: 40 bytes), kept for the next event of the same thread. */
-static inline char *put_pid_tid(json_state *js, char *p, int32_t pid, int32_t tid)
+HOT char *put_pid_tid(struct pt_cache *pc, char *p, int32_t pid, int32_t tid)
 {
-	if (pid != js->pt_pid || tid != js->pt_tid || js->pt_len == 0) {
-		char *q = js->pt_enc;
+	if (pid != pc->pid || tid != pc->tid || pc->len == 0) {
+		char *q = pc->enc;
 		PUT_LIT(q, ",\"pid\":");
 		q = put_i32(q, pid);
 		PUT_LIT(q, ",\"tid\":");
 		q = put_i32(q, tid);
-		js->pt_pid = pid;
-		js->pt_tid = tid;
-		js->pt_len = (uint32_t)(q - js->pt_enc);
+		pc->pid = pid;
+		pc->tid = tid;
+		pc->len = (uint32_t)(q - pc->enc);
 	}
-	memcpy(p, js->pt_enc, sizeof(js->pt_enc));
-	return p + js->pt_len;
+	memcpy(p, pc->enc, sizeof(pc->enc));
+	return p + pc->len;
 }
 
 /* The name of a slice that is not a function's address: a pair's is kept (written once). */
@@ -457,7 +493,7 @@ static void out_pair_name(tk_export *x, json_state *js, const tk__slice *s)
 }
 
 /* The cached name and args of a function slice (made on a miss). */
-static inline const struct func_slot *func_slot_get(json_state *js, uint64_t fn, uint64_t site)
+HOT const struct func_slot *func_slot_get(json_state *js, uint64_t fn, uint64_t site)
 {
 	uint64_t h = (fn ^ site * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
 	struct func_slot *e = &js->funcs[(h >> 40) & (FUNC_CACHE - 1)];
@@ -480,43 +516,25 @@ static inline const struct func_slot *func_slot_get(json_state *js, uint64_t fn,
 	return e;
 }
 
-static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
-			  const tk_kev_decoded *end, int reason)
+/* A slice's X event after its name, up to the end event's fields (room: 256 bytes): the
+ * bytes of json_slice_end() and of the run's slices (json_run()); kind: s->kind (a
+ * constant in the run), fe: a function's slot. */
+static inline __attribute__((always_inline)) char *put_slice_rest(struct json_wr *w, char *p, const tk__thread *t,
+								    const tk__slice *s, unsigned kind,
+								    const struct func_slot *fe, uint64_t end_ns,
+								    int reason)
 {
-	json_state *js = x->fmt_state;
-	char *p;
-
-	if (sep(x) != 0 || tk__out_room(x, 320) != 0)
-		return TK_EIO;
-	const struct func_slot *fe = NULL; /* a function's: name (its address) and args */
-	TK__OUT_LIT(x, "{\"name\":");
-	if (s->kind == TK__SLICE_FUNC) {
-		fe = func_slot_get(js, s->arg[0], s->arg[1]);
-		if (s->name == NULL) {
-			memcpy(x->out + x->out_len, fe->name, sizeof(fe->name));
-			x->out_len += fe->name_len;
-		} else {
-			out_pair_name(x, js, s);
-		}
-	} else if (s->kind == TK__SLICE_USER && js->pair_enc[s->pair] != NULL)
-		tk__out_mem(x, js->pair_enc[s->pair], js->pair_enc_len[s->pair]);
-	else
-		out_pair_name(x, js, s);
-	/* the rest up to the end event's fields: at most about 240 bytes */
-	if (tk__out_room(x, 256) != 0)
-		return TK_EIO;
-	p = x->out + x->out_len;
-	if (s->kind == TK__SLICE_FUNC)
+	if (kind == TK__SLICE_FUNC)
 		PUT_LIT(p, ",\"cat\":\"SYSTEM\",\"ph\":\"X\",\"ts\":");
-	else if (s->kind == TK__SLICE_USER)
+	else if (kind == TK__SLICE_USER)
 		PUT_LIT(p, ",\"cat\":\"USER\",\"ph\":\"X\",\"ts\":");
 	else
 		PUT_LIT(p, ",\"cat\":\"KERCALL\",\"ph\":\"X\",\"ts\":");
-	p = put_ts(js, p, s->begin_ns);
+	p = put_ts(&w->ts, p, s->begin_ns);
 	PUT_LIT(p, ",\"dur\":");
-	p = put_us(p, end_ns - s->begin_ns);
-	p = put_pid_tid(js, p, t->pid, t->tid);
-	switch (s->kind) {
+	p = put_dur(p, end_ns - s->begin_ns);
+	p = put_pid_tid(&w->pt, p, t->pid, t->tid);
+	switch (kind) {
 	case TK__SLICE_FUNC:
 		memcpy(p, fe->tail, sizeof(fe->tail));
 		p += fe->tail_len;
@@ -539,7 +557,46 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 		PUT_LIT(p, ",\"closed\":\"by an outer end\"");
 	else if (reason == TK__CLOSE_TRACE_END)
 		PUT_LIT(p, ",\"closed\":\"at the end of the trace\"");
-	x->out_len = (size_t)(p - x->out);
+	return p;
+}
+
+/* The fields of a USER event of at most two words (d0, d1: the decoder's, json_fields()'s
+ * bytes for them), from its words. */
+HOT char *put_user_words(char *p, uint32_t w0, uint32_t w1)
+{
+	PUT_LIT(p, "\"d0\":\"");
+	p = tk__fmt_hex(p, w0);
+	PUT_LIT(p, "\",\"d1\":\"");
+	p = tk__fmt_hex(p, w1);
+	*p++ = '"';
+	return p;
+}
+
+static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s, uint64_t end_ns,
+			  const tk_kev_decoded *end, int reason)
+{
+	json_state *js = x->fmt_state;
+
+	if (sep(x) != 0 || tk__out_room(x, 320) != 0)
+		return TK_EIO;
+	const struct func_slot *fe = NULL; /* a function's: name (its address) and args */
+	TK__OUT_LIT(x, "{\"name\":");
+	if (s->kind == TK__SLICE_FUNC) {
+		fe = func_slot_get(js, s->arg[0], s->arg[1]);
+		if (s->name == NULL) {
+			memcpy(x->out + x->out_len, fe->name, sizeof(fe->name));
+			x->out_len += fe->name_len;
+		} else {
+			out_pair_name(x, js, s);
+		}
+	} else if (s->kind == TK__SLICE_USER && js->pair_enc[s->pair] != NULL)
+		tk__out_mem(x, js->pair_enc[s->pair], js->pair_enc_len[s->pair]);
+	else
+		out_pair_name(x, js, s);
+	/* the rest up to the end event's fields: at most about 240 bytes */
+	if (tk__out_room(x, 256) != 0)
+		return TK_EIO;
+	x->out_len = (size_t)(put_slice_rest(&js->wr, x->out + x->out_len, t, s, s->kind, fe, end_ns, reason) - x->out);
 	if (reason == TK__CLOSE_END && end != NULL && (s->kind == TK__SLICE_USER || s->kind == TK__SLICE_KERCALL) &&
 	    end->n_fields > 0) {
 		TK__OUT_LIT(x, ",\"end\":{");
@@ -554,8 +611,8 @@ static int json_slice_end(tk_export *x, const tk__thread *t, const tk__slice *s,
 
 /* Keeps an instant's beginning in e when name and category need no escape (the usual:
  * the decoder's names): 1 then, else 0. */
-static int instant_keep(struct instant_slot *e, uint32_t key, const tk_kev_decoded *d, const char *name,
-			const char *cat)
+static int instant_keep(struct instant_slot *e, uint32_t key, unsigned cls, int32_t number, int named,
+			const char *name, const char *cat)
 {
 	size_t n = strlen(name), c = strlen(cat);
 	if (42 + n + c > sizeof(e->enc))
@@ -573,13 +630,13 @@ static int instant_keep(struct instant_slot *e, uint32_t key, const tk_kev_decod
 	PUT_LIT(p, "\",\"cat\":\"");
 	memcpy(p, cat, c);
 	p += c;
-	if (d->cls == 1) /* DROPPED: the whole trace lost events here */
+	if (cls == 1) /* DROPPED: the whole trace lost events here */
 		PUT_LIT(p, "\",\"ph\":\"i\",\"s\":\"g\",\"ts\":");
 	else
 		PUT_LIT(p, "\",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
 	e->key = key;
-	e->number = d->number;
-	e->named = d->event_name[0] != '\0';
+	e->number = number;
+	e->named = (uint8_t)named;
 	e->len = (uint32_t)(p - e->enc);
 	return 1;
 }
@@ -619,7 +676,7 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 		snprintf(cat_buf, sizeof(cat_buf), "CLASS %u", d->cls);
 		cat = cat_buf;
 	}
-	if (instant_keep(e, key, d, name, cat)) {
+	if (instant_keep(e, key, d->cls, d->number, d->event_name[0] != '\0', name, cat)) {
 		if (sep(x) != 0 || tk__out_room(x, 160 + sizeof(e->enc)) != 0)
 			return TK_EIO;
 		memcpy(x->out + x->out_len, e->enc, sizeof(e->enc));
@@ -641,8 +698,8 @@ static int json_instant(tk_export *x, const tk__thread *t, int32_t pid, int32_t 
 	else
 		PUT_LIT(p, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
 rest:
-	p = put_ts(js, p, d->time_ns);
-	p = put_pid_tid(js, p, pid, tid);
+	p = put_ts(&js->wr.ts, p, d->time_ns);
+	p = put_pid_tid(&js->wr.pt, p, pid, tid);
 	PUT_LIT(p, ",\"args\":{\"cpu\":");
 	p = tk__fmt_u64(p, d->cpu);
 	if (d->n_fields > 0)
@@ -698,7 +755,7 @@ static int json_interval(tk_export *x, const tk__interval *iv)
 		p = tk__fmt_hex(p, id);
 		PUT_LIT(p, "\",\"ts\":");
 		p = put_us(p, e == 0 ? iv->begin_ns : iv->end_ns);
-		p = put_pid_tid(js, p, iv->pid, iv->tid);
+		p = put_pid_tid(&js->wr.pt, p, iv->pid, iv->tid);
 		if (e == 0) {
 			PUT_LIT(p, ",\"args\":{\"id\":");
 			p = tk__fmt_u64(p, iv->id);
@@ -805,6 +862,522 @@ static int json_light_event(tk_export *x, unsigned cls, unsigned code, int owner
 	return code <= 1023 && (x->pair_begin[code] != 0 || x->counter_of[code] != 0) ? 0 : 1;
 }
 
+/* ---- the run (tk__format.light_run, slot_run) ------------------------------------------------ */
+
+/*
+ * USER events of at most two words are written here from their words, as their decoded
+ * fields would be (d0 and d1, json_fields()'s bytes for them): instants, and the ends of
+ * pairs, whose fields the slice's X event carries. The decoder names a USER instant
+ * "USER <code>" in category "USER" (json_instant()). So the light path declines them
+ * (json_light_event()) only to have them taken here, undecoded, where their shapes are
+ * the usual ones; test_json_run_random compares the two ways on random traces.
+ */
+
+/* Room the run reserves for one event: a pair's name escaped (at most 6 bytes of 47
+ * characters, quoted) and the rest of a slice (put_slice_rest()) and its end fields. */
+#define RUN_ROOM 1024
+
+/* The cached beginning of the instant of USER event code (json_instant()'s, made here). */
+HOT const struct instant_slot *user_instant_slot(json_state *js, unsigned code)
+{
+	uint32_t key = (6u << 10 | code) + 1;
+	struct instant_slot *e = &js->instants[(key * 0x9e3779b1u >> 20) & (INSTANT_CACHE - 1)];
+	if (e->key != key || e->number != (int32_t)code || e->named) {
+		char name[16];
+		memcpy(name, "USER ", 5);
+		*tk__fmt_u64(name + 5, code) = '\0';
+		instant_keep(e, key, 6, (int32_t)code, 0, name, "USER"); /* (nothing to escape: kept) */
+	}
+	return e;
+}
+
+HOT char *put_sep(struct json_wr *w, char *p)
+{
+	if (w->n_written++ > 0) {
+		p[0] = ',';
+		p[1] = '\n';
+		p += 2;
+	}
+	return p;
+}
+
+/* json_instant() of a USER event of at most two words (room: RUN_ROOM). w: js->wr or a
+ * copy of it (json_stretch()). */
+static inline __attribute__((always_inline)) char *put_user_instant(json_state *js, struct json_wr *w, char *p,
+								     unsigned code, uint64_t ns, int32_t pid,
+								     int32_t tid, unsigned cpu, uint32_t w0, uint32_t w1)
+{
+	const struct instant_slot *e = user_instant_slot(js, code);
+	p = put_sep(w, p);
+	memcpy(p, e->enc, sizeof(e->enc));
+	p += e->len;
+	p = put_ts(&w->ts, p, ns);
+	p = put_pid_tid(&w->pt, p, pid, tid);
+	PUT_LIT(p, ",\"args\":{\"cpu\":");
+	p = tk__fmt_u64(p, cpu);
+	*p++ = ',';
+	p = put_user_words(p, w0, w1);
+	PUT_LIT(p, "}}");
+	return p;
+}
+
+/* json_slice_end() of a pair's slice s closed by its end event (words w0, w1), the pair's
+ * name written before (room: RUN_ROOM). */
+static inline __attribute__((always_inline)) char *put_pair_end(json_state *js, struct json_wr *w, char *p,
+								 const tk__thread *t, const tk__slice *s,
+								 uint64_t end_ns, uint32_t w0, uint32_t w1)
+{
+	p = put_sep(w, p);
+	PUT_LIT(p, "{\"name\":");
+	memcpy(p, js->pair_enc[s->pair], js->pair_enc_len[s->pair]);
+	p += js->pair_enc_len[s->pair];
+	p = put_slice_rest(w, p, t, s, TK__SLICE_USER, NULL, end_ns, TK__CLOSE_END);
+	PUT_LIT(p, ",\"end\":{");
+	p = put_user_words(p, w0, w1);
+	PUT_LIT(p, "}}}");
+	return p;
+}
+
+/* json_slice_end() of a function's slice s (named by its address) closed by its exit
+ * (room: RUN_ROOM). */
+static inline __attribute__((always_inline)) char *put_func_end(json_state *js, struct json_wr *w, char *p,
+								 const tk__thread *t, const tk__slice *s,
+								 uint64_t end_ns)
+{
+	const struct func_slot *fe = func_slot_get(js, s->arg[0], s->arg[1]);
+	p = put_sep(w, p);
+	PUT_LIT(p, "{\"name\":");
+	memcpy(p, fe->name, sizeof(fe->name));
+	p += fe->name_len;
+	p = put_slice_rest(w, p, t, s, TK__SLICE_FUNC, fe, end_ns, TK__CLOSE_END);
+	PUT_LIT(p, "}}");
+	return p;
+}
+
+/*
+ * An event the model's light path sent back to be decoded (json_light_event() declined it):
+ * a USER instant or the end of the innermost slice's pair is taken here after all, with the
+ * model's counts, stack and order (events, times, then slices or instants, then the bytes).
+ * 1: taken (*rc: 0 or the error of writing, as the format's hook would return it); 0: to
+ * be decoded (nothing done).
+ */
+static int json_take_back(tk_export *x, uint32_t header, uint64_t ns, uint32_t w0, uint32_t w1, uint32_t known,
+			  int32_t pid, int32_t tid, int *rc)
+{
+	json_state *js = x->fmt_state;
+	unsigned cls = TK_KEV_CLASS(header), code = TK_KEV_CODE(header), idx;
+	tk__thread *t = x->last_thread; /* the model made the event's thread before declining it */
+	tk__slice *s = NULL;
+
+	if (cls != 6 || !known || !x->started || x->finished || x->failed || tk__export_csv_code(x, cls, code) ||
+	    t == NULL || t->pid != pid || t->tid != tid || x->pair_begin[code] != 0 || x->counter_of[code] != 0)
+		return 0;
+	if ((idx = x->pair_end[code]) != 0 &&
+	    (t->overflow != 0 || t->depth == 0 || (s = &t->stack[t->depth - 1])->kind != TK__SLICE_USER ||
+	     s->key != idx - 1 || js->pair_enc[idx - 1] == NULL))
+		return 0;
+	x->stats.events++;
+	if (x->stats.events - x->stats.control == 1 || ns < x->stats.first_ns)
+		x->stats.first_ns = ns;
+	if (ns > x->stats.last_ns)
+		x->stats.last_ns = ns;
+	if (s != NULL)
+		x->stats.slices++;
+	else
+		x->stats.instants++;
+	if (tk__out_room(x, RUN_ROOM) != 0) {
+		*rc = TK_EIO;
+		return 1;
+	}
+	char *p = x->out + x->out_len;
+	if (s != NULL) {
+		t->depth--;
+		p = put_pair_end(js, &js->wr, p, t, s, ns < s->begin_ns ? s->begin_ns : ns, w0, w1);
+	} else {
+		p = put_user_instant(js, &js->wr, p, code, ns, t->pid, t->tid, _NTO_TRACE_GETCPU(header), w0, w1);
+	}
+	x->out_len = (size_t)(p - x->out);
+	*rc = 0;
+	return 1;
+}
+
+/* The thread of the run as the model left it (x->last_thread) when it can take events in
+ * place (1: *t, *key, *lo and *hi set), else 0 (pf_run()'s rule). */
+static int run_load(tk_export *x, tk__thread **t, uint64_t *key, uint64_t *lo, uint64_t *hi)
+{
+	*t = x->last_thread;
+	/* the first event counted sets first_ns whatever it is: the model's */
+	if (*t == NULL || (*t)->overflow != 0 || x->stats.events == x->stats.control)
+		return 0;
+	memcpy(key, &(*t)->pid, sizeof(*key));
+	*lo = x->stats.first_ns;
+	*hi = x->stats.last_ns;
+	return 1;
+}
+
+/*
+ * tk__format.light_run and slot_run: the model's tk__export_light_run_model() and this
+ * format's bytes in one loop (export_perfetto.c's pf_run(), which this follows), for the
+ * events of a run in their usual shapes: a function's entry (the stack has room) and its
+ * exit (the innermost slice's, named by its address), a pair's begin and its end (the
+ * innermost slice's, the pair's name written before), a USER instant, each of the thread
+ * of the event before. Anything else goes to the model one event at a time; what it sends
+ * back to be decoded, json_take_back() may take. The model's counts, slices and stack; the
+ * bytes of json_slice_end() and json_instant().
+ */
+static inline __attribute__((always_inline)) int json_run(tk_export *x, const tk__light_ev *ev,
+							       const tk__slot_seg *seg, size_t n, size_t *taken,
+							       const int raw)
+{
+	json_state *js = x->fmt_state;
+	tk__thread *t = NULL;
+	uint64_t key = 0;           /* the thread's pid and tid as the events carry them */
+	int ok = 0;                 /* t can take events in place */
+	uint64_t lo = 0, hi = 0;    /* first_ns, last_ns */
+	uint64_t n_ev = 0, n_sl = 0, n_in = 0; /* events, slices and instants not yet counted */
+	size_t i = 0;
+	int rc = 0;
+	uint64_t seg_key = 0;       /* raw: the segment's owner, which every slot has */
+	uint64_t ns = 0;
+	tk__light_ev one;           /* raw: a slot as the model takes it */
+	const uint32_t *slots = NULL; /* raw: the segment's, in locals (the stores below may alias seg) */
+	uint64_t msb = 0;
+	unsigned cpu = 0;
+
+	memset(&one, 0, sizeof(one));
+	if (raw) {
+		slots = seg->slots;
+		msb = seg->msb;
+		cpu = seg->cpu;
+		memcpy(&seg_key, &seg->pid, sizeof(seg_key));
+		one.owner_known = (uint32_t)seg->known;
+		one.pid = seg->pid;
+		one.tid = seg->tid;
+	}
+	if (!x->started || x->finished || x->failed || n == 0) {
+		if (!raw)
+			return tk__export_light_run_model(x, ev, n, taken);
+		*taken = 0; /* as the model: every slot is decoded */
+		return 0;
+	}
+	ok = run_load(x, &t, &key, &lo, &hi) && (!raw || (seg->known && key == seg_key));
+	for (; i < n; i++) {
+		const tk__light_ev *e;
+		uint32_t header, w0, w1;
+		unsigned cls, code, idx;
+		tk__slice *s;
+		char *p;
+
+		if (raw) {
+			const uint32_t *slot = slots + 4 * i;
+			header = slot[0];
+			if (_NTO_TRACE_GETCPU(header) != cpu) /* the next segment's */
+				break;
+			ns = msb | slot[1];
+			w0 = slot[2];
+			w1 = slot[3];
+			e = NULL;
+		} else {
+			uint64_t ekey;
+			e = &ev[i];
+			header = e->header;
+			ns = e->ns;
+			w0 = e->w0;
+			w1 = e->w1;
+			memcpy(&ekey, &e->pid, sizeof(ekey));
+			if (ekey != key || !e->owner_known)
+				goto model;
+		}
+		cls = TK_KEV_CLASS(header);
+		code = TK_KEV_CODE(header);
+		/* near the output buffer's end, the model's way (the format's hooks flush it) */
+		if (!ok || x->out_len + RUN_ROOM > x->out_cap)
+			goto model;
+		p = x->out + x->out_len;
+		if (cls == 5 && code == _NTO_TRACE_SYS_FUNC_ENTER) {
+			if (t->depth >= t->cap || t->depth >= TK_EXPORT_MAX_DEPTH)
+				goto model;
+			s = &t->stack[t->depth++];
+			s->kind = TK__SLICE_FUNC;
+			s->pair = 0;
+			s->key = w0;
+			s->begin_ns = ns;
+			s->arg[0] = w0;
+			s->arg[1] = w1;
+			s->name = x->symbols != NULL ? tk__export_func_name_at(x, t->pid, ns, w0) : NULL;
+			s->label[0] = '\0';
+		} else if (cls == 5 && code == _NTO_TRACE_SYS_FUNC_EXIT) {
+			if (t->depth == 0 || (s = &t->stack[t->depth - 1])->kind != TK__SLICE_FUNC || s->key != w0 ||
+			    s->name != NULL)
+				goto model;
+			t->depth--;
+			n_sl++;
+			p = put_func_end(js, &js->wr, p, t, s, ns < s->begin_ns ? s->begin_ns : ns);
+			x->out_len = (size_t)(p - x->out);
+		} else if (cls != 6 || tk__export_csv_code(x, cls, code)) {
+			goto model;
+		} else if ((idx = x->pair_begin[code]) != 0) {
+			if (t->depth >= t->cap || t->depth >= TK_EXPORT_MAX_DEPTH)
+				goto model;
+			s = &t->stack[t->depth++];
+			s->kind = TK__SLICE_USER;
+			s->pair = (uint16_t)(idx - 1);
+			s->key = idx - 1;
+			s->begin_ns = ns;
+			s->arg[0] = w0;
+			s->arg[1] = w1;
+			s->name = x->pairs[idx - 1].name;
+			s->label[0] = '\0';
+		} else if ((idx = x->pair_end[code]) != 0) {
+			if (t->depth == 0 || (s = &t->stack[t->depth - 1])->kind != TK__SLICE_USER || s->key != idx - 1 ||
+			    js->pair_enc[idx - 1] == NULL)
+				goto model;
+			t->depth--;
+			n_sl++;
+			p = put_pair_end(js, &js->wr, p, t, s, ns < s->begin_ns ? s->begin_ns : ns, w0, w1);
+			x->out_len = (size_t)(p - x->out);
+		} else if (x->counter_of[code] == 0) {
+			n_in++;
+			p = put_user_instant(js, &js->wr, p, code, ns, t->pid, t->tid, _NTO_TRACE_GETCPU(header), w0, w1);
+			x->out_len = (size_t)(p - x->out);
+		} else {
+			goto model;
+		}
+		/* the model's counts of an event taken */
+		n_ev++;
+		if (ns > hi) /* (times mostly go forward: branches, not conditional moves) */
+			hi = ns;
+		else if (ns < lo)
+			lo = ns;
+		continue;
+model:
+		/* the model's own way, one event; one it sends back may be taken here after all */
+		{
+			size_t k;
+			x->stats.events += n_ev, x->stats.slices += n_sl, x->stats.instants += n_in;
+			n_ev = n_sl = n_in = 0;
+			if (ok)
+				x->stats.first_ns = lo, x->stats.last_ns = hi;
+			if (raw) {
+				one.ns = ns;
+				one.header = header;
+				one.w0 = w0;
+				one.w1 = w1;
+				e = &one;
+			}
+			rc = tk__export_light_run_model(x, e, 1, &k);
+			if (rc == 0 && k == 0 &&
+			    json_take_back(x, e->header, e->ns, e->w0, e->w1, e->owner_known, e->pid, e->tid, &rc))
+				k = 1;
+			if (rc != 0 || k == 0) {
+				i += k;
+				ok = 0;
+				goto out;
+			}
+		}
+		ok = run_load(x, &t, &key, &lo, &hi) && (!raw || (seg->known && key == seg_key));
+	}
+out:
+	x->stats.events += n_ev, x->stats.slices += n_sl, x->stats.instants += n_in;
+	if (ok)
+		x->stats.first_ns = lo, x->stats.last_ns = hi;
+	*taken = i;
+	return rc;
+}
+
+static int json_light_run(tk_export *x, const tk__light_ev *ev, size_t n, size_t *taken)
+{
+	return json_run(x, ev, NULL, n, taken, 0);
+}
+
+static int json_slot_run(tk_export *x, const tk__slot_seg *seg, size_t *taken)
+{
+	return json_run(x, NULL, seg, seg->n, taken, 1);
+}
+
+/* ---- the scan (tk__format.scan) ----------------------------------------------------------------- */
+
+/*
+ * json_scan(): the parser's block itself from the first slot of a run on (export_perfetto.c's
+ * pf_scan(), which this follows), without the parser's loop testing each slot first and
+ * without a call per run: the events json_run() takes in place, in the same shapes (a clock
+ * in ns, the machine's byte order, no symbolizer), one CPU's stretch at a time with the
+ * writers' state (json_wr), the cursor and the thread's stack depth in locals. A slot not
+ * of those shapes goes to the light path alone (slow(): json_light_run() with one event),
+ * after which the stretch starts again. The same bytes, counts and stacks as json_run()
+ * (test_json_run_random, fuzz_export).
+ */
+enum { SCAN_MODEL = 1, SCAN_ENTER, SCAN_EXIT, SCAN_BEGIN, SCAN_END, SCAN_INSTANT };
+
+static void json_scan_prepare(const tk_export *x, json_state *js, const struct traceparser_state *st)
+{
+	for (unsigned key = 5 * 1024; key < 7 * 1024; key++) {
+		unsigned cls = key >> 10, code = key & 1023u, op = SCAN_MODEL;
+		if (!tk__tp_batched(st, key))
+			op = 0;
+		else if (tk__export_csv_code(x, cls, code))
+			op = SCAN_MODEL; /* VTune CSV data: the model's (export_vtune.c) */
+		else if (cls == 5)
+			op = code == _NTO_TRACE_SYS_FUNC_ENTER  ? SCAN_ENTER
+			     : code == _NTO_TRACE_SYS_FUNC_EXIT ? SCAN_EXIT
+								 : SCAN_MODEL;
+		else if (x->pair_begin[code] != 0)
+			op = SCAN_BEGIN;
+		else if (x->pair_end[code] != 0)
+			op = SCAN_END;
+		else if (x->counter_of[code] == 0)
+			op = SCAN_INSTANT;
+		js->scan_op[key] = (uint8_t)op;
+	}
+	for (unsigned code = 0; code < 1024; code++)
+		js->scan_pair[code] = (uint8_t)(x->pair_begin[code] != 0 ? x->pair_begin[code] - 1
+					       : x->pair_end[code] != 0 ? x->pair_end[code] - 1 : 0);
+	js->scan_ready = 1;
+}
+
+/*
+ * One stretch of thread t's slots from p (all of one CPU: their header's top byte), msb their
+ * upper time bits. Returns where it stopped: end, a slot of another CPU (*slow_next 0), or
+ * one it does not take (*slow_next 1: the light path's, or not batched: the run's end).
+ */
+static inline __attribute__((always_inline)) const uint32_t *json_stretch(tk_export *x, json_state *js,
+									   tk__thread *t, const uint32_t *p,
+									   const uint32_t *end, uint64_t msb,
+									   int *slow_next)
+{
+	const uint32_t *const start = p;
+	const uint8_t top = (uint8_t)(p[0] >> 24);
+	char *const out = x->out;
+	char *o = out + x->out_len;
+	char *const o_lim = out + x->out_cap - RUN_ROOM;
+	struct json_wr w = js->wr;
+	tk__slice *const stack = t->stack;
+	uint32_t depth = t->depth;
+	const uint32_t lim = stack == NULL ? 0 : t->cap < TK_EXPORT_MAX_DEPTH ? t->cap : TK_EXPORT_MAX_DEPTH;
+	const uint8_t *const op = js->scan_op;
+	uint64_t lo = x->stats.first_ns, hi = x->stats.last_ns;
+	uint64_t cnt[8] = { 0 }; /* events taken by SCAN_* */
+
+	*slow_next = 0;
+	for (; p < end; p += 4) {
+		const uint32_t h = p[0];
+		if ((uint8_t)(h >> 24) != top) /* another CPU's */
+			break;
+		const uint64_t ns = msb | p[1];
+		const uint32_t w0 = p[2], w1 = p[3], code = h & 1023u;
+		const unsigned k = op[h & 0x7fffu];
+		tk__slice *s;
+
+		if (o > o_lim)
+			goto slow;
+		switch (k) {
+		case SCAN_ENTER:
+			if (depth >= lim)
+				goto slow;
+			s = &stack[depth++];
+			s->kind = TK__SLICE_FUNC;
+			s->pair = 0;
+			s->key = w0;
+			s->begin_ns = ns;
+			s->arg[0] = w0;
+			s->arg[1] = w1;
+			s->name = NULL;
+			s->label[0] = '\0';
+			break;
+		case SCAN_EXIT:
+			if (depth == 0 || (s = &stack[depth - 1])->kind != TK__SLICE_FUNC || s->key != w0)
+				goto slow;
+			depth--;
+			o = put_func_end(js, &w, o, t, s, ns < s->begin_ns ? s->begin_ns : ns);
+			break;
+		case SCAN_BEGIN: {
+			const unsigned pair = js->scan_pair[code];
+			if (depth >= lim)
+				goto slow;
+			s = &stack[depth++];
+			s->kind = TK__SLICE_USER;
+			s->pair = (uint16_t)pair;
+			s->key = pair;
+			s->begin_ns = ns;
+			s->arg[0] = w0;
+			s->arg[1] = w1;
+			s->name = x->pairs[pair].name;
+			s->label[0] = '\0';
+			break;
+		}
+		case SCAN_END:
+			if (depth == 0 || (s = &stack[depth - 1])->kind != TK__SLICE_USER ||
+			    s->key != js->scan_pair[code] || js->pair_enc[s->pair] == NULL)
+				goto slow;
+			depth--;
+			o = put_pair_end(js, &w, o, t, s, ns < s->begin_ns ? s->begin_ns : ns, w0, w1);
+			break;
+		case SCAN_INSTANT:
+			o = put_user_instant(js, &w, o, code, ns, t->pid, t->tid, _NTO_TRACE_GETCPU(h), w0, w1);
+			break;
+		default: /* not batched, or the model's */
+			goto slow;
+		}
+		/* the model's counts of an event taken */
+		cnt[k]++;
+		if (ns > hi) /* (times mostly go forward: branches, not conditional moves) */
+			hi = ns;
+		else if (ns < lo)
+			lo = ns;
+		continue;
+slow:
+		*slow_next = 1;
+		break;
+	}
+	x->out_len = (size_t)(o - out);
+	js->wr = w;
+	t->depth = depth;
+	if (p != start) {
+		x->stats.events += (uint64_t)(p - start) / 4;
+		x->stats.slices += cnt[SCAN_EXIT] + cnt[SCAN_END];
+		x->stats.instants += cnt[SCAN_INSTANT];
+		x->stats.first_ns = lo, x->stats.last_ns = hi;
+	}
+	return p;
+}
+
+static size_t json_scan(tk_export *x, struct traceparser_state *st, const uint32_t *slots, size_t n, int conv,
+			int (*slow)(void *, struct traceparser_state *, const uint32_t *), void *slow_ud)
+{
+	json_state *js = x->fmt_state;
+	const uint32_t *p = slots, *const end = slots + 4 * n;
+
+	if (js == NULL || conv || !tk__tp_clk_is_ns(st) || !x->started || x->finished || x->failed ||
+	    x->symbols != NULL)
+		return 0; /* the loop's runs (json_slot_run(), json_light_run()) */
+	if (!js->scan_ready)
+		json_scan_prepare(x, js, st);
+	while (p < end) {
+		const uint32_t h = p[0];
+		int32_t pid, tid;
+		int slow_next = 1;
+
+		if (!tk__tp_batched(st, h))
+			break; /* the run ends here */
+		const int known = tk__tp_batch_owner(st, h, &pid, &tid);
+		tk__thread *t = x->last_thread;
+		/* the first event counted sets first_ns whatever it is: the model's */
+		if (known && t != NULL && t->pid == pid && t->tid == tid && t->overflow == 0 &&
+		    x->stats.events != x->stats.control) {
+			p = json_stretch(x, js, t, p, end, tk__tp_batch_clk(st, h, 0), &slow_next);
+			if (!slow_next || p == end)
+				continue; /* *p starts another CPU's stretch, or p is at the end */
+			if (!tk__tp_batched(st, p[0]))
+				break; /* the run ends here */
+		}
+		/* the slot the light path's way */
+		if (slow(slow_ud, st, p) != 0 || !x->started || x->finished || x->failed)
+			return (size_t)(p - slots) / 4 + 1;
+		p += 4;
+	}
+	return (size_t)(p - slots) / 4;
+}
+
 static void json_free(tk_export *x)
 {
 	json_state *js = x->fmt_state;
@@ -819,6 +1392,27 @@ static void json_free(tk_export *x)
 }
 
 const tk__format tk__export_json = {
+	.start = json_start,
+	.process_name = json_process_name,
+	.thread_name = json_thread_name,
+	.slice_begin = NULL,
+	.slice_end = json_slice_end,
+	.instant = json_instant,
+	.counter = json_counter,
+	.finish = json_finish,
+	.free = json_free,
+	.light_event = json_light_event,
+	.light_run = json_light_run,
+	.slot_run = json_slot_run,
+	.scan = json_scan,
+	.interval = json_interval,
+	.csv_sample = json_csv_sample,
+};
+
+/* The same without its run (json_run()): every USER instant and pair end decoded, the
+ * reference its run is compared with (tests). */
+extern const tk__format tk__export_json_model;
+const tk__format tk__export_json_model = {
 	.start = json_start,
 	.process_name = json_process_name,
 	.thread_name = json_thread_name,

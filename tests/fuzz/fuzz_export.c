@@ -7,7 +7,10 @@
  *   pf_light_run() and pf_slot_run() over its runs without the scan (TK__EXPORT_NO_SCAN):
  *   the model's light path and the packets in one loop) and the model's own light path
  *   (TK__EXPORT_MODEL_RUNS). The input's size picks one event at a time (odd) and symbols
- *   (bit 1); Chrome JSON is exported too, for what the model shares with it.
+ *   (bit 1).
+ * - Chrome JSON's run (export_json.c, json_run(): USER instants and pair ends written from
+ *   their words) and the same format without it (tk__export_json_model: every instant and
+ *   pair end decoded).
  * - The statistics one event at a time (every event decoded), through their own scan of the
  *   parser's runs (export_stats.c, st_scan()) and through the light path's runs
  *   (TK__EXPORT_NO_SCAN).
@@ -20,12 +23,16 @@
 #include <unistd.h>
 
 #include "tracekit/export.h"
+#include "export/export_internal.h" /* tk__export_create(), tk__export_run_file() */
 
 #define ONE_BY_ONE 0x40000000u  /* TK__EXPORT_ONE_BY_ONE (src/export/export_internal.h) */
 #define MODEL_RUNS 0x20000000u  /* TK__EXPORT_MODEL_RUNS */
 #define NO_SCAN 0x10000000u     /* TK__EXPORT_NO_SCAN */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Chrome JSON without its run (export_json.c). */
+extern const tk__format tk__export_json_model;
 
 struct out {
 	char *buf;
@@ -45,6 +52,29 @@ static void export(const char *path, tk_export_format fmt, unsigned flags, struc
 		return;
 	o->rc = tk_export_file_flags(path, f, fmt, flags, "10:11=item,12:13", "40=level", &o->st, o->err,
 				     sizeof(o->err));
+	fclose(f);
+}
+
+/* export() of Chrome JSON through tk__export_json_model: tk_export_file_flags()'s steps */
+static void export_json_model(const char *path, unsigned flags, struct out *o)
+{
+	tk_export *x = NULL;
+	FILE *f = open_memstream(&o->buf, &o->len);
+	memset(&o->st, 0, sizeof(o->st));
+	o->err[0] = '\0';
+	o->rc = -1;
+	if (f == NULL)
+		return;
+	if (tk__export_create(&x, &tk__export_json_model, TK_EXPORT_CHROME_JSON, f) != 0) {
+		fclose(f);
+		return;
+	}
+	x->one_by_one = (flags & ONE_BY_ONE) != 0;
+	o->rc = (flags & TK_EXPORT_SYMBOLS) ? tk__export_use_symbols(x, path) : 0;
+	if (o->rc == 0)
+		o->rc = tk__export_run_file(x, path, "10:11=item,12:13", "40=level", &o->st, o->err, sizeof(o->err));
+	else
+		tk_export_free(x);
 	fclose(f);
 }
 
@@ -79,6 +109,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	export(path, TK_EXPORT_PERFETTO, flags | NO_SCAN, &b);
 	same(&a, &b, "Perfetto's scan differs from its runs without it");
 	export(path, TK_EXPORT_CHROME_JSON, flags, &j);
+	free(b.buf);
+	b = (struct out){ 0 };
+	export_json_model(path, flags, &b);
+	same(&j, &b, "Chrome JSON's run differs from every instant and pair end decoded");
 	export(path, TK_EXPORT_STATS_TEXT, ONE_BY_ONE, &s1);
 	export(path, TK_EXPORT_STATS_TEXT, 0, &s2);
 	export(path, TK_EXPORT_STATS_TEXT, NO_SCAN, &s3);
