@@ -347,6 +347,8 @@ int tk_export_file_flags(const char *in_path, FILE *stream, tk_export_format fmt
 	x->no_scan = (flags & TK__EXPORT_NO_SCAN) != 0;
 	if ((flags & TK__EXPORT_MODEL_RUNS) && x->fmt == &tk__export_perfetto)
 		x->fmt = &tk__export_perfetto_model; /* the same without its own runs */
+	else if ((flags & TK__EXPORT_MODEL_RUNS) && x->fmt == &tk__export_json)
+		x->fmt = &tk__export_json_model;
 	if ((flags & TK_EXPORT_SYMBOLS) && (rc = tk__export_use_symbols(x, in_path)) != 0) {
 		tk_export_free(x);
 		return rc;

@@ -220,6 +220,7 @@ typedef struct tk__format {
 extern const tk__format tk__export_json;
 extern const tk__format tk__export_perfetto;
 extern const tk__format tk__export_perfetto_model; /* without light_run, slot_run: for tests */
+extern const tk__format tk__export_json_model;     /* every USER instant and pair end decoded: for tests */
 extern const tk__format tk__export_stats;
 extern const tk__format tk__export_sqlite;
 

@@ -1411,7 +1411,6 @@ const tk__format tk__export_json = {
 
 /* The same without its run (json_run()): every USER instant and pair end decoded, the
  * reference its run is compared with (tests). */
-extern const tk__format tk__export_json_model;
 const tk__format tk__export_json_model = {
 	.start = json_start,
 	.process_name = json_process_name,
