@@ -377,7 +377,7 @@ static void test_import_merge_kev(void **state)
 	tkt_write_file(a, ta, strlen(ta));
 	tkt_write_file(b, tb, strlen(tb));
 	const char *paths[2] = {a, b};
-	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}, 0};
 	int warnings = 0;
 	cv.warning_cb = warning_count;
 	cv.user_data = &warnings;
@@ -459,7 +459,7 @@ static void test_export_kev(void **state)
 
 	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
 	o.dir = tkt_dir();
-	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}, 0};
 	char ipath[2048], cpath[2048];
 	assert_int_equal(tk_csv_export(path, &o, &cv, ipath, cpath), 0);
 	assert_string_equal(cv.error, "");
@@ -506,7 +506,7 @@ static void test_tb5_round_trip(void **state)
 	tkt_write_file(a, ta, strlen(ta));
 	tkt_write_file(b, tb, strlen(tb));
 	const char *paths[2] = {a, b};
-	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}, 0};
 	tk_csv_import_options io = TK_CSV_IMPORT_OPTIONS_INIT;
 	io.format = TK_CSV_TRACE_TB5; /* whatever the name says */
 	const char *trace = tkt_path("rt.data");
@@ -569,7 +569,7 @@ static void test_temp_cb(void **state)
 	const char *paths[2] = {a, b};
 	struct temps t;
 	memset(&t, 0, sizeof(t));
-	tk_csv_convert cv = {sizeof(cv), NULL, NULL, temp_seen, &t, {0}};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, temp_seen, &t, {0}, 0};
 	assert_int_equal(tk_csv_import(paths, 2, tkt_path("tmp.kev"), NULL, &cv), 0);
 	assert_int_equal(t.existed[0], 1);
 	assert_true(t.forgot[0] >= 1);
@@ -619,7 +619,7 @@ static void test_export_sparse_name(void **state)
 	getrusage(RUSAGE_SELF, &before);
 	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
 	o.dir = tkt_dir();
-	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}, 0};
 	char ipath[2048];
 	assert_int_equal(tk_csv_export(path, &o, &cv, ipath, NULL), 0);
 	getrusage(RUSAGE_SELF, &after);
@@ -630,6 +630,14 @@ static void test_export_sparse_name(void **state)
 	assert_non_null(text);
 	assert_string_equal(text, "name,start_tsc.QPC,end_tsc,pid,tid\nnear,6,7,,\nfar,5,8,,\n");
 	free(text);
+}
+
+/* Warnings of a conversion, one per line. */
+static void collect_warning(void *ud, const char *message)
+{
+	char *buf = ud;
+	size_t n = strlen(buf);
+	snprintf(buf + n, 4096 - n, "%s\n", message);
 }
 
 static void tb5_desc(TBRW_SAMPREC_DESC_ENTRY *d, unsigned off, unsigned size, unsigned type, const wchar_t *name)
@@ -702,7 +710,7 @@ static void test_export_tb5_sparse_ids(void **state)
 	getrusage(RUSAGE_SELF, &before);
 	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
 	o.dir = tkt_dir();
-	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}, 0};
 	char ipath[2048], cpath[2048];
 	int rc = tk_csv_export(path, &o, &cv, ipath, cpath);
 	if (rc != 0)
@@ -718,6 +726,89 @@ static void test_export_tb5_sparse_ids(void **state)
 	free(text);
 }
 
+/*
+ * A .tb5 counter stream with a NaN sample and a record of an event the stream does not
+ * describe: the NaN is left out (a warning), the record too, and the export writes the rest
+ * and returns TK_EFORMAT with cv->written set, naming the record.
+ */
+static void test_export_tb5_bad_record(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("badrec.tb5");
+	wchar_t wpath[4096];
+	assert_true(mbstowcs(wpath, path, 4096) < 4096);
+	TBRW_PTR p = NULL;
+	assert_int_equal(TBRW_open(&p, wpath, TBRW_FILE_READ | TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS), 0);
+	TBRW_STREAM_INFO si;
+	memset(&si, 0, sizeof(si));
+	si.stream_info_size = sizeof(si);
+	si.stream_type = TBRW_CUSTOM_STREAM;
+	si.command_line.soi_ptr = (TBRW_CHAR *)L"test_csv";
+	si.cpu_mask.soi_ptr = (TBRW_CHAR *)L"";
+	si.comment.soi_ptr = (TBRW_CHAR *)L"VTune CSV counters; timestamps QPC; host h";
+	assert_int_equal(TBRW_writing_stream(p, 0), 0);
+	assert_int_equal(TBRW_writing_stream_section(p, 0, TBRW_STREAM_INFO_SECTION), 0);
+	assert_int_equal(TBRW_set_stream_info(p, 0, &si), 0);
+	assert_int_equal(TBRW_done_stream_section(p, 0, TBRW_STREAM_INFO_SECTION), 0);
+	TBRW_SAMPREC_DESC_ENTRY d[6];
+	tb5_desc(&d[0], 0, 8, ST_TIME_STAMP, L"time");
+	tb5_desc(&d[1], 8, 4, ST_EVENT_ID, L"counter");
+	tb5_desc(&d[2], 12, 4, ST_NONE, L"flags");
+	tb5_desc(&d[3], 16, 4, ST_PID, L"pid");
+	tb5_desc(&d[4], 20, 4, ST_TID, L"tid");
+	tb5_desc(&d[5], 24, 8, ST_EVENT_COUNTS, L"value");
+	assert_int_equal(TBRW_writing_stream_section(p, 0, TBRW_DATA_DESCRIPTION_SECTION), 0);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(TBRW_add_data_descriptor_entry(p, 0, &d[i]), 0);
+	assert_int_equal(TBRW_done_stream_section(p, 0, TBRW_DATA_DESCRIPTION_SECTION), 0);
+	assert_int_equal(TBRW_writing_stream_section(p, 0, TBRW_DATA_SECTION), 0);
+	double nan = __builtin_nan(""), half = 2.5;
+	uint64_t nan_bits, half_bits;
+	memcpy(&nan_bits, &nan, 8);
+	memcpy(&half_bits, &half, 8);
+	struct {
+		uint64_t time;
+		uint32_t name, flags, pid, tid;
+		uint64_t value;
+	} rec[4] = {{5, 7, 8, 0, 0, nan_bits}, {5, 8, 0, 0, 0, 1}, {6, 7, 0, 0, 0, 4}, {7, 7, 8, 0, 0, half_bits}};
+	assert_int_equal(TBRW_add_data(p, 0, sizeof(rec), rec), 0);
+	assert_int_equal(TBRW_done_stream_section(p, 0, TBRW_DATA_SECTION), 0);
+	assert_int_equal(TBRW_writing_stream_section(p, 0, TBRW_EVENT_DESCRIPTION_SECTION), 0);
+	TBRW_EVENT ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.event_size = sizeof(ev);
+	ev.event_id = 7;
+	ev.event_name.soi_ptr = (TBRW_CHAR *)L"near";
+	ev.event_arch_name.soi_ptr = (TBRW_CHAR *)L"COUNT";
+	assert_int_equal(TBRW_add_event(p, 0, &ev), 0);
+	assert_int_equal(TBRW_done_stream_section(p, 0, TBRW_EVENT_DESCRIPTION_SECTION), 0);
+	assert_int_equal(TBRW_done_stream(p, 0), 0);
+	assert_int_equal(TBRW_close(p), 0);
+
+	char warnings[4096] = "";
+	tk_csv_convert cv = {sizeof(cv), collect_warning, NULL, NULL, warnings, {0}, 0};
+	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
+	o.dir = tkt_dir();
+	char ipath[2048], cpath[2048];
+	assert_int_equal(tk_csv_export(path, &o, &cv, ipath, cpath), TK_EFORMAT);
+	assert_int_equal(cv.written, 1);
+	char want[4096];
+	snprintf(want, sizeof(want),
+		 "%s: counter record 2: names event 8, which the stream does not describe; 1 records of undescribed "
+		 "events (not exported; the CSV files hold everything else)",
+		 path);
+	assert_string_equal(cv.error, want);
+	snprintf(want, sizeof(want), "%s: 1 counter samples are NaN or infinite, which CSV cannot hold (not exported)\n",
+		 path);
+	assert_string_equal(warnings, want);
+	size_t len;
+	char *text = tkt_read_file(cpath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "tsc.QPC,near.COUNT,pid,tid\n6,4,,\n7,2.5,,\n");
+	free(text);
+	assert_true(tkt_exists(ipath));
+}
+
 /* A .tb5 export reads every batch of records and event descriptions, not only the first. */
 static void test_export_tb5_large(void **state)
 {
@@ -731,7 +822,7 @@ static void test_export_tb5_large(void **state)
 		fprintf(f, "n%d,%d,%d\n", i % NAMES, i * 10, i * 10 + 5);
 	assert_int_equal(fclose(f), 0);
 	const char *paths[1] = {a};
-	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}, 0};
 	assert_int_equal(tk_csv_import(paths, 1, tkt_path("large.tb5"), NULL, &cv), 0);
 	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
 	o.dir = tkt_dir();
@@ -761,7 +852,7 @@ static void test_import_error(void **state)
 	const char *ta = "name,start_tsc.QPC,end_tsc\nf,10,30\ng,2x,25\n";
 	tkt_write_file(a, ta, strlen(ta));
 	const char *paths[1] = {a};
-	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}};
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}, 0};
 	char want[4096];
 	for (int tb5 = 0; tb5 < 2; tb5++) {
 		const char *out = tkt_path(tb5 ? "bad.tb5" : "bad.kev");
@@ -789,6 +880,204 @@ static void test_import_error(void **state)
 	assert_string_equal(cv.error, want);
 }
 
+/* A .kev of VTune CSV data on the QPC clock, written event by event (test_export_kev's header). */
+static tk_kev_writer *csv_kev_open(const char *path)
+{
+	static const tk_kev_attr attr = {"TRACEKIT_CSV_CLOCK", "QPC"};
+	tk_kev_header h;
+	memset(&h, 0, sizeof(h));
+	h.date = h.boot_date = 1377651723;
+	h.cycles_per_sec = 10000000;
+	h.cpu_num = 1;
+	h.nodename = "node";
+	h.attrs = &attr;
+	h.n_attrs = 1;
+	tk_kev_writer *w = NULL;
+	assert_int_equal(tk_kev_writer_open(&w, path, &h, 0), 0);
+	return w;
+}
+
+static void csv_kev_counter(tk_kev_writer *w, uint32_t t, uint32_t name, double d)
+{
+	uint64_t bits;
+	memcpy(&bits, &d, 8);
+	uint32_t cw[5] = {0x4u | 0x8u | name << 4, 0, 0, (uint32_t)bits, (uint32_t)(bits >> 32)};
+	assert_int_equal(tk_kev_write_event(w, 0, _TRACE_USER_C, 1004, t, cw, 5), 0);
+}
+
+/*
+ * Whatever export writes, import reads back (and export, import, export gives the same
+ * files): NaN and infinite samples are left out (a counter of NaN only has no column), names
+ * that are not UTF-8 are read as Latin-1 (two names that read alike share their column).
+ */
+static void test_export_round_trip_odd(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("odd.kev");
+	tk_kev_writer *w = csv_kev_open(path);
+	const unsigned U = _TRACE_USER_C;
+	uint32_t n0[1] = {0}, n1[1] = {1}, n2[1] = {2}, n3[1] = {3};
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 1, n0, 1, "caf\xe9"), 0);
+	uint32_t tb[4] = {0x3u, 11, 12, 7};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1000, 2, tb, 4), 0);
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 3, n1, 1, "W"), 0);
+	csv_kev_counter(w, 4, 1, 1.5);
+	csv_kev_counter(w, 5, 1, __builtin_nan(""));
+	csv_kev_counter(w, 6, 1, __builtin_inf());
+	csv_kev_counter(w, 7, 1, -__builtin_inf());
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 8, n2, 1, "nan only"), 0);
+	csv_kev_counter(w, 8, 2, -__builtin_nan(""));
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 9, n2, 1, "\xe9"), 0);
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 9, n3, 1, "\xc3\xa9"), 0); /* the same text */
+	csv_kev_counter(w, 10, 2, 2.0);
+	csv_kev_counter(w, 10, 3, 3.0);
+	uint32_t te[2] = {0x3u, 7};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1001, 11, te, 2), 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	char warnings[4096] = "";
+	tk_csv_convert cv = {sizeof(cv), collect_warning, NULL, NULL, warnings, {0}, 1};
+	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
+	o.dir = tkt_dir();
+	char ipath[2048], cpath[2048];
+	assert_int_equal(tk_csv_export(path, &o, &cv, ipath, cpath), 0);
+	assert_string_equal(cv.error, "");
+	assert_int_equal(cv.written, 0);
+	char want[4096];
+	snprintf(want, sizeof(want),
+		 "%s: 4 counter samples are NaN or infinite, which CSV cannot hold (not exported)\n"
+		 "%s: 2 names are not UTF-8: written as read as Latin-1\n",
+		 path, path);
+	assert_string_equal(warnings, want);
+	size_t len;
+	char *text = tkt_read_file(ipath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "name,start_tsc.QPC,end_tsc,pid,tid\ncaf\xc3\xa9,2,11,11,12\n");
+	free(text);
+	text = tkt_read_file(cpath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "tsc.QPC,W.INST,\xc3\xa9.INST,pid,tid\n4,1.5,,,\n10,,2.0,,\n10,,3.0,,\n");
+
+	/* import reads both files; exported again they are the same */
+	const char *paths[2] = {ipath, cpath};
+	const char *back = tkt_path("odd2.kev");
+	assert_int_equal(tk_csv_import(paths, 2, back, NULL, &cv), 0);
+	char ipath2[2048], cpath2[2048];
+	o.dir = tkt_dir();
+	o.name = "odd3";
+	assert_int_equal(tk_csv_export(back, &o, &cv, ipath2, cpath2), 0);
+	char *text2 = tkt_read_file(cpath2, &len);
+	assert_non_null(text2);
+	assert_string_equal(text2, text);
+	free(text2);
+	free(text);
+	text = tkt_read_file(ipath2, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "name,start_tsc.QPC,end_tsc,pid,tid\ncaf\xc3\xa9,2,11,11,12\n");
+	free(text);
+
+	/* the writer never writes what the reader refuses */
+	tk_csv_writer *cw = NULL;
+	tk_csv_counter col = {"c", 1};
+	assert_int_equal(tk_csv_writer_open(&cw, tkt_path("nan-hostname-h.csv"), TK_CSV_COUNTERS, TK_CSV_QPC, 0, &col, 1), 0);
+	tk_csv_value v = {1, 1, 0, __builtin_nan("")};
+	assert_int_equal(tk_csv_write_counters(cw, 1, &v, 0, 0, 0), TK_EINVAL);
+	v.d = -__builtin_inf();
+	assert_int_equal(tk_csv_write_counters(cw, 1, &v, 0, 0, 0), TK_EINVAL);
+	char buf[48];
+	assert_int_equal(tk_csv_format_value(buf, sizeof(buf), &v), 0);
+	v.d = 0.5;
+	assert_int_equal(tk_csv_write_counters(cw, 2, &v, 0, 0, 0), 0);
+	assert_int_equal(tk_csv_writer_close(cw), 0);
+	text = tkt_read_file(tkt_path("nan-hostname-h.csv"), &len);
+	assert_non_null(text);
+	assert_string_equal(text, "tsc.QPC,c.INST\n2,0.5\n");
+	free(text);
+}
+
+/*
+ * Events the convention cannot read among valid ones: everything valid is written, the
+ * export returns TK_EFORMAT with the first bad event and its byte offset, and says that the
+ * files are written (cv->written; not for a caller whose structure ends before it).
+ */
+static void test_export_malformed(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("malformed.kev");
+	tk_kev_writer *w = csv_kev_open(path);
+	const unsigned U = _TRACE_USER_C;
+	uint32_t n0[1] = {0}, n1[1] = {1}, far[1] = {1u << 28};
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 1, n0, 1, "good"), 0);
+	uint32_t tb[4] = {0x3u, 11, 12, 7};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1000, 2, tb, 4), 0);
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 3, far, 1, "far"), 0); /* malformed */
+	uint32_t shortc[3] = {0, 0, 0};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1004, 4, shortc, 3), 0); /* malformed */
+	uint32_t unnamed[4] = {0x3u | 9u << 4, 11, 12, 8};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1000, 5, unnamed, 4), 0); /* name 9 undefined */
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 6, n1, 1, "q"), 0);
+	uint32_t cw[5] = {1u << 4, 0, 0, 42, 0};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1004, 7, cw, 5), 0);
+	uint32_t te[2] = {0x3u, 7};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1001, 8, te, 2), 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}, 0};
+	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
+	o.dir = tkt_dir();
+	char ipath[2048], cpath[2048];
+	assert_int_equal(tk_csv_export(path, &o, &cv, ipath, cpath), TK_EFORMAT);
+	assert_int_equal(cv.written, 1);
+	char want[4096];
+	snprintf(want, sizeof(want), "%s: byte offset ", path);
+	assert_memory_equal(cv.error, want, strlen(want));
+	assert_non_null(strstr(cv.error, ": USER 1005 (VTune CSV name): name number above 2^28; 3 VTune CSV events "
+					 "malformed or naming no name (not exported; the CSV files hold everything else)"));
+	size_t len;
+	char *text = tkt_read_file(ipath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "name,start_tsc.QPC,end_tsc,pid,tid\ngood,2,8,11,12\n");
+	free(text);
+	text = tkt_read_file(cpath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "tsc.QPC,q.COUNT,pid,tid\n7,42,,\n");
+	free(text);
+
+	/* a caller of an older structure (without written): the same, and nothing written past it */
+	struct {
+		tk_csv_convert cv;
+	} old;
+	memset(&old, 0, sizeof(old));
+	old.cv.struct_size = offsetof(tk_csv_convert, written);
+	old.cv.written = 42;
+	assert_int_equal(tk_csv_export(path, &o, &old.cv, NULL, NULL), TK_EFORMAT);
+	assert_int_equal(old.cv.written, 42);
+	assert_true(tkt_exists(ipath));
+
+	/* cut midway: the intervals that ended before the damage, and the damage's offset */
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	char *all = malloc(1 << 16);
+	assert_non_null(all);
+	size_t n = fread(all, 1, 1 << 16, f);
+	fclose(f);
+	const char *cut = tkt_path("cut.kev");
+	tkt_write_file(cut, all, n - 4); /* inside the last event (the task's end) */
+	free(all);
+	assert_int_equal(tk_csv_export(cut, &o, &cv, ipath, cpath), TK_EFORMAT);
+	assert_int_equal(cv.written, 1);
+	assert_non_null(strstr(cv.error, "(the CSV files hold the data before it)"));
+	assert_non_null(strstr(cv.error, "byte offset"));
+	text = tkt_read_file(ipath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "name,start_tsc.QPC,end_tsc,pid,tid\n");
+	free(text);
+	text = tkt_read_file(cpath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "tsc.QPC,q.COUNT,pid,tid\n7,42,,\n");
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -811,6 +1100,9 @@ int main(void)
 		cmocka_unit_test(test_export_sparse_name),
 		cmocka_unit_test(test_export_tb5_sparse_ids),
 		cmocka_unit_test(test_export_tb5_large),
+		cmocka_unit_test(test_export_round_trip_odd),
+		cmocka_unit_test(test_export_malformed),
+		cmocka_unit_test(test_export_tb5_bad_record),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,9 +5,17 @@
  * end) and the names of its counters, and once more for the counter rows when it has any;
  * a .tb5 is read stream by stream. Timestamps are converted to the requested clock, and a
  * value that does not fit is an error naming the event's byte offset or the record.
+ * What the files hold reads back with tk_csv_import(): names that are not UTF-8 are read as
+ * Latin-1, counter values that are NaN or infinite are left out (both counted in warnings).
+ * Events the convention cannot read, and a .kev damaged midway, leave everything valid
+ * exported and make the export return an error with cv->written set (export_kev() and
+ * export_tb5() return 2).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +28,7 @@
 #include "tracekit/tbrw.h"
 #include "tracekit/traceparser.h"
 
+#include "common/tk_utf8.h"
 #include "csv_internal.h"
 
 struct open_iv {
@@ -78,7 +87,78 @@ struct export {
 	tk_csv_value *row;
 	int row_has;
 	int failed;
+	/* counted in pass 1 (a .kev) or in the one pass over a .tb5 */
+	uint64_t latin1_names; /* names that are not UTF-8, exported as read as Latin-1 */
+	uint64_t nonfinite;    /* counter samples that are NaN or infinite: not exported */
+	uint64_t malformed;    /* events the convention cannot read: not exported */
+	uint64_t n_events;     /* events of the convention met in pass 1 */
+	char first_bad[256];   /* the first malformed or unnamed event, with where it is */
+	char damage[512];      /* the parser's message on a .kev damaged midway ("" if whole) */
 };
+
+/* An event of pass 1 that cannot be exported (malformed, or naming no name): counted by the
+ * caller, the first kept with its byte offset for the message ("byte offset 928: USER 1005
+ * (VTune CSV name): empty name", the words of tracekit's warnings). */
+static void bad_event(struct export *x, unsigned code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void bad_event(struct export *x, unsigned code, const char *fmt, ...)
+{
+	if (x->first_bad[0] != 0)
+		return;
+	uint64_t *off = traceparser_get_info(x->st, TK_TRACEPARSER_INFO_OFFSET, NULL);
+	const char *kind = code == TK__CSV_EV_NAME                                           ? "name"
+			   : code == TK__CSV_EV_COUNTER                                      ? "counter"
+			   : code == TK__CSV_EV_TASK_BEGIN || code == TK__CSV_EV_FRAME_BEGIN ? "begin"
+											     : "end";
+	int n = snprintf(x->first_bad, sizeof(x->first_bad),
+			 "byte offset %" PRIu64 ": USER %u (VTune CSV %s): ", off ? *off : 0, code, kind);
+	if (n < 0 || (size_t)n >= sizeof(x->first_bad))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(x->first_bad + n, sizeof(x->first_bad) - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * A name as the CSV files hold it (malloc'd): valid UTF-8 as it is; any other name read as
+ * Latin-1, every byte from 0x80 as U+0080-U+00FF, which is what the Chrome JSON and Perfetto
+ * exports show of it. tk_csv_import() refuses names that are not UTF-8, and VTune reads
+ * UTF-8; the original bytes are the Latin-1 encoding of the text (docs/vtune-csv.md,
+ * "Export"). *latin1 is set when the name was converted.
+ */
+static char *name_text(const char *s, int *latin1)
+{
+	size_t n = strlen(s), extra = 0;
+	*latin1 = !tk__utf8_valid(s, n);
+	if (!*latin1)
+		return strdup(s);
+	for (size_t i = 0; i < n; i++)
+		extra += (unsigned char)s[i] >= 0x80;
+	char *t = malloc(n + extra + 1), *o = t;
+	if (t == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x80) {
+			*o++ = (char)c;
+		} else {
+			*o++ = (char)(0xc0 | c >> 6);
+			*o++ = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	*o = 0;
+	return t;
+}
+
+/* 1 when a counter value's bits hold a value a CSV field can hold (not NaN, not infinite). */
+static int value_finite(uint32_t flags, uint64_t bits)
+{
+	if (!(flags & TK__CSV_F_FLOAT))
+		return 1;
+	double d;
+	memcpy(&d, &bits, sizeof(d));
+	return isfinite(d);
+}
 
 static uint32_t word(const struct export *x, const unsigned *b, unsigned i)
 {
@@ -255,11 +335,30 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		(x->clock == x->own && x->cycles_are_own) || ((x->clock == TK_CSV_TSC || x->clock == TK_CSV_RDTSC))
 			? 0
 			: tk_traceparser_ns(st);
+	if (x->pass == 1)
+		x->n_events++;
 	if (code == TK__CSV_EV_NAME) {
-		const char *name = ev_string(buf, len, 1);
-		uint32_t id = len >= 1 ? word(x, buf, 0) : TK__CSV_MAX_NAMES;
-		if (name == NULL || id >= TK__CSV_MAX_NAMES)
+		if (len < 2) {
+			if (x->pass == 1) {
+				x->malformed++;
+				bad_event(x, code, "%s",
+					  len == 1 ? "no name after the name number (truncated)" : "payload too short");
+			}
 			return 0;
+		}
+		const char *name = ev_string(buf, len, 1);
+		uint32_t id = word(x, buf, 0);
+		if (name == NULL || id >= TK__CSV_MAX_NAMES) {
+			if (x->pass == 1) {
+				x->malformed++;
+				bad_event(x, code, "%s",
+					  id >= TK__CSV_MAX_NAMES ? "name number above 2^28"
+					  : memchr(buf + 1, 0, (size_t)(len - 1) * 4)
+						  ? "empty name"
+						  : "name not NUL-terminated (truncated)");
+			}
+			return 0;
+		}
 		if ((x->n_knames + 1) * 2 > x->knames_mask) {
 			size_t nm = x->knames_mask ? x->knames_mask * 2 + 1 : 1023;
 			struct kname *nk = calloc(nm + 1, sizeof(*nk));
@@ -275,9 +374,12 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 			free(old);
 		}
 		struct kname *k = kname_slot(x, id);
-		char *copy = strdup(name);
+		int latin1;
+		char *copy = name_text(name, &latin1);
 		if (copy == NULL)
 			goto nomem;
+		if (x->pass == 1)
+			x->latin1_names += latin1;
 		if (k->name != NULL) {
 			/* redefined (another import merged in): open intervals keep the old text */
 			char **ng = realloc(x->grave, (x->n_grave + 1) * sizeof(*ng));
@@ -295,12 +397,27 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		return 0;
 	}
 	if (code == TK__CSV_EV_COUNTER) {
-		if (len < 5)
+		if (len < 5) {
+			if (x->pass == 1) {
+				x->malformed++;
+				bad_event(x, code, "payload too short");
+			}
 			return 0;
+		}
 		uint32_t flags = word(x, buf, 0);
 		const char *name = kname(x, flags);
 		if (name == NULL) {
-			x->unnamed++;
+			if (x->pass == 1) {
+				x->unnamed++;
+				bad_event(x, code, "name number never defined before it");
+			}
+			return 0;
+		}
+		uint64_t bits = word(x, buf, 3) | (uint64_t)word(x, buf, 4) << 32;
+		/* NaN and infinities: no CSV text for them reads back (nor does VTune read one); the
+		 * sample is left out, and its counter has no column unless other samples have values */
+		if (!value_finite(flags, bits)) {
+			x->nonfinite += x->pass == 1;
 			return 0;
 		}
 		int inst = (flags & TK__CSV_F_INST) != 0;
@@ -328,7 +445,6 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 			goto noconv;
 		uint32_t pid = word(x, buf, 1), tid = word(x, buf, 2);
 		unsigned rf = flags & (TK__CSV_F_PID | TK__CSV_F_TID);
-		uint64_t bits = word(x, buf, 3) | (uint64_t)word(x, buf, 4) << 32;
 		/* values of one moment and thread share a row while no column repeats */
 		if (x->row_has && (x->row_t != t || x->row_flags != rf || x->row_pid != pid || x->row_tid != tid ||
 				   x->row[c].present))
@@ -349,19 +465,24 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 			x->row[c].i = (int64_t)bits;
 		return 0;
 	}
-	if (x->pass != 1 || len < 2)
+	if (x->pass != 1)
 		return 0;
+	int is_begin = code == TK__CSV_EV_TASK_BEGIN || code == TK__CSV_EV_FRAME_BEGIN;
+	if (len < (is_begin ? 4u : 2u)) {
+		x->malformed++;
+		bad_event(x, code, "payload too short");
+		return 0;
+	}
 	uint32_t flags = word(x, buf, 0);
 	const char *name = kname(x, flags);
 	if (name == NULL) {
 		x->unnamed++;
+		bad_event(x, code, "name number never defined before it");
 		return 0;
 	}
 	if ((crc = conv_time(x, cycles, ns, &t)) != 0)
 		goto noconv;
-	if (code == TK__CSV_EV_TASK_BEGIN || code == TK__CSV_EV_FRAME_BEGIN) {
-		if (len < 4)
-			return 0;
+	if (is_begin) {
 		uint32_t id = word(x, buf, 3);
 		struct open_iv *o = open_find(x, id, 1);
 		if (o == NULL) {
@@ -424,6 +545,14 @@ static int parse_kev(struct export *x, const char *path)
 	traceparser_cs(x->st, x, kev_empty_cb, _NTO_TRACE_EMPTY, _NTO_TRACE_EMPTYEVENT);
 	if (traceparser(x->st, x, path) != 0) {
 		const char *m = traceparser_get_info(x->st, _TRACEPARSER_INFO_ERROR_STR, NULL);
+		/* damaged midway after events of the convention: what came before the damage is
+		 * exported (as tracekit convert does), the damage said and the export an error; the
+		 * second pass meets the same damage */
+		if (!x->failed && x->iw != NULL && x->n_events > 0) {
+			if (x->pass == 1)
+				snprintf(x->damage, sizeof(x->damage), "%s", m && *m ? m : strerror(errno));
+			return 0;
+		}
 		tk__csv_error(x->msg, "%s: %s", path, m && *m ? m : strerror(errno));
 		return -1;
 	}
@@ -532,6 +661,18 @@ static int export_kev(struct export *x)
 	if (x->unnamed)
 		tk__csv_warn(x->msg, "%s: %" PRIu64 " events name no name defined before them (not exported)", trace,
 			     x->unnamed);
+	if (x->malformed)
+		tk__csv_warn(x->msg, "%s: %" PRIu64 " malformed VTune CSV events (not exported)", trace, x->malformed);
+	if (x->damage[0] && x->first_bad[0])
+		tk__csv_warn(x->msg, "%s: %s (not exported)", trace, x->first_bad);
+	if (x->nonfinite)
+		tk__csv_warn(x->msg,
+			     "%s: %" PRIu64
+			     " counter samples are NaN or infinite, which CSV cannot hold (not exported)",
+			     trace, x->nonfinite);
+	if (x->latin1_names)
+		tk__csv_warn(x->msg, "%s: %" PRIu64 " names are not UTF-8: written as read as Latin-1", trace,
+			     x->latin1_names);
 	if (x->n_cols) {
 		tk_csv_counter *cc = calloc(x->n_cols, sizeof(*cc));
 		x->row = calloc(x->n_cols, sizeof(*x->row));
@@ -572,6 +713,17 @@ static int export_kev(struct export *x)
 		goto done;
 	}
 	ret = 0;
+	/* written, every valid interval and counter in them; the input was not all valid */
+	if (x->damage[0]) {
+		tk__csv_error(x->msg, "%s: %s (the CSV files hold the data before it)", trace, x->damage);
+		ret = 2;
+	} else if (x->malformed || x->unnamed) {
+		tk__csv_error(x->msg,
+			      "%s: %s; %" PRIu64 " VTune CSV events malformed or naming no name (not exported; the CSV "
+			      "files hold everything else)",
+			      trace, x->first_bad, x->malformed + x->unnamed);
+		ret = 2;
+	}
 done:
 	tk_csv_writer_abort(x->iw);
 	tk_csv_writer_abort(x->cw);
@@ -675,6 +827,13 @@ static TBRW_U32 tb5_event_cb(TBRW_EVENT *evs, TBRW_U32 size, TBRW_U32 num, void 
 		n->id = ev->event_id;
 		n->seq = t->n_names++;
 		n->name = id_string(t->p, &ev->event_name);
+		if (n->name != NULL && !tk__utf8_valid(n->name, strlen(n->name))) {
+			int latin1;
+			char *text = name_text(n->name, &latin1);
+			free(n->name);
+			n->name = text;
+			t->x->latin1_names++;
+		}
 		char *arch = id_string(t->p, &ev->event_arch_name);
 		n->inst = arch && strcmp(arch, "INST") == 0;
 		free(arch);
@@ -761,6 +920,16 @@ static int tb5_time(struct tb5x *t, const char *kind, size_t rec, uint64_t v, ui
 	return crc != 0;
 }
 
+/* A record of an event its stream does not describe: not exported, counted, the first named
+ * (the export then writes the rest and returns an error, as for malformed .kev events). */
+static void tb5_bad_record(struct tb5x *t, const char *kind, size_t rec, uint32_t event)
+{
+	struct export *x = t->x;
+	if (x->malformed++ == 0)
+		snprintf(x->first_bad, sizeof(x->first_bad),
+			 "%s record %zu: names event %u, which the stream does not describe", kind, rec, event);
+}
+
 static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 {
 	(void)num;
@@ -773,11 +942,8 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 			memcpy(&iv, &r[i], sizeof(iv));
 			long ni = tb5_name_find(t, iv.name);
 			if (ni < 0) {
-				tk__csv_error(t->x->msg,
-					      "%s: interval record names event %u, which the stream does not describe",
-					      x->trace, iv.name);
-				t->failed = 1;
-				return FALSE; /* stop: t->failed says why */
+				tb5_bad_record(t, "interval", t->n_records + i + 1, iv.name);
+				continue;
 			}
 			uint64_t s, e;
 			if (tb5_time(t, "interval", t->n_records + i + 1, iv.start, &s) ||
@@ -801,11 +967,12 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 			memcpy(&cv, &r[i], sizeof(cv));
 			long ci = tb5_name_find(t, cv.name);
 			if (ci < 0) {
-				tk__csv_error(t->x->msg,
-					      "%s: counter record names event %u, which the stream does not describe",
-					      x->trace, cv.name);
-				t->failed = 1;
-				return FALSE; /* stop: t->failed says why */
+				tb5_bad_record(t, "counter", t->n_records + i + 1, cv.name);
+				continue;
+			}
+			if (!value_finite(cv.flags, cv.value)) {
+				x->nonfinite++; /* as in a .kev: no CSV text reads back */
+				continue;
 			}
 			size_t c = (size_t)ci; /* the columns are the names in order of id */
 			uint64_t tt;
@@ -980,6 +1147,14 @@ static int export_tb5(struct export *x)
 		if (k && flush_row(x))
 			goto done;
 	}
+	if (x->nonfinite)
+		tk__csv_warn(x->msg,
+			     "%s: %" PRIu64
+			     " counter samples are NaN or infinite, which CSV cannot hold (not exported)",
+			     trace, x->nonfinite);
+	if (x->latin1_names)
+		tk__csv_warn(x->msg, "%s: %" PRIu64 " names are not UTF-8: written as read as Latin-1", trace,
+			     x->latin1_names);
 	/* both files or none: a failed counters file discards the intervals file (at done) */
 	if (x->cw) {
 		int r2 = tk_csv_writer_close(x->cw);
@@ -1000,6 +1175,13 @@ static int export_tb5(struct export *x)
 		}
 	}
 	ret = 0;
+	if (x->malformed) {
+		tk__csv_error(x->msg,
+			      "%s: %s; %" PRIu64 " records of undescribed events (not exported; the CSV files hold "
+			      "everything else)",
+			      trace, x->first_bad, x->malformed);
+		ret = 2;
+	}
 done:
 	tk_csv_writer_abort(x->iw);
 	tk_csv_writer_abort(x->cw);
@@ -1022,8 +1204,12 @@ int tk_csv_export(const char *trace, const tk_csv_export_options *opt, tk_csv_co
 	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
 	if (opt != NULL)
 		memcpy(&o, opt, opt->struct_size < sizeof(o) ? opt->struct_size : sizeof(o));
+	/* written: a field added later, set only for callers whose structure has it */
+	int has_written = cv != NULL && cv->struct_size >= offsetof(tk_csv_convert, written) + sizeof(cv->written);
 	if (cv != NULL)
 		cv->error[0] = 0;
+	if (has_written)
+		cv->written = 0;
 	if (intervals_path != NULL)
 		intervals_path[0] = 0;
 	if (counters_path != NULL)
@@ -1048,7 +1234,7 @@ int tk_csv_export(const char *trace, const tk_csv_export_options *opt, tk_csv_co
 	int rc = tb5 ? export_tb5(&x) : export_kev(&x);
 	tk__csv_temp(&msg, 0, NULL);
 	tk__csv_temp(&msg, 1, NULL);
-	if (rc != 0) {
+	if (rc != 0 && rc != 2) {
 		if (msg.code == 0)
 			tk__csv_fail(&msg, TK_EIO, "%s: export failed", trace);
 		return msg.code;
@@ -1057,5 +1243,10 @@ int tk_csv_export(const char *trace, const tk_csv_export_options *opt, tk_csv_co
 		snprintf(intervals_path, 2048, "%s", x.ipath);
 	if (counters_path != NULL && x.have_counters)
 		snprintf(counters_path, 2048, "%s", x.cpath);
+	if (rc == 2) { /* the files are written; the trace was not all valid (msg says where) */
+		if (has_written)
+			cv->written = 1;
+		return msg.code;
+	}
 	return 0;
 }
