@@ -1078,6 +1078,77 @@ static void test_export_malformed(void **state)
 	free(text);
 }
 
+/*
+ * What does not fit in a CSV file the reader takes is left out, not written unreadable: a
+ * name whose record would pass TK_CSV_MAX_RECORD (Latin-1 bytes take two bytes each), and
+ * counters beyond the 1021 columns of a counter file. The rest is written and reads back.
+ */
+static void test_export_limits(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("limits.kev");
+	tk_kev_writer *w = csv_kev_open(path);
+	const unsigned U = _TRACE_USER_C;
+	size_t big = 600000; /* 1.2 MB once read as Latin-1 */
+	char *name = malloc(big + 1);
+	assert_non_null(name);
+	memset(name, 0xe9, big);
+	name[big] = 0;
+	uint32_t n0[1] = {0}, n1[1] = {1};
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 1, n0, 1, name), 0);
+	free(name);
+	assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 1, n1, 1, "short"), 0);
+	uint32_t b0[4] = {0x3u, 1, 2, 1}, b1[4] = {0x3u | 1u << 4, 1, 2, 2};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1000, 2, b0, 4), 0);
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1000, 2, b1, 4), 0);
+	uint32_t e0[2] = {0x3u, 1}, e1[2] = {0x3u | 1u << 4, 2};
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1001, 3, e0, 2), 0);
+	assert_int_equal(tk_kev_write_event(w, 0, U, 1001, 3, e1, 2), 0);
+	for (uint32_t i = 0; i < 1030; i++) {
+		char cname[16];
+		snprintf(cname, sizeof(cname), "c%u", (unsigned)i);
+		uint32_t id[1] = {10 + i};
+		assert_int_equal(tk_kev_write_event_str(w, 0, U, 1005, 4, id, 1, cname), 0);
+		uint32_t cw[5] = {(10 + i) << 4, 0, 0, i, 0};
+		assert_int_equal(tk_kev_write_event(w, 0, U, 1004, 5, cw, 5), 0);
+	}
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	tk_csv_convert cv = {sizeof(cv), NULL, NULL, NULL, NULL, {0}, 0};
+	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
+	o.dir = tkt_dir();
+	char ipath[2048], cpath[2048];
+	assert_int_equal(tk_csv_export(path, &o, &cv, ipath, cpath), TK_EFORMAT);
+	assert_int_equal(cv.written, 1);
+	char want[4096];
+	snprintf(want, sizeof(want),
+		 "%s: 9 counter samples and 1 intervals do not fit in CSV files that tracecsv import reads (not "
+		 "exported; the CSV files hold everything else)",
+		 path);
+	assert_string_equal(cv.error, want);
+	size_t len;
+	char *text = tkt_read_file(ipath, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "name,start_tsc.QPC,end_tsc,pid,tid\nshort,2,3,1,2\n");
+	free(text);
+	/* both files read back; exported again, the same */
+	const char *paths[2] = {ipath, cpath};
+	assert_int_equal(tk_csv_import(paths, 2, tkt_path("limits2.kev"), NULL, &cv), 0);
+	char ipath2[2048], cpath2[2048];
+	o.name = "limits3";
+	assert_int_equal(tk_csv_export(tkt_path("limits2.kev"), &o, &cv, ipath2, cpath2), 0);
+	text = tkt_read_file(cpath, &len);
+	assert_non_null(text);
+	assert_non_null(strstr(text, ",c1020.COUNT,pid,tid\n"));
+	size_t len2;
+	char *text2 = tkt_read_file(cpath2, &len2);
+	assert_non_null(text2);
+	assert_int_equal(len2, len);
+	assert_memory_equal(text2, text, len);
+	free(text);
+	free(text2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1103,6 +1174,7 @@ int main(void)
 		cmocka_unit_test(test_export_round_trip_odd),
 		cmocka_unit_test(test_export_malformed),
 		cmocka_unit_test(test_export_tb5_bad_record),
+		cmocka_unit_test(test_export_limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -281,10 +281,12 @@ typedef struct tk_csv_export_options {
  * so are counter samples that are NaN or infinite (CSV has no text for them), and names
  * that are not UTF-8 are written as read as Latin-1 (warned), so that tk_csv_import()
  * reads back whatever is written. Events the convention cannot read (too short, a name
- * event without a name, a name number never defined), a .kev damaged midway or .tb5
- * records of undescribed events are not exported either: the files are still written
- * with everything else, and TK_EFORMAT is returned with cv->written set to 1 and
- * cv->error naming the first such event. opt and cv may be NULL. Thread safety: reentrant.
+ * event without a name, a name number never defined), a .kev damaged midway, .tb5
+ * records of undescribed events, counters beyond the 1021 columns of a counter file and
+ * intervals whose name is too long for a TK_CSV_MAX_RECORD record are not exported
+ * either: the files are still written with everything else, and TK_EFORMAT is returned
+ * with cv->written set to 1 and cv->error naming the first such event. opt and cv may be
+ * NULL. Thread safety: reentrant.
  */
 TK_API int tk_csv_export(const char *trace, const tk_csv_export_options *opt, tk_csv_convert *cv,
 			 char *intervals_path, char *counters_path);

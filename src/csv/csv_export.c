@@ -92,6 +92,9 @@ struct export {
 	uint64_t nonfinite;    /* counter samples that are NaN or infinite: not exported */
 	uint64_t malformed;    /* events the convention cannot read: not exported */
 	uint64_t n_events;     /* events of the convention met in pass 1 */
+	uint64_t over_samples; /* samples of counters beyond what a counter file holds */
+	uint64_t long_names;   /* intervals whose name makes a record too long to read back */
+	size_t header_len;     /* of the counters file, so far (pass 1) */
 	char first_bad[256];   /* the first malformed or unnamed event, with where it is */
 	char damage[512];      /* the parser's message on a .kev damaged midway ("" if whole) */
 };
@@ -148,6 +151,18 @@ static char *name_text(const char *s, int *latin1)
 	}
 	*o = 0;
 	return t;
+}
+
+/* The bytes of s as a CSV field (quoted when it holds a comma, a quote, CR or LF). */
+static size_t field_len(const char *s)
+{
+	size_t n = 0, quotes = 0;
+	int quote = 0;
+	for (; s[n] != 0; n++) {
+		quotes += s[n] == '"';
+		quote |= s[n] == ',' || s[n] == '"' || s[n] == '\n' || s[n] == '\r';
+	}
+	return quote ? n + quotes + 2 : n;
 }
 
 /* 1 when a counter value's bits hold a value a CSV field can hold (not NaN, not infinite). */
@@ -427,6 +442,16 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 				break;
 		if (x->pass == 1) {
 			if (c == x->n_cols) {
+				/* a counter file the reader takes: at most TK__CSV_MAX_COUNTERS columns and a
+				 * header line below TK__CSV_MAX_LINE; other counters are left out (counted) */
+				size_t flen = 1 + field_len(name) + (inst ? 5 : 6);
+				if (x->header_len == 0)
+					x->header_len = sizeof("tsc.CLOCK_MONOTONIC_RAW,pid,tid\n");
+				if (x->n_cols == TK__CSV_MAX_COUNTERS || x->header_len + flen > TK__CSV_MAX_LINE) {
+					x->over_samples++;
+					return 0;
+				}
+				x->header_len += flen;
 				struct counter_col *nc = realloc(x->cols, (x->n_cols + 1) * sizeof(*nc));
 				if (nc == NULL)
 					goto nomem;
@@ -509,6 +534,13 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		x->unmatched_end++;
 		return 0;
 	}
+	/* a record of the name, two timestamps (UTC: 29 bytes each), pid and tid must stay below
+	 * what the reader takes */
+	if (field_len(o->name) > TK__CSV_MAX_LINE - 128) {
+		x->long_names++;
+		open_remove(x, o);
+		return 0;
+	}
 	if ((crc = tk_csv_write_interval(x->iw, o->name, strlen(o->name), o->start, t, o->flags, o->pid, o->tid)) != 0)
 		goto werr;
 	x->intervals++;
@@ -537,6 +569,34 @@ noconv:
 }
 
 static int kev_empty_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *b, unsigned n);
+
+/* What did not fit in a CSV file the reader takes (counted, not exported): warnings. */
+static void limits_warn(struct export *x)
+{
+	if (x->over_samples)
+		tk__csv_warn(x->msg,
+			     "%s: %" PRIu64
+			     " counter samples not exported: their counters do not fit in a counter file "
+			     "(at most %u counter columns and a header line of %u bytes)",
+			     x->trace, x->over_samples, TK__CSV_MAX_COUNTERS, TK__CSV_MAX_LINE);
+	if (x->long_names)
+		tk__csv_warn(x->msg,
+			     "%s: %" PRIu64
+			     " intervals not exported: their name is too long for a CSV record of %u bytes",
+			     x->trace, x->long_names, TK__CSV_MAX_LINE);
+}
+
+/* ... and the export's error when there was any (the files hold everything else). */
+static int limits_error(struct export *x)
+{
+	if (x->over_samples == 0 && x->long_names == 0)
+		return 0;
+	tk__csv_error(x->msg,
+		      "%s: %" PRIu64 " counter samples and %" PRIu64 " intervals do not fit in CSV files that "
+		      "tracecsv import reads (not exported; the CSV files hold everything else)",
+		      x->trace, x->over_samples, x->long_names);
+	return 1;
+}
 
 static int parse_kev(struct export *x, const char *path)
 {
@@ -673,6 +733,7 @@ static int export_kev(struct export *x)
 	if (x->latin1_names)
 		tk__csv_warn(x->msg, "%s: %" PRIu64 " names are not UTF-8: written as read as Latin-1", trace,
 			     x->latin1_names);
+	limits_warn(x);
 	if (x->n_cols) {
 		tk_csv_counter *cc = calloc(x->n_cols, sizeof(*cc));
 		x->row = calloc(x->n_cols, sizeof(*x->row));
@@ -722,6 +783,8 @@ static int export_kev(struct export *x)
 			      "%s: %s; %" PRIu64 " VTune CSV events malformed or naming no name (not exported; the CSV "
 			      "files hold everything else)",
 			      trace, x->first_bad, x->malformed + x->unnamed);
+		ret = 2;
+	} else if (limits_error(x)) {
 		ret = 2;
 	}
 done:
@@ -952,6 +1015,10 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 				return FALSE; /* stop: t->failed says why */
 			}
 			const char *nm = t->names[ni].name;
+			if (field_len(nm) > TK__CSV_MAX_LINE - 128) { /* as in a .kev */
+				x->long_names++;
+				continue;
+			}
 			int wrc = tk_csv_write_interval(t->w, nm, strlen(nm), s, e,
 							iv.flags & (TK__CSV_F_PID | TK__CSV_F_TID), iv.pid, iv.tid);
 			if (wrc) {
@@ -975,6 +1042,10 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 				continue;
 			}
 			size_t c = (size_t)ci; /* the columns are the names in order of id */
+			if (c >= x->n_cols) {  /* beyond what a counter file holds (as in a .kev) */
+				x->over_samples++;
+				continue;
+			}
 			uint64_t tt;
 			if (tb5_time(t, "counter", t->n_records + i + 1, cv.time, &tt)) {
 				t->failed = 1;
@@ -1114,9 +1185,15 @@ static int export_tb5(struct export *x)
 				tk__csv_fail(x->msg, TK_ENOMEM, "out of memory");
 				goto done;
 			}
-			size_t n = t.n_names;
-			for (uint32_t i = 0; i < t.n_names; i++)
-				cc[i] = (tk_csv_counter){t.names[i].name, t.names[i].inst};
+			/* the first names that fit in a counter file the reader takes */
+			size_t n = 0, hlen = sizeof("tsc.CLOCK_MONOTONIC_RAW,pid,tid\n");
+			for (; n < t.n_names && n < TK__CSV_MAX_COUNTERS; n++) {
+				size_t flen = 1 + field_len(t.names[n].name) + (t.names[n].inst ? 5 : 6);
+				if (hlen + flen > TK__CSV_MAX_LINE)
+					break;
+				hlen += flen;
+				cc[n] = (tk_csv_counter){ t.names[n].name, t.names[n].inst };
+			}
 			x->n_cols = n;
 			/* .INST or .COUNT: from the records' flags (a first pass over the records) */
 			t.cols = NULL;
@@ -1155,6 +1232,7 @@ static int export_tb5(struct export *x)
 	if (x->latin1_names)
 		tk__csv_warn(x->msg, "%s: %" PRIu64 " names are not UTF-8: written as read as Latin-1", trace,
 			     x->latin1_names);
+	limits_warn(x);
 	/* both files or none: a failed counters file discards the intervals file (at done) */
 	if (x->cw) {
 		int r2 = tk_csv_writer_close(x->cw);
@@ -1180,6 +1258,8 @@ static int export_tb5(struct export *x)
 			      "%s: %s; %" PRIu64 " records of undescribed events (not exported; the CSV files hold "
 			      "everything else)",
 			      trace, x->first_bad, x->malformed);
+		ret = 2;
+	} else if (limits_error(x)) {
 		ret = 2;
 	}
 done:
