@@ -86,6 +86,7 @@ struct export {
 	uint32_t row_pid, row_tid;
 	tk_csv_value *row;
 	int row_has;
+	size_t row_last; /* the column of the row's last value */
 	int failed;
 	/* counted in pass 1 (a .kev) or in the one pass over a .tb5 */
 	uint64_t latin1_names; /* names that are not UTF-8, exported as read as Latin-1 */
@@ -94,6 +95,7 @@ struct export {
 	uint64_t n_events;     /* events of the convention met in pass 1 */
 	uint64_t over_samples; /* samples of counters beyond what a counter file holds */
 	uint64_t long_names;   /* intervals whose name makes a record too long to read back */
+	uint64_t kind_samples; /* samples of a name whose column is of the other kind */
 	size_t header_len;     /* of the counters file, so far (pass 1) */
 	char first_bad[256];   /* the first malformed or unnamed event, with where it is */
 	char damage[512];      /* the parser's message on a .kev damaged midway ("" if whole) */
@@ -437,9 +439,15 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		}
 		int inst = (flags & TK__CSV_F_INST) != 0;
 		size_t c;
+		/* a name is one column, of one kind: the reader takes "A.COUNT" and "A.INST" in one
+		 * file as a duplicate column; samples of the other kind are left out (counted) */
 		for (c = 0; c < x->n_cols; c++)
-			if (x->cols[c].inst == inst && strcmp(x->cols[c].name, name) == 0)
+			if (strcmp(x->cols[c].name, name) == 0)
 				break;
+		if (c < x->n_cols && x->cols[c].inst != inst) {
+			x->kind_samples += x->pass == 1;
+			return 0;
+		}
 		if (x->pass == 1) {
 			if (c == x->n_cols) {
 				/* a counter file the reader takes: at most TK__CSV_MAX_COUNTERS columns and a
@@ -468,16 +476,21 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 			return 0;
 		if ((crc = conv_time(x, cycles, ns, &t)) != 0)
 			goto noconv;
-		uint32_t pid = word(x, buf, 1), tid = word(x, buf, 2);
 		unsigned rf = flags & (TK__CSV_F_PID | TK__CSV_F_TID);
-		/* values of one moment and thread share a row while no column repeats */
-		if (x->row_has && (x->row_t != t || x->row_flags != rf || x->row_pid != pid || x->row_tid != tid ||
-				   x->row[c].present))
+		/* a pid or tid the flags do not give is not written: it must not part rows either */
+		uint32_t pid = rf & TK__CSV_F_PID ? word(x, buf, 1) : 0, tid = rf & TK__CSV_F_TID ? word(x, buf, 2) : 0;
+		/* values of one moment and thread share a row while their columns come in order: import
+		 * gives a row's values in column order, so the same rows come back (with "while no
+		 * column repeats", values of columns 2, 2 then 1 made rows {2} {1, 2}, and after an
+		 * import {1, 2} {2}) */
+		if (x->row_has &&
+		    (x->row_t != t || x->row_flags != rf || x->row_pid != pid || x->row_tid != tid || c <= x->row_last))
 			if (flush_row(x) != 0) {
 				x->failed = 1;
 				return 0;
 			}
 		x->row_has = 1;
+		x->row_last = c;
 		x->row_t = t;
 		x->row_flags = rf;
 		x->row_pid = pid;
@@ -579,6 +592,11 @@ static void limits_warn(struct export *x)
 			     " counter samples not exported: their counters do not fit in a counter file "
 			     "(at most %u counter columns and a header line of %u bytes)",
 			     x->trace, x->over_samples, TK__CSV_MAX_COUNTERS, TK__CSV_MAX_LINE);
+	if (x->kind_samples)
+		tk__csv_warn(x->msg,
+			     "%s: %" PRIu64 " counter samples not exported: their name is a counter of the other kind "
+			     "(.COUNT, .INST) too, and a counter file holds a name once",
+			     x->trace, x->kind_samples);
 	if (x->long_names)
 		tk__csv_warn(x->msg,
 			     "%s: %" PRIu64
@@ -589,12 +607,12 @@ static void limits_warn(struct export *x)
 /* ... and the export's error when there was any (the files hold everything else). */
 static int limits_error(struct export *x)
 {
-	if (x->over_samples == 0 && x->long_names == 0)
+	if (x->over_samples == 0 && x->kind_samples == 0 && x->long_names == 0)
 		return 0;
 	tk__csv_error(x->msg,
 		      "%s: %" PRIu64 " counter samples and %" PRIu64 " intervals do not fit in CSV files that "
 		      "tracecsv import reads (not exported; the CSV files hold everything else)",
-		      x->trace, x->over_samples, x->long_names);
+		      x->trace, x->over_samples + x->kind_samples, x->long_names);
 	return 1;
 }
 
@@ -828,7 +846,19 @@ struct tb5x {
 	struct counter_col *cols;
 	size_t n_cols;
 	size_t n_records; /* records of the stream before this batch (for messages) */
+	/* the column of each name (index in names): -1 beyond what a counter file holds, -2 a
+	 * text another name of the other kind has (the reader takes a name once a file) */
+	long *col_of;
 };
+
+/* FNV-1a of a name, for the columns' table. */
+static uint32_t text_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
 
 static char *narrow(const TBRW_CHAR *w)
 {
@@ -1041,24 +1071,33 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 				x->nonfinite++; /* as in a .kev: no CSV text reads back */
 				continue;
 			}
-			size_t c = (size_t)ci; /* the columns are the names in order of id */
-			if (c >= x->n_cols) {  /* beyond what a counter file holds (as in a .kev) */
-				x->over_samples++;
+			long col = t->col_of[ci]; /* columns in order of id, one per text */
+			if (col < 0) { /* beyond what a counter file holds, or of the other kind (as in a .kev) */
+				if (col == -1)
+					x->over_samples++;
+				else
+					x->kind_samples++;
 				continue;
 			}
+			size_t c = (size_t)col;
 			uint64_t tt;
 			if (tb5_time(t, "counter", t->n_records + i + 1, cv.time, &tt)) {
 				t->failed = 1;
 				return FALSE; /* stop: t->failed says why */
 			}
 			unsigned rf = cv.flags & (TK__CSV_F_PID | TK__CSV_F_TID);
+			if (!(rf & TK__CSV_F_PID)) /* not written: must not part rows (as in a .kev) */
+				cv.pid = 0;
+			if (!(rf & TK__CSV_F_TID))
+				cv.tid = 0;
 			if (x->row_has && (x->row_t != tt || x->row_flags != rf || x->row_pid != cv.pid ||
-					   x->row_tid != cv.tid || x->row[c].present))
+					   x->row_tid != cv.tid || c <= x->row_last)) /* as in a .kev */
 				if (flush_row(x)) {
 					t->failed = 1;
 					return FALSE; /* stop: t->failed says why */
 				}
 			x->row_has = 1;
+			x->row_last = c;
 			x->row_t = tt;
 			x->row_flags = rf;
 			x->row_pid = cv.pid;
@@ -1185,15 +1224,41 @@ static int export_tb5(struct export *x)
 				tk__csv_fail(x->msg, TK_ENOMEM, "out of memory");
 				goto done;
 			}
-			/* the first names that fit in a counter file the reader takes */
-			size_t n = 0, hlen = sizeof("tsc.CLOCK_MONOTONIC_RAW,pid,tid\n");
-			for (; n < t.n_names && n < TK__CSV_MAX_COUNTERS; n++) {
-				size_t flen = 1 + field_len(t.names[n].name) + (t.names[n].inst ? 5 : 6);
-				if (hlen + flen > TK__CSV_MAX_LINE)
-					break;
-				hlen += flen;
-				cc[n] = (tk_csv_counter){ t.names[n].name, t.names[n].inst };
+			/* a column per text, while they fit in a counter file the reader takes (as in
+			 * a .kev); ids of one text share it (of the other kind: left out) */
+			free(t.col_of);
+			t.col_of = malloc((t.n_names + 1) * sizeof(*t.col_of));
+			enum { TSLOTS = 4096 }; /* > 2 * TK__CSV_MAX_COUNTERS */
+			long *slot = malloc(TSLOTS * sizeof(*slot));
+			if (t.col_of == NULL || slot == NULL) {
+				free(cc);
+				free(slot);
+				tk__csv_fail(x->msg, TK_ENOMEM, "out of memory");
+				goto done;
 			}
+			for (size_t i = 0; i < TSLOTS; i++)
+				slot[i] = -1;
+			size_t n = 0, hlen = sizeof("tsc.CLOCK_MONOTONIC_RAW,pid,tid\n");
+			for (uint32_t i = 0; i < t.n_names; i++) {
+				const char *nm = t.names[i].name;
+				size_t h = text_hash(nm) & (TSLOTS - 1);
+				while (slot[h] >= 0 && strcmp(cc[slot[h]].name, nm) != 0)
+					h = (h + 1) & (TSLOTS - 1);
+				if (slot[h] >= 0) {
+					t.col_of[i] = cc[slot[h]].inst == t.names[i].inst ? slot[h] : -2;
+					continue;
+				}
+				size_t flen = 1 + field_len(nm) + (t.names[i].inst ? 5 : 6);
+				if (n == TK__CSV_MAX_COUNTERS || hlen + flen > TK__CSV_MAX_LINE) {
+					t.col_of[i] = -1;
+					continue;
+				}
+				hlen += flen;
+				cc[n] = (tk_csv_counter){ nm, t.names[i].inst };
+				slot[h] = (long)n;
+				t.col_of[i] = (long)n++;
+			}
+			free(slot);
 			x->n_cols = n;
 			/* .INST or .COUNT: from the records' flags (a first pass over the records) */
 			t.cols = NULL;
@@ -1266,6 +1331,7 @@ done:
 	tk_csv_writer_abort(x->iw);
 	tk_csv_writer_abort(x->cw);
 	free(x->row);
+	free(t.col_of);
 	tb5_names_free(&t);
 	TBRW_close(t.p);
 	return ret;
