@@ -44,8 +44,9 @@ static const char usage_text[] =
 	"      --version          show the version and exit\n"
 	"\n"
 	"Exit status: 0 on success, 1 on bad input or a failed write (nothing is left under the\n"
-	"output's name), 2 on a usage error, 3 when export wrote its files but left out events\n"
-	"of the trace it cannot read (malformed, or after damage): the message says where.\n"
+	"output's name), 2 on a usage error, 3 when export wrote its files but left out part\n"
+	"of the trace (malformed events, damage, what a CSV file cannot hold): the message\n"
+	"says what and where.\n"
 	"The manual is tracecsv(1) (docs/tracecsv.md).\n";
 
 /* export wrote every valid interval and counter, but the trace is not all valid */
