@@ -48,9 +48,10 @@ if(TK_BUILD_TOOLS)
                 FILE csv/tc/c-counters-hostname-octagon53.csv=${G}/counters.csv
                 COMMAND sh -c "mkdir -p csv/tb csv/tc && \"$0\" import -o csv/tb/t.tb5 csv/phases-hostname-octagon53.csv && \"$1\" csv/tb/t.tb5 && \"$0\" import -o csv/tc/c.tb5 csv/power-hostname-octagon53.csv && \"$1\" csv/tc/c.tb5 && \"$0\" export -o csv/tb csv/tb/t.tb5 && \"$0\" export -o csv/tc csv/tc/c.tb5"
                         ${TC} ${PT})
-  # export -> import -> export gives identical files (.kev and .tb5, every example)
+  # export -> import -> export gives identical files (.kev and .tb5, every example; and a trace
+  # of kev_samples with NaN and infinite counter samples and names that are not UTF-8)
   add_test(NAME tracecsv_round_trip COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tracecsv_round_trip.sh ${TC}
-           ${TK_WORK}/csv)
+           ${TK_WORK}/csv $<TARGET_FILE:kev_samples>)
   # its imports read ahead in a thread: ThreadSanitizer runs it too
   set_tests_properties(tracecsv_round_trip PROPERTIES FIXTURES_REQUIRED "samples;csv_inputs" LABELS "golden;threads"
                        ENVIRONMENT "TZ=UTC;SOURCE_DATE_EPOCH=1377651723")
@@ -77,6 +78,27 @@ if(TK_BUILD_TOOLS)
   tk_csv_golden(bad_tb5 STDERR tracecsv/bad_number.err STATUS 1 ABSENT csv/bad.tb5
                 COMMAND ${TC} import -o csv/bad.tb5 csv/bad_number-hostname-h.csv)
   tk_csv_golden(nohost STDERR tracecsv/nohost.err COMMAND ${TC} import -o csv/nohost.kev csv/nohost.csv)
+  # What export writes, import reads back (docs/vtune-csv.md, "Export"): names that are not
+  # UTF-8 are read as Latin-1, NaN and infinite counter samples are left out; warned, exit 0
+  set(KS $<TARGET_FILE:kev_samples>)
+  tk_csv_golden(odd_export STDERR tracecsv/odd_export.err
+                FILE csv/od/odd-intervals-hostname-octagon53.csv=${G}/odd_intervals.csv
+                FILE csv/od/odd-counters-hostname-octagon53.csv=${G}/odd_counters.csv
+                COMMAND sh -c "mkdir -p csv/od && \"$0\" csv_odd csv/od/odd.kev && \"$1\" export -o csv/od csv/od/odd.kev" ${KS} ${TC})
+  # Malformed CSV events among valid ones: every valid interval and counter written, the first
+  # bad event named with its byte offset, exit 3 (tracekit convert --to=csv passes it on)
+  tk_csv_golden(bad_events STDERR tracecsv/bad_events.err STATUS 3
+                FILE csv/be/bad-intervals-hostname-octagon53.csv=${G}/bad_events_intervals.csv
+                FILE csv/be/bad-counters-hostname-octagon53.csv=${G}/bad_events_counters.csv
+                COMMAND sh -c "mkdir -p csv/be && \"$0\" csv_bad csv/be/bad.kev && \"$1\" export -o csv/be csv/be/bad.kev" ${KS} ${TC})
+  tk_csv_golden(bad_events_convert STDERR tracecsv/bad_events_convert.err STATUS 3
+                FILE csv/bc3/bad-intervals-hostname-octagon53.csv=${G}/bad_events_intervals.csv
+                COMMAND sh -c "mkdir -p csv/bc3 && \"$0\" csv_bad csv/bc3/bad.kev && \"$1\" convert --to=csv csv/bc3/bad.kev csv/bc3" ${KS} $<TARGET_FILE:tracekit_cmd>)
+  # a trace cut midway: exported up to the damage, the damage's byte offset, exit 3
+  tk_csv_golden(cut_export STDERR tracecsv/cut_export.err STATUS 3
+                FILE csv/cu/cut-intervals-hostname-h.csv=${G}/cut_intervals.csv
+                FILE csv/cu/cut-counters-hostname-h.csv=${G}/cut_counters.csv
+                COMMAND sh -c "mkdir -p csv/cu && \"$0\" import -o csv/cu/t.kev csv/slices-hostname-h.csv csv/gauges-hostname-h.csv && dd if=csv/cu/t.kev of=csv/cu/cut.kev bs=1500 count=1 2>/dev/null && \"$0\" export -o csv/cu csv/cu/cut.kev" ${TC})
   # standard input: an unsorted file (read twice: streamed, then sorted), errors, export
   tk_csv_golden(stdin_bad STDERR tracecsv/stdin_bad.err STATUS 1 STDIN csv/bad_end-hostname-h.csv
                 ABSENT csv/stdin_bad.kev COMMAND ${TC} import -o csv/stdin_bad.kev -)

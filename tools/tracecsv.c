@@ -44,7 +44,13 @@ static const char usage_text[] =
 	"      --version          show the version and exit\n"
 	"\n"
 	"Exit status: 0 on success, 1 on bad input or a failed write (nothing is left under the\n"
-	"output's name), 2 on a usage error. The manual is tracecsv(1) (docs/tracecsv.md).\n";
+	"output's name), 2 on a usage error, 3 when export wrote its files but left out part\n"
+	"of the trace (malformed events, damage, what a CSV file cannot hold): the message\n"
+	"says what and where.\n"
+	"The manual is tracecsv(1) (docs/tracecsv.md).\n";
+
+/* export wrote every valid interval and counter, but the trace is not all valid */
+#define EXIT_PARTIAL 3
 
 static int quiet;
 
@@ -233,7 +239,9 @@ static int run_export(const char *trace, const char *output, int clock, const ch
 		err("%s", cv.error);
 	if (from_stdin)
 		tktool_stdin_file_close(&sf);
-	return rc != 0;
+	/* bad input whose valid part is exported (the files are there): a status of its own, so
+	 * that 1 keeps meaning that nothing was written */
+	return rc == 0 ? 0 : cv.written ? EXIT_PARTIAL : 1;
 }
 
 int main(int argc, char **argv)

@@ -151,10 +151,12 @@ TK_API int tk_csv_writer_open(tk_csv_writer **out, const char *path, tk_csv_kind
 /* Writes one interval; flags TK_CSV_HAS_* say which of pid/tid have values. */
 TK_API int tk_csv_write_interval(tk_csv_writer *w, const char *name, size_t name_len, uint64_t start,
 				 uint64_t end, unsigned flags, uint32_t pid, uint32_t tid);
-/* Writes one counter row: values[0..n_counters). */
+/* Writes one counter row: values[0..n_counters). A double that is NaN or infinite has no CSV
+ * text that reads back: TK_EINVAL, and nothing of the row is written. */
 TK_API int tk_csv_write_counters(tk_csv_writer *w, uint64_t time, const tk_csv_value *values, unsigned flags,
 				 uint32_t pid, uint32_t tid);
-/* Formats one counter value as the writer does (shortest text that reads back exactly). */
+/* Formats one counter value as the writer does (shortest text that reads back exactly; a
+ * value not present, NaN or infinite as the empty text). */
 TK_API size_t tk_csv_format_value(char *buf, size_t cap, const tk_csv_value *v);
 /* Commits the file. Returns 0 or the first error. Frees w. */
 TK_API int tk_csv_writer_close(tk_csv_writer *w);
@@ -206,6 +208,14 @@ typedef struct tk_csv_convert {
 	void *user_data;
 	/* Out: the message of a failed conversion ("FILE:LINE:COLUMN: what", ...), "" on success. */
 	char error[2048];
+	/*
+	 * Out, tk_csv_export(): 1 when it returned an error but wrote its files all the same,
+	 * with every interval and counter sample the trace holds validly (the trace holds
+	 * events the convention cannot read, or is damaged midway: error names the first
+	 * problem with its byte offset or record); 0 otherwise. Set only when struct_size
+	 * covers it.
+	 */
+	int written;
 } tk_csv_convert;
 
 typedef struct tk_csv_import_options {
@@ -267,8 +277,16 @@ typedef struct tk_csv_export_options {
  *
  * Returns 0, or a negative TK_E* code with cv->error naming the trace and where (byte
  * offset of the event, number of the record) or the output that failed. Intervals that
- * begin without an end, ends without a begin and events of undefined names are not
- * exported and counted in warnings. opt and cv may be NULL. Thread safety: reentrant.
+ * begin without an end and ends without a begin are not exported and counted in warnings;
+ * so are counter samples that are NaN or infinite (CSV has no text for them), and names
+ * that are not UTF-8 are written as read as Latin-1 (warned), so that tk_csv_import()
+ * reads back whatever is written. Events the convention cannot read (too short, a name
+ * event without a name, a name number never defined), a .kev damaged midway, .tb5
+ * records of undescribed events, counters beyond the 1021 columns of a counter file and
+ * intervals whose name is too long for a TK_CSV_MAX_RECORD record are not exported
+ * either: the files are still written with everything else, and TK_EFORMAT is returned
+ * with cv->written set to 1 and cv->error naming the first such event. opt and cv may be
+ * NULL. Thread safety: reentrant.
  */
 TK_API int tk_csv_export(const char *trace, const tk_csv_export_options *opt, tk_csv_convert *cv,
 			 char *intervals_path, char *counters_path);

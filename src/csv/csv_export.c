@@ -5,9 +5,17 @@
  * end) and the names of its counters, and once more for the counter rows when it has any;
  * a .tb5 is read stream by stream. Timestamps are converted to the requested clock, and a
  * value that does not fit is an error naming the event's byte offset or the record.
+ * What the files hold reads back with tk_csv_import(): names that are not UTF-8 are read as
+ * Latin-1, counter values that are NaN or infinite are left out (both counted in warnings).
+ * Events the convention cannot read, and a .kev damaged midway, leave everything valid
+ * exported and make the export return an error with cv->written set (export_kev() and
+ * export_tb5() return 2).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +28,7 @@
 #include "tracekit/tbrw.h"
 #include "tracekit/traceparser.h"
 
+#include "common/tk_utf8.h"
 #include "csv_internal.h"
 
 struct open_iv {
@@ -77,8 +86,96 @@ struct export {
 	uint32_t row_pid, row_tid;
 	tk_csv_value *row;
 	int row_has;
+	size_t row_last; /* the column of the row's last value */
 	int failed;
+	/* counted in pass 1 (a .kev) or in the one pass over a .tb5 */
+	uint64_t latin1_names; /* names that are not UTF-8, exported as read as Latin-1 */
+	uint64_t nonfinite;    /* counter samples that are NaN or infinite: not exported */
+	uint64_t malformed;    /* events the convention cannot read: not exported */
+	uint64_t n_events;     /* events of the convention met in pass 1 */
+	uint64_t over_samples; /* samples of counters beyond what a counter file holds */
+	uint64_t long_names;   /* intervals whose name makes a record too long to read back */
+	uint64_t kind_samples; /* samples of a name whose column is of the other kind */
+	size_t header_len;     /* of the counters file, so far (pass 1) */
+	char first_bad[256];   /* the first malformed or unnamed event, with where it is */
+	char damage[512];      /* the parser's message on a .kev damaged midway ("" if whole) */
 };
+
+/* An event of pass 1 that cannot be exported (malformed, or naming no name): counted by the
+ * caller, the first kept with its byte offset for the message ("byte offset 928: USER 1005
+ * (VTune CSV name): empty name", the words of tracekit's warnings). */
+static void bad_event(struct export *x, unsigned code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void bad_event(struct export *x, unsigned code, const char *fmt, ...)
+{
+	if (x->first_bad[0] != 0)
+		return;
+	uint64_t *off = traceparser_get_info(x->st, TK_TRACEPARSER_INFO_OFFSET, NULL);
+	const char *kind = code == TK__CSV_EV_NAME                                           ? "name"
+			   : code == TK__CSV_EV_COUNTER                                      ? "counter"
+			   : code == TK__CSV_EV_TASK_BEGIN || code == TK__CSV_EV_FRAME_BEGIN ? "begin"
+											     : "end";
+	int n = snprintf(x->first_bad, sizeof(x->first_bad),
+			 "byte offset %" PRIu64 ": USER %u (VTune CSV %s): ", off ? *off : 0, code, kind);
+	if (n < 0 || (size_t)n >= sizeof(x->first_bad))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(x->first_bad + n, sizeof(x->first_bad) - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * A name as the CSV files hold it (malloc'd): valid UTF-8 as it is; any other name read as
+ * Latin-1, every byte from 0x80 as U+0080-U+00FF, which is what the Chrome JSON and Perfetto
+ * exports show of it. tk_csv_import() refuses names that are not UTF-8, and VTune reads
+ * UTF-8; the original bytes are the Latin-1 encoding of the text (docs/vtune-csv.md,
+ * "Export"). *latin1 is set when the name was converted.
+ */
+static char *name_text(const char *s, int *latin1)
+{
+	size_t n = strlen(s), extra = 0;
+	*latin1 = !tk__utf8_valid(s, n);
+	if (!*latin1)
+		return strdup(s);
+	for (size_t i = 0; i < n; i++)
+		extra += (unsigned char)s[i] >= 0x80;
+	char *t = malloc(n + extra + 1), *o = t;
+	if (t == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x80) {
+			*o++ = (char)c;
+		} else {
+			*o++ = (char)(0xc0 | c >> 6);
+			*o++ = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	*o = 0;
+	return t;
+}
+
+/* The bytes of s as a CSV field (quoted when it holds a comma, a quote, CR or LF). */
+static size_t field_len(const char *s)
+{
+	size_t n = 0, quotes = 0;
+	int quote = 0;
+	for (; s[n] != 0; n++) {
+		quotes += s[n] == '"';
+		quote |= s[n] == ',' || s[n] == '"' || s[n] == '\n' || s[n] == '\r';
+	}
+	return quote ? n + quotes + 2 : n;
+}
+
+/* 1 when a counter value's bits hold a value a CSV field can hold (not NaN, not infinite). */
+static int value_finite(uint32_t flags, uint64_t bits)
+{
+	if (!(flags & TK__CSV_F_FLOAT))
+		return 1;
+	double d;
+	memcpy(&d, &bits, sizeof(d));
+	return isfinite(d);
+}
 
 static uint32_t word(const struct export *x, const unsigned *b, unsigned i)
 {
@@ -255,11 +352,30 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		(x->clock == x->own && x->cycles_are_own) || ((x->clock == TK_CSV_TSC || x->clock == TK_CSV_RDTSC))
 			? 0
 			: tk_traceparser_ns(st);
+	if (x->pass == 1)
+		x->n_events++;
 	if (code == TK__CSV_EV_NAME) {
-		const char *name = ev_string(buf, len, 1);
-		uint32_t id = len >= 1 ? word(x, buf, 0) : TK__CSV_MAX_NAMES;
-		if (name == NULL || id >= TK__CSV_MAX_NAMES)
+		if (len < 2) {
+			if (x->pass == 1) {
+				x->malformed++;
+				bad_event(x, code, "%s",
+					  len == 1 ? "no name after the name number (truncated)" : "payload too short");
+			}
 			return 0;
+		}
+		const char *name = ev_string(buf, len, 1);
+		uint32_t id = word(x, buf, 0);
+		if (name == NULL || id >= TK__CSV_MAX_NAMES) {
+			if (x->pass == 1) {
+				x->malformed++;
+				bad_event(x, code, "%s",
+					  id >= TK__CSV_MAX_NAMES ? "name number above 2^28"
+					  : memchr(buf + 1, 0, (size_t)(len - 1) * 4)
+						  ? "empty name"
+						  : "name not NUL-terminated (truncated)");
+			}
+			return 0;
+		}
 		if ((x->n_knames + 1) * 2 > x->knames_mask) {
 			size_t nm = x->knames_mask ? x->knames_mask * 2 + 1 : 1023;
 			struct kname *nk = calloc(nm + 1, sizeof(*nk));
@@ -275,9 +391,12 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 			free(old);
 		}
 		struct kname *k = kname_slot(x, id);
-		char *copy = strdup(name);
+		int latin1;
+		char *copy = name_text(name, &latin1);
 		if (copy == NULL)
 			goto nomem;
+		if (x->pass == 1)
+			x->latin1_names += latin1;
 		if (k->name != NULL) {
 			/* redefined (another import merged in): open intervals keep the old text */
 			char **ng = realloc(x->grave, (x->n_grave + 1) * sizeof(*ng));
@@ -295,21 +414,52 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 		return 0;
 	}
 	if (code == TK__CSV_EV_COUNTER) {
-		if (len < 5)
+		if (len < 5) {
+			if (x->pass == 1) {
+				x->malformed++;
+				bad_event(x, code, "payload too short");
+			}
 			return 0;
+		}
 		uint32_t flags = word(x, buf, 0);
 		const char *name = kname(x, flags);
 		if (name == NULL) {
-			x->unnamed++;
+			if (x->pass == 1) {
+				x->unnamed++;
+				bad_event(x, code, "name number never defined before it");
+			}
+			return 0;
+		}
+		uint64_t bits = word(x, buf, 3) | (uint64_t)word(x, buf, 4) << 32;
+		/* NaN and infinities: no CSV text for them reads back (nor does VTune read one); the
+		 * sample is left out, and its counter has no column unless other samples have values */
+		if (!value_finite(flags, bits)) {
+			x->nonfinite += x->pass == 1;
 			return 0;
 		}
 		int inst = (flags & TK__CSV_F_INST) != 0;
 		size_t c;
+		/* a name is one column, of one kind: the reader takes "A.COUNT" and "A.INST" in one
+		 * file as a duplicate column; samples of the other kind are left out (counted) */
 		for (c = 0; c < x->n_cols; c++)
-			if (x->cols[c].inst == inst && strcmp(x->cols[c].name, name) == 0)
+			if (strcmp(x->cols[c].name, name) == 0)
 				break;
+		if (c < x->n_cols && x->cols[c].inst != inst) {
+			x->kind_samples += x->pass == 1;
+			return 0;
+		}
 		if (x->pass == 1) {
 			if (c == x->n_cols) {
+				/* a counter file the reader takes: at most TK__CSV_MAX_COUNTERS columns and a
+				 * header line below TK__CSV_MAX_LINE; other counters are left out (counted) */
+				size_t flen = 1 + field_len(name) + (inst ? 5 : 6);
+				if (x->header_len == 0)
+					x->header_len = sizeof("tsc.CLOCK_MONOTONIC_RAW,pid,tid\n");
+				if (x->n_cols == TK__CSV_MAX_COUNTERS || x->header_len + flen > TK__CSV_MAX_LINE) {
+					x->over_samples++;
+					return 0;
+				}
+				x->header_len += flen;
 				struct counter_col *nc = realloc(x->cols, (x->n_cols + 1) * sizeof(*nc));
 				if (nc == NULL)
 					goto nomem;
@@ -326,17 +476,21 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 			return 0;
 		if ((crc = conv_time(x, cycles, ns, &t)) != 0)
 			goto noconv;
-		uint32_t pid = word(x, buf, 1), tid = word(x, buf, 2);
 		unsigned rf = flags & (TK__CSV_F_PID | TK__CSV_F_TID);
-		uint64_t bits = word(x, buf, 3) | (uint64_t)word(x, buf, 4) << 32;
-		/* values of one moment and thread share a row while no column repeats */
-		if (x->row_has && (x->row_t != t || x->row_flags != rf || x->row_pid != pid || x->row_tid != tid ||
-				   x->row[c].present))
+		/* a pid or tid the flags do not give is not written: it must not part rows either */
+		uint32_t pid = rf & TK__CSV_F_PID ? word(x, buf, 1) : 0, tid = rf & TK__CSV_F_TID ? word(x, buf, 2) : 0;
+		/* values of one moment and thread share a row while their columns come in order: import
+		 * gives a row's values in column order, so the same rows come back (with "while no
+		 * column repeats", values of columns 2, 2 then 1 made rows {2} {1, 2}, and after an
+		 * import {1, 2} {2}) */
+		if (x->row_has &&
+		    (x->row_t != t || x->row_flags != rf || x->row_pid != pid || x->row_tid != tid || c <= x->row_last))
 			if (flush_row(x) != 0) {
 				x->failed = 1;
 				return 0;
 			}
 		x->row_has = 1;
+		x->row_last = c;
 		x->row_t = t;
 		x->row_flags = rf;
 		x->row_pid = pid;
@@ -349,19 +503,24 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 			x->row[c].i = (int64_t)bits;
 		return 0;
 	}
-	if (x->pass != 1 || len < 2)
+	if (x->pass != 1)
 		return 0;
+	int is_begin = code == TK__CSV_EV_TASK_BEGIN || code == TK__CSV_EV_FRAME_BEGIN;
+	if (len < (is_begin ? 4u : 2u)) {
+		x->malformed++;
+		bad_event(x, code, "payload too short");
+		return 0;
+	}
 	uint32_t flags = word(x, buf, 0);
 	const char *name = kname(x, flags);
 	if (name == NULL) {
 		x->unnamed++;
+		bad_event(x, code, "name number never defined before it");
 		return 0;
 	}
 	if ((crc = conv_time(x, cycles, ns, &t)) != 0)
 		goto noconv;
-	if (code == TK__CSV_EV_TASK_BEGIN || code == TK__CSV_EV_FRAME_BEGIN) {
-		if (len < 4)
-			return 0;
+	if (is_begin) {
 		uint32_t id = word(x, buf, 3);
 		struct open_iv *o = open_find(x, id, 1);
 		if (o == NULL) {
@@ -386,6 +545,13 @@ static int kev_cb(struct traceparser_state *st, void *ud, unsigned header, unsig
 	struct open_iv *o = open_find(x, word(x, buf, 1), 0);
 	if (o == NULL || o->name_id != flags >> TK__CSV_NAME_SHIFT) {
 		x->unmatched_end++;
+		return 0;
+	}
+	/* a record of the name, two timestamps (UTC: 29 bytes each), pid and tid must stay below
+	 * what the reader takes */
+	if (field_len(o->name) > TK__CSV_MAX_LINE - 128) {
+		x->long_names++;
+		open_remove(x, o);
 		return 0;
 	}
 	if ((crc = tk_csv_write_interval(x->iw, o->name, strlen(o->name), o->start, t, o->flags, o->pid, o->tid)) != 0)
@@ -417,6 +583,39 @@ noconv:
 
 static int kev_empty_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *b, unsigned n);
 
+/* What did not fit in a CSV file the reader takes (counted, not exported): warnings. */
+static void limits_warn(struct export *x)
+{
+	if (x->over_samples)
+		tk__csv_warn(x->msg,
+			     "%s: %" PRIu64
+			     " counter samples not exported: their counters do not fit in a counter file "
+			     "(at most %u counter columns and a header line of %u bytes)",
+			     x->trace, x->over_samples, TK__CSV_MAX_COUNTERS, TK__CSV_MAX_LINE);
+	if (x->kind_samples)
+		tk__csv_warn(x->msg,
+			     "%s: %" PRIu64 " counter samples not exported: their name is a counter of the other kind "
+			     "(.COUNT, .INST) too, and a counter file holds a name once",
+			     x->trace, x->kind_samples);
+	if (x->long_names)
+		tk__csv_warn(x->msg,
+			     "%s: %" PRIu64
+			     " intervals not exported: their name is too long for a CSV record of %u bytes",
+			     x->trace, x->long_names, TK__CSV_MAX_LINE);
+}
+
+/* ... and the export's error when there was any (the files hold everything else). */
+static int limits_error(struct export *x)
+{
+	if (x->over_samples == 0 && x->kind_samples == 0 && x->long_names == 0)
+		return 0;
+	tk__csv_error(x->msg,
+		      "%s: %" PRIu64 " counter samples and %" PRIu64 " intervals do not fit in CSV files that "
+		      "tracecsv import reads (not exported; the CSV files hold everything else)",
+		      x->trace, x->over_samples + x->kind_samples, x->long_names);
+	return 1;
+}
+
 static int parse_kev(struct export *x, const char *path)
 {
 	traceparser_init(x->st);
@@ -424,6 +623,14 @@ static int parse_kev(struct export *x, const char *path)
 	traceparser_cs(x->st, x, kev_empty_cb, _NTO_TRACE_EMPTY, _NTO_TRACE_EMPTYEVENT);
 	if (traceparser(x->st, x, path) != 0) {
 		const char *m = traceparser_get_info(x->st, _TRACEPARSER_INFO_ERROR_STR, NULL);
+		/* damaged midway after events of the convention: what came before the damage is
+		 * exported (as tracekit convert does), the damage said and the export an error; the
+		 * second pass meets the same damage */
+		if (!x->failed && x->iw != NULL && x->n_events > 0) {
+			if (x->pass == 1)
+				snprintf(x->damage, sizeof(x->damage), "%s", m && *m ? m : strerror(errno));
+			return 0;
+		}
 		tk__csv_error(x->msg, "%s: %s", path, m && *m ? m : strerror(errno));
 		return -1;
 	}
@@ -532,6 +739,19 @@ static int export_kev(struct export *x)
 	if (x->unnamed)
 		tk__csv_warn(x->msg, "%s: %" PRIu64 " events name no name defined before them (not exported)", trace,
 			     x->unnamed);
+	if (x->malformed)
+		tk__csv_warn(x->msg, "%s: %" PRIu64 " malformed VTune CSV events (not exported)", trace, x->malformed);
+	if (x->damage[0] && x->first_bad[0])
+		tk__csv_warn(x->msg, "%s: %s (not exported)", trace, x->first_bad);
+	if (x->nonfinite)
+		tk__csv_warn(x->msg,
+			     "%s: %" PRIu64
+			     " counter samples are NaN or infinite, which CSV cannot hold (not exported)",
+			     trace, x->nonfinite);
+	if (x->latin1_names)
+		tk__csv_warn(x->msg, "%s: %" PRIu64 " names are not UTF-8: written as read as Latin-1", trace,
+			     x->latin1_names);
+	limits_warn(x);
 	if (x->n_cols) {
 		tk_csv_counter *cc = calloc(x->n_cols, sizeof(*cc));
 		x->row = calloc(x->n_cols, sizeof(*x->row));
@@ -572,6 +792,19 @@ static int export_kev(struct export *x)
 		goto done;
 	}
 	ret = 0;
+	/* written, every valid interval and counter in them; the input was not all valid */
+	if (x->damage[0]) {
+		tk__csv_error(x->msg, "%s: %s (the CSV files hold the data before it)", trace, x->damage);
+		ret = 2;
+	} else if (x->malformed || x->unnamed) {
+		tk__csv_error(x->msg,
+			      "%s: %s; %" PRIu64 " VTune CSV events malformed or naming no name (not exported; the CSV "
+			      "files hold everything else)",
+			      trace, x->first_bad, x->malformed + x->unnamed);
+		ret = 2;
+	} else if (limits_error(x)) {
+		ret = 2;
+	}
 done:
 	tk_csv_writer_abort(x->iw);
 	tk_csv_writer_abort(x->cw);
@@ -613,7 +846,19 @@ struct tb5x {
 	struct counter_col *cols;
 	size_t n_cols;
 	size_t n_records; /* records of the stream before this batch (for messages) */
+	/* the column of each name (index in names): -1 beyond what a counter file holds, -2 a
+	 * text another name of the other kind has (the reader takes a name once a file) */
+	long *col_of;
 };
+
+/* FNV-1a of a name, for the columns' table. */
+static uint32_t text_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
 
 static char *narrow(const TBRW_CHAR *w)
 {
@@ -675,6 +920,13 @@ static TBRW_U32 tb5_event_cb(TBRW_EVENT *evs, TBRW_U32 size, TBRW_U32 num, void 
 		n->id = ev->event_id;
 		n->seq = t->n_names++;
 		n->name = id_string(t->p, &ev->event_name);
+		if (n->name != NULL && !tk__utf8_valid(n->name, strlen(n->name))) {
+			int latin1;
+			char *text = name_text(n->name, &latin1);
+			free(n->name);
+			n->name = text;
+			t->x->latin1_names++;
+		}
 		char *arch = id_string(t->p, &ev->event_arch_name);
 		n->inst = arch && strcmp(arch, "INST") == 0;
 		free(arch);
@@ -761,6 +1013,16 @@ static int tb5_time(struct tb5x *t, const char *kind, size_t rec, uint64_t v, ui
 	return crc != 0;
 }
 
+/* A record of an event its stream does not describe: not exported, counted, the first named
+ * (the export then writes the rest and returns an error, as for malformed .kev events). */
+static void tb5_bad_record(struct tb5x *t, const char *kind, size_t rec, uint32_t event)
+{
+	struct export *x = t->x;
+	if (x->malformed++ == 0)
+		snprintf(x->first_bad, sizeof(x->first_bad),
+			 "%s record %zu: names event %u, which the stream does not describe", kind, rec, event);
+}
+
 static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 {
 	(void)num;
@@ -773,11 +1035,8 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 			memcpy(&iv, &r[i], sizeof(iv));
 			long ni = tb5_name_find(t, iv.name);
 			if (ni < 0) {
-				tk__csv_error(t->x->msg,
-					      "%s: interval record names event %u, which the stream does not describe",
-					      x->trace, iv.name);
-				t->failed = 1;
-				return FALSE; /* stop: t->failed says why */
+				tb5_bad_record(t, "interval", t->n_records + i + 1, iv.name);
+				continue;
 			}
 			uint64_t s, e;
 			if (tb5_time(t, "interval", t->n_records + i + 1, iv.start, &s) ||
@@ -786,6 +1045,10 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 				return FALSE; /* stop: t->failed says why */
 			}
 			const char *nm = t->names[ni].name;
+			if (field_len(nm) > TK__CSV_MAX_LINE - 128) { /* as in a .kev */
+				x->long_names++;
+				continue;
+			}
 			int wrc = tk_csv_write_interval(t->w, nm, strlen(nm), s, e,
 							iv.flags & (TK__CSV_F_PID | TK__CSV_F_TID), iv.pid, iv.tid);
 			if (wrc) {
@@ -801,26 +1064,40 @@ static TBRW_U32 tb5_data_cb(void *data, TBRW_U32 size, TBRW_U32 num, void *ud)
 			memcpy(&cv, &r[i], sizeof(cv));
 			long ci = tb5_name_find(t, cv.name);
 			if (ci < 0) {
-				tk__csv_error(t->x->msg,
-					      "%s: counter record names event %u, which the stream does not describe",
-					      x->trace, cv.name);
-				t->failed = 1;
-				return FALSE; /* stop: t->failed says why */
+				tb5_bad_record(t, "counter", t->n_records + i + 1, cv.name);
+				continue;
 			}
-			size_t c = (size_t)ci; /* the columns are the names in order of id */
+			if (!value_finite(cv.flags, cv.value)) {
+				x->nonfinite++; /* as in a .kev: no CSV text reads back */
+				continue;
+			}
+			long col = t->col_of[ci]; /* columns in order of id, one per text */
+			if (col < 0) { /* beyond what a counter file holds, or of the other kind (as in a .kev) */
+				if (col == -1)
+					x->over_samples++;
+				else
+					x->kind_samples++;
+				continue;
+			}
+			size_t c = (size_t)col;
 			uint64_t tt;
 			if (tb5_time(t, "counter", t->n_records + i + 1, cv.time, &tt)) {
 				t->failed = 1;
 				return FALSE; /* stop: t->failed says why */
 			}
 			unsigned rf = cv.flags & (TK__CSV_F_PID | TK__CSV_F_TID);
+			if (!(rf & TK__CSV_F_PID)) /* not written: must not part rows (as in a .kev) */
+				cv.pid = 0;
+			if (!(rf & TK__CSV_F_TID))
+				cv.tid = 0;
 			if (x->row_has && (x->row_t != tt || x->row_flags != rf || x->row_pid != cv.pid ||
-					   x->row_tid != cv.tid || x->row[c].present))
+					   x->row_tid != cv.tid || c <= x->row_last)) /* as in a .kev */
 				if (flush_row(x)) {
 					t->failed = 1;
 					return FALSE; /* stop: t->failed says why */
 				}
 			x->row_has = 1;
+			x->row_last = c;
 			x->row_t = tt;
 			x->row_flags = rf;
 			x->row_pid = cv.pid;
@@ -947,9 +1224,41 @@ static int export_tb5(struct export *x)
 				tk__csv_fail(x->msg, TK_ENOMEM, "out of memory");
 				goto done;
 			}
-			size_t n = t.n_names;
-			for (uint32_t i = 0; i < t.n_names; i++)
-				cc[i] = (tk_csv_counter){t.names[i].name, t.names[i].inst};
+			/* a column per text, while they fit in a counter file the reader takes (as in
+			 * a .kev); ids of one text share it (of the other kind: left out) */
+			free(t.col_of);
+			t.col_of = malloc((t.n_names + 1) * sizeof(*t.col_of));
+			enum { TSLOTS = 4096 }; /* > 2 * TK__CSV_MAX_COUNTERS */
+			long *slot = malloc(TSLOTS * sizeof(*slot));
+			if (t.col_of == NULL || slot == NULL) {
+				free(cc);
+				free(slot);
+				tk__csv_fail(x->msg, TK_ENOMEM, "out of memory");
+				goto done;
+			}
+			for (size_t i = 0; i < TSLOTS; i++)
+				slot[i] = -1;
+			size_t n = 0, hlen = sizeof("tsc.CLOCK_MONOTONIC_RAW,pid,tid\n");
+			for (uint32_t i = 0; i < t.n_names; i++) {
+				const char *nm = t.names[i].name;
+				size_t h = text_hash(nm) & (TSLOTS - 1);
+				while (slot[h] >= 0 && strcmp(cc[slot[h]].name, nm) != 0)
+					h = (h + 1) & (TSLOTS - 1);
+				if (slot[h] >= 0) {
+					t.col_of[i] = cc[slot[h]].inst == t.names[i].inst ? slot[h] : -2;
+					continue;
+				}
+				size_t flen = 1 + field_len(nm) + (t.names[i].inst ? 5 : 6);
+				if (n == TK__CSV_MAX_COUNTERS || hlen + flen > TK__CSV_MAX_LINE) {
+					t.col_of[i] = -1;
+					continue;
+				}
+				hlen += flen;
+				cc[n] = (tk_csv_counter){ nm, t.names[i].inst };
+				slot[h] = (long)n;
+				t.col_of[i] = (long)n++;
+			}
+			free(slot);
 			x->n_cols = n;
 			/* .INST or .COUNT: from the records' flags (a first pass over the records) */
 			t.cols = NULL;
@@ -980,6 +1289,15 @@ static int export_tb5(struct export *x)
 		if (k && flush_row(x))
 			goto done;
 	}
+	if (x->nonfinite)
+		tk__csv_warn(x->msg,
+			     "%s: %" PRIu64
+			     " counter samples are NaN or infinite, which CSV cannot hold (not exported)",
+			     trace, x->nonfinite);
+	if (x->latin1_names)
+		tk__csv_warn(x->msg, "%s: %" PRIu64 " names are not UTF-8: written as read as Latin-1", trace,
+			     x->latin1_names);
+	limits_warn(x);
 	/* both files or none: a failed counters file discards the intervals file (at done) */
 	if (x->cw) {
 		int r2 = tk_csv_writer_close(x->cw);
@@ -1000,10 +1318,20 @@ static int export_tb5(struct export *x)
 		}
 	}
 	ret = 0;
+	if (x->malformed) {
+		tk__csv_error(x->msg,
+			      "%s: %s; %" PRIu64 " records of undescribed events (not exported; the CSV files hold "
+			      "everything else)",
+			      trace, x->first_bad, x->malformed);
+		ret = 2;
+	} else if (limits_error(x)) {
+		ret = 2;
+	}
 done:
 	tk_csv_writer_abort(x->iw);
 	tk_csv_writer_abort(x->cw);
 	free(x->row);
+	free(t.col_of);
 	tb5_names_free(&t);
 	TBRW_close(t.p);
 	return ret;
@@ -1022,8 +1350,12 @@ int tk_csv_export(const char *trace, const tk_csv_export_options *opt, tk_csv_co
 	tk_csv_export_options o = TK_CSV_EXPORT_OPTIONS_INIT;
 	if (opt != NULL)
 		memcpy(&o, opt, opt->struct_size < sizeof(o) ? opt->struct_size : sizeof(o));
+	/* written: a field added later, set only for callers whose structure has it */
+	int has_written = cv != NULL && cv->struct_size >= offsetof(tk_csv_convert, written) + sizeof(cv->written);
 	if (cv != NULL)
 		cv->error[0] = 0;
+	if (has_written)
+		cv->written = 0;
 	if (intervals_path != NULL)
 		intervals_path[0] = 0;
 	if (counters_path != NULL)
@@ -1048,7 +1380,7 @@ int tk_csv_export(const char *trace, const tk_csv_export_options *opt, tk_csv_co
 	int rc = tb5 ? export_tb5(&x) : export_kev(&x);
 	tk__csv_temp(&msg, 0, NULL);
 	tk__csv_temp(&msg, 1, NULL);
-	if (rc != 0) {
+	if (rc != 0 && rc != 2) {
 		if (msg.code == 0)
 			tk__csv_fail(&msg, TK_EIO, "%s: export failed", trace);
 		return msg.code;
@@ -1057,5 +1389,10 @@ int tk_csv_export(const char *trace, const tk_csv_export_options *opt, tk_csv_co
 		snprintf(intervals_path, 2048, "%s", x.ipath);
 	if (counters_path != NULL && x.have_counters)
 		snprintf(counters_path, 2048, "%s", x.cpath);
+	if (rc == 2) { /* the files are written; the trace was not all valid (msg says where) */
+		if (has_written)
+			cv->written = 1;
+		return msg.code;
+	}
 	return 0;
 }

@@ -11,6 +11,14 @@
 #include "tracekit/tbrw.h"
 #include "tracekit/traceparser.h"
 
+/* The reader's limits on a record beyond TK_CSV_MAX_RECORD: fields of one record. A counter
+ * file holds at most TK__CSV_MAX_FIELDS - 3 counters (time, pid, tid), and the writer's
+ * records stay below TK__CSV_MAX_LINE bytes, so that whatever tk_csv_export() writes, the
+ * reader takes. */
+#define TK__CSV_MAX_FIELDS 1024
+#define TK__CSV_MAX_COUNTERS (TK__CSV_MAX_FIELDS - 3)
+#define TK__CSV_MAX_LINE (TK_CSV_MAX_RECORD - 64)
+
 /* Parses [s, s+len) as a decimal integer without sign into *out: 0, TK_EFORMAT, TK_ERANGE. */
 int tk__csv_parse_u64(const char *s, size_t len, uint64_t *out);
 /* A counter value: [-]digits[.digits][(e|E)[+-]digits], integer when no '.' or exponent. */

@@ -18,7 +18,7 @@
 
 #define BLOCK (4u << 20)
 #define BUF_CAP (BLOCK + TK_CSV_MAX_RECORD + 16)
-#define MAX_FIELDS 1024
+#define MAX_FIELDS TK__CSV_MAX_FIELDS
 
 struct field {
 	char *p;

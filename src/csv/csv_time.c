@@ -218,7 +218,8 @@ size_t tk_csv_format_value(char *buf, size_t cap, const tk_csv_value *v)
 {
 	int n;
 
-	if (!v->present) {
+	if (!v->present || (v->is_float && !isfinite(v->d))) {
+		/* NaN and infinities have no text the reader (or VTune) takes: no sample */
 		n = snprintf(buf, cap, "%s", "");
 	} else if (!v->is_float) {
 		n = snprintf(buf, cap, "%" PRId64, v->i);
@@ -231,7 +232,7 @@ size_t tk_csv_format_value(char *buf, size_t cap, const tk_csv_value *v)
 			if (strtod(tmp, NULL) == v->d)
 				break;
 		}
-		if (strpbrk(tmp, ".eEn") == NULL)
+		if (strpbrk(tmp, ".eE") == NULL)
 			strcat(tmp, ".0");
 		n = snprintf(buf, cap, "%s", tmp);
 	}

@@ -5,6 +5,7 @@
  */
 #include <inttypes.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,10 @@ int tk_csv_write_counters(tk_csv_writer *w, uint64_t time, const tk_csv_value *v
 		return TK_EINVAL;
 	if (w->err)
 		return w->err;
+	/* whatever is written reads back: NaN and infinities have no CSV text */
+	for (size_t i = 0; i < w->n_counters; i++)
+		if (values[i].present && values[i].is_float && !isfinite(values[i].d))
+			return TK_EINVAL;
 	char *o = room(w, 120 + 48 * w->n_counters);
 	if (o == NULL)
 		return w->err = TK_ENOMEM;

@@ -5,7 +5,10 @@
  *     guide's sample result files, with the header values shown there;
  *   all_classes: one event of every format traceprinter knows, fast and wide;
  *   smp: two CPUs whose events are out of time order in the file, across a rollover;
- *   truncated: a file that ends inside an event.
+ *   truncated: a file that ends inside an event;
+ *   csv_odd, csv_bad: VTune CSV data (user events 1000-1005, docs/vtune-csv.md) that tracecsv
+ *     export must still write so that its import reads it back (names that are not UTF-8,
+ *     NaN and infinite counter values), and malformed such events among valid ones.
  * Usage: kev_samples NAME OUTPUT [--be]
  * --be writes the same events big-endian: traceprinter prints both files alike
  * (tests/kev_byte_orders.sh checks it).
@@ -260,6 +263,57 @@ static void all_classes(void)
 }
 
 /* Two CPUs, interleaved out of order, with an LSB rollover: for --sort and --time. */
+/* VTune CSV data: word 0 of an interval or counter event (flags | name number << 4) */
+#define CSV_W0(flags, name) ((flags) | (uint32_t)(name) << 4)
+#define CSV_VALUE(bits) (uint32_t)(bits), (uint32_t)((uint64_t)(bits) >> 32) /* low, high: numbers */
+
+static uint64_t double_bits(double d)
+{
+	uint64_t b;
+	memcpy(&b, &d, sizeof(b));
+	return b;
+}
+
+/* Names that are not UTF-8 (Latin-1 bytes), a Latin-1 name equal to a UTF-8 one once read as
+ * Latin-1, NaN and infinite counter samples (a counter with nothing else). */
+static void csv_odd(void)
+{
+	const double nan = __builtin_nan(""), inf = __builtin_inf();
+	evs(0, USR(1005), 1, W(0), "caf\xe9 \xab" "cr\xe8me\xbb"); /* "café «crème»" in Latin-1 */
+	ev(0, USR(1000), 2, W(CSV_W0(3, 0), 7, 8, 1));
+	evs(0, USR(1005), 3, W(1), "load");
+	ev(0, USR(1004), 4, W(CSV_W0(4 | 8, 1), 0, 0, CSV_VALUE(double_bits(2.5))));
+	ev(0, USR(1004), 5, W(CSV_W0(4 | 8, 1), 0, 0, CSV_VALUE(double_bits(nan))));
+	ev(0, USR(1004), 6, W(CSV_W0(4 | 8, 1), 0, 0, CSV_VALUE(double_bits(inf))));
+	ev(0, USR(1004), 7, W(CSV_W0(4 | 8, 1), 0, 0, CSV_VALUE(double_bits(-inf))));
+	evs(0, USR(1005), 8, W(2), "only NaN");
+	ev(0, USR(1004), 9, W(CSV_W0(4 | 8, 2), 0, 0, CSV_VALUE(double_bits(-nan))));
+	evs(0, USR(1005), 10, W(3), "\xe9t\xe9"); /* Latin-1 */
+	evs(0, USR(1005), 10, W(4), "\xc3\xa9t\xc3\xa9"); /* the same text in UTF-8 */
+	ev(0, USR(1004), 11, W(CSV_W0(1, 3), 7, 0, CSV_VALUE(7)));
+	ev(0, USR(1004), 12, W(CSV_W0(1, 4), 7, 0, CSV_VALUE(-8)));
+	ev(0, USR(1004), 13, W(CSV_W0(4 | 8, 1), 0, 0, CSV_VALUE(double_bits(3.25))));
+	ev(0, USR(1001), 14, W(CSV_W0(3, 0), 1));
+}
+
+/* Valid intervals and counters with malformed events between them: an empty name, a name
+ * number above 2^28, events too short, one naming a number never defined. */
+static void csv_bad(void)
+{
+	evs(0, USR(1005), 1, W(0), "good");
+	ev(0, USR(1000), 2, W(CSV_W0(3, 0), 7, 8, 1));
+	evs(0, USR(1005), 3, W(1), "");
+	evs(0, USR(1005), 4, W(1u << 28), "far");
+	ev(0, USR(1004), 5, W(CSV_W0(0, 0), 0, 0));
+	ev(0, USR(1000), 6, W(CSV_W0(3, 9), 7, 8, 2));
+	ev(0, USR(1000), 7, W(CSV_W0(3, 0), 7)); /* a begin of 2 words (4 needed) */
+	ev(0, USR(1001), 8, W(CSV_W0(3, 0), 1));
+	evs(0, USR(1005), 9, W(1), "queue");
+	ev(0, USR(1004), 10, W(CSV_W0(0, 1), 0, 0, CSV_VALUE(42)));
+	ev(0, USR(1002), 11, W(CSV_W0(0, 0), 0, 0, 3));
+	ev(0, USR(1003), 12, W(CSV_W0(0, 0), 3));
+}
+
 static int write_smp(const char *path, const tk_kev_header *hdr)
 {
 	const uint64_t base = 0x2fffff000ull;
@@ -327,6 +381,14 @@ int main(int argc, char **argv)
 	} else if (strcmp(name, "all_classes") == 0 || strcmp(name, "smp") == 0) {
 		hdr.cpu_num = 4;
 		syspage_len = 0; /* tracekit's own syspage */
+	} else if (strncmp(name, "csv_", 4) == 0) {
+		/* a trace of VTune CSV data on the QPC clock, as tracecsv import writes one */
+		static const tk_kev_attr csv_clock = { "TRACEKIT_CSV_CLOCK", "QPC" };
+		hdr.attrs = &csv_clock;
+		hdr.n_attrs = 1;
+		hdr.cycles_per_sec = 10000000;
+		hdr.nodename = "octagon53";
+		syspage_len = 0;
 	}
 	if (syspage_len > 0) {
 		memset(syspage, 0, sizeof(syspage));
@@ -356,6 +418,10 @@ int main(int argc, char **argv)
 		all_classes();
 	else if (strcmp(name, "truncated") == 0)
 		usr_event_simple();
+	else if (strcmp(name, "csv_odd") == 0)
+		csv_odd();
+	else if (strcmp(name, "csv_bad") == 0)
+		csv_bad();
 	else {
 		fprintf(stderr, "kev_samples: unknown sample '%s'\n", name);
 		tk_kev_writer_abort(g_w);
