@@ -857,7 +857,9 @@ static void test_full_disk(void **state)
 		tk_logger_stats st;
 		int rc;
 
-		signal(SIGXFSZ, SIG_IGN);
+		/* SIGXFSZ's default action ends the process: the logger's writes must not raise it
+		 * in the program (audit 19: "File size limit exceeded", exit 153) */
+		signal(SIGXFSZ, SIG_DFL);
 		setrlimit(RLIMIT_FSIZE, &rl);
 		start_logging(path, 64, 0);
 		TraceEvent(_NTO_TRACE_ADDALLCLASSES);
@@ -889,6 +891,36 @@ static void test_full_disk(void **state)
 		assert_true(n > 1000);
 	}
 	free(l.v);
+}
+
+/* A trace to a pipe whose reader has gone: the writes fail (TK_EPIPE or an I/O error), the
+ * program lives on with SIGPIPE at its default action. */
+static void test_closed_pipe(void **state)
+{
+	pid_t pid;
+	int status;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fds[2];
+		signal(SIGPIPE, SIG_DFL);
+		if (pipe(fds) != 0 || dup2(fds[1], STDOUT_FILENO) < 0)
+			_exit(5);
+		close(fds[1]);
+		start_logging("-", 8, 0); /* the header fits in the pipe */
+		close(fds[0]);            /* then the reader goes */
+		TraceEvent(_NTO_TRACE_ADDALLCLASSES);
+		TraceEvent(_NTO_TRACE_STARTNOSTATE);
+		emit_numbered(71, 20000);
+		if (tk_logger_stop() == TK_OK)
+			_exit(3);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 /* TRACEKIT_LOG records an unmodified program: this binary re-executed with it set. */
@@ -2256,6 +2288,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_drop_accounting),
 		cmocka_unit_test(test_realloc_buffers),
 		cmocka_unit_test(test_full_disk),
+		cmocka_unit_test(test_closed_pipe),
 		cmocka_unit_test(test_env_autostart),
 		cmocka_unit_test(test_handler_start_stop_race),
 		cmocka_unit_test(test_filtered_inserts_return_0),

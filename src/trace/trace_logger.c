@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -678,6 +679,50 @@ static void child_after_fork(void)
  * creating the file would read "input/output error"): a directory, a name too long for
  * "<path>.part". mu held.
  */
+/*
+ * The trace's writes must not kill the program: a file size limit raises SIGXFSZ and a
+ * closed pipe SIGPIPE in the writing thread, whose default action ends the process. The
+ * logger thread runs with both blocked (its writes then fail with EFBIG or EPIPE, which
+ * stop the trace with a message); the caller's thread blocks them around its last writes
+ * and takes back only the ones its writes raised.
+ */
+static void write_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGXFSZ);
+	sigaddset(set, SIGPIPE);
+}
+
+struct quiet_writes {
+	sigset_t old, pending;
+};
+
+static void quiet_writes_begin(struct quiet_writes *q)
+{
+	sigset_t set;
+	write_signals(&set);
+	sigpending(&q->pending);
+	pthread_sigmask(SIG_BLOCK, &set, &q->old);
+}
+
+static void quiet_writes_end(struct quiet_writes *q)
+{
+	static const int sigs[2] = { SIGXFSZ, SIGPIPE };
+	sigset_t now;
+	sigpending(&now);
+	for (int i = 0; i < 2; i++) {
+		if (sigismember(&now, sigs[i]) && !sigismember(&q->pending, sigs[i])) { /* raised by our writes */
+			sigset_t one;
+			const struct timespec zero = { 0, 0 };
+			sigemptyset(&one);
+			sigaddset(&one, sigs[i]);
+			while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR) {
+			}
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &q->old, NULL);
+}
+
 static int check_path(const char *path)
 {
 	struct stat st;
@@ -762,7 +807,10 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 	hdr.n_attrs = n_attrs;
 
 	pthread_mutex_lock(&g_log.mu);
+	struct quiet_writes q;
+	quiet_writes_begin(&q); /* the header may be written here */
 	rc = tk_kev_writer_open(&g_log.w, path, &hdr, TK_KEV_NO_AUTO_TIME);
+	quiet_writes_end(&q);
 	if (rc != TK_OK) {
 		snprintf(g_log.errmsg, sizeof(g_log.errmsg), "cannot create %s: %s", path, tk_strerror(rc));
 		pthread_mutex_unlock(&g_log.mu);
@@ -792,7 +840,12 @@ int tk_logger_start(const char *path, const tk_logger_options *opts_in)
 		pthread_mutex_unlock(&g_log.mu);
 		return TK_EBUSY;
 	}
-	if (pthread_create(&g_log.thread, NULL, logger_main, pool) != 0) {
+	sigset_t wsig, old_mask;
+	write_signals(&wsig);
+	pthread_sigmask(SIG_BLOCK, &wsig, &old_mask); /* the logger thread inherits the mask */
+	rc = pthread_create(&g_log.thread, NULL, logger_main, pool);
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+	if (rc != 0) {
 		tk__trace_drainer_detach(&logger_drainer);
 		tk_kev_writer_abort(g_log.w);
 		g_log.w = NULL;
@@ -830,7 +883,10 @@ int tk_logger_stop(void)
 	pthread_join(g_log.thread, NULL);
 
 	pthread_mutex_lock(&g_log.mu);
+	struct quiet_writes q;
+	quiet_writes_begin(&q);
 	rc = tk_kev_writer_close(g_log.w);
+	quiet_writes_end(&q);
 	g_log.w = NULL;
 	if (g_log.write_error != 0)
 		rc = g_log.write_error;
