@@ -84,6 +84,8 @@ typedef struct tk_export_stats {
 	uint64_t csv_open_at_end;    /* begins without an end: dropped */
 	uint64_t csv_unnamed;        /* events naming a number no name event defined before: dropped */
 	uint64_t csv_malformed;      /* payload too short, name event without a name: dropped */
+	uint64_t incomplete_events;  /* combine events never completed (their first part without
+				      * its last, at the end of the file): not exported */
 } tk_export_stats;
 
 /*

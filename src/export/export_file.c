@@ -298,6 +298,11 @@ int tk__export_run_file(tk_export *x, const char *in_path, const char *pairs, co
 		const char *msg = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL);
 		snprintf(errmsg, errmsg_cap, "%s", msg != NULL && *msg ? msg : strerror(parse_errno));
 	}
+	{
+		const struct tk_traceparser_stats *ps = traceparser_get_info(st, _TRACEPARSER_INFO_STATS, NULL);
+		if (ps != NULL)
+			x->stats.incomplete_events = ps->incomplete_events;
+	}
 	x->where = NULL; /* the parser is gone */
 	traceparser_destroy(&st);
 
