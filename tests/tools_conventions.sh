@@ -263,6 +263,23 @@ for tool in bfbin2xmlss bfbin2cgrind; do
 	[ -s err ] || bad "$tool: no message"
 done
 
+# ---- audit19 items 7, 14: temporaries go to TMPDIR, and a TMPDIR that cannot hold them is named ----
+# (glibc's tmpfile() ignores TMPDIR: standard output's stand-in was made in /tmp)
+for tool in bfbin2cgrind bfbin2xmlss; do
+	TMPDIR=$work/no-such-tmp "$bin/$tool" "$B" >out.txt 2>err
+	s=$?
+	[ $s -eq 1 ] || bad "$tool to standard output with a missing TMPDIR: exit status $s, 1 expected"
+	grep -q "$work/no-such-tmp (TMPDIR)" err || bad "$tool: the missing TMPDIR not named: $(cat err)"
+	[ -s out.txt ] && bad "$tool wrote to standard output without its temporary"
+done
+TMPDIR=$work/no-such-tmp "$bin/tracekit" convert "$K" t.db 2>err
+s=$?
+[ $s -eq 1 ] || bad "tracekit convert to SQLite with a missing TMPDIR: exit status $s, 1 expected"
+grep -q "cannot create a temporary directory in $work/no-such-tmp (TMPDIR): No such file or directory" err ||
+	bad "tracekit convert: the missing TMPDIR not named: $(cat err)"
+[ -e t.db ] && bad "tracekit convert left t.db without a database"
+tmp_empty "TMPDIR"
+
 check_dev /dev/null 1 3
 check_dev /dev/full 1 7
 exit $fail

@@ -184,7 +184,8 @@ static int run_sqlite(const char *in, const char *out_path, const char *pairs, c
 	if (!to_stdout && tktool_output_open(&out, out_path, 0) != 0)
 		return 1;
 	if (tktool_private_dir(dir, sizeof(dir)) != 0) {
-		tktool_error(NULL, "cannot create a temporary directory: %s", strerror(errno));
+		tktool_error(NULL, "cannot create a temporary directory in %s (TMPDIR): %s", tktool_tmpdir(),
+			     strerror(errno));
 		tktool_output_abort(&out);
 		return 1;
 	}
@@ -196,9 +197,15 @@ static int run_sqlite(const char *in, const char *out_path, const char *pairs, c
 	if (rc == TK_EINVAL && st.events == 0) {
 		tktool_output_abort(&out);
 		status = tktool_usage_error("%s", err);
-	} else if (rc != 0 && (st.events == 0 || strncmp(err, "writing", 7) == 0 || rc == TK_ENOSPC)) {
+	} else if (rc != 0 && (strncmp(err, "writing", 7) == 0 || rc == TK_ENOSPC)) {
+		/* the database is only ever written in dir: its file system is what failed, not OUT's */
 		tktool_output_abort(&out);
-		tktool_error(st.events == 0 ? in : NULL, "%s", err[0] ? err : tk_strerror(rc));
+		tktool_error(dir, "%s (the database is built in TMPDIR first and needs room there for all of it)",
+			     err[0] ? err : tk_strerror(rc));
+		status = 1;
+	} else if (rc != 0 && st.events == 0) {
+		tktool_output_abort(&out);
+		tktool_error(in, "%s", err[0] ? err : tk_strerror(rc));
 		status = 1;
 	} else {
 		if (rc == 0)
