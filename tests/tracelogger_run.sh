@@ -3,7 +3,7 @@
 # tracelogger run as a user runs it, on real workloads, with the events asserted against
 # what each workload knows (docs/tracelogger.md). traceprinter must read every file made.
 # usage: tracelogger_run.sh TRACELOGGER TRACEPRINTER PINGPONG TL_WRITER WORKDIR [CASE...]
-# Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm
+# Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm sighup
 #        abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr
 #        epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill
 #        sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger
@@ -14,7 +14,7 @@
 set -u
 TL=$1 TP=$2 PP=$3 WR=$4 WORK=$5
 shift 5
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger not_region}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm sighup abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger not_region}
 TRACEKIT_SESSION=tlrun.$$
 export TRACEKIT_SESSION
 REGION=/dev/shm/tracekit.$(id -u).$TRACEKIT_SESSION
@@ -283,6 +283,36 @@ case_sigterm() { # SIGTERM: the file is completed, the command gets it too, its 
 	grep -q "name:sleep" "$W/t.kev.txt" || fail "the command's start is missing"
 }
 
+case_sighup() { # SIGHUP (a closed terminal) stops as SIGTERM does: file completed, region removed; ignored under nohup
+	if [ $((0x$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status) & 1)) = 1 ]; then
+		skip "SIGHUP is ignored in this test's environment (nohup): it cannot be sent to the tool"
+		return
+	fi
+	"$TL" -f "$W/hup.kev" -c THREAD,PROCESS -- sh -c "touch '$W/hup.started'; exec sleep 30" >/dev/null 2>"$W/hup.err" &
+	p=$!
+	started "$W/hup.started"
+	kill -HUP $p
+	wait $p
+	s=$?
+	[ "$s" = 129 ] || fail "exit status $s, expected 129 (sleep ended by the SIGHUP passed on)"
+	[ ! -e "$W/hup.kev.part" ] && [ ! -e "$W/hup.kev.programs.part" ] || fail "a .part file is left: $(ls "$W"/hup.kev*)"
+	[ ! -e "$REGION" ] || fail "the session region $REGION is left"
+	readable "$W/hup.kev" || return
+	grep -q "name:sleep" "$W/hup.kev.txt" || fail "the command's start is missing"
+	# nohup: a hangup is ignored (by the command too); SIGTERM then stops it
+	rm -f "$W/hup.started"
+	(trap '' HUP; exec "$TL" -f "$W/hup2.kev" -c THREAD -- sh -c "touch '$W/hup.started'; exec sleep 2") \
+		>/dev/null 2>"$W/hup2.err" &
+	p=$!
+	started "$W/hup.started"
+	kill -HUP $p
+	sleep 0.3
+	kill -0 $p 2>/dev/null || fail "SIGHUP stopped a tracelogger started with SIGHUP ignored"
+	wait $p
+	s=$?
+	[ "$s" = 0 ] || fail "under nohup: exit status $s, expected 0 (sleep ran to its end): $(cat "$W/hup2.err")"
+	readable "$W/hup2.kev" || return
+}
 case_abort() { # a second signal aborts at once, still leaving a readable file
 	"$TL" -f "$W/a.kev" -- sh -c "trap '' TERM INT; touch '$W/a.started'; sleep 3" >/dev/null 2>"$W/a.err" &
 	p=$!

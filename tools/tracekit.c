@@ -183,13 +183,13 @@ static int run_sqlite(const char *in, const char *out_path, const char *pairs, c
 	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
 	if (!to_stdout && tktool_output_open(&out, out_path, 0) != 0)
 		return 1;
-	if (tktool_private_dir(dir, sizeof(dir)) != 0) {
+	int slot;
+	if (tktool_private_dir_registered(dir, sizeof(dir), &slot) != 0) {
 		tktool_error(NULL, "cannot create a temporary directory in %s (TMPDIR): %s", tktool_tmpdir(),
 			     strerror(errno));
 		tktool_output_abort(&out);
 		return 1;
 	}
-	int slot = tktool_cleanup_add_dir(dir);
 	snprintf(db, sizeof(db), "%s/trace.db", dir);
 	memset(&st, 0, sizeof(st));
 	int rc = tk_export_sqlite_flags(in, db, export_flags, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL,

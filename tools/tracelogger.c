@@ -82,15 +82,15 @@ static const char usage_text[] =
 	"  -h, --help              show this help and exit\n"
 	"      --version           show the version and exit\n"
 	"\n"
-	"Ctrl-C or SIGTERM stop the recording and complete the file; a second one aborts at\n"
-	"once, still leaving a readable file. Exit status: the command's with a command, else\n"
-	"0; 1 on an error (also: the session has a live logger); 2 on a usage error. See\n"
-	"tracelogger(1) (docs/tracelogger.md).\n";
+	"Ctrl-C, SIGTERM or SIGHUP stop the recording and complete the file; a second one\n"
+	"aborts at once, still leaving a readable file. Exit status: the command's with a\n"
+	"command, else 0; 1 on an error (also: the session has a live logger); 2 on a usage\n"
+	"error. See tracelogger(1) (docs/tracelogger.md).\n";
 
 /* ---- signals ---- */
 
-static volatile sig_atomic_t g_stop;   /* first SIGINT/SIGTERM, SIGUSR2, or a limit */
-static volatile sig_atomic_t g_abort;  /* second SIGINT/SIGTERM */
+static volatile sig_atomic_t g_stop;   /* first SIGINT/SIGTERM/SIGHUP, SIGUSR2, or a limit */
+static volatile sig_atomic_t g_abort;  /* second SIGINT/SIGTERM/SIGHUP */
 static volatile sig_atomic_t g_signo;  /* the last stopping signal */
 static volatile sig_atomic_t g_start;  /* SIGUSR1 in daemon mode */
 
@@ -130,6 +130,10 @@ static void install_signals(int daemon)
 	sa.sa_handler = on_stop_signal; /* no SA_RESTART: a blocked wait returns */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a closed terminal stops the recording as SIGTERM does (the file completed, the session
+	 * region removed), not with the default death; under nohup it stays ignored */
+	if (!tktool_signal_ignored(SIGHUP))
+		sigaction(SIGHUP, &sa, NULL);
 	if (daemon) {
 		sigaction(SIGUSR2, &sa, NULL);
 		sa.sa_handler = on_start_signal;
@@ -731,7 +735,10 @@ static int may_trace_others(void)
 	return !found || (eff & (1ULL << 19)) || (eff & (1ULL << 38));
 }
 
-static const char *signame(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+static const char *signame(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
 
 /* Static: what they point to stays reachable on every way out (the early error returns). */
 static struct opts g_o;
@@ -1176,8 +1183,9 @@ int main(int argc, char **argv)
 	tk_collect_sink_get_stats(g_K, &kst);
 	if (kst.stop_reason != NULL && g_o.verbose)
 		fprintf(stderr, "tracelogger: stopped: %s\n", kst.stop_reason);
-	if (g_signo != 0 && have_child && g_signo == SIGTERM && !child_poll(&ch, 0))
-		kill(ch.pid, SIGTERM); /* Ctrl-C reaches the command from the terminal itself */
+	if (g_signo != 0 && have_child && (g_signo == SIGTERM || g_signo == SIGHUP) && !child_poll(&ch, 0))
+		kill(ch.pid, g_signo); /* Ctrl-C (and a hangup of its terminal) reach it from the terminal itself;
+					* a signal sent to tracelogger alone is passed on */
 	if (kst.lost > 0)
 		fprintf(stderr, "tracelogger: %" PRIu64 " kernel records were lost (the rings overflowed; more -k "
 				"buffers or fewer classes help); the file counts them as CONTROL DROPPED events\n",
