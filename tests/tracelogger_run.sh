@@ -5,7 +5,7 @@
 # usage: tracelogger_run.sh TRACELOGGER TRACEPRINTER PINGPONG TL_WRITER WORKDIR [CASE...]
 # Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm sighup
 #        abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr
-#        epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill
+#        stdout_cmd epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill
 #        sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger
 #        not_region (default: all). Every case runs in a session of its own
 #        (TRACEKIT_SESSION=tlrun.PID), so a logger elsewhere on "default" does not disturb it. A case that needs what this machine
@@ -14,7 +14,7 @@
 set -u
 TL=$1 TP=$2 PP=$3 WR=$4 WORK=$5
 shift 5
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm sighup abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger not_region}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm sighup abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr stdout_cmd epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger not_region}
 TRACEKIT_SESSION=tlrun.$$
 export TRACEKIT_SESSION
 REGION=/dev/shm/tracekit.$(id -u).$TRACEKIT_SESSION
@@ -538,6 +538,19 @@ case_stray_usr() { # SIGUSR1/SIGUSR2 outside -d1: ignored, the run completes; TR
 	[ "$(cat "$W/su.env")" = "pid:unset" ] || fail "TRACELOGGER_PID set without -d1: $(cat "$W/su.env")"
 }
 
+case_stdout_cmd() { # -f - (or /dev/stdout): the command's output goes to standard error, not into the trace
+	"$TL" -f - -c THREAD -- sh -c 'seq 2000; echo to-stderr >&2' >"$W/so.kev" 2>"$W/so.err" ||
+		{ fail "exit status $? ($(tail -n 2 "$W/so.err"))"; return; }
+	readable "$W/so.kev" || return
+	head -c 16 "$W/so.kev" | grep -q "^TRACE_HEADER" || fail "the stream does not begin with the header"
+	grep -qx 2000 "$W/so.err" && grep -qx to-stderr "$W/so.err" || fail "the command's output is not on standard error"
+	"$TL" -f /dev/stdout -c THREAD -- echo hello 2>"$W/so2.err" | cat >"$W/so2.kev"
+	readable "$W/so2.kev" || return
+	grep -qx hello "$W/so2.err" || fail "-f /dev/stdout (a pipe): the command's output is not on standard error"
+	# a file output leaves the command's standard output alone
+	"$TL" -f "$W/so3.kev" -c THREAD -- echo hello >"$W/so3.out" 2>/dev/null
+	grep -qx hello "$W/so3.out" || fail "-f FILE: the command's output is not on standard output"
+}
 case_epipe() { # -f - into a reader that goes away: a message, exit 1, no temporaries left
 	d=$(mktemp -d "$W/ep.XXXXXX")
 	(TMPDIR=$d "$TL" -f - -c THREAD -- taskset -c 0 "$PP" -n 100000 -e 0 2>"$W/ep.err"; echo $? >"$W/ep.rc") |

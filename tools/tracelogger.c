@@ -60,7 +60,8 @@ static const char usage_text[] =
 	"      --freq=HZ           cpu-clock samples per second (0: none, the default without -g)\n"
 	"  -A KEY=VALUE            add a header attribute (repeatable)\n"
 	"Where and how much:\n"
-	"  -f FILE                 output (default " DEFAULT_OUTPUT "; \"-\": standard output)\n"
+	"  -f FILE                 output (default " DEFAULT_OUTPUT "; \"-\": standard output,\n"
+	"                          and the command's output then goes to standard error)\n"
 	"  -n NUM                  stop after NUM buffers of 1024 events (0: until stopped;\n"
 	"                          default 32 for the whole system or -p, 0 with a command)\n"
 	"  -s SECONDS              stop after SECONDS\n"
@@ -503,7 +504,20 @@ struct child {
 	int exec_errno;
 };
 
-static int launch(struct child *ch, char **cmd, const char *session, int daemon)
+/* Whether the output is tracelogger's standard output (-f -, or /dev/stdout and the like). */
+static int output_is_stdout(const char *output)
+{
+	struct stat out_sb, fd_sb;
+
+	if (strcmp(output, "-") == 0)
+		return 1;
+	return stat(output, &out_sb) == 0 && fstat(STDOUT_FILENO, &fd_sb) == 0 && !S_ISREG(out_sb.st_mode) &&
+	       out_sb.st_dev == fd_sb.st_dev && out_sb.st_ino == fd_sb.st_ino;
+}
+
+/* stdout_to_stderr: the trace goes to standard output, so the command's output, which would
+ * come before the header and corrupt the stream, goes to tracelogger's standard error. */
+static int launch(struct child *ch, char **cmd, const char *session, int daemon, int stdout_to_stderr)
 {
 	int go[2], err[2];
 
@@ -538,6 +552,8 @@ static int launch(struct child *ch, char **cmd, const char *session, int daemon)
 			setenv("TRACEKIT_SESSION", session, 1);
 			unsetenv("TRACEKIT_LOG");
 		}
+		if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(126);
 		while (read(go[0], &b, 1) < 0 && errno == EINTR)
 			;
 		if (read(go[0], &b, 0) < 0) /* keeps the compiler quiet about b */
@@ -972,7 +988,8 @@ int main(int argc, char **argv)
 		remove_dir(dir);
 		return 1;
 	}
-	if (have_child && launch(&ch, g_o.cmd, g_S != NULL ? g_o.session : NULL, g_o.daemon) != 0) {
+	if (have_child && launch(&ch, g_o.cmd, g_S != NULL ? g_o.session : NULL, g_o.daemon,
+				   output_is_stdout(g_o.output)) != 0) {
 		tktool_error(NULL, "cannot start %s: %s", g_o.cmd[0], strerror(errno));
 		undo_start(&ch, 0, dir);
 		return 1;
