@@ -3,7 +3,7 @@
 # tracelogger run as a user runs it, on real workloads, with the events asserted against
 # what each workload knows (docs/tracelogger.md). traceprinter must read every file made.
 # usage: tracelogger_run.sh TRACELOGGER TRACEPRINTER PINGPONG TL_WRITER WORKDIR [CASE...]
-# Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm sighup
+# Cases: pingpong user pipeline status missing gone limit_n limit_s limit_s_pid limit_S ring sigterm sighup
 #        abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr
 #        stdout_cmd epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill
 #        sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger
@@ -14,7 +14,7 @@
 set -u
 TL=$1 TP=$2 PP=$3 WR=$4 WORK=$5
 shift 5
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm sighup abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr stdout_cmd epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger not_region}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_s_pid limit_S ring sigterm sighup abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr stdout_cmd epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger not_region}
 TRACEKIT_SESSION=tlrun.$$
 export TRACEKIT_SESSION
 REGION=/dev/shm/tracekit.$(id -u).$TRACEKIT_SESSION
@@ -237,6 +237,25 @@ case_limit_s() { # -s 0.3 on a command that runs 1.5 s: events span about 0.3 s,
 	[ "$elapsed" -ge 1400 ] || fail "tracelogger ended after $elapsed ms: it must wait for the command"
 }
 
+case_limit_s_pid() { # -p with -s: the time given is the length (no default -n 32 first); an -n that ends it first is said
+	taskset -c 0 "$PP" -n 100000000 -e 0 >/dev/null 2>&1 &
+	p=$!
+	sleep 0.2
+	start=$(date +%s%N)
+	"$TL" -p $p -s 1 -c THREAD -f "$W/sp.kev" >/dev/null 2>"$W/sp.err" || fail "-p -s 1: exit status $? ($(cat "$W/sp.err"))"
+	elapsed=$((($(date +%s%N) - start) / 1000000))
+	[ "$elapsed" -ge 900 ] || fail "-p -s 1 ended after $elapsed ms: a buffer limit stopped it first ($(cat "$W/sp.err"))"
+	if readable "$W/sp.kev"; then
+		span=$(awk '/^t:/ { s = $1; sub(/^t:/, "", s); if (!n++) first = s; last = s } END { printf "%d", (last - first) * 1000 }' "$W/sp.kev.txt")
+		[ "$span" -ge 700 ] || fail "-p -s 1: events span $span ms"
+	fi
+	"$TL" -p $p -s 5 -n 2 -c THREAD -f "$W/sp2.kev" >/dev/null 2>"$W/sp2.err" || fail "-p -s 5 -n 2: exit status $?"
+	grep -q "^tracelogger: note: recording stopped: the -n limit of 2 buffers" "$W/sp2.err" ||
+		fail "-p: the -n limit that ended the recording is not said: $(cat "$W/sp2.err")"
+	kill $p
+	wait $p 2>/dev/null
+	readable "$W/sp2.kev"
+}
 case_limit_S() { # -S 48K: the file stays below 48 KiB; -M -S 48K keeps the newest 48 KiB instead
 	"$TL" -S 48K -f "$W/S.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" -n 20000 -e 0 >/dev/null 2>"$W/S.err" ||
 		{ fail "exit status $? ($(cat "$W/S.err"))"; return; }

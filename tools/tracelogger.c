@@ -36,6 +36,7 @@
 #include "tracekit/session.h"
 
 #define DEFAULT_OUTPUT "/dev/shm/tracebuffer.kev"
+#define STOP_TIME_UP "the -s time is up"
 #define BUF_SLOTS 1024u /* one "buffer": 1024 slots (16 KiB), as QNX's kernel buffers */
 
 static const char usage_text[] =
@@ -63,7 +64,8 @@ static const char usage_text[] =
 	"  -f FILE                 output (default " DEFAULT_OUTPUT "; \"-\": standard output,\n"
 	"                          and the command's output then goes to standard error)\n"
 	"  -n NUM                  stop after NUM buffers of 1024 events (0: until stopped;\n"
-	"                          default 32 for the whole system or -p, 0 with a command)\n"
+	"                          default 32 for the whole system or -p, 0 with a command,\n"
+	"                          -s, -r, -M or -d1)\n"
 	"  -s SECONDS              stop after SECONDS\n"
 	"  -S SIZE                 stop before the file exceeds SIZE bytes (K or M suffix)\n"
 	"  -M                      with -S: keep the newest SIZE bytes instead of stopping\n"
@@ -936,7 +938,7 @@ int main(int argc, char **argv)
 	char dir[4096] = "";
 	char spool[4400] = "";
 	const char *write_path;
-	int rc, status = 0, via_spool, have_child;
+	int rc, status = 0, via_spool, have_child, n_default, said_stop = 0;
 	uint64_t deadline = 0, hdr_bytes;
 	uint32_t recorded = 0;
 
@@ -946,8 +948,11 @@ int main(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if (g_o.recover)
 		return recover_into(g_o.session, g_o.output);
-	if (g_o.n_buffers < 0)
-		g_o.n_buffers = (g_o.cmd != NULL || g_o.ring || g_o.size_ring || g_o.daemon) ? 0 : 32;
+	/* -s names the duration: a default buffer limit would end the recording first, silently */
+	n_default = g_o.n_buffers < 0;
+	if (n_default)
+		g_o.n_buffers = (g_o.cmd != NULL || g_o.ring || g_o.size_ring || g_o.daemon || g_o.seconds_ms > 0) ? 0
+															   : 32;
 	for (size_t i = 0; i < g_o.n_pids; i++)
 		if (kill(g_o.pids[i], 0) != 0 && errno == ESRCH) {
 			tktool_error(NULL, "pid %d: no such process", g_o.pids[i]);
@@ -1163,7 +1168,7 @@ int main(int argc, char **argv)
 			g_stop = 1; /* a program stopped the trace */
 		}
 		if (enabled && deadline && now_ms() >= deadline && !g_stop) {
-			tk_collect_sink_set_stop(g_K, "the -s time is up");
+			tk_collect_sink_set_stop(g_K, STOP_TIME_UP);
 			g_stop = 1;
 		}
 		tk_collect_sink_get_stats(g_K, &kst);
@@ -1226,12 +1231,27 @@ int main(int argc, char **argv)
 		if (g_o.verbose || kst.stop_reason != NULL)
 			fprintf(stderr, "tracelogger: recording stopped%s%s; waiting for %s (pid %ld) to end\n",
 				kst.stop_reason ? ": " : "", kst.stop_reason ? kst.stop_reason : "", g_o.cmd[0], (long)ch.pid);
+		said_stop = 1;
 		child_poll(&ch, 1);
 		if (g_abort)
 			merge_user = 0;
 	}
 	if (g_S != NULL)
 		tk_session_stop(g_S);
+	/* A size or buffer limit that ended the recording before -s, the command, the -p
+	 * processes or a signal: said (with -p and -a it was silent), naming the limit. */
+	if (kst.stop_reason != NULL && !said_stop && !g_o.verbose && strcmp(kst.stop_reason, STOP_TIME_UP) != 0) {
+		if (g_o.max_size > 0 && strstr(kst.stop_reason, "-S") != NULL)
+			fprintf(stderr, "tracelogger: note: recording stopped: the -S limit of %" PRIu64 " bytes is "
+					"reached\n", g_o.max_size);
+		else if (g_o.n_buffers > 0 && strstr(kst.stop_reason, "-n") != NULL)
+			fprintf(stderr, "tracelogger: note: recording stopped: the -n limit of %lld buffers of 1024 "
+					"events is full%s; -n 0 records until %s\n", g_o.n_buffers,
+				n_default ? " (the default for the whole system and -p)" : "",
+				g_o.seconds_ms > 0 ? "the -s time is up" : "stopped");
+		else
+			fprintf(stderr, "tracelogger: note: recording stopped: %s\n", kst.stop_reason);
+	}
 
 	char part[4400];
 	snprintf(part, sizeof(part), "%s", tk_kev_writer_temp_path(w));
