@@ -410,11 +410,18 @@ static int parse_args(struct opts *o, int argc, char **argv)
 				return tktool_usage_error("-A: too many attributes");
 			*eq = '\0';
 			if (strstr(optarg, "::") || strstr(optarg, "TRACE_") || strstr(eq + 1, "::") ||
-			    strstr(eq + 1, "TRACE_") || strncmp(optarg, "TRACEKIT_", 9) == 0 || strchr(eq + 1, '\n'))
-				return tktool_usage_error("-A: '%s': a key or value may not contain \"::\", \"TRACE_\" or "
-							  "a newline, and TRACEKIT_ keys are tracekit's", optarg);
+			    strstr(eq + 1, "TRACE_") || strncmp(optarg, "TRACEKIT_", 9) == 0 || strchr(optarg, '\n') ||
+			    strchr(eq + 1, '\n'))
+				return tktool_usage_error("-A: '%.60s%s': a key or value may not contain \"::\", \"TRACE_\" "
+							  "or a newline, and TRACEKIT_ keys are tracekit's", optarg,
+							  strlen(optarg) > 60 ? "..." : "");
 			o->attrs[o->n_attrs].key = optarg;
 			o->attrs[o->n_attrs].value = eq + 1;
+			/* the writer's own rules (a reserved keyword, the readers' key length, a trailing
+			 * ':'), said here rather than as a failure to create a file once recording */
+			char why[256];
+			if (tk_kev_attr_check(&o->attrs[o->n_attrs], why, sizeof(why)) != TK_OK)
+				return tktool_usage_error("-A: %s", why);
 			o->n_attrs++;
 			break;
 		}
