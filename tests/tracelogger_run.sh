@@ -6,7 +6,7 @@
 # Cases: pingpong user pipeline status missing gone limit_n limit_s limit_s_pid limit_S ring sigterm sighup
 #        abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr
 #        stdout_cmd epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill
-#        sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger
+#        sigkill_unfollowed second_logger orphan recover foreign_session foreign_default few_buffers own_logger
 #        not_region (default: all). Every case runs in a session of its own
 #        (TRACEKIT_SESSION=tlrun.PID), so a logger elsewhere on "default" does not disturb it. A case that needs what this machine
 #        cannot give (perf_event_open refused, no setpriv) is skipped with a printed reason;
@@ -14,7 +14,7 @@
 set -u
 TL=$1 TP=$2 PP=$3 WR=$4 WORK=$5
 shift 5
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_s_pid limit_S ring sigterm sighup abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr stdout_cmd epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger not_region}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_s_pid limit_S ring sigterm sighup abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr stdout_cmd epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session foreign_default few_buffers own_logger not_region}
 TRACEKIT_SESSION=tlrun.$$
 export TRACEKIT_SESSION
 REGION=/dev/shm/tracekit.$(id -u).$TRACEKIT_SESSION
@@ -990,6 +990,35 @@ case_own_logger() { # a program that starts its own logger (as the examples do) 
 	[ "$n" = 0 ] || fail "$n of the program's events in the session's file too"
 }
 
+case_foreign_default() { # another user's region at the implicit default session: a note, the kernel's events; -N default refused
+	[ "$(id -u)" = 0 ] || { skip "not root: cannot make a region of another user"; return; }
+	if ! command -v unshare >/dev/null 2>&1 || ! unshare --mount true 2>/dev/null; then
+		skip "no private mount namespace (unshare --mount): /dev/shm/tracekit.0.default is shared"
+		return
+	fi
+	# a /dev/shm of this case's own: a logger of a user on the real default session is not disturbed
+	unshare --mount sh -c '
+		mount -t tmpfs -o size=64m tmpfs /dev/shm || exit 77
+		: >/dev/shm/tracekit.0.default && chown 65534 /dev/shm/tracekit.0.default &&
+			chmod 600 /dev/shm/tracekit.0.default || exit 77
+		unset TRACEKIT_SESSION
+		"$1" -f "$2/fd.kev" -c THREAD,PROCESS -- sh -c "echo RAN" >"$2/fd.out" 2>"$2/fd.err"
+		echo $? >"$2/fd.rc"
+		"$1" -N default -f "$2/fd2.kev" -c THREAD -- echo RAN >"$2/fd2.out" 2>"$2/fd2.err"
+		echo $? >"$2/fd2.rc"
+		[ "$(stat -c %u:%s /dev/shm/tracekit.0.default)" = 65534:0 ] || echo changed >"$2/fd.changed"
+	' sh "$TL" "$W"
+	[ $? = 77 ] && { skip "cannot mount a tmpfs on /dev/shm in a private namespace"; return; }
+	[ "$(cat "$W/fd.rc")" = 0 ] || fail "implicit default session of another user: exit status $(cat "$W/fd.rc"): $(cat "$W/fd.err")"
+	grep -qx RAN "$W/fd.out" || fail "the command was not run"
+	grep -q "^tracelogger: note: .*uid 65534.*recording without the programs' own events" "$W/fd.err" ||
+		fail "no note naming the owner: $(cat "$W/fd.err")"
+	readable "$W/fd.kev" && { grep -q "name:sh" "$W/fd.kev.txt" || fail "the kernel's events are missing"; }
+	[ "$(cat "$W/fd2.rc")" = 1 ] || fail "-N default of another user: exit status $(cat "$W/fd2.rc"), 1 expected"
+	grep -q "uid 65534" "$W/fd2.err" || fail "-N default: the owner not named: $(cat "$W/fd2.err")"
+	[ -s "$W/fd2.out" ] && fail "-N default of another user: the command was run"
+	[ ! -e "$W/fd.changed" ] || fail "the foreign region was changed"
+}
 case_not_region() { # a symbolic link or a damaged region at the session's name: refused, the way out said, nothing followed
 	bad=$REGION.bad
 	echo precious >"$W/target"

@@ -180,6 +180,7 @@ struct opts {
 	size_t n_attrs;
 	char **cmd;            /* after -- */
 	const char *session;   /* -N, --session */
+	int session_implicit;  /* neither -N nor TRACEKIT_SESSION: the default one, never asked for */
 	unsigned session_bufs; /* --session-buffers */
 	int recover;           /* --recover */
 };
@@ -332,8 +333,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	o->freq = -1;
 	o->user_events = 1;
 	/* the session programs attach to: TRACEKIT_SESSION names it for them, and for us */
-	o->session = getenv(TK_SESSION_ENV) != NULL && getenv(TK_SESSION_ENV)[0] != '\0' ? getenv(TK_SESSION_ENV)
-											   : TK_SESSION_DEFAULT;
+	o->session_implicit = getenv(TK_SESSION_ENV) == NULL || getenv(TK_SESSION_ENV)[0] == '\0';
+	o->session = o->session_implicit ? TK_SESSION_DEFAULT : getenv(TK_SESSION_ENV);
 	o->session_bufs = TK_SESSION_DEFAULT_BUFFERS;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:ab:c:d:f:F:ghk:Mn:N:p:rs:S:vwA:", longs, NULL)) != -1) {
@@ -379,6 +380,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 				return tktool_usage_error("-N: '%s' is not a session name (1 to %d of A-Z a-z 0-9 _ . -, "
 							  "not starting with '.')", optarg, TK_SESSION_NAME_MAX);
 			o->session = optarg;
+			o->session_implicit = 0;
 			break;
 		case OPT_SESSION_BUFS:
 			if (parse_uint(optarg, TK_SESSION_MAX_BUFFERS, &v) != 0 || v == 0)
@@ -825,6 +827,26 @@ static int recover_into(const char *name, const char *path)
 	return 0;
 }
 
+/*
+ * The implicit default session (no -N, no TRACEKIT_SESSION) cannot be used: another user's
+ * region, a damaged one, a link at its name. Any user can make /dev/shm/tracekit.UID.default
+ * in advance, so refusing would let them stop every plain tracelogger of that uid; the
+ * kernel's events need no session, so, as when /dev/shm is full, a note and a recording
+ * without the programs' own events. A session named with -N or TRACEKIT_SESSION is refused.
+ */
+static int session_unusable_note(const char *why)
+{
+	char shm[TK_SESSION_NAME_MAX + 32];
+
+	if (tk_session_shm_name(g_o.session, shm, sizeof(shm)) != TK_OK)
+		shm[0] = '\0';
+	fprintf(stderr, "tracelogger: note: %s; recording without the programs' own events (session %s cannot be "
+			"used while /dev/shm%s exists; -N NAME records them in another one)\n",
+		why, g_o.session, shm);
+	g_S = NULL;
+	return 0;
+}
+
 /* The session NAME: created (after recovering one a dead logger left), configured from the
  * options (plain mode: every class, fast, or -c/-w/-F; daemon mode: nothing, or -c), and in
  * plain mode started at once. 0, or 1 (said why). */
@@ -841,6 +863,8 @@ static int open_session(void)
 		int prc = tk_session_open(&probe, g_o.session, TK_SESSION_RECOVER);
 		if (prc != TK_OK) {
 			char shm[TK_SESSION_NAME_MAX + 32];
+			if (prc != TK_EBUSY && g_o.session_implicit)
+				return session_unusable_note(tk_session_errmsg());
 			if (prc == TK_EBUSY || tk_session_shm_name(g_o.session, shm, sizeof(shm)) != TK_OK)
 				tktool_error(NULL, "%s", tk_session_errmsg());
 			else /* damaged, not a region, another user's: nothing will ever use it */
@@ -860,6 +884,8 @@ static int open_session(void)
 		return 1;
 	}
 	if (rc == TK_EACCES || rc == TK_EINVAL || rc == TK_EEXIST) {
+		if (g_o.session_implicit)
+			return session_unusable_note(tk_session_errmsg());
 		tktool_error(NULL, "%s", tk_session_errmsg());
 		return 1;
 	}
