@@ -1238,9 +1238,10 @@ int main(int argc, char **argv)
 	tk_collect_sink_get_stats(g_K, &kst);
 	if (kst.stop_reason != NULL && g_o.verbose)
 		fprintf(stderr, "tracelogger: stopped: %s\n", kst.stop_reason);
+	/* SIGTERM or SIGHUP sent to tracelogger alone is passed on (Ctrl-C, and the hangup of a
+	 * closed terminal, reach the command from the terminal itself) */
 	if (g_signo != 0 && have_child && (g_signo == SIGTERM || g_signo == SIGHUP) && !child_poll(&ch, 0))
-		kill(ch.pid, g_signo); /* Ctrl-C (and a hangup of its terminal) reach it from the terminal itself;
-					* a signal sent to tracelogger alone is passed on */
+		kill(ch.pid, g_signo);
 	if (kst.lost > 0)
 		fprintf(stderr, "tracelogger: %" PRIu64 " kernel records were lost (the rings overflowed; more -k "
 				"buffers or fewer classes help); the file counts them as CONTROL DROPPED events\n",
