@@ -15,6 +15,7 @@
 #include "common/tk_bytes.h"
 #include "tk_test.h"
 #include "tracekit/kev.h"
+#include "tracekit/traceparser.h"
 #include "kev/kev_names.h"
 
 static const tk_kev_header fixed_header = {
@@ -347,6 +348,64 @@ static void test_reserved_attribute_keys(void **state)
 	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
 }
 
+/*
+ * Keys the reader would refuse or misread (audit19 item 9): longer than TK_KEV_ATTR_KEY_MAX
+ * (the whole header became unreadable) or ending in ':' (read back as "k" = ":a"). Refused
+ * by tk_kev_attr_check() with the reason and by the writer; a key of exactly the limit reads
+ * back whole.
+ */
+static void test_attribute_key_limits(void **state)
+{
+	const char *path = tkt_path("keylim.kev");
+	char key[TK_KEV_ATTR_KEY_MAX + 2], msg[256];
+	tk_kev_header hdr = fixed_header;
+	tk_kev_attr attr = { key, "v" };
+	tk_kev_writer *wr;
+	struct traceparser_state *st;
+	const char *v;
+	unsigned vlen = 0;
+
+	(void)state;
+	hdr.attrs = &attr;
+	hdr.n_attrs = 1;
+	memset(key, 'K', TK_KEV_ATTR_KEY_MAX + 1);
+	key[TK_KEV_ATTR_KEY_MAX + 1] = '\0';
+	assert_int_equal(tk_kev_attr_check(&attr, msg, sizeof(msg)), TK_EINVAL);
+	assert_non_null(strstr(msg, "257 bytes"));
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_EINVAL);
+	assert_false(tkt_exists(path));
+	assert_false(tkt_exists(tkt_path("keylim.kev.part")));
+
+	attr.key = "k:";
+	attr.value = "a";
+	assert_int_equal(tk_kev_attr_check(&attr, msg, sizeof(msg)), TK_EINVAL);
+	assert_non_null(strstr(msg, "ends in ':'"));
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_EINVAL);
+	attr.key = "CPU_NUM";
+	assert_int_equal(tk_kev_attr_check(&attr, msg, sizeof(msg)), TK_EINVAL);
+	assert_non_null(strstr(msg, "\"CPU_NUM\" is a standard header keyword"));
+	assert_int_equal(tk_kev_attr_check(&attr, NULL, 0), TK_EINVAL);
+	/* a ':' inside the key, or one beginning the value, round-trips */
+	attr.key = "a:b";
+	attr.value = ":c";
+	assert_int_equal(tk_kev_attr_check(&attr, msg, sizeof(msg)), TK_OK);
+
+	key[TK_KEV_ATTR_KEY_MAX] = '\0';
+	attr.key = key;
+	attr.value = "v";
+	assert_int_equal(tk_kev_attr_check(&attr, msg, sizeof(msg)), TK_OK);
+	assert_int_equal(tk_kev_writer_open(&wr, path, &hdr, 0), TK_OK);
+	assert_int_equal(tk_kev_writer_close(wr), TK_OK);
+	st = traceparser_init(NULL);
+	assert_non_null(st);
+	assert_int_equal(traceparser(st, NULL, path), 0);
+	v = tk_traceparser_header_value(st, key, &vlen);
+	assert_non_null(v);
+	assert_int_equal(vlen, 1);
+	assert_memory_equal(v, "v", 1);
+	traceparser_destroy(&st);
+}
+
 static void test_bad_events(void **state)
 {
 	const char *path = tkt_path("badev.kev");
@@ -664,6 +723,7 @@ int main(void)
 		cmocka_unit_test(test_auto_time),      cmocka_unit_test(test_header_keys),
 		cmocka_unit_test(test_bad_attributes), cmocka_unit_test(test_bad_events),
 		cmocka_unit_test(test_reserved_attribute_keys),
+		cmocka_unit_test(test_attribute_key_limits),
 		cmocka_unit_test(test_part_file_lifecycle), cmocka_unit_test(test_unwritable),
 		cmocka_unit_test(test_disk_full),      cmocka_unit_test(test_disk_full_later),
 		cmocka_unit_test(test_raw),            cmocka_unit_test(test_raw_vectored),

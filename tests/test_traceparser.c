@@ -5,8 +5,10 @@
  * reassembly (interlaced, unbalanced), both byte orders, 64-bit time across LSB
  * rollovers, standard input through a pipe, and every kind of malformed file.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
@@ -1806,6 +1808,63 @@ static void test_sort_bounded_same_order(void **state)
 
 
 
+/*
+ * The runs of a sort beyond its budget go to $TMPDIR (the documented place), not to /tmp
+ * whatever TMPDIR says (glibc's tmpfile()); a TMPDIR that cannot hold them is named in the
+ * error; the runs leave no file behind.
+ */
+static void test_sort_spill_tmpdir(void **state)
+{
+	const char *path = write_sort_file(20000);
+	const char *old = getenv("TMPDIR");
+	char *saved = old != NULL ? strdup(old) : NULL;
+	char missing[4200], dir[4200];
+	struct traceparser_state *st;
+	struct sorted_log l;
+	const char *msg;
+	DIR *d;
+	struct dirent *e;
+	int n_left = 0;
+
+	(void)state;
+	snprintf(missing, sizeof(missing), "%s/no-such-tmpdir", tkt_dir());
+	setenv("TMPDIR", missing, 1);
+	st = traceparser_init(NULL);
+	assert_non_null(st);
+	assert_int_equal(tk_traceparser_sort_memory(st, 64u << 10), 0);
+	traceparser_sort(st, _TRACEPARSER_SORT);
+	memset(&l, 0, sizeof(l));
+	for (unsigned c = 0; c < 32; c++)
+		assert_int_equal(tk_traceparser_cs_internal(st, &l, sorted_log_cb, c, c == 0, 1023), 0);
+	assert_int_not_equal(traceparser(st, NULL, path), 0);
+	free(l.v);
+	msg = traceparser_get_info(st, _TRACEPARSER_INFO_ERROR_STR, NULL);
+	assert_non_null(msg);
+	if (strstr(msg, missing) == NULL)
+		fail_msg("the error does not name TMPDIR %s: %s", missing, msg);
+	traceparser_destroy(&st);
+
+	snprintf(dir, sizeof(dir), "%s/sort-tmpdir", tkt_dir());
+	mkdir(dir, 0700);
+	setenv("TMPDIR", dir, 1);
+	parse_sorted(path, 64u << 10, &l);
+	assert_true(l.n > 20000);
+	free(l.v);
+	d = opendir(dir);
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.')
+			n_left++;
+	closedir(d);
+	assert_int_equal(n_left, 0);
+	rmdir(dir);
+	if (saved != NULL)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
+}
+
 #if !TKT_ASAN
 static int count_only_cb(struct traceparser_state *st, void *ud, unsigned h, unsigned t, unsigned *buf,
 			 unsigned len)
@@ -2400,6 +2459,7 @@ int main(void)
 		cmocka_unit_test(test_combine_never_finished_fast),
 		cmocka_unit_test(test_live_pipe_first_event),
 		cmocka_unit_test(test_sort_bounded_same_order),
+		cmocka_unit_test(test_sort_spill_tmpdir),
 		cmocka_unit_test(test_sort_bounded_memory),
 		cmocka_unit_test(test_owner_end_to_end),
 		cmocka_unit_test(test_ns_conversion),

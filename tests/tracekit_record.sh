@@ -45,6 +45,17 @@ if ! "$TKC" info "$W/t.kev" >"$W/info.txt" 2>"$W/info.err" || ! grep -q 'TRACE_'
 	echo "--- tracekit info on the recording: $(head -n 3 "$W/info.err")"
 	fail=1
 fi
+# -f -: the command's output goes to standard error, not into the trace (audit19 item 5)
+"$TKC" record -f - -c THREAD -- seq 2000 >"$W/so.kev" 2>"$W/so.err"
+s=$?
+if [ "$s" != 0 ] || ! "$TKC" print -n "$W/so.kev" >/dev/null 2>"$W/so.perr"; then
+	echo "--- tracekit record -f - -- seq 2000: exit status $s, unreadable: $(head -n 2 "$W/so.perr")"
+	fail=1
+fi
+if ! grep -qx 2000 "$W/so.err"; then
+	echo "--- tracekit record -f -: the command's output is not on standard error"
+	fail=1
+fi
 # a command that cannot be found: tracelogger's 127
 "$TKC" record -f "$W/none.kev" -c THREAD -- "$W/no-such-program" >/dev/null 2>"$W/none.err"
 s=$?

@@ -3,10 +3,10 @@
 # tracelogger run as a user runs it, on real workloads, with the events asserted against
 # what each workload knows (docs/tracelogger.md). traceprinter must read every file made.
 # usage: tracelogger_run.sh TRACELOGGER TRACEPRINTER PINGPONG TL_WRITER WORKDIR [CASE...]
-# Cases: pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm
+# Cases: pingpong user pipeline status missing gone limit_n limit_s limit_s_pid limit_S ring sigterm sighup
 #        abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr
-#        epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill
-#        sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger
+#        stdout_cmd epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill
+#        sigkill_unfollowed second_logger orphan recover foreign_session foreign_default few_buffers own_logger
 #        not_region (default: all). Every case runs in a session of its own
 #        (TRACEKIT_SESSION=tlrun.PID), so a logger elsewhere on "default" does not disturb it. A case that needs what this machine
 #        cannot give (perf_event_open refused, no setpriv) is skipped with a printed reason;
@@ -14,7 +14,7 @@
 set -u
 TL=$1 TP=$2 PP=$3 WR=$4 WORK=$5
 shift 5
-CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_S ring sigterm abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session few_buffers own_logger not_region}
+CASES=${*:-pingpong user pipeline status missing gone limit_n limit_s limit_s_pid limit_S ring sigterm sighup abort full_disk unpriv syscalls states daemon system forks losses samples stray_usr stdout_cmd epipe class_filter sub_classes other_user size_min session3 daemon_program daemon_user_only sigkill sigkill_unfollowed second_logger orphan recover foreign_session foreign_default few_buffers own_logger not_region}
 TRACEKIT_SESSION=tlrun.$$
 export TRACEKIT_SESSION
 REGION=/dev/shm/tracekit.$(id -u).$TRACEKIT_SESSION
@@ -237,6 +237,25 @@ case_limit_s() { # -s 0.3 on a command that runs 1.5 s: events span about 0.3 s,
 	[ "$elapsed" -ge 1400 ] || fail "tracelogger ended after $elapsed ms: it must wait for the command"
 }
 
+case_limit_s_pid() { # -p with -s: the time given is the length (no default -n 32 first); an -n that ends it first is said
+	taskset -c 0 "$PP" -n 100000000 -e 0 >/dev/null 2>&1 &
+	p=$!
+	sleep 0.2
+	start=$(date +%s%N)
+	"$TL" -p $p -s 1 -c THREAD -f "$W/sp.kev" >/dev/null 2>"$W/sp.err" || fail "-p -s 1: exit status $? ($(cat "$W/sp.err"))"
+	elapsed=$((($(date +%s%N) - start) / 1000000))
+	[ "$elapsed" -ge 900 ] || fail "-p -s 1 ended after $elapsed ms: a buffer limit stopped it first ($(cat "$W/sp.err"))"
+	if readable "$W/sp.kev"; then
+		span=$(awk '/^t:/ { s = $1; sub(/^t:/, "", s); if (!n++) first = s; last = s } END { printf "%d", (last - first) * 1000 }' "$W/sp.kev.txt")
+		[ "$span" -ge 700 ] || fail "-p -s 1: events span $span ms"
+	fi
+	"$TL" -p $p -s 5 -n 2 -c THREAD -f "$W/sp2.kev" >/dev/null 2>"$W/sp2.err" || fail "-p -s 5 -n 2: exit status $?"
+	grep -q "^tracelogger: note: recording stopped: the -n limit of 2 buffers" "$W/sp2.err" ||
+		fail "-p: the -n limit that ended the recording is not said: $(cat "$W/sp2.err")"
+	kill $p
+	wait $p 2>/dev/null
+	readable "$W/sp2.kev"
+}
 case_limit_S() { # -S 48K: the file stays below 48 KiB; -M -S 48K keeps the newest 48 KiB instead
 	"$TL" -S 48K -f "$W/S.kev" -c THREAD,PROCESS -- taskset -c 0 "$PP" -n 20000 -e 0 >/dev/null 2>"$W/S.err" ||
 		{ fail "exit status $? ($(cat "$W/S.err"))"; return; }
@@ -283,6 +302,36 @@ case_sigterm() { # SIGTERM: the file is completed, the command gets it too, its 
 	grep -q "name:sleep" "$W/t.kev.txt" || fail "the command's start is missing"
 }
 
+case_sighup() { # SIGHUP (a closed terminal) stops as SIGTERM does: file completed, region removed; ignored under nohup
+	if [ $((0x$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status) & 1)) = 1 ]; then
+		skip "SIGHUP is ignored in this test's environment (nohup): it cannot be sent to the tool"
+		return
+	fi
+	"$TL" -f "$W/hup.kev" -c THREAD,PROCESS -- sh -c "touch '$W/hup.started'; exec sleep 30" >/dev/null 2>"$W/hup.err" &
+	p=$!
+	started "$W/hup.started"
+	kill -HUP $p
+	wait $p
+	s=$?
+	[ "$s" = 129 ] || fail "exit status $s, expected 129 (sleep ended by the SIGHUP passed on)"
+	[ ! -e "$W/hup.kev.part" ] && [ ! -e "$W/hup.kev.programs.part" ] || fail "a .part file is left: $(ls "$W"/hup.kev*)"
+	[ ! -e "$REGION" ] || fail "the session region $REGION is left"
+	readable "$W/hup.kev" || return
+	grep -q "name:sleep" "$W/hup.kev.txt" || fail "the command's start is missing"
+	# nohup: a hangup is ignored (by the command too); SIGTERM then stops it
+	rm -f "$W/hup.started"
+	(trap '' HUP; exec "$TL" -f "$W/hup2.kev" -c THREAD -- sh -c "touch '$W/hup.started'; exec sleep 2") \
+		>/dev/null 2>"$W/hup2.err" &
+	p=$!
+	started "$W/hup.started"
+	kill -HUP $p
+	sleep 0.3
+	kill -0 $p 2>/dev/null || fail "SIGHUP stopped a tracelogger started with SIGHUP ignored"
+	wait $p
+	s=$?
+	[ "$s" = 0 ] || fail "under nohup: exit status $s, expected 0 (sleep ran to its end): $(cat "$W/hup2.err")"
+	readable "$W/hup2.kev" || return
+}
 case_abort() { # a second signal aborts at once, still leaving a readable file
 	"$TL" -f "$W/a.kev" -- sh -c "trap '' TERM INT; touch '$W/a.started'; sleep 3" >/dev/null 2>"$W/a.err" &
 	p=$!
@@ -508,6 +557,19 @@ case_stray_usr() { # SIGUSR1/SIGUSR2 outside -d1: ignored, the run completes; TR
 	[ "$(cat "$W/su.env")" = "pid:unset" ] || fail "TRACELOGGER_PID set without -d1: $(cat "$W/su.env")"
 }
 
+case_stdout_cmd() { # -f - (or /dev/stdout): the command's output goes to standard error, not into the trace
+	"$TL" -f - -c THREAD -- sh -c 'seq 2000; echo to-stderr >&2' >"$W/so.kev" 2>"$W/so.err" ||
+		{ fail "exit status $? ($(tail -n 2 "$W/so.err"))"; return; }
+	readable "$W/so.kev" || return
+	head -c 16 "$W/so.kev" | grep -q "^TRACE_HEADER" || fail "the stream does not begin with the header"
+	grep -qx 2000 "$W/so.err" && grep -qx to-stderr "$W/so.err" || fail "the command's output is not on standard error"
+	"$TL" -f /dev/stdout -c THREAD -- echo hello 2>"$W/so2.err" | cat >"$W/so2.kev"
+	readable "$W/so2.kev" || return
+	grep -qx hello "$W/so2.err" || fail "-f /dev/stdout (a pipe): the command's output is not on standard error"
+	# a file output leaves the command's standard output alone
+	"$TL" -f "$W/so3.kev" -c THREAD -- echo hello >"$W/so3.out" 2>/dev/null
+	grep -qx hello "$W/so3.out" || fail "-f FILE: the command's output is not on standard output"
+}
 case_epipe() { # -f - into a reader that goes away: a message, exit 1, no temporaries left
 	d=$(mktemp -d "$W/ep.XXXXXX")
 	(TMPDIR=$d "$TL" -f - -c THREAD -- taskset -c 0 "$PP" -n 100000 -e 0 2>"$W/ep.err"; echo $? >"$W/ep.rc") |
@@ -928,6 +990,35 @@ case_own_logger() { # a program that starts its own logger (as the examples do) 
 	[ "$n" = 0 ] || fail "$n of the program's events in the session's file too"
 }
 
+case_foreign_default() { # another user's region at the implicit default session: a note, the kernel's events; -N default refused
+	[ "$(id -u)" = 0 ] || { skip "not root: cannot make a region of another user"; return; }
+	if ! command -v unshare >/dev/null 2>&1 || ! unshare --mount true 2>/dev/null; then
+		skip "no private mount namespace (unshare --mount): /dev/shm/tracekit.0.default is shared"
+		return
+	fi
+	# a /dev/shm of this case's own: a logger of a user on the real default session is not disturbed
+	unshare --mount sh -c '
+		mount -t tmpfs -o size=64m tmpfs /dev/shm || exit 77
+		: >/dev/shm/tracekit.0.default && chown 65534 /dev/shm/tracekit.0.default &&
+			chmod 600 /dev/shm/tracekit.0.default || exit 77
+		unset TRACEKIT_SESSION
+		"$1" -f "$2/fd.kev" -c THREAD,PROCESS -- sh -c "echo RAN" >"$2/fd.out" 2>"$2/fd.err"
+		echo $? >"$2/fd.rc"
+		"$1" -N default -f "$2/fd2.kev" -c THREAD -- echo RAN >"$2/fd2.out" 2>"$2/fd2.err"
+		echo $? >"$2/fd2.rc"
+		[ "$(stat -c %u:%s /dev/shm/tracekit.0.default)" = 65534:0 ] || echo changed >"$2/fd.changed"
+	' sh "$TL" "$W"
+	[ $? = 77 ] && { skip "cannot mount a tmpfs on /dev/shm in a private namespace"; return; }
+	[ "$(cat "$W/fd.rc")" = 0 ] || fail "implicit default session of another user: exit status $(cat "$W/fd.rc"): $(cat "$W/fd.err")"
+	grep -qx RAN "$W/fd.out" || fail "the command was not run"
+	grep -q "^tracelogger: note: .*uid 65534.*recording without the programs' own events" "$W/fd.err" ||
+		fail "no note naming the owner: $(cat "$W/fd.err")"
+	readable "$W/fd.kev" && { grep -q "name:sh" "$W/fd.kev.txt" || fail "the kernel's events are missing"; }
+	[ "$(cat "$W/fd2.rc")" = 1 ] || fail "-N default of another user: exit status $(cat "$W/fd2.rc"), 1 expected"
+	grep -q "uid 65534" "$W/fd2.err" || fail "-N default: the owner not named: $(cat "$W/fd2.err")"
+	[ -s "$W/fd2.out" ] && fail "-N default of another user: the command was run"
+	[ ! -e "$W/fd.changed" ] || fail "the foreign region was changed"
+}
 case_not_region() { # a symbolic link or a damaged region at the session's name: refused, the way out said, nothing followed
 	bad=$REGION.bad
 	echo precious >"$W/target"

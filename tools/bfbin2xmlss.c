@@ -85,7 +85,8 @@ int main(int argc, char **argv)
 		/* Standard output shows the document only once it is complete (nothing half-written). */
 		out = tktool_stdout_buffer();
 		if (out == NULL) {
-			fprintf(stderr, "bfbin2xmlss: Failed to create a temporary file (%s)\n", strerror(errno));
+			fprintf(stderr, "bfbin2xmlss: Failed to create a temporary file in %s (TMPDIR): %s\n", tktool_tmpdir(),
+				strerror(errno));
 			return 1;
 		}
 	}

@@ -95,12 +95,12 @@ int main(int argc, char **argv)
 	to_stdout = tktool_needs_copy(out_path);
 	tb5_path = out_path;
 	if (to_stdout) {
-		if (tktool_private_dir(tmp_dir, sizeof(tmp_dir)) != 0) {
+		if (tktool_private_dir_registered(tmp_dir, sizeof(tmp_dir), &dir_slot) != 0) {
 			tmp_dir[0] = '\0';
-			fprintf(stderr, TOOL ": %s: cannot create a temporary directory: %s\n", out_name, strerror(errno));
+			fprintf(stderr, TOOL ": %s: cannot create a temporary directory in %s (TMPDIR): %s\n", out_name,
+				tktool_tmpdir(), strerror(errno));
 			goto done;
 		}
-		dir_slot = tktool_cleanup_add_dir(tmp_dir);
 		snprintf(tmp_path, sizeof(tmp_path), "%s/out.tb5", tmp_dir);
 		tb5_path = tmp_path;
 	}

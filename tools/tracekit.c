@@ -183,12 +183,13 @@ static int run_sqlite(const char *in, const char *out_path, const char *pairs, c
 	tktool_catch_signals(TKTOOL_SIGNAL_EXIT);
 	if (!to_stdout && tktool_output_open(&out, out_path, 0) != 0)
 		return 1;
-	if (tktool_private_dir(dir, sizeof(dir)) != 0) {
-		tktool_error(NULL, "cannot create a temporary directory: %s", strerror(errno));
+	int slot;
+	if (tktool_private_dir_registered(dir, sizeof(dir), &slot) != 0) {
+		tktool_error(NULL, "cannot create a temporary directory in %s (TMPDIR): %s", tktool_tmpdir(),
+			     strerror(errno));
 		tktool_output_abort(&out);
 		return 1;
 	}
-	int slot = tktool_cleanup_add_dir(dir);
 	snprintf(db, sizeof(db), "%s/trace.db", dir);
 	memset(&st, 0, sizeof(st));
 	int rc = tk_export_sqlite_flags(in, db, export_flags, pairs[0] ? pairs : NULL, counters[0] ? counters : NULL,
@@ -196,9 +197,15 @@ static int run_sqlite(const char *in, const char *out_path, const char *pairs, c
 	if (rc == TK_EINVAL && st.events == 0) {
 		tktool_output_abort(&out);
 		status = tktool_usage_error("%s", err);
-	} else if (rc != 0 && (st.events == 0 || strncmp(err, "writing", 7) == 0 || rc == TK_ENOSPC)) {
+	} else if (rc != 0 && (strncmp(err, "writing", 7) == 0 || rc == TK_ENOSPC)) {
+		/* the database is only ever written in dir: its file system is what failed, not OUT's */
 		tktool_output_abort(&out);
-		tktool_error(st.events == 0 ? in : NULL, "%s", err[0] ? err : tk_strerror(rc));
+		tktool_error(dir, "%s (the database is built in TMPDIR first and needs room there for all of it)",
+			     err[0] ? err : tk_strerror(rc));
+		status = 1;
+	} else if (rc != 0 && st.events == 0) {
+		tktool_output_abort(&out);
+		tktool_error(in, "%s", err[0] ? err : tk_strerror(rc));
 		status = 1;
 	} else {
 		if (rc == 0)

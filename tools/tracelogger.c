@@ -36,6 +36,7 @@
 #include "tracekit/session.h"
 
 #define DEFAULT_OUTPUT "/dev/shm/tracebuffer.kev"
+#define STOP_TIME_UP "the -s time is up"
 #define BUF_SLOTS 1024u /* one "buffer": 1024 slots (16 KiB), as QNX's kernel buffers */
 
 static const char usage_text[] =
@@ -60,9 +61,11 @@ static const char usage_text[] =
 	"      --freq=HZ           cpu-clock samples per second (0: none, the default without -g)\n"
 	"  -A KEY=VALUE            add a header attribute (repeatable)\n"
 	"Where and how much:\n"
-	"  -f FILE                 output (default " DEFAULT_OUTPUT "; \"-\": standard output)\n"
+	"  -f FILE                 output (default " DEFAULT_OUTPUT "; \"-\": standard output,\n"
+	"                          and the command's output then goes to standard error)\n"
 	"  -n NUM                  stop after NUM buffers of 1024 events (0: until stopped;\n"
-	"                          default 32 for the whole system or -p, 0 with a command)\n"
+	"                          default 32 for the whole system or -p, 0 with a command,\n"
+	"                          -s, -r, -M or -d1)\n"
 	"  -s SECONDS              stop after SECONDS\n"
 	"  -S SIZE                 stop before the file exceeds SIZE bytes (K or M suffix)\n"
 	"  -M                      with -S: keep the newest SIZE bytes instead of stopping\n"
@@ -82,15 +85,15 @@ static const char usage_text[] =
 	"  -h, --help              show this help and exit\n"
 	"      --version           show the version and exit\n"
 	"\n"
-	"Ctrl-C or SIGTERM stop the recording and complete the file; a second one aborts at\n"
-	"once, still leaving a readable file. Exit status: the command's with a command, else\n"
-	"0; 1 on an error (also: the session has a live logger); 2 on a usage error. See\n"
-	"tracelogger(1) (docs/tracelogger.md).\n";
+	"Ctrl-C, SIGTERM or SIGHUP stop the recording and complete the file; a second one\n"
+	"aborts at once, still leaving a readable file. Exit status: the command's with a\n"
+	"command, else 0; 1 on an error (also: the session has a live logger); 2 on a usage\n"
+	"error. See tracelogger(1) (docs/tracelogger.md).\n";
 
 /* ---- signals ---- */
 
-static volatile sig_atomic_t g_stop;   /* first SIGINT/SIGTERM, SIGUSR2, or a limit */
-static volatile sig_atomic_t g_abort;  /* second SIGINT/SIGTERM */
+static volatile sig_atomic_t g_stop;   /* first SIGINT/SIGTERM/SIGHUP, SIGUSR2, or a limit */
+static volatile sig_atomic_t g_abort;  /* second SIGINT/SIGTERM/SIGHUP */
 static volatile sig_atomic_t g_signo;  /* the last stopping signal */
 static volatile sig_atomic_t g_start;  /* SIGUSR1 in daemon mode */
 
@@ -130,6 +133,10 @@ static void install_signals(int daemon)
 	sa.sa_handler = on_stop_signal; /* no SA_RESTART: a blocked wait returns */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a closed terminal stops the recording as SIGTERM does (the file completed, the session
+	 * region removed), not with the default death; under nohup it stays ignored */
+	if (!tktool_signal_ignored(SIGHUP))
+		sigaction(SIGHUP, &sa, NULL);
 	if (daemon) {
 		sigaction(SIGUSR2, &sa, NULL);
 		sa.sa_handler = on_start_signal;
@@ -173,6 +180,7 @@ struct opts {
 	size_t n_attrs;
 	char **cmd;            /* after -- */
 	const char *session;   /* -N, --session */
+	int session_implicit;  /* neither -N nor TRACEKIT_SESSION: the default one, never asked for */
 	unsigned session_bufs; /* --session-buffers */
 	int recover;           /* --recover */
 };
@@ -325,8 +333,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 	o->freq = -1;
 	o->user_events = 1;
 	/* the session programs attach to: TRACEKIT_SESSION names it for them, and for us */
-	o->session = getenv(TK_SESSION_ENV) != NULL && getenv(TK_SESSION_ENV)[0] != '\0' ? getenv(TK_SESSION_ENV)
-											   : TK_SESSION_DEFAULT;
+	o->session_implicit = getenv(TK_SESSION_ENV) == NULL || getenv(TK_SESSION_ENV)[0] == '\0';
+	o->session = o->session_implicit ? TK_SESSION_DEFAULT : getenv(TK_SESSION_ENV);
 	o->session_bufs = TK_SESSION_DEFAULT_BUFFERS;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:ab:c:d:f:F:ghk:Mn:N:p:rs:S:vwA:", longs, NULL)) != -1) {
@@ -372,6 +380,7 @@ static int parse_args(struct opts *o, int argc, char **argv)
 				return tktool_usage_error("-N: '%s' is not a session name (1 to %d of A-Z a-z 0-9 _ . -, "
 							  "not starting with '.')", optarg, TK_SESSION_NAME_MAX);
 			o->session = optarg;
+			o->session_implicit = 0;
 			break;
 		case OPT_SESSION_BUFS:
 			if (parse_uint(optarg, TK_SESSION_MAX_BUFFERS, &v) != 0 || v == 0)
@@ -403,11 +412,18 @@ static int parse_args(struct opts *o, int argc, char **argv)
 				return tktool_usage_error("-A: too many attributes");
 			*eq = '\0';
 			if (strstr(optarg, "::") || strstr(optarg, "TRACE_") || strstr(eq + 1, "::") ||
-			    strstr(eq + 1, "TRACE_") || strncmp(optarg, "TRACEKIT_", 9) == 0 || strchr(eq + 1, '\n'))
-				return tktool_usage_error("-A: '%s': a key or value may not contain \"::\", \"TRACE_\" or "
-							  "a newline, and TRACEKIT_ keys are tracekit's", optarg);
+			    strstr(eq + 1, "TRACE_") || strncmp(optarg, "TRACEKIT_", 9) == 0 || strchr(optarg, '\n') ||
+			    strchr(eq + 1, '\n'))
+				return tktool_usage_error("-A: '%.60s%s': a key or value may not contain \"::\", \"TRACE_\" "
+							  "or a newline, and TRACEKIT_ keys are tracekit's", optarg,
+							  strlen(optarg) > 60 ? "..." : "");
 			o->attrs[o->n_attrs].key = optarg;
 			o->attrs[o->n_attrs].value = eq + 1;
+			/* the writer's own rules (a reserved keyword, the readers' key length, a trailing
+			 * ':'), said here rather than as a failure to create a file once recording */
+			char why[256];
+			if (tk_kev_attr_check(&o->attrs[o->n_attrs], why, sizeof(why)) != TK_OK)
+				return tktool_usage_error("-A: %s", why);
 			o->n_attrs++;
 			break;
 		}
@@ -499,7 +515,20 @@ struct child {
 	int exec_errno;
 };
 
-static int launch(struct child *ch, char **cmd, const char *session, int daemon)
+/* Whether the output is tracelogger's standard output (-f -, or /dev/stdout and the like). */
+static int output_is_stdout(const char *output)
+{
+	struct stat out_sb, fd_sb;
+
+	if (strcmp(output, "-") == 0)
+		return 1;
+	return stat(output, &out_sb) == 0 && fstat(STDOUT_FILENO, &fd_sb) == 0 && !S_ISREG(out_sb.st_mode) &&
+	       out_sb.st_dev == fd_sb.st_dev && out_sb.st_ino == fd_sb.st_ino;
+}
+
+/* stdout_to_stderr: the trace goes to standard output, so the command's output, which would
+ * come before the header and corrupt the stream, goes to tracelogger's standard error. */
+static int launch(struct child *ch, char **cmd, const char *session, int daemon, int stdout_to_stderr)
 {
 	int go[2], err[2];
 
@@ -534,6 +563,8 @@ static int launch(struct child *ch, char **cmd, const char *session, int daemon)
 			setenv("TRACEKIT_SESSION", session, 1);
 			unsetenv("TRACEKIT_LOG");
 		}
+		if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(126);
 		while (read(go[0], &b, 1) < 0 && errno == EINTR)
 			;
 		if (read(go[0], &b, 0) < 0) /* keeps the compiler quiet about b */
@@ -731,7 +762,10 @@ static int may_trace_others(void)
 	return !found || (eff & (1ULL << 19)) || (eff & (1ULL << 38));
 }
 
-static const char *signame(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+static const char *signame(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
 
 /* Static: what they point to stays reachable on every way out (the early error returns). */
 static struct opts g_o;
@@ -793,6 +827,26 @@ static int recover_into(const char *name, const char *path)
 	return 0;
 }
 
+/*
+ * The implicit default session (no -N, no TRACEKIT_SESSION) cannot be used: another user's
+ * region, a damaged one, a link at its name. Any user can make /dev/shm/tracekit.UID.default
+ * in advance, so refusing would let them stop every plain tracelogger of that uid; the
+ * kernel's events need no session, so, as when /dev/shm is full, a note and a recording
+ * without the programs' own events. A session named with -N or TRACEKIT_SESSION is refused.
+ */
+static int session_unusable_note(const char *why)
+{
+	char shm[TK_SESSION_NAME_MAX + 32];
+
+	if (tk_session_shm_name(g_o.session, shm, sizeof(shm)) != TK_OK)
+		shm[0] = '\0';
+	fprintf(stderr, "tracelogger: note: %s; recording without the programs' own events (session %s cannot be "
+			"used while /dev/shm%s exists; -N NAME records them in another one)\n",
+		why, g_o.session, shm);
+	g_S = NULL;
+	return 0;
+}
+
 /* The session NAME: created (after recovering one a dead logger left), configured from the
  * options (plain mode: every class, fast, or -c/-w/-F; daemon mode: nothing, or -c), and in
  * plain mode started at once. 0, or 1 (said why). */
@@ -809,6 +863,8 @@ static int open_session(void)
 		int prc = tk_session_open(&probe, g_o.session, TK_SESSION_RECOVER);
 		if (prc != TK_OK) {
 			char shm[TK_SESSION_NAME_MAX + 32];
+			if (prc != TK_EBUSY && g_o.session_implicit)
+				return session_unusable_note(tk_session_errmsg());
 			if (prc == TK_EBUSY || tk_session_shm_name(g_o.session, shm, sizeof(shm)) != TK_OK)
 				tktool_error(NULL, "%s", tk_session_errmsg());
 			else /* damaged, not a region, another user's: nothing will ever use it */
@@ -828,6 +884,8 @@ static int open_session(void)
 		return 1;
 	}
 	if (rc == TK_EACCES || rc == TK_EINVAL || rc == TK_EEXIST) {
+		if (g_o.session_implicit)
+			return session_unusable_note(tk_session_errmsg());
 		tktool_error(NULL, "%s", tk_session_errmsg());
 		return 1;
 	}
@@ -913,7 +971,7 @@ int main(int argc, char **argv)
 	char dir[4096] = "";
 	char spool[4400] = "";
 	const char *write_path;
-	int rc, status = 0, via_spool, have_child;
+	int rc, status = 0, via_spool, have_child, n_default, said_stop = 0;
 	uint64_t deadline = 0, hdr_bytes;
 	uint32_t recorded = 0;
 
@@ -923,8 +981,11 @@ int main(int argc, char **argv)
 		return rc < 0 ? 0 : rc;
 	if (g_o.recover)
 		return recover_into(g_o.session, g_o.output);
-	if (g_o.n_buffers < 0)
-		g_o.n_buffers = (g_o.cmd != NULL || g_o.ring || g_o.size_ring || g_o.daemon) ? 0 : 32;
+	/* -s names the duration: a default buffer limit would end the recording first, silently */
+	n_default = g_o.n_buffers < 0;
+	if (n_default)
+		g_o.n_buffers = (g_o.cmd != NULL || g_o.ring || g_o.size_ring || g_o.daemon || g_o.seconds_ms > 0) ? 0
+															   : 32;
 	for (size_t i = 0; i < g_o.n_pids; i++)
 		if (kill(g_o.pids[i], 0) != 0 && errno == ESRCH) {
 			tktool_error(NULL, "pid %d: no such process", g_o.pids[i]);
@@ -965,7 +1026,8 @@ int main(int argc, char **argv)
 		remove_dir(dir);
 		return 1;
 	}
-	if (have_child && launch(&ch, g_o.cmd, g_S != NULL ? g_o.session : NULL, g_o.daemon) != 0) {
+	if (have_child && launch(&ch, g_o.cmd, g_S != NULL ? g_o.session : NULL, g_o.daemon,
+				   output_is_stdout(g_o.output)) != 0) {
 		tktool_error(NULL, "cannot start %s: %s", g_o.cmd[0], strerror(errno));
 		undo_start(&ch, 0, dir);
 		return 1;
@@ -1139,7 +1201,7 @@ int main(int argc, char **argv)
 			g_stop = 1; /* a program stopped the trace */
 		}
 		if (enabled && deadline && now_ms() >= deadline && !g_stop) {
-			tk_collect_sink_set_stop(g_K, "the -s time is up");
+			tk_collect_sink_set_stop(g_K, STOP_TIME_UP);
 			g_stop = 1;
 		}
 		tk_collect_sink_get_stats(g_K, &kst);
@@ -1176,8 +1238,10 @@ int main(int argc, char **argv)
 	tk_collect_sink_get_stats(g_K, &kst);
 	if (kst.stop_reason != NULL && g_o.verbose)
 		fprintf(stderr, "tracelogger: stopped: %s\n", kst.stop_reason);
-	if (g_signo != 0 && have_child && g_signo == SIGTERM && !child_poll(&ch, 0))
-		kill(ch.pid, SIGTERM); /* Ctrl-C reaches the command from the terminal itself */
+	/* SIGTERM or SIGHUP sent to tracelogger alone is passed on (Ctrl-C, and the hangup of a
+	 * closed terminal, reach the command from the terminal itself) */
+	if (g_signo != 0 && have_child && (g_signo == SIGTERM || g_signo == SIGHUP) && !child_poll(&ch, 0))
+		kill(ch.pid, g_signo);
 	if (kst.lost > 0)
 		fprintf(stderr, "tracelogger: %" PRIu64 " kernel records were lost (the rings overflowed; more -k "
 				"buffers or fewer classes help); the file counts them as CONTROL DROPPED events\n",
@@ -1201,12 +1265,27 @@ int main(int argc, char **argv)
 		if (g_o.verbose || kst.stop_reason != NULL)
 			fprintf(stderr, "tracelogger: recording stopped%s%s; waiting for %s (pid %ld) to end\n",
 				kst.stop_reason ? ": " : "", kst.stop_reason ? kst.stop_reason : "", g_o.cmd[0], (long)ch.pid);
+		said_stop = 1;
 		child_poll(&ch, 1);
 		if (g_abort)
 			merge_user = 0;
 	}
 	if (g_S != NULL)
 		tk_session_stop(g_S);
+	/* A size or buffer limit that ended the recording before -s, the command, the -p
+	 * processes or a signal: said (with -p and -a it was silent), naming the limit. */
+	if (kst.stop_reason != NULL && !said_stop && !g_o.verbose && strcmp(kst.stop_reason, STOP_TIME_UP) != 0) {
+		if (g_o.max_size > 0 && strstr(kst.stop_reason, "-S") != NULL)
+			fprintf(stderr, "tracelogger: note: recording stopped: the -S limit of %" PRIu64 " bytes is "
+					"reached\n", g_o.max_size);
+		else if (g_o.n_buffers > 0 && strstr(kst.stop_reason, "-n") != NULL)
+			fprintf(stderr, "tracelogger: note: recording stopped: the -n limit of %lld buffers of 1024 "
+					"events is full%s; -n 0 records until %s\n", g_o.n_buffers,
+				n_default ? " (the default for the whole system and -p)" : "",
+				g_o.seconds_ms > 0 ? "the -s time is up" : "stopped");
+		else
+			fprintf(stderr, "tracelogger: note: recording stopped: %s\n", kst.stop_reason);
+	}
 
 	char part[4400];
 	snprintf(part, sizeof(part), "%s", tk_kev_writer_temp_path(w));

@@ -435,14 +435,19 @@ TK_API int tk_kev_map_class(unsigned ext_class, tk_kev_range out[4]);
  * /proc/stat for BOOT_DATE, the measured cycle rate for CYCLES_PER_SEC, the number of
  * online CPUs for CPU_NUM, a minimal syspage that records CPU_NUM and CYCLES_PER_SEC).
  * User attributes are written as TRACE_<key>::<value> after SYSPAGE_LEN in the order
- * given. An empty key, a key or value containing "TRACE_" or "::", and a key that is one
- * of the standard keywords (HEADER_BEGIN ... HEADER_END of _TRACE_HEADER_KEYWORDS(), and
- * QNX 8's NORMALIZEDN) are rejected with TK_EINVAL.
+ * given. An empty key, a key or value containing "TRACE_" or "::", a key longer than
+ * TK_KEV_ATTR_KEY_MAX bytes or ending in ':', and a key that is one of the standard
+ * keywords (HEADER_BEGIN ... HEADER_END of _TRACE_HEADER_KEYWORDS(), and QNX 8's
+ * NORMALIZEDN) are rejected with TK_EINVAL (tk_kev_attr_check() says which, before a file
+ * is opened).
  */
 typedef struct tk_kev_attr {
 	const char *key;
 	const char *value;
 } tk_kev_attr;
+
+/* The longest user attribute key readers take (traceparser refuses a longer one). */
+#define TK_KEV_ATTR_KEY_MAX 256
 
 typedef struct tk_kev_header {
 	int big_endian;          /* 1: write big-endian events and header keys; 0: little */
@@ -460,6 +465,13 @@ typedef struct tk_kev_header {
 } tk_kev_header;
 
 typedef struct tk_kev_writer tk_kev_writer;
+
+/*
+ * Whether the writer accepts attr as a user attribute (the rules above): TK_OK, or
+ * TK_EINVAL with the reason in msg (cap bytes, NUL-terminated; msg may be NULL when cap
+ * is 0). For tools that check their options before any file exists. Thread-safe.
+ */
+TK_API int tk_kev_attr_check(const tk_kev_attr *attr, char *msg, size_t cap);
 
 /* flags for tk_kev_writer_open() */
 #define TK_KEV_NO_AUTO_TIME 0x1 /* do not insert CONTROL TIME events on LSB rollover */

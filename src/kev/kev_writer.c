@@ -404,17 +404,49 @@ static int check_header(const tk_kev_header *hdr, const struct utsname *uts, con
 		return TK_EINVAL;
 	}
 	for (i = 0; i < hdr->n_attrs; i++) {
-		const tk_kev_attr *a = &hdr->attrs[i];
-		if (a->key == NULL || a->key[0] == '\0' || a->value == NULL || bad_header_text(a->key) ||
-		    bad_header_text(a->value)) {
-			snprintf(msg, cap, "user attribute %zu (\"%s\") is empty or contains \"TRACE_\" or \"::\"",
-				 i, a->key ? a->key : "(null)");
+		char why[200];
+		if (tk_kev_attr_check(&hdr->attrs[i], why, sizeof(why)) != TK_OK) {
+			snprintf(msg, cap, "user attribute %zu: %s", i, why);
 			return TK_EINVAL;
 		}
-		if (reserved_key(a->key)) {
-			snprintf(msg, cap, "user attribute %zu: \"%s\" is a standard header keyword", i, a->key);
-			return TK_EINVAL;
-		}
+	}
+	return TK_OK;
+}
+
+int tk_kev_attr_check(const tk_kev_attr *a, char *msg, size_t cap)
+{
+	size_t len;
+
+	if (a == NULL || a->key == NULL || a->key[0] == '\0' || a->value == NULL) {
+		if (cap > 0)
+			snprintf(msg, cap, "an empty key or a missing value");
+		return TK_EINVAL;
+	}
+	len = strlen(a->key);
+	if (bad_header_text(a->key) || bad_header_text(a->value)) {
+		if (cap > 0)
+			snprintf(msg, cap, "\"%.40s%s\": a key or value may not contain \"TRACE_\" or \"::\"", a->key,
+				 len > 40 ? "..." : "");
+		return TK_EINVAL;
+	}
+	/* a longer key makes the whole header unreadable (traceparser's limit) */
+	if (len > TK_KEV_ATTR_KEY_MAX) {
+		if (cap > 0)
+			snprintf(msg, cap, "the key \"%.40s...\" has %zu bytes; readers take at most %d", a->key, len,
+				 TK_KEV_ATTR_KEY_MAX);
+		return TK_EINVAL;
+	}
+	/* "k:" + "::" reads back as the key "k" and a value beginning with ':' */
+	if (a->key[len - 1] == ':') {
+		if (cap > 0)
+			snprintf(msg, cap, "the key \"%s\" ends in ':', which a reader would take as part of the value",
+				 a->key);
+		return TK_EINVAL;
+	}
+	if (reserved_key(a->key)) {
+		if (cap > 0)
+			snprintf(msg, cap, "\"%s\" is a standard header keyword", a->key);
+		return TK_EINVAL;
 	}
 	return TK_OK;
 }

@@ -186,6 +186,13 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+int tktool_signal_ignored(int sig)
+{
+	struct sigaction old;
+
+	return sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN;
+}
+
 void tktool_catch_signals(enum tktool_signal_mode mode)
 {
 	struct sigaction sa;
@@ -196,16 +203,19 @@ void tktool_catch_signals(enum tktool_signal_mode mode)
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, SIGINT);
 	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGHUP);
 	/* no SA_RESTART: a read blocked on a terminal or a pipe returns and the tool stops */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (!tktool_signal_ignored(SIGHUP)) /* under nohup, a hangup is not a request to stop */
+		sigaction(SIGHUP, &sa, NULL);
 	/* a reader gone (tool ... - | head): the temporaries go too, then the process dies of it
 	 * as before (a private directory being copied to standard output was left) */
 	if (mode == TKTOOL_SIGNAL_EXIT)
 		sigaction(SIGPIPE, &sa, NULL);
 }
 
-/* Blocks (or unblocks) SIGINT and SIGTERM around changes the handler must see whole. */
+/* Blocks (or unblocks) SIGINT, SIGTERM and SIGHUP around changes the handler must see whole. */
 static void block_signals(int block, sigset_t *old)
 {
 	sigset_t set;
@@ -213,6 +223,7 @@ static void block_signals(int block, sigset_t *old)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	if (block)
 		sigprocmask(SIG_BLOCK, &set, old);
 	else
@@ -481,16 +492,15 @@ int tktool_stdout_stage_begin(struct tktool_stdout_stage *s, const char *leaf)
 {
 	int n;
 
-	s->slot = -1;
-	if (tktool_private_dir(s->dir, sizeof(s->dir)) != 0)
+	if (tktool_private_dir_registered(s->dir, sizeof(s->dir), &s->slot) != 0)
 		return -1;
 	n = snprintf(s->path, sizeof(s->path), "%s/%s", s->dir, leaf);
 	if (n < 0 || (size_t)n >= sizeof(s->path)) {
 		tktool_private_dir_remove(s->dir);
+		tktool_cleanup_forget(s->slot);
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	s->slot = tktool_cleanup_add_dir(s->dir);
 	return 0;
 }
 
@@ -507,17 +517,29 @@ int tktool_stdout_stage_end(struct tktool_stdout_stage *s, int copy)
 
 int tktool_private_dir(char *dir, size_t size)
 {
-	const char *tmp = getenv("TMPDIR");
-	int n;
+	int n = snprintf(dir, size, "%s/%s.XXXXXX", tktool_tmpdir(), g_name);
 
-	if (tmp == NULL || tmp[0] == '\0')
-		tmp = "/tmp";
-	n = snprintf(dir, size, "%s/%s.XXXXXX", tmp, g_name);
 	if (n < 0 || (size_t)n >= size) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
 	return mkdtemp(dir) != NULL ? 0 : -1;
+}
+
+int tktool_private_dir_registered(char *dir, size_t size, int *slot)
+{
+	sigset_t old;
+	int rc, err;
+
+	/* a signal between mkdtemp() and the registration would leave the directory behind (the
+	 * moment a test that waits for it to appear then interrupts the tool hits) */
+	block_signals(1, &old);
+	rc = tktool_private_dir(dir, size);
+	err = errno;
+	*slot = rc == 0 ? tktool_cleanup_add_dir(dir) : -1;
+	block_signals(0, &old);
+	errno = err;
+	return rc;
 }
 
 int tktool_private_dir_beside(const char *path, char *dir, size_t size)
@@ -578,14 +600,14 @@ int tktool_fd_file(struct tktool_stdin_file *f, int fd_in, const char *name, con
 		snprintf(f->path, sizeof(f->path), "/dev/fd/%d", fd_in);
 		return 0;
 	}
-	if (tktool_private_dir(f->dir, sizeof(f->dir)) != 0) {
+	if (tktool_private_dir_registered(f->dir, sizeof(f->dir), &f->cleanup_slot) != 0) {
 		err = errno;
 		f->dir[0] = '\0';
-		tktool_error(name, "cannot create a temporary directory: %s", strerror(err));
+		tktool_error(name, "cannot create a temporary directory in %s (TMPDIR): %s", tktool_tmpdir(),
+			     strerror(err));
 		return 1;
 	}
 	snprintf(f->path, sizeof(f->path), "%s/stdin", f->dir);
-	f->cleanup_slot = tktool_cleanup_add_dir(f->dir);
 	fd = open(f->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		err = errno;
@@ -741,9 +763,43 @@ void tktool_progress_bytes(void *user_data, uint64_t done, uint64_t total)
 	tktool_progress_update(p, done);
 }
 
+const char *tktool_tmpdir(void)
+{
+	const char *dir = getenv("TMPDIR");
+
+	return dir != NULL && dir[0] != '\0' ? dir : "/tmp";
+}
+
+/* Not tmpfile(): glibc's always uses /tmp, whatever TMPDIR says. */
 FILE *tktool_stdout_buffer(void)
 {
-	return tmpfile();
+	const char *dir = tktool_tmpdir();
+	char path[4200];
+	int fd = -1, err;
+	FILE *f;
+
+#ifdef O_TMPFILE
+	fd = open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && errno != EISDIR && errno != EOPNOTSUPP && errno != EINVAL)
+		return NULL; /* the directory itself (missing, not writable, full) */
+#endif
+	if (fd < 0) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s.XXXXXX", dir, g_name) >= sizeof(path)) {
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		fd = mkstemp(path);
+		if (fd < 0)
+			return NULL;
+		unlink(path);
+	}
+	f = fdopen(fd, "w+b");
+	if (f == NULL) {
+		err = errno;
+		close(fd);
+		errno = err;
+	}
+	return f;
 }
 
 int tktool_stdout_deliver(FILE *buffer)

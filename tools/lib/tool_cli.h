@@ -3,7 +3,7 @@
  * tool_cli.h: what every tracekit command-line tool shares, so that they behave alike:
  * usage errors and --version, messages in one style ("tool: file: what"), "-" for standard
  * input and output, outputs opened and committed through tk_outfile with the same-file
- * check, SIGINT/SIGTERM handling that leaves no temporary behind, the progress line, and a
+ * check, SIGINT/SIGTERM/SIGHUP handling that leaves no temporary behind, the progress line, and a
  * bounded copy of a standard input that must be seekable. Part of the static tools library
  * (tools/lib/); only the tools and the fuzz targets link it.
  */
@@ -55,7 +55,7 @@ const char *tktool_out_name(const char *path);
 
 /* ---- interruption ---- */
 
-/* Set by the SIGINT/SIGTERM handler; tools (and the bfbin converters) poll it. */
+/* Set by the SIGINT/SIGTERM/SIGHUP handler; tools (and the bfbin converters) poll it. */
 extern volatile sig_atomic_t tktool_stop;
 
 enum tktool_signal_mode {
@@ -69,8 +69,14 @@ enum tktool_signal_mode {
 	TKTOOL_SIGNAL_EXIT,
 };
 
-/* Installs the SIGINT and SIGTERM handler (and SIGPIPE's in the exit mode). */
+/*
+ * Installs the SIGINT, SIGTERM and SIGHUP handler (and SIGPIPE's in the exit mode). A
+ * closed terminal (SIGHUP) is a stop like Ctrl-C, not a death that leaves .part files; a
+ * SIGHUP ignored when the tool started (nohup) stays ignored.
+ */
 void tktool_catch_signals(enum tktool_signal_mode mode);
+/* Whether sig is ignored (SIG_IGN) now: what the tool was started with, before it catches it. */
+int tktool_signal_ignored(int sig);
 
 /*
  * Registers a file for the handler to remove (a temporary output, a spool). Returns a
@@ -149,10 +155,16 @@ int tktool_needs_copy(const char *path);
  * everything in it (one level).
  */
 int tktool_private_dir(char *dir, size_t size);
+/*
+ * tktool_private_dir(), registered for removal by the signal handler (*slot, for
+ * tktool_cleanup_forget) with the signals blocked in between, so that no signal finds it
+ * made but unregistered. Returns 0, or -1 with errno set (*slot -1).
+ */
+int tktool_private_dir_registered(char *dir, size_t size, int *slot);
 void tktool_private_dir_remove(const char *dir);
 /*
  * Standard output for a library that writes its output by name with seeks (SQLite, HDF5):
- * tktool_stdout_stage_begin() makes a private directory (removed on SIGINT/SIGTERM too) and
+ * tktool_stdout_stage_begin() makes a private directory (removed on SIGINT/SIGTERM/SIGHUP too) and
  * sets s->path to LEAF inside it; tktool_stdout_stage_end() copies that file to standard
  * output when copy is set, then removes the directory. begin returns 0, or -1 with errno
  * set (nothing left); end returns 0, or -1 with errno set when the copy failed.
@@ -237,10 +249,12 @@ void tktool_progress_bytes(void *user_data, uint64_t done, uint64_t total);
 
 /* ---- standard output that must not show a partial document ---- */
 
+/* Where temporaries go: $TMPDIR, or /tmp when it is unset or empty. */
+const char *tktool_tmpdir(void);
 /*
- * A private unnamed temporary standing in for standard output (tmpfile), so that a
- * document is shown only complete: tktool_stdout_deliver copies it to standard output and
- * closes it. Returns NULL (errno set) on failure.
+ * A private unnamed temporary in tktool_tmpdir() standing in for standard output, so that
+ * a document is shown only complete: tktool_stdout_deliver copies it to standard output
+ * and closes it. Returns NULL (errno set) on failure: name tktool_tmpdir() in the message.
  */
 FILE *tktool_stdout_buffer(void);
 /* Copies the buffer to standard output and closes it. Returns 0, or -1 with errno set. */
