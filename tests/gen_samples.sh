@@ -7,7 +7,7 @@ gen=$1
 out=$2
 rm -rf "$out"
 mkdir -p "$out"
-for s in usr_event_simple five_events ker_calls_all ker_calls_14 all_classes smp truncated; do
+for s in usr_event_simple five_events ker_calls_all ker_calls_14 all_classes smp truncated incomplete; do
 	"$gen" "$s" "$out/$s.kev"
 done
 "$gen" usr_event_simple "$out/usr_event_simple_be.kev" --be

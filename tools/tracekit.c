@@ -145,15 +145,17 @@ static int copy_into(const char *path, struct tktool_output *out)
 	return tktool_output_commit(out) == 0 ? 0 : 1; /* says a write error itself */
 }
 
-/* Warnings of the VTune CSV data an export left out (what tracecsv export warns of; the
- * statistics also report them), then the first malformed or unnamed event with where it is
- * (what the library puts in err on success). */
+/* Warnings of what an export left out: combine events never completed (as traceprinter
+ * warns of them), the VTune CSV data tracecsv export warns of (the statistics also report
+ * them), then the first malformed or unnamed event with where it is (what the library puts
+ * in err on success). */
 static void warn_csv(const char *in, const tk_export_stats *st, const char *err)
 {
 	const struct {
 		uint64_t n;
 		const char *what;
 	} w[] = {
+		{ st->incomplete_events, "combine events never completed (the file ends in one: not exported)" },
 		{ st->csv_unmatched_ends, "VTune CSV interval ends without a begin (not exported)" },
 		{ st->csv_begun_twice, "VTune CSV intervals begun again while open (the first of each not exported)" },
 		{ st->csv_open_at_end, "VTune CSV intervals begin without an end (not exported)" },

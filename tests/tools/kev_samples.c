@@ -6,6 +6,7 @@
  *   all_classes: one event of every format traceprinter knows, fast and wide;
  *   smp: two CPUs whose events are out of time order in the file, across a rollover;
  *   truncated: a file that ends inside an event;
+ *   incomplete: a file that ends inside a combine event, between its slots;
  *   csv_odd, csv_bad: VTune CSV data (user events 1000-1005, docs/vtune-csv.md) that tracecsv
  *     export must still write so that its import reads it back (names that are not UTF-8,
  *     NaN and infinite counter values), and malformed such events among valid ones.
@@ -362,7 +363,8 @@ int main(int argc, char **argv)
 	hdr.sys_release = "6.1.0";
 	hdr.sys_version = "2001/08/15-08:15:15";
 	syspage_len = 2248;
-	if (strcmp(name, "usr_event_simple") == 0 || strcmp(name, "truncated") == 0) {
+	if (strcmp(name, "usr_event_simple") == 0 || strcmp(name, "truncated") == 0 ||
+	    strcmp(name, "incomplete") == 0) {
 		hdr.date = utc(1988, 4, 25, 5, 37, 55);
 		hdr.boot_date = utc(1988, 4, 25, 2, 28, 6);
 		hdr.ver_minor = "02";
@@ -418,6 +420,10 @@ int main(int argc, char **argv)
 		all_classes();
 	else if (strcmp(name, "truncated") == 0)
 		usr_event_simple();
+	else if (strcmp(name, "incomplete") == 0) {
+		usr_event_simple();
+		evs(1, _TRACE_USER_C, 31, 0x74a5f000, NOW, "a user string long enough for several slots");
+	}
 	else if (strcmp(name, "csv_odd") == 0)
 		csv_odd();
 	else if (strcmp(name, "csv_bad") == 0)
@@ -430,12 +436,13 @@ int main(int argc, char **argv)
 	rc = tk_kev_writer_close(g_w);
 	if (rc != TK_OK)
 		fail(path, rc);
-	if (strcmp(name, "truncated") == 0) {
-		/* cut the last event in half */
+	if (strcmp(name, "truncated") == 0 || strcmp(name, "incomplete") == 0) {
+		/* cut the last event in half (truncated), or the combine event's last slot */
+		const long cut = strcmp(name, "truncated") == 0 ? 8 : 16;
 		FILE *f = fopen(path, "r+b");
 		long len;
-		if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < 8 ||
-		    ftruncate(fileno(f), len - 8) != 0) {
+		if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (len = ftell(f)) < cut ||
+		    ftruncate(fileno(f), len - cut) != 0) {
 			fprintf(stderr, "kev_samples: cannot truncate %s\n", path);
 			return 1;
 		}

@@ -290,7 +290,7 @@ int tktool_refuse_same_file(const char *input, const char *output)
 
 /*
  * A FIFO output is opened (for writing, in place) only once a reader has it open, and
- * that open blocks; below it runs with SIGINT and SIGTERM blocked. So wait for a reader
+ * that open blocks; below it runs with SIGINT, SIGTERM and SIGHUP blocked. So wait for a reader
  * here, interruptibly: a non-blocking open fails with ENXIO until there is one. The
  * descriptor returned keeps the reader from seeing an end of file until the real open;
  * -1 with errno set (EINTR once tktool_stop is set).
