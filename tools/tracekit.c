@@ -98,7 +98,11 @@ static int run_tool(const char *tool, char **argv)
 /* Appends ",item" to a comma-separated spec. Returns 0, or 2 (usage error) when too long. */
 static int spec_add(char *spec, const char *item, const char *what)
 {
-	size_t n = strlen(spec);
+	size_t n = strlen(spec), items = n > 0;
+	for (size_t i = 0; i < n; i++)
+		items += spec[i] == ',';
+	if (items >= TK_EXPORT_MAX_PAIRS) /* the library's limit, said before any work */
+		return tktool_usage_error("more than %d %s options", TK_EXPORT_MAX_PAIRS, what);
 	if (n + strlen(item) + 2 > SPEC_MAX)
 		return tktool_usage_error("too many %s declarations", what);
 	if (n > 0)
