@@ -468,6 +468,9 @@ static int cmd_export(int argc, char **argv, int stats)
 						  "--to=perfetto, --to=sqlite or --to=csv",
 						  out);
 	}
+	if ((strcmp(kind, "perfetto") == 0 || strcmp(kind, "sqlite") == 0) && strcmp(out, "-") == 0 &&
+	    isatty(STDOUT_FILENO)) /* as tracelogger -f - */
+		return tktool_usage_error("%s to '-': standard output is a terminal; redirect it or name a file", kind);
 	if (strcmp(kind, "json") == 0)
 		fmt = TK_EXPORT_CHROME_JSON;
 	else if (strcmp(kind, "perfetto") == 0)
