@@ -356,6 +356,180 @@ static void test_outfile_dev_stdout(void **state)
 	free(file);
 }
 
+/*
+ * The file whose names are content: what a decoy in the directory a program moved to must
+ * still hold after the commit or abort (audit19 item 2).
+ */
+static void assert_decoys(const char *dir, const char *name)
+{
+	char path[700], want[700];
+
+	snprintf(path, sizeof(path), "%s/%s.part", dir, name);
+	snprintf(want, sizeof(want), "decoy %s.part\n", name);
+	assert_content(path, want);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(want, sizeof(want), "decoy %s\n", name);
+	assert_content(path, want);
+}
+
+static void plant_decoys(const char *dir, const char *name)
+{
+	char path[700], text[700];
+
+	snprintf(path, sizeof(path), "%s/%s.part", dir, name);
+	snprintf(text, sizeof(text), "decoy %s.part\n", name);
+	tkt_write_file(path, text, strlen(text));
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(text, sizeof(text), "decoy %s\n", name);
+	tkt_write_file(path, text, strlen(text));
+}
+
+/* The descriptor a directory is open on in this process (tk_outfile's pinned one), or -1. */
+static int find_dir_fd(const char *dir)
+{
+	char link[64], target[700], *real = realpath(dir, NULL);
+	int found = -1;
+
+	assert_non_null(real);
+	for (int fd = 3; fd < 1024 && found < 0; fd++) {
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, real) == 0)
+			found = fd;
+	}
+	free(real);
+	return found;
+}
+
+/*
+ * Audit19 item 2: a program that chdir()s between open and commit (a relative
+ * TRACEKIT_LOG, a daemon's chdir("/")). The file is completed, or its temporary removed,
+ * in the directory of the open; the new directory holds NAME.part and NAME of its own,
+ * which are neither renamed nor removed.
+ */
+static void test_outfile_chdir(void **state)
+{
+	char *a = strdup(tkt_path("cd-a")), *b = strdup(tkt_path("cd-b")), path[700];
+	int home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+	tk_outfile *of;
+
+	(void)state;
+	assert_true(home >= 0);
+	assert_int_equal(mkdir(a, 0755), 0);
+	assert_int_equal(mkdir(b, 0755), 0);
+	assert_int_equal(mkdir(tkt_path("cd-b/sub"), 0755), 0);
+	plant_decoys(b, "rel.out");
+	plant_decoys(b, "abort.out");
+	plant_decoys(b, "fail.out");
+	plant_decoys(b, "removed.out");
+	plant_decoys(b, "closed.out");
+	plant_decoys(b, "reused.out");
+
+	/* commit: the data is in a/rel.out */
+	assert_int_equal(chdir(a), 0);
+	assert_int_equal(tk_outfile_open(&of, "rel.out", 0), TK_OK);
+	assert_string_equal(tk_outfile_temp_path(of), "rel.out.part");
+	fputs("data\n", tk_outfile_stream(of));
+	assert_int_equal(chdir(b), 0);
+	assert_int_equal(tk_outfile_commit(of), TK_OK);
+	snprintf(path, sizeof(path), "%s/rel.out", a);
+	assert_content(path, "data\n");
+	snprintf(path, sizeof(path), "%s/rel.out.part", a);
+	assert_false(tkt_exists(path));
+	assert_decoys(b, "rel.out");
+
+	/* a relative directory in the path: "sub/x" is a/sub/x, not b/sub/x */
+	assert_int_equal(chdir(a), 0);
+	assert_int_equal(mkdir("sub", 0755), 0);
+	assert_int_equal(tk_outfile_open(&of, "sub/rel.out", 0), TK_OK);
+	fputs("in sub\n", tk_outfile_stream(of));
+	assert_int_equal(chdir(b), 0);
+	assert_int_equal(tk_outfile_commit(of), TK_OK);
+	snprintf(path, sizeof(path), "%s/sub/rel.out", a);
+	assert_content(path, "in sub\n");
+	assert_false(tkt_exists(tkt_path("cd-b/sub/rel.out")));
+
+	/* abort: a/abort.out.part is removed, b's is not */
+	assert_int_equal(chdir(a), 0);
+	assert_int_equal(tk_outfile_open(&of, "abort.out", 0), TK_OK);
+	fputs("aborted\n", tk_outfile_stream(of));
+	assert_int_equal(chdir(b), 0);
+	tk_outfile_abort(of);
+	snprintf(path, sizeof(path), "%s/abort.out.part", a);
+	assert_false(tkt_exists(path));
+	snprintf(path, sizeof(path), "%s/abort.out", a);
+	assert_false(tkt_exists(path));
+	assert_decoys(b, "abort.out");
+
+	/* a failed commit (a directory appeared under the final name) removes a's temporary only */
+	assert_int_equal(chdir(a), 0);
+	assert_int_equal(tk_outfile_open(&of, "fail.out", 0), TK_OK);
+	fputs("failed\n", tk_outfile_stream(of));
+	assert_int_equal(mkdir("fail.out", 0755), 0);
+	assert_int_equal(chdir(b), 0);
+	assert_int_equal(tk_outfile_commit(of), TK_EISDIR);
+	snprintf(path, sizeof(path), "%s/fail.out.part", a);
+	assert_false(tkt_exists(path));
+	assert_decoys(b, "fail.out");
+
+	/* tk_outfile_remove_temp (kept on abort otherwise) acts in a too */
+	assert_int_equal(chdir(a), 0);
+	assert_int_equal(tk_outfile_open(&of, "removed.out", TK_OUTFILE_KEEP_PARTIAL_ON_ABORT), TK_OK);
+	assert_int_equal(chdir(b), 0);
+	tk_outfile_remove_temp(of);
+	tk_outfile_abort(of);
+	snprintf(path, sizeof(path), "%s/removed.out.part", a);
+	assert_false(tkt_exists(path));
+	assert_decoys(b, "removed.out");
+
+	/* the program closed the pinned descriptor: the directory is found again by its path */
+	assert_int_equal(chdir(a), 0);
+	assert_int_equal(tk_outfile_open(&of, "closed.out", 0), TK_OK);
+	fputs("closed\n", tk_outfile_stream(of));
+	fd = find_dir_fd(a);
+	assert_true(fd >= 0);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(chdir(b), 0);
+	assert_int_equal(tk_outfile_commit(of), TK_OK);
+	snprintf(path, sizeof(path), "%s/closed.out", a);
+	assert_content(path, "closed\n");
+	assert_decoys(b, "closed.out");
+
+	/* ... and when its number now holds a directory of the program's (b), that one is
+	 * neither used nor closed */
+	assert_int_equal(chdir(a), 0);
+	assert_int_equal(tk_outfile_open(&of, "reused.out", 0), TK_OK);
+	fputs("reused\n", tk_outfile_stream(of));
+	fd = find_dir_fd(a);
+	assert_true(fd >= 0);
+	{
+		int other = open(b, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		assert_true(other >= 0);
+		assert_int_equal(dup2(other, fd), fd);
+		close(other);
+	}
+	assert_int_equal(chdir(b), 0);
+	assert_int_equal(tk_outfile_commit(of), TK_OK);
+	assert_true(fcntl(fd, F_GETFD) >= 0); /* still the program's */
+	close(fd);
+	snprintf(path, sizeof(path), "%s/reused.out", a);
+	assert_content(path, "reused\n");
+	assert_decoys(b, "reused.out");
+
+	/* no descriptor of a directory is left behind */
+	assert_int_equal(find_dir_fd(a), -1);
+	assert_int_equal(fchdir(home), 0);
+	close(home);
+	free(a);
+	free(b);
+}
+
 static void test_same_file(void **state)
 {
 	char *a = strdup(tkt_path("same.a")), *b = strdup(tkt_path("same.b"));
@@ -409,6 +583,7 @@ int main(void)
 		cmocka_unit_test(test_outfile_mode),
 		cmocka_unit_test(test_outfile_devices),
 		cmocka_unit_test(test_outfile_dev_stdout),
+		cmocka_unit_test(test_outfile_chdir),
 		cmocka_unit_test(test_same_file),
 		cmocka_unit_test(test_clocks),
 	};

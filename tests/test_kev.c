@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -457,6 +458,31 @@ static void test_part_file_lifecycle(void **state)
 	tk_kev_writer_abort(wr);
 	assert_false(tkt_exists(tkt_path("gone.kev")));
 	assert_false(tkt_exists(tkt_path("gone.kev.part")));
+	/* ... in the directory of the open: a chdir() since changes nothing (audit19 item 2),
+	 * and the directory moved to keeps its own gone.kev.part */
+	{
+		int home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		char *dir = strdup(tkt_dir()), decoy[600];
+		size_t len;
+		char *text;
+
+		assert_true(home >= 0);
+		assert_int_equal(mkdir(tkt_path("moved"), 0755), 0);
+		snprintf(decoy, sizeof(decoy), "%s/moved/gone.kev.part", dir);
+		tkt_write_file(decoy, "not ours\n", 9);
+		assert_int_equal(chdir(dir), 0);
+		assert_int_equal(tk_kev_writer_open(&wr, "gone.kev", &fixed_header, 0), TK_OK);
+		assert_int_equal(chdir("moved"), 0);
+		tk_kev_writer_abort(wr);
+		assert_int_equal(fchdir(home), 0);
+		close(home);
+		assert_false(tkt_exists(tkt_path("gone.kev.part")));
+		text = tkt_read_file(decoy, &len);
+		assert_non_null(text);
+		assert_string_equal(text, "not ours\n");
+		free(text);
+		free(dir);
+	}
 	tk_kev_writer_abort(NULL);
 	assert_int_equal(tk_kev_writer_close(NULL), TK_OK);
 }

@@ -3087,6 +3087,79 @@ static void test_output_device_or_fifo(void **state)
 	assert_true(S_ISCHR(st.st_mode));
 }
 
+/*
+ * Audit19 item 2: TBRW_open(L"rel.tb5"), chdir(), TBRW_close(). The file is completed (or,
+ * aborted, removed) in the directory of the open; the directory moved to holds rel.tb5.part
+ * and rel.tb5 of its own, which stay as they were (before, TBRW_close() renamed its
+ * rel.tb5.part over its rel.tb5 and returned VT_SUCCESS). Created, appended and aborted.
+ */
+static void test_output_after_chdir(void **state)
+{
+	char *start = strdup(tkt_path("cd-start")), *moved = strdup(tkt_path("cd-moved")), path[700], *text;
+	int home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	TBRW_HOST host = g_host();
+	TBRW_PTR h;
+	size_t len;
+
+	(void)state;
+	assert_true(home >= 0);
+	assert_int_equal(mkdir(start, 0755), 0);
+	assert_int_equal(mkdir(moved, 0755), 0);
+	snprintf(path, sizeof(path), "%s/rel.tb5.part", moved);
+	tkt_write_file(path, "IMPORTANT PART\n", 15);
+	snprintf(path, sizeof(path), "%s/rel.tb5", moved);
+	tkt_write_file(path, "IMPORTANT\n", 10);
+
+	/* created */
+	assert_int_equal(chdir(start), 0);
+	OK(TBRW_open(&h, L"rel.tb5", TBRW_FILE_READ | TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS));
+	assert_int_equal(chdir(moved), 0);
+	OK(TBRW_close(h));
+	/* appended: the copy and the rename both in start */
+	assert_int_equal(chdir(start), 0);
+	OK(TBRW_open(&h, L"rel.tb5", TBRW_FILE_READ | TBRW_FILE_WRITE));
+	assert_int_equal(chdir(moved), 0);
+	OK(TBRW_writing_section(h, TBRW_SOFTWARE_SECTION));
+	OK(TBRW_set_host(h, &host));
+	OK(TBRW_done_section(h, TBRW_SOFTWARE_SECTION));
+	OK(TBRW_close(h));
+	/* aborted: start's temporary is removed, moved's is not */
+	assert_int_equal(chdir(start), 0);
+	OK(TBRW_open(&h, L"rel.tb5", TBRW_FILE_READ | TBRW_FILE_WRITE | TBRW_FILE_CREATE_ALWAYS));
+	assert_int_equal(chdir(moved), 0);
+	OK(TBRW_abort_cleanup_and_close(h));
+	assert_int_equal(fchdir(home), 0);
+	close(home);
+
+	snprintf(path, sizeof(path), "%s/rel.tb5", start);
+	{
+		TBRW_HOST *got;
+
+		h = open_read("cd-start/rel.tb5");
+		OK(TBRW_verify(h));
+		OK(TBRW_reading_section(h, TBRW_SOFTWARE_SECTION)); /* the appended section is there */
+		got = get_sized(h, TBRW_get_host, sizeof *got);
+		same_string(h, got->host_name, host.host_name.soi_ptr);
+		free(got);
+		OK(TBRW_done_section(h, TBRW_SOFTWARE_SECTION));
+		OK(TBRW_close(h));
+	}
+	snprintf(path, sizeof(path), "%s/rel.tb5.part", start);
+	assert_false(tkt_exists(path));
+	snprintf(path, sizeof(path), "%s/rel.tb5.part", moved);
+	text = tkt_read_file(path, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "IMPORTANT PART\n");
+	free(text);
+	snprintf(path, sizeof(path), "%s/rel.tb5", moved);
+	text = tkt_read_file(path, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "IMPORTANT\n");
+	free(text);
+	free(start);
+	free(moved);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3115,6 +3188,7 @@ int main(void)
 		cmocka_unit_test(test_recover_unreadable_section),
 		cmocka_unit_test(test_output_not_followed),
 		cmocka_unit_test(test_output_device_or_fifo),
+		cmocka_unit_test(test_output_after_chdir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2257,6 +2257,76 @@ static void test_env_program_own_logger(void **state)
 	free(l.v);
 }
 
+/* Audit19 item 2: TRACEKIT_LOG=rel.kev and a program that chdir()s before it exits. */
+static int child_chdir(void)
+{
+	unsigned i;
+
+	for (i = 0; i < 100; i++)
+		tk_trace_user(5, i, 0);
+	if (chdir(getenv("TK_TEST_CHDIR")) != 0)
+		return 3;
+	for (i = 0; i < 100; i++)
+		tk_trace_user(6, i, 0);
+	return 0;
+}
+
+/*
+ * The trace is completed where the program started (the relative name is resolved at the
+ * open), whole; the directory it moved to holds rel.kev.part and rel.kev of its own, which
+ * stay as they were (before, its rel.kev.part was renamed over its rel.kev and the run
+ * reported nothing).
+ */
+static void test_env_program_chdir(void **state)
+{
+	char *start = strdup(tkt_path("cd-start")), *moved = strdup(tkt_path("cd-moved"));
+	char *errpath = strdup(tkt_path("cd.err")), path[700], *text;
+	static char extra[4200];
+	int home = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+	struct evlist l;
+	size_t len;
+
+	(void)state;
+	assert_true(home >= 0);
+	assert_int_equal(mkdir(start, 0755), 0);
+	assert_int_equal(mkdir(moved, 0755), 0);
+	snprintf(path, sizeof(path), "%s/rel.kev.part", moved);
+	tkt_write_file(path, "NOT A TRACE\n", 12);
+	snprintf(path, sizeof(path), "%s/rel.kev", moved);
+	tkt_write_file(path, "IMPORTANT\n", 10);
+	snprintf(extra, sizeof(extra), "TK_TEST_CHDIR=%s", moved);
+	assert_int_equal(chdir(start), 0);
+	rc = run_env_child("--autostart-chdir", "rel.kev", extra, NULL, errpath);
+	assert_int_equal(fchdir(home), 0);
+	close(home);
+	assert_int_equal(rc, 0);
+	text = tkt_read_file(errpath, &len);
+	assert_non_null(text);
+	if (len != 0)
+		fail_msg("unexpected message: %s", text);
+	free(text);
+	snprintf(path, sizeof(path), "%s/rel.kev", start);
+	read_trace(path, &l);
+	assert_int_equal(count(&l, USER, 5), 100);
+	assert_int_equal(count(&l, USER, 6), 100);
+	free(l.v);
+	snprintf(path, sizeof(path), "%s/rel.kev.part", start);
+	assert_false(tkt_exists(path));
+	snprintf(path, sizeof(path), "%s/rel.kev.part", moved);
+	text = tkt_read_file(path, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "NOT A TRACE\n");
+	free(text);
+	snprintf(path, sizeof(path), "%s/rel.kev", moved);
+	text = tkt_read_file(path, &len);
+	assert_non_null(text);
+	assert_string_equal(text, "IMPORTANT\n");
+	free(text);
+	free(start);
+	free(moved);
+	free(errpath);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--autostart-child") == 0)
@@ -2273,6 +2343,8 @@ int main(int argc, char **argv)
 		return child_close_stdout();
 	if (argc > 1 && strcmp(argv[1], "--autostart-close-all") == 0)
 		return child_close_all();
+	if (argc > 1 && strcmp(argv[1], "--autostart-chdir") == 0)
+		return child_chdir();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_inserts_and_log_calls),
@@ -2312,6 +2384,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_owner_after_fork),
 		cmocka_unit_test(test_ring_thread_exit_takes_no_buffer),
 		cmocka_unit_test(test_env_program_own_logger),
+		cmocka_unit_test(test_env_program_chdir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

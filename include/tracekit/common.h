@@ -107,6 +107,17 @@ TK_API int tk_error_from_errno(int errnum);
  * An existing path that is not a regular file (/dev/null, /dev/full, a named pipe) is
  * written in place: commit flushes and closes it, nothing is ever renamed onto it.
  * A directory at the path fails with TK_EISDIR.
+ *
+ * The directory is pinned at open: a relative path is resolved once, against the working
+ * directory of the open, and commit and abort rename or remove the temporary in that
+ * directory (through a descriptor of it, renameat/unlinkat) even if the program has
+ * chdir()ed since; files of the same names in its new directory are never touched. The
+ * handle holds that descriptor (O_PATH, close-on-exec) until commit or abort. If the
+ * program closes it, the directory is found again by its absolute path and used only if
+ * it is still the same directory (else commit fails with TK_ENOENT, keeping nothing under
+ * the final name); a descriptor the program reused is never used or closed. Removing the
+ * temporary removes only the file this handle created (same inode), never one that
+ * replaced it.
  */
 typedef struct tk_outfile tk_outfile;
 
@@ -118,9 +129,17 @@ TK_API int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags);
 TK_API FILE *tk_outfile_stream(tk_outfile *of);
 /*
  * Path the data is being written to: the temporary ("<path>.part" or
- * "<path>.XXXXXX.part"), the path itself for a device or FIFO, "-" for stdout.
+ * "<path>.XXXXXX.part"), the path itself for a device or FIFO, "-" for stdout. A relative
+ * name is relative to the working directory of the open: for messages; to remove the
+ * temporary use tk_outfile_remove_temp(), which is right after a chdir() too.
  */
 TK_API const char *tk_outfile_temp_path(const tk_outfile *of);
+/*
+ * Removes the temporary now, whatever the flags (in the pinned directory, and only while
+ * it is the file this handle created); the handle stays open, to be aborted (a commit
+ * would then fail). Does nothing for standard output, a device or a FIFO. NULL is accepted.
+ */
+TK_API void tk_outfile_remove_temp(tk_outfile *of);
 /*
  * Finishes the file: flush, fsync, rename to the final name. Frees of.
  * Returns 0, or TK_ENOSPC / TK_EIO / ... (the temporary is then removed unless

@@ -22,6 +22,9 @@
  *    exists at its name is followed or reused (a busy "<name>.part" gives a free name beside
  *    it), the old file's mode is kept and a symlink at <name> is replaced, not followed. An
  *    output that is not a regular file (device, FIFO) is refused: TBRW_ACCESS_DENIED.
+ *    A relative name is resolved once, at TBRW_open(): TBRW_close() and
+ *    TBRW_abort_cleanup_and_close() act in that directory even if the program has changed
+ *    its working directory since, and never touch files of the same names in the new one.
  *  - Only regular files are read (a FIFO is refused at once). A file that shrinks while it is
  *    read gives TBRW_FILE_TRUNCATED, not SIGBUS (docs/tb5-format.md, "Reading and writing
  *    safely").

@@ -17,6 +17,14 @@
  *   then the device is written through it, as a shell redirection would.
  * - An existing path that is not a regular file (a device such as /dev/null or /dev/full,
  *   a named pipe) is written in place: renaming onto it would replace the device node.
+ * - The directory is pinned at open: an O_PATH descriptor of it is kept, and every later
+ *   step (the rename at commit, the removal of the temporary) works on names relative to
+ *   it, never on the paths as given. A program that chdir()s between open and commit (a
+ *   daemon's chdir("/"), a relative TRACEKIT_LOG) still gets its file where it asked for
+ *   it, and nothing of the same names in its new directory is renamed or removed. The
+ *   descriptor is checked (st_dev, st_ino) before each use: a program that closed it, or
+ *   whose own file got its number, is never acted on; the directory is then reopened by
+ *   its absolute path and used only if it is the same directory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,11 +41,21 @@
 
 #define OUTFILE_NEW_MODE 0644
 #define OUTFILE_NAME_TRIES 100
+/* O_PATH: the descriptor only names the directory (no read permission needed) */
+#define OUTFILE_DIR_FLAGS (O_PATH | O_DIRECTORY | O_CLOEXEC)
 
 struct tk_outfile {
 	FILE *stream;
 	char *final_path; /* NULL for stdout and for paths written in place */
-	char *temp_path;
+	char *temp_path;  /* as named at open: relative to the working directory of then */
+	const char *final_name; /* last component of final_path: relative to dir_fd */
+	const char *temp_name;  /* last component of temp_path: relative to dir_fd */
+	char *dir_path; /* the directory, absolute if getcwd() allowed: to find it again */
+	int dir_fd;     /* the pinned directory (final_path != NULL only), or -1 */
+	dev_t dir_dev;  /* identity of the directory dir_fd was opened on */
+	ino_t dir_ino;
+	dev_t temp_dev; /* identity of the temporary created, so that only it is ever removed */
+	ino_t temp_ino;
 	unsigned flags;
 	int in_place; /* stream opened on an existing non-regular file: close, never rename */
 };
@@ -65,23 +83,27 @@ static void random_suffix(char out[7])
 }
 
 /*
- * Creates the temporary beside path: "<path>.part" if that name is free, else
- * "<path>.XXXXXX.part". Never follows or reuses an existing name. Sets *temp_out
- * (malloc'd) and returns the descriptor, or a negative TK_E* code.
+ * Creates the temporary beside path, in the directory dir (path's last component is name):
+ * "<path>.part" if that name is free, else "<path>.XXXXXX.part". Never follows or reuses
+ * an existing name. Sets of->temp_path (malloc'd), of->temp_name and the temporary's
+ * identity, and returns the descriptor, or a negative TK_E* code.
  */
-static int create_temp(const char *path, const struct stat *old, char **temp_out)
+static int create_temp(tk_outfile *of, int dir, const char *path, const char *name, const struct stat *old)
 {
 	size_t len = strlen(path);
 	char *temp = malloc(len + sizeof(".XXXXXX.part"));
+	const char *temp_name;
+	struct stat sb;
 	int tries, fd = -1;
 
 	if (temp == NULL)
 		return TK_ENOMEM;
 	memcpy(temp, path, len);
 	memcpy(temp + len, ".part", sizeof(".part"));
+	temp_name = temp + (name - path);
 	for (tries = 0; tries < OUTFILE_NAME_TRIES; tries++) {
-		fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-			  old != NULL ? (old->st_mode & 0600) : OUTFILE_NEW_MODE);
+		fd = openat(dir, temp_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+			    old != NULL ? (old->st_mode & 0600) : OUTFILE_NEW_MODE);
 		if (fd >= 0 || errno != EEXIST)
 			break;
 		{
@@ -105,16 +127,125 @@ static int create_temp(const char *path, const struct stat *old, char **temp_out
 	    fchown(fd, old->st_uid, old->st_gid) != 0) {
 		/* the file stays root's: its mode below still keeps others out as before */
 	}
-	if (old != NULL && fchmod(fd, old->st_mode & 0777) != 0) {
+	if ((old != NULL && fchmod(fd, old->st_mode & 0777) != 0) || fstat(fd, &sb) != 0) {
 		int err = tk_error_from_errno(errno);
 
 		close(fd);
-		unlink(temp);
+		unlinkat(dir, temp_name, 0);
 		free(temp);
 		return err;
 	}
-	*temp_out = temp;
+	of->temp_path = temp;
+	of->temp_name = temp_name;
+	of->temp_dev = sb.st_dev;
+	of->temp_ino = sb.st_ino;
 	return fd;
+}
+
+/*
+ * Pins the directory of path (whose last component is name): an O_PATH descriptor of it,
+ * its identity, and its absolute path to find it again should the program close the
+ * descriptor. Returns TK_OK or a negative TK_E* code.
+ */
+static int pin_dir(tk_outfile *of, const char *path, const char *name)
+{
+	size_t dir_len = (size_t)(name - path);
+	char *dir, *cwd = NULL;
+	struct stat sb;
+
+	if (dir_len == 0) {
+		dir = strdup(".");
+	} else {
+		/* "/x" is in "/"; "a/b" and "a//b" in "a/" and "a//" (the slashes are harmless) */
+		dir = malloc(dir_len + 1);
+		if (dir != NULL) {
+			memcpy(dir, path, dir_len);
+			dir[dir_len] = '\0';
+		}
+	}
+	if (dir == NULL)
+		return TK_ENOMEM;
+	of->dir_fd = open(dir, OUTFILE_DIR_FLAGS);
+	if (of->dir_fd < 0 || fstat(of->dir_fd, &sb) != 0) {
+		int err = tk_error_from_errno(errno);
+
+		if (of->dir_fd >= 0)
+			close(of->dir_fd);
+		of->dir_fd = -1;
+		free(dir);
+		return err;
+	}
+	of->dir_dev = sb.st_dev;
+	of->dir_ino = sb.st_ino;
+	if (dir[0] != '/')
+		cwd = getcwd(NULL, 0); /* NULL (a removed or too deep directory): dir as given */
+	if (cwd != NULL) {
+		size_t cwd_len = strlen(cwd);
+		char *abs = malloc(cwd_len + 1 + strlen(dir) + 1);
+
+		if (abs != NULL) {
+			memcpy(abs, cwd, cwd_len);
+			abs[cwd_len] = '/';
+			strcpy(abs + cwd_len + 1, dir);
+			free(dir);
+			dir = abs;
+		}
+		free(cwd);
+	}
+	of->dir_path = dir;
+	return TK_OK;
+}
+
+/* Whether fd (-1 for none) is still the directory pinned at open. */
+static int is_pinned_dir(const tk_outfile *of, int fd)
+{
+	struct stat sb;
+
+	return fd >= 0 && fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode) && sb.st_dev == of->dir_dev &&
+	       sb.st_ino == of->dir_ino;
+}
+
+/*
+ * The pinned directory's descriptor for the next step, or -1 (errno set) if the directory
+ * cannot be found again. The program may have closed ours (daemons close every
+ * descriptor) and reused its number: that one is the program's and is never used or
+ * closed; the directory is reopened by its path and taken only if it is the same one.
+ */
+static int pinned_dir(tk_outfile *of)
+{
+	int fd;
+
+	if (is_pinned_dir(of, of->dir_fd))
+		return of->dir_fd;
+	of->dir_fd = -1;
+	if (of->dir_path == NULL) {
+		errno = ENOENT;
+		return -1;
+	}
+	fd = open(of->dir_path, OUTFILE_DIR_FLAGS);
+	if (fd < 0)
+		return -1;
+	if (!is_pinned_dir(of, fd)) { /* another directory is there now */
+		close(fd);
+		errno = ENOENT;
+		return -1;
+	}
+	of->dir_fd = fd;
+	return fd;
+}
+
+/* Removes the temporary, only while it is still the file this handle created. */
+static void remove_temp(tk_outfile *of)
+{
+	struct stat sb;
+	int dir;
+
+	if (of->final_path == NULL || of->temp_name == NULL)
+		return;
+	dir = pinned_dir(of);
+	if (dir >= 0 && fstatat(dir, of->temp_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(sb.st_mode) &&
+	    sb.st_dev == of->temp_dev && sb.st_ino == of->temp_ino)
+		unlinkat(dir, of->temp_name, 0);
 }
 
 /*
@@ -152,11 +283,11 @@ static int fd_path(const char *path)
 	return *end == '\0' && fd <= 1 << 20 ? (int)fd : -1;
 }
 
-/* Opens an existing non-regular file for writing in place; checks it is what lstat saw. */
-static int open_in_place(const char *path, int follow, const struct stat *want)
+/* Opens an existing non-regular file (name, in dir) for writing in place; checks it is what lstat saw. */
+static int open_in_place(int dir, const char *name, int follow, const struct stat *want)
 {
 	struct stat sb;
-	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
+	int fd = openat(dir, name, O_WRONLY | O_CLOEXEC | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
 
 	if (fd < 0)
 		return tk_error_from_errno(errno);
@@ -172,7 +303,8 @@ int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags)
 {
 	tk_outfile *of;
 	struct stat lst, st;
-	int fd, keep_mode = 0;
+	const char *name;
+	int fd, err, keep_mode = 0;
 
 	if (out == NULL || path == NULL || path[0] == '\0')
 		return TK_EINVAL;
@@ -181,6 +313,7 @@ int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags)
 	if (of == NULL)
 		return TK_ENOMEM;
 	of->flags = flags;
+	of->dir_fd = -1;
 	if (strcmp(path, "-") == 0) {
 		of->stream = stdout;
 		of->temp_path = strdup("-");
@@ -194,10 +327,8 @@ int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags)
 		int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 
 		if (copy < 0) {
-			int err = tk_error_from_errno(errno == EBADF ? ENOENT : errno);
-
-			free(of);
-			return err;
+			err = tk_error_from_errno(errno == EBADF ? ENOENT : errno);
+			goto fail;
 		}
 		of->in_place = 1;
 		of->temp_path = strdup(path);
@@ -209,19 +340,28 @@ int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags)
 		*out = of;
 		return TK_OK;
 	}
-	if (lstat(path, &lst) == 0) {
+	name = strrchr(path, '/');
+	name = name != NULL ? name + 1 : path;
+	if (name[0] == '\0') { /* "dir/" can only name a directory */
+		err = stat(path, &st) != 0 ? tk_error_from_errno(errno) : S_ISDIR(st.st_mode) ? TK_EISDIR : TK_ENOTDIR;
+		goto fail;
+	}
+	err = pin_dir(of, path, name);
+	if (err != TK_OK)
+		goto fail;
+	if (fstatat(of->dir_fd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0) {
 		int in_place = 0, follow = 0;
 
 		if (S_ISDIR(lst.st_mode)) {
-			free(of);
-			return TK_EISDIR;
+			err = TK_EISDIR;
+			goto fail;
 		}
 		if (S_ISLNK(lst.st_mode)) {
-			if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-				free(of);
-				return TK_EISDIR;
+			if (fstatat(of->dir_fd, name, &st, 0) == 0 && S_ISDIR(st.st_mode)) {
+				err = TK_EISDIR;
+				goto fail;
 			}
-			if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && link_trusted(&lst))
+			if (fstatat(of->dir_fd, name, &st, 0) == 0 && !S_ISREG(st.st_mode) && link_trusted(&lst))
 				in_place = follow = 1;
 			/* otherwise the link itself is replaced; its target is never touched */
 		} else if (!S_ISREG(lst.st_mode)) {
@@ -231,11 +371,16 @@ int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags)
 			keep_mode = 1;
 		}
 		if (in_place) {
-			fd = open_in_place(path, follow, &st);
+			fd = open_in_place(of->dir_fd, name, follow, &st);
 			if (fd < 0) {
-				free(of);
-				return fd;
+				err = fd;
+				goto fail;
 			}
+			/* nothing is ever named again: the directory is not kept */
+			close(of->dir_fd);
+			of->dir_fd = -1;
+			free(of->dir_path);
+			of->dir_path = NULL;
 			of->in_place = 1;
 			of->temp_path = strdup(path);
 			of->stream = of->temp_path ? fdopen(fd, "wb") : NULL;
@@ -247,34 +392,37 @@ int tk_outfile_open(tk_outfile **out, const char *path, unsigned flags)
 			return TK_OK;
 		}
 	} else if (errno != ENOENT) {
-		int err = tk_error_from_errno(errno);
-
-		free(of);
-		return err;
+		err = tk_error_from_errno(errno);
+		goto fail;
 	}
 	of->final_path = strdup(path);
 	if (of->final_path == NULL)
 		goto fail_alloc;
-	fd = create_temp(path, keep_mode ? &lst : NULL, &of->temp_path);
+	of->final_name = of->final_path + (name - path);
+	fd = create_temp(of, of->dir_fd, path, name, keep_mode ? &lst : NULL);
 	if (fd < 0) {
-		free(of->final_path);
-		free(of);
-		return fd;
+		err = fd;
+		goto fail;
 	}
 	of->stream = fdopen(fd, "wb");
 	if (of->stream == NULL) {
 		close(fd);
-		unlink(of->temp_path);
+		unlinkat(of->dir_fd, of->temp_name, 0);
 		goto fail_alloc;
 	}
 	*out = of;
 	return TK_OK;
 
 fail_alloc:
+	err = TK_ENOMEM;
+fail:
+	if (of->dir_fd >= 0)
+		close(of->dir_fd);
+	free(of->dir_path);
 	free(of->final_path);
 	free(of->temp_path);
 	free(of);
-	return TK_ENOMEM;
+	return err;
 }
 
 FILE *tk_outfile_stream(tk_outfile *of)
@@ -287,8 +435,12 @@ const char *tk_outfile_temp_path(const tk_outfile *of)
 	return of ? of->temp_path : NULL;
 }
 
+/* Frees of and closes the pinned directory's descriptor, unless the program has taken its number. */
 static void outfile_free(tk_outfile *of)
 {
+	if (is_pinned_dir(of, of->dir_fd))
+		close(of->dir_fd);
+	free(of->dir_path);
 	free(of->final_path);
 	free(of->temp_path);
 	free(of);
@@ -297,7 +449,7 @@ static void outfile_free(tk_outfile *of)
 int tk_outfile_commit(tk_outfile *of)
 {
 	struct stat lst;
-	int err = TK_OK;
+	int err = TK_OK, dir;
 
 	if (of == NULL)
 		return TK_EINVAL;
@@ -315,13 +467,18 @@ int tk_outfile_commit(tk_outfile *of)
 		err = tk_error_from_errno(errno);
 	if (fclose(of->stream) != 0 && err == TK_OK)
 		err = tk_error_from_errno(errno);
+	/* Both names are taken in the directory of the open, wherever the program is now. */
+	dir = pinned_dir(of);
+	if (err == TK_OK && dir < 0)
+		err = tk_error_from_errno(errno);
 	/* A device or FIFO that appeared under the final name meanwhile is never renamed over. */
-	if (err == TK_OK && lstat(of->final_path, &lst) == 0 && !S_ISREG(lst.st_mode) && !S_ISLNK(lst.st_mode))
+	if (err == TK_OK && fstatat(dir, of->final_name, &lst, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(lst.st_mode) &&
+	    !S_ISLNK(lst.st_mode))
 		err = S_ISDIR(lst.st_mode) ? TK_EISDIR : TK_EEXIST;
-	if (err == TK_OK && rename(of->temp_path, of->final_path) != 0)
+	if (err == TK_OK && renameat(dir, of->temp_name, dir, of->final_name) != 0)
 		err = tk_error_from_errno(errno);
 	if (err != TK_OK && !(of->flags & TK_OUTFILE_KEEP_PARTIAL_ON_ABORT))
-		unlink(of->temp_path);
+		remove_temp(of);
 	outfile_free(of);
 	return err;
 }
@@ -333,13 +490,19 @@ void tk_outfile_abort(tk_outfile *of)
 	if (of->final_path != NULL) {
 		fclose(of->stream);
 		if (!(of->flags & TK_OUTFILE_KEEP_PARTIAL_ON_ABORT))
-			unlink(of->temp_path);
+			remove_temp(of);
 	} else if (of->in_place) {
 		fclose(of->stream);
 	} else {
 		fflush(of->stream);
 	}
 	outfile_free(of);
+}
+
+void tk_outfile_remove_temp(tk_outfile *of)
+{
+	if (of != NULL)
+		remove_temp(of);
 }
 
 /* Identity of a path ("-" names standard input or output, as fd) for tk_same_file. */

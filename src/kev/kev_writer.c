@@ -50,7 +50,6 @@ struct tk_kev_writer {
 	int fd;              /* where events go: a high duplicate of the output file's descriptor */
 	tk_outfile *outfile; /* NULL when writing to a caller's fd or to standard output */
 	int held;            /* fd is the writer's own duplicate (a path was opened, or "-") */
-	int in_place;        /* a device or FIFO written in place: never unlinked */
 	int stream_fd;       /* the output's own descriptor (a low number the program may reuse) */
 	dev_t dev;           /* identity of the output: checked before every write */
 	ino_t ino;
@@ -589,16 +588,6 @@ static int hold_high(tk_kev_writer *w)
 	return TK_OK;
 }
 
-/* Removes the temporary file: only a regular file of ours, never an output written in
- * place (a device, a FIFO: /dev/full failing the header write must stay /dev/full). */
-static void unlink_temp(const tk_kev_writer *w, const char *part)
-{
-	struct stat sb;
-
-	if (part != NULL && !w->in_place && lstat(part, &sb) == 0 && S_ISREG(sb.st_mode))
-		unlink(part);
-}
-
 static tk_outfile *abandoned[8]; /* outfiles whose descriptors the program took */
 static unsigned n_abandoned;
 
@@ -665,7 +654,6 @@ int tk_kev_writer_open(tk_kev_writer **out, const char *path, const tk_kev_heade
 		}
 		/* Events go out with write(2); nothing is ever buffered in the stdio stream. */
 		w->stream_fd = fileno(tk_outfile_stream(w->outfile));
-		w->in_place = strcmp(tk_outfile_temp_path(w->outfile), path) == 0;
 	}
 	err = hold_high(w);
 	if (err == TK_OK) {
@@ -677,7 +665,8 @@ int tk_kev_writer_open(tk_kev_writer **out, const char *path, const tk_kev_heade
 		if (w->fd >= 0)
 			close(w->fd);
 		if (w->outfile != NULL) {
-			unlink_temp(w, tk_outfile_temp_path(w->outfile));
+			/* by tk_outfile, in the output's directory: never a device written in place */
+			tk_outfile_remove_temp(w->outfile);
 			tk_outfile_abort(w->outfile);
 		}
 		free(w);
@@ -976,8 +965,8 @@ void tk_kev_writer_abort(tk_kev_writer *w)
 	if (w == NULL)
 		return;
 	if (w->outfile != NULL) {
-		const char *part = tk_outfile_temp_path(w->outfile);
-		unlink_temp(w, part);
+		/* in the directory of the open, even after a chdir(), and only the file we created */
+		tk_outfile_remove_temp(w->outfile);
 		finish_outfile(w, 0);
 	}
 	if (w->held && fd_is_ours(w, w->fd))
