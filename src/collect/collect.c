@@ -27,6 +27,7 @@
 
 #include "collect_internal.h"
 
+
 /* What produced a record: the perf event it came from. */
 enum kind {
 	K_BASE,      /* dummy: switch, fork/exit, comm, mmap2 records */
@@ -294,6 +295,40 @@ static struct tk__collect_thread *thr_get(tk_collect *c, int tid)
 
 /* ---- emission ----------------------------------------------------------------------- */
 
+/*
+ * Before an event of the record's task (c->rec_tid): an owner marker of that task when the
+ * CPU's last THRUNNING names another, so that by the per-CPU rule the event has its thread
+ * even when THREAD is not recorded (docs/tracelogger.md, "Owners"). A THRUNNING written
+ * makes its thread the CPU's owner.
+ */
+static int note_owner(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, const uint32_t *w, size_t n,
+		      uint64_t t)
+{
+	unsigned k = cpu & 63u;
+	traceevent_t m[2];
+	int rc;
+
+	if (cls == _TRACE_CONTROL_C)
+		return 0;
+	if (cls == _TRACE_PR_TH_C && code == STATE_RUNNING && n >= 2) {
+		c->own_pid[k] = (int32_t)w[0];
+		c->own_tid[k] = (int32_t)w[1];
+		c->own_valid |= 1ull << k;
+		return 0;
+	}
+	if (c->rec_tid <= 0 ||
+	    ((c->own_valid >> k) & 1 && c->own_pid[k] == c->rec_pid && c->own_tid[k] == c->rec_tid))
+		return 0;
+	tk__collect_owner_marker(m, cpu, t, c->rec_pid, c->rec_tid);
+	c->own_pid[k] = c->rec_pid;
+	c->own_tid[k] = c->rec_tid;
+	c->own_valid |= 1ull << k;
+	c->emitted += 2;
+	if ((rc = c->emit(c->emit_ud, &m[0], 1, t)) != 0)
+		return rc;
+	return c->emit(c->emit_ud, &m[1], 1, t);
+}
+
 /* One event of n words (combine when n > 2) on cpu at time t. */
 static int emit_words(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, const uint32_t *w,
                       size_t n, uint64_t t)
@@ -301,7 +336,10 @@ static int emit_words(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, 
 	traceevent_t *s = c->slots;
 	size_t ns, i;
 	uint32_t lo = (uint32_t)t;
+	int rc;
 
+	if ((rc = note_owner(c, cpu, cls, code, w, n, t)) != 0)
+		return rc;
 	if (n <= 2) {
 		s[0].header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, cls, code);
 		s[0].data[0] = lo;
@@ -622,6 +660,8 @@ static int do_sample(tk_collect *c, unsigned cpu, const unsigned char *rec, size
 	memcpy(&s.time, p + 8, 8);
 	memcpy(&s.cpu, p + 16, 4);
 	p += 24;
+	c->rec_pid = (int32_t)s.pid; /* the task running: the owner of what it brings */
+	c->rec_tid = (int32_t)s.tid;
 	if (kind == K_CLOCK) {
 		uint32_t w[4 + 2 * 64];
 		size_t n = 4, i;
@@ -669,10 +709,13 @@ static int do_record(tk_collect *c, unsigned cpu, const unsigned char *rec, size
 
 	memcpy(&h, rec, sizeof(h));
 	c->records++;
+	c->rec_pid = c->rec_tid = 0;
 	if (h.type == PERF_RECORD_SAMPLE)
 		return do_sample(c, cpu, rec, size);
 	if (parse_trailer(rec, size, &s) != 0)
 		return 0;
+	c->rec_pid = (int32_t)s.pid;
+	c->rec_tid = (int32_t)s.tid;
 	t = mono(c, cpu, s.time);
 	switch (h.type) {
 	case PERF_RECORD_SWITCH:
@@ -1505,4 +1548,6 @@ void tk_collect_header_attrs(const tk_collect *c,
 		return;
 	cb(ud, "TRACEKIT_KERCALLS", TK__KERCALLS_ABI);
 	cb(ud, "TRACEKIT_COLLECT_TIER", c->tier == TK_COLLECT_TIER_PRIV ? "privileged" : "unprivileged");
+	/* a THRUNNING right after a CONTROL BUFFER only names its CPU's owner (docs/kev-format.md) */
+	cb(ud, "TRACEKIT_OWNER", "cpu");
 }

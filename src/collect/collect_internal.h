@@ -92,6 +92,16 @@ struct tk_collect {
 	tk_collect_emit_fn emit;
 	void *emit_ud;
 	uint64_t emitted, records, lost, bytes;
+	/* Owners (docs/tracelogger.md, "Owners"): the task of the record being turned into
+	 * events (0: none known) and, per CPU (& 63), the thread of the last THRUNNING written
+	 * there, a switch or an owner marker. */
+	int32_t rec_pid, rec_tid;
+	int32_t own_pid[64], own_tid[64];
+	uint64_t own_valid;
 };
+
+/* An owner marker: CONTROL BUFFER, then THRUNNING of (pid, tid) at t on cpu, in out[0..1]
+ * (collect_merge.c). Returns 2. */
+int tk__collect_owner_marker(traceevent_t out[2], unsigned cpu, uint64_t t, int32_t pid, int32_t tid);
 
 #endif

@@ -1,0 +1,93 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tracelogger's files as the exporters read them (docs/tracelogger.md): the owner markers give
+# events their thread without inventing scheduling (stats, SQLite and Perfetto agree), and
+# kernel events have their thread without THREAD.
+# usage: tracelogger_export.sh TRACELOGGER TRACEPRINTER TRACEKIT PINGPONG WORKDIR [SQLITE3 [PROTOC PROTO_DIR]]
+# Cases that need what this machine cannot give (perf_event_open refused, privilege, sqlite3,
+# protoc) are skipped with a printed reason; exits 77 when every case was skipped.
+set -u
+TL=$1 TP=$2 TK=$3 PP=$4 WORK=$5
+SQ=${6:-} PROTOC=${7:-} PDIR=${8:-}
+TRACEKIT_SESSION=tlexp.$$
+export TRACEKIT_SESSION
+mkdir -p "$WORK"
+W=$(mktemp -d "$WORK/tx.XXXXXX")
+trap 'rm -rf "$W"; rm -f "/dev/shm/tracekit.$(id -u).$TRACEKIT_SESSION"' EXIT
+failures=0 ran=0 skipped=0 case=probe
+fail() { echo "FAIL [$case]: $*"; failures=$((failures + 1)); }
+skip() { echo "SKIP [$case]: $*"; skipped=$((skipped + 1)); }
+
+if ! "$TL" -f "$W/probe.kev" -c THREAD -- true >"$W/probe.out" 2>&1; then
+	echo "SKIP: tracelogger cannot record on this machine: $(cat "$W/probe.out")"
+	exit 77
+fi
+privileged=0
+"$TL" -f "$W/probe2.kev" -c KERCALL -- true >/dev/null 2>&1 && privileged=1
+
+# thread rows of tracekit stats --format=csv: pid tid events running ready switches
+threads() {
+	"$TK" stats --format=csv "$1" | awk -F, '$1 == "thread" { print $2, $3, $7, $11, $12, $14 }'
+}
+
+# No THREAD selected: the owner markers give the events their threads, and no reader makes
+# switches, running or ready time of them.
+case_user_only() {
+	for sel in USER PROCESS,USER; do
+		"$TL" -c "$sel" -f "$W/u.kev" -- "$PP" -n 300 -e 10 >/dev/null 2>"$W/u.err" ||
+			{ fail "-c $sel: exit status $? ($(cat "$W/u.err"))"; continue; }
+		"$TK" info "$W/u.kev" | grep -q "TRACEKIT_OWNER:: cpu" || fail "-c $sel: no TRACEKIT_OWNER=cpu in the header"
+		threads "$W/u.kev" >"$W/u.thr" || { fail "-c $sel: tracekit stats failed"; continue; }
+		[ "$(awk '$3 >= 20' "$W/u.thr" | wc -l)" -ge 2 ] ||
+			fail "-c $sel: the USER events lost their threads: $(cat "$W/u.thr")"
+		bad=$(awk '$4 != 0 || $5 != 0 || $6 != 0' "$W/u.thr")
+		[ -z "$bad" ] || fail "-c $sel: scheduling invented from owner markers (pid tid events running ready switches): $bad"
+		if [ -n "$SQ" ]; then
+			rm -f "$W/u.db"
+			"$TK" convert "$W/u.kev" "$W/u.db" 2>"$W/u.err" || { fail "-c $sel: to SQLite: $(cat "$W/u.err")"; continue; }
+			n=$("$SQ" "$W/u.db" "select count(*) from thread_states")
+			[ "$n" = 0 ] || fail "-c $sel: $n thread_states rows in SQLite"
+		fi
+		if [ -n "$PROTOC" ]; then
+			"$TK" convert "$W/u.kev" "$W/u.pftrace" 2>"$W/u.err" || { fail "-c $sel: to Perfetto: $(cat "$W/u.err")"; continue; }
+			"$PROTOC" --decode=perfetto.protos.Trace -I "$PDIR" "$PDIR/perfetto_trace.proto" <"$W/u.pftrace" \
+				>"$W/u.pf.txt" || { fail "-c $sel: protoc cannot decode the export"; continue; }
+			n=$(grep -c -e "sched_switch {" -e "sched_waking {" "$W/u.pf.txt")
+			[ "$n" = 0 ] || fail "-c $sel: $n sched records in the Perfetto export"
+		fi
+	done
+	# with THREAD the switches are still the kernel's
+	"$TL" -c THREAD,USER -f "$W/t.kev" -- taskset -c 0 "$PP" -n 300 -e 10 >/dev/null 2>"$W/t.err" ||
+		{ fail "-c THREAD,USER: exit status $? ($(cat "$W/t.err"))"; return; }
+	threads "$W/t.kev" >"$W/t.thr"
+	[ "$(awk '$6 >= 250' "$W/t.thr" | wc -l)" -ge 2 ] ||
+		fail "-c THREAD,USER: fewer than 250 switches of ping and pong: $(cat "$W/t.thr")"
+}
+
+# Kernel events without THREAD: every one has its thread, so system calls are counted.
+case_kernel_owner() {
+	[ $privileged = 1 ] || { skip "system calls and interrupts need privilege here"; return; }
+	for sel in "-c KERCALL" "-F 4"; do
+		# shellcheck disable=SC2086
+		"$TL" $sel -f "$W/k.kev" -- dd if=/dev/zero of=/dev/null bs=1 count=100 >/dev/null 2>"$W/k.err" ||
+			{ fail "$sel: exit status $? ($(cat "$W/k.err"))"; continue; }
+		"$TK" stats --format=csv "$W/k.kev" >"$W/k.csv" || { fail "$sel: tracekit stats failed"; continue; }
+		n=$(awk -F, '$1 == "unknown_owner" { print $7 }' "$W/k.csv")
+		[ "$n" = 0 ] || fail "$sel: $n events without a known thread"
+		n=$(awk -F, '$1 == "kercall" && $6 == "read" { print $7 }' "$W/k.csv")
+		[ "${n:-0}" -ge 100 ] || fail "$sel: ${n:-no} read calls counted: $(grep -m 3 kercall "$W/k.csv")"
+		bad=$(threads "$W/k.kev" | awk '$4 != 0 || $5 != 0 || $6 != 0')
+		[ -z "$bad" ] || fail "$sel: scheduling invented from owner markers: $bad"
+	done
+}
+
+CASES=${CASES:-user_only kernel_owner}
+for case in $CASES; do
+	before=$((failures + skipped))
+	"case_$case"
+	[ $((failures + skipped)) = "$before" ] && echo "ok [$case]"
+	ran=$((ran + 1))
+done
+[ $failures = 0 ] || { echo "$failures failure(s)"; exit 1; }
+[ "$skipped" -lt "$ran" ] || exit 77
+exit 0
