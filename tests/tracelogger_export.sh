@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tracelogger's files as the exporters read them (docs/tracelogger.md): the owner markers give
-# events their thread without inventing scheduling (stats, SQLite and Perfetto agree), and
-# kernel events have their thread without THREAD.
+# events their thread without inventing scheduling (stats, SQLite and Perfetto agree), kernel
+# events have their thread without THREAD, and -w THREAD events carry priority and policy.
 # usage: tracelogger_export.sh TRACELOGGER TRACEPRINTER TRACEKIT PINGPONG WORKDIR [SQLITE3 [PROTOC PROTO_DIR]]
 # Cases that need what this machine cannot give (perf_event_open refused, privilege, sqlite3,
 # protoc) are skipped with a printed reason; exits 77 when every case was skipped.
@@ -81,7 +81,40 @@ case_kernel_owner() {
 	done
 }
 
-CASES=${CASES:-user_only kernel_owner}
+# -w: every THREAD state event is wide, with the kernel's priority and the policy; fast mode
+# has none. As root (the tracepoints' prio) and as nobody (asked of the kernel).
+case_wide_priority() {
+	"$TL" -f "$W/f.kev" -c THREAD -- "$PP" -n 50 >/dev/null 2>"$W/f.err" || { fail "fast: exit status $?"; return; }
+	"$TP" -n -c THREAD "$W/f.kev" >"$W/f.txt" || { fail "traceprinter cannot read the fast file"; return; }
+	n=$(grep -c priority "$W/f.txt")
+	[ "$n" = 0 ] || fail "fast mode: $n THREAD events with a priority"
+	for who in root nobody; do
+		run=""
+		if [ $who = nobody ]; then
+			command -v setpriv >/dev/null 2>&1 || { skip "no setpriv"; continue; }
+			[ "$(id -u)" = 0 ] || continue
+			run="setpriv --reuid=65534 --regid=65534 --clear-groups"
+			chmod 777 "$W"
+		fi
+		# shellcheck disable=SC2086
+		$run nice -n 5 "$TL" -w -f "$W/w.kev" -c THREAD -- "$PP" -n 50 >/dev/null 2>"$W/w.err" ||
+			{ fail "$who -w: exit status $? ($(cat "$W/w.err"))"; continue; }
+		"$TP" -n -c THREAD "$W/w.kev" >"$W/w.txt" || { fail "$who: traceprinter cannot read the -w file"; continue; }
+		states=$(grep -c -E "THREAD *:TH(RUNNING|READY|RECEIVE|SEND|INTR|MUTEX|CONDVAR) " "$W/w.txt")
+		good=$(grep -c -E "THREAD *:TH[A-Z]+ +pid:[0-9]+ tid:[0-9]+ priority:125 policy:0$" "$W/w.txt")
+		[ "$states" -ge 100 ] || fail "$who -w: only $states THREAD state events"
+		[ "$good" -ge "$states" ] ||
+			fail "$who -w: $states state events, $good with priority:125 policy:0: $(grep -m 2 -v 'priority:125 policy:0$' "$W/w.txt")"
+	done
+	[ $privileged = 1 ] || return
+	"$TL" -w -f "$W/r.kev" -c THREAD -- chrt -f 10 "$PP" -n 50 >/dev/null 2>"$W/r.err" ||
+		{ fail "chrt -f 10: exit status $? ($(cat "$W/r.err"))"; return; }
+	"$TP" -n -c THREAD "$W/r.kev" >"$W/r.txt" || { fail "traceprinter cannot read the chrt file"; return; }
+	n=$(grep -c -E "THRUNNING +pid:[0-9]+ tid:[0-9]+ priority:89 policy:1$" "$W/r.txt")
+	[ "$n" -ge 50 ] || fail "chrt -f 10: only $n switch-ins with priority:89 policy:1 (SCHED_FIFO 10)"
+}
+
+CASES=${CASES:-user_only kernel_owner wide_priority}
 for case in $CASES; do
 	before=$((failures + skipped))
 	"case_$case"

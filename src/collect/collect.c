@@ -12,12 +12,14 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +29,13 @@
 
 #include "collect_internal.h"
 
+#ifndef SCHED_RESET_ON_FORK
+#define SCHED_RESET_ON_FORK 0x40000000
+#endif
+#ifndef SCHED_DEADLINE
+#define SCHED_DEADLINE 6
+#endif
+#define IS_RT(pol) ((pol) == SCHED_FIFO || (pol) == SCHED_RR)
 
 /* What produced a record: the perf event it came from. */
 enum kind {
@@ -57,16 +66,16 @@ static const struct {
 };
 
 /* Fields read from tracepoint records, per kind. */
-enum { F_A, F_B, F_C, F_D, F_N };
+enum { F_A, F_B, F_C, F_D, F_E, F_N };
 static const char *const tp_fields[K_N][F_N] = {
-	[K_SWITCH] = { "prev_pid", "prev_state", "next_pid", NULL },
-	[K_WAKEUP] = { "pid", NULL, NULL, NULL },
-	[K_IRQ_ENTRY] = { "irq", "name", NULL, NULL },
-	[K_IRQ_EXIT] = { "irq", "ret", NULL, NULL },
-	[K_SOFTIRQ_ENTRY] = { "vec", NULL, NULL, NULL },
-	[K_SOFTIRQ_EXIT] = { "vec", NULL, NULL, NULL },
-	[K_SYS_ENTER] = { "id", "args", NULL, NULL },
-	[K_SYS_EXIT] = { "id", "ret", NULL, NULL },
+	[K_SWITCH] = { "prev_pid", "prev_state", "next_pid", "prev_prio", "next_prio" },
+	[K_WAKEUP] = { "pid", "prio", NULL, NULL, NULL },
+	[K_IRQ_ENTRY] = { "irq", "name", NULL, NULL, NULL },
+	[K_IRQ_EXIT] = { "irq", "ret", NULL, NULL, NULL },
+	[K_SOFTIRQ_ENTRY] = { "vec", NULL, NULL, NULL, NULL },
+	[K_SOFTIRQ_EXIT] = { "vec", NULL, NULL, NULL, NULL },
+	[K_SYS_ENTER] = { "id", "args", NULL, NULL, NULL },
+	[K_SYS_EXIT] = { "id", "ret", NULL, NULL, NULL },
 };
 
 #define BASE_SAMPLE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
@@ -310,7 +319,7 @@ static int note_owner(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, 
 
 	if (cls == _TRACE_CONTROL_C)
 		return 0;
-	if (cls == _TRACE_PR_TH_C && code == STATE_RUNNING && n >= 2) {
+	if (cls == _TRACE_PR_TH_C && code == STATE_RUNNING && n >= 2) { /* -w: 4 words */
 		c->own_pid[k] = (int32_t)w[0];
 		c->own_tid[k] = (int32_t)w[1];
 		c->own_valid |= 1ull << k;
@@ -397,13 +406,84 @@ static int emit_dropped(tk_collect *c, unsigned cpu, uint64_t lost, uint64_t t)
 	return emit_words(c, cpu, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED, w, 2, t);
 }
 
+/*
+ * -w: the priority and policy of tid as QNX's wide THREAD events carry them. prio is the
+ * kernel's (as sched_switch gives it: 0-99 real-time, 100-139 normal, 120 + nice): what the
+ * tracepoints last said, else asked (sched_getscheduler, sched_getparam, getpriority; the
+ * unprivileged tier has nothing else) and kept. A thread gone before it could be asked has
+ * those of the task that brought the record (a new thread inherits its creator's), else 120
+ * and SCHED_OTHER, until a tracepoint says otherwise.
+ */
+static void sched_of(tk_collect *c, int tid, uint32_t *prio, uint32_t *policy)
+{
+	struct tk__collect_thread *th = thr_find(c, tid, 0), *from;
+	int pol, pr = -1, asked = 0;
+
+	if (th != NULL && th->sched_known == 2) {
+		*prio = (uint32_t)th->prio, *policy = (uint32_t)th->policy;
+		return;
+	}
+	pol = sched_getscheduler(tid);
+	if (pol >= 0) {
+		asked = 1;
+		pol &= ~SCHED_RESET_ON_FORK;
+		if (pol == SCHED_FIFO || pol == SCHED_RR) {
+			struct sched_param sp;
+			if (sched_getparam(tid, &sp) == 0)
+				pr = 99 - sp.sched_priority;
+		} else if (pol != SCHED_DEADLINE) {
+			errno = 0;
+			int nice = getpriority(PRIO_PROCESS, (id_t)tid);
+			if (errno == 0)
+				pr = 120 + nice;
+		}
+	} else if (c->rec_tid != tid && (from = thr_find(c, c->rec_tid, 0)) != NULL && from->sched_known != 0) {
+		pol = from->policy, pr = from->prio;
+	} else {
+		pol = SCHED_OTHER;
+	}
+	if (th != NULL && th->sched_known == 1) {
+		/* a tracepoint's is the kernel's own, of that time: the policy asked now may
+		 * have changed since (chrt), its class follows the prio */
+		pr = th->prio;
+		if (pr >= 100 && IS_RT(pol))
+			pol = SCHED_OTHER;
+		else if (pr >= 0 && pr < 100 && !IS_RT(pol) && pol != SCHED_DEADLINE)
+			pol = SCHED_FIFO;
+	}
+	if (pr < 0)
+		pr = pol == SCHED_DEADLINE ? -1 : 120; /* -1: the kernel's prio of a deadline task */
+	*prio = (uint32_t)pr, *policy = (uint32_t)pol;
+	if (th != NULL) {
+		th->prio = pr, th->policy = pol;
+		th->sched_known = asked ? 2 : 1;
+	}
+}
+
+/* A tracepoint's prio of tid (the policy is asked when first needed). */
+static void note_prio(tk_collect *c, int tid, int prio)
+{
+	struct tk__collect_thread *th = thr_find(c, tid, 0);
+
+	if (th == NULL || !c->wide)
+		return;
+	th->prio = prio;
+	/* first known, or the policy kept is of the other class (changed since: ask again) */
+	if (th->sched_known == 0 || (prio >= 0 && (prio < 100) != IS_RT(th->policy)))
+		th->sched_known = 1;
+}
+
+/* A THREAD event of (pid, tid); -w: a wide one with priority and policy (QNX's wide mode). */
 static int emit_state(tk_collect *c, unsigned cpu, unsigned state, int pid, int tid, uint64_t t)
 {
-	uint32_t w[2] = { (uint32_t)pid, (uint32_t)tid };
+	uint32_t w[4] = { (uint32_t)pid, (uint32_t)tid, 0, 0 };
 
 	if (!(c->classes & TK_COLLECT_CLASS(_NTO_TRACE_THREAD)))
 		return 0;
-	return emit_words(c, cpu, _TRACE_PR_TH_C, state, w, 2, t);
+	if (!c->wide)
+		return emit_words(c, cpu, _TRACE_PR_TH_C, state, w, 2, t);
+	sched_of(c, tid, &w[2], &w[3]);
+	return emit_words(c, cpu, _TRACE_PR_TH_C, state, w, 4, t);
 }
 
 static int want(const tk_collect *c, int ext)
@@ -531,8 +611,12 @@ static int do_tracepoint(tk_collect *c, int kind, unsigned cpu, const struct sid
 	case K_SWITCH: {
 		int prev = (int)tp_num(c, kind, F_A, raw, rawlen);
 		uint64_t st = tp_num(c, kind, F_B, raw, rawlen);
+		if (c->wide && c->tpf[kind][F_E] != NULL) /* for its switch-in, written next */
+			note_prio(c, (int)tp_num(c, kind, F_C, raw, rawlen), (int)(int32_t)tp_num(c, kind, F_E, raw, rawlen));
 		if (prev == 0)
 			return 0; /* the idle task */
+		if (c->wide && c->tpf[kind][F_D] != NULL)
+			note_prio(c, prev, (int)(int32_t)tp_num(c, kind, F_D, raw, rawlen));
 		th = thr_get(c, prev);
 		if (th == NULL)
 			return c->thr_oom ? TK_ENOMEM : 0; /* tid 0: the idle task */
@@ -545,6 +629,8 @@ static int do_tracepoint(tk_collect *c, int kind, unsigned cpu, const struct sid
 		th = c->system_wide ? thr_get(c, tid) : thr_find(c, tid, 0);
 		if (th == NULL || th->dead)
 			return 0; /* not a followed thread */
+		if (c->wide && c->tpf[kind][F_B] != NULL)
+			note_prio(c, tid, (int)(int32_t)tp_num(c, kind, F_B, raw, rawlen));
 		return emit_state(c, cpu, STATE_READY, th->pid, tid, t);
 	}
 	case K_IRQ_ENTRY:

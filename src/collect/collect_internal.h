@@ -36,6 +36,8 @@ struct tk__collect_thread {
 	uint64_t sc_arg1;
 	int dead;
 	int resolved; /* pid, ppid and comm known (fork record or /proc) */
+	int prio, policy; /* -w: the kernel's prio (0-99 real-time, 100-139 normal), SCHED_*; */
+	int sched_known;  /* 0: not yet asked (sched_switch/sched_wakeup update prio) */
 	char comm[16];
 };
 
@@ -82,7 +84,7 @@ struct tk_collect {
 	size_t n_ids;
 	struct tep_handle *tep;
 	int tp_id[16];
-	struct tep_format_field *tpf[16][4];
+	struct tep_format_field *tpf[16][5];
 	char sys_filter[1024];
 	unsigned char irq_named[256];
 	struct tk__collect_thread *thr;
