@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # tracelogger's files as the exporters read them (docs/tracelogger.md): the owner markers give
 # events their thread without inventing scheduling (stats, SQLite and Perfetto agree), kernel
-# events have their thread without THREAD, and -w THREAD events carry priority and policy.
+# events have their thread without THREAD, -w THREAD events carry priority and policy, and
+# tasks that exist at the start are named.
 # usage: tracelogger_export.sh TRACELOGGER TRACEPRINTER TRACEKIT PINGPONG WORKDIR [SQLITE3 [PROTOC PROTO_DIR]]
 # Cases that need what this machine cannot give (perf_event_open refused, privilege, sqlite3,
 # protoc) are skipped with a printed reason; exits 77 when every case was skipped.
@@ -114,7 +115,43 @@ case_wide_priority() {
 	[ "$n" -ge 50 ] || fail "chrt -f 10: only $n switch-ins with priority:89 policy:1 (SCHED_FIFO 10)"
 }
 
-CASES=${CASES:-user_only kernel_owner wide_priority}
+# Tasks there before the recording are named (-p: both threads and the process, in either
+# tier; -a: nearly every thread), as perf synthesises COMM from /proc.
+case_names_at_start() {
+	for who in root nobody; do
+		run=""
+		if [ $who = nobody ]; then
+			command -v setpriv >/dev/null 2>&1 || { skip "no setpriv"; continue; }
+			[ "$(id -u)" = 0 ] || continue
+			run="setpriv --reuid=65534 --regid=65534 --clear-groups"
+			chmod 777 "$W"
+		fi
+		# shellcheck disable=SC2086
+		$run "$PP" -n 300000 -e 0 >/dev/null 2>&1 &
+		P=$!
+		sleep 0.3
+		# shellcheck disable=SC2086
+		$run "$TL" -p "$P" -s 0.3 -c THREAD,PROCESS -f "$W/p.kev" >/dev/null 2>"$W/p.err"
+		st=$?
+		kill "$P" 2>/dev/null
+		wait "$P" 2>/dev/null
+		[ $st = 0 ] || { fail "$who -p: exit status $st ($(cat "$W/p.err"))"; continue; }
+		"$TK" stats --format=csv "$W/p.kev" >"$W/p.csv" || { fail "$who -p: tracekit stats failed"; continue; }
+		names=$(awk -F, -v p="$P" '$1 == "thread" && $2 == p { print $6 }' "$W/p.csv" | sort | tr '\n' ' ')
+		[ "$names" = "ping pong " ] || fail "$who -p: the threads of $P are named '$names', not 'ping pong '"
+		name=$(awk -F, -v p="$P" '$1 == "process" && $2 == p { print $6 }' "$W/p.csv")
+		[ "$name" = ping ] || fail "$who -p: process $P named '$name'"
+	done
+	[ $privileged = 1 ] || return
+	"$TL" -a -s 0.3 -c THREAD,PROCESS -f "$W/a.kev" >/dev/null 2>"$W/a.err" ||
+		{ fail "-a: exit status $? ($(cat "$W/a.err"))"; return; }
+	"$TK" stats --format=csv "$W/a.kev" |
+		awk -F, '$1 == "thread" && $2 > 0 { n++; if ($6 == "") e++ } END { print n + 0, e + 0 }' >"$W/a.n"
+	read -r n e <"$W/a.n"
+	[ "$n" -ge 2 ] && [ $((e * 10)) -le "$n" ] || fail "-a: $e of $n threads without a name"
+}
+
+CASES=${CASES:-user_only kernel_owner wide_priority names_at_start}
 for case in $CASES; do
 	before=$((failures + skipped))
 	"case_$case"

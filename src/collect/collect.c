@@ -1046,6 +1046,131 @@ static int report_pending_losses(tk_collect *c)
 	return 0;
 }
 
+/* ---- the tasks there at the start ------------------------------------------------------- */
+
+/* /proc/PID/task/TID/comm (or /proc/PID/comm): the name without its newline; "" if gone. */
+static void read_comm(const char *path, char *out, size_t cap)
+{
+	FILE *f = fopen(path, "re");
+	size_t n = 0;
+
+	out[0] = '\0';
+	if (f == NULL)
+		return;
+	if (fgets(out, (int)cap, f) != NULL)
+		n = strcspn(out, "\n");
+	out[n] = '\0';
+	fclose(f);
+}
+
+static int name_add(tk_collect *c, int pid, int tid, int ppid, const char *comm)
+{
+	if (c->n_names == c->cap_names) {
+		size_t cap = c->cap_names ? c->cap_names * 2 : 64;
+		struct tk__collect_name *g = realloc(c->names, cap * sizeof(*g));
+		if (g == NULL)
+			return TK_ENOMEM;
+		c->names = g;
+		c->cap_names = cap;
+	}
+	struct tk__collect_name *e = &c->names[c->n_names++];
+	e->pid = pid, e->tid = tid, e->ppid = ppid;
+	snprintf(e->comm, sizeof(e->comm), "%s", comm);
+	return TK_OK;
+}
+
+/* The process pid and each of its threads, as /proc shows them now (gone: skipped). */
+static int names_of_process(tk_collect *c, int pid)
+{
+	char path[96], line[128], comm[32];
+	int ppid = 0, rc;
+	FILE *f;
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return TK_OK;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "PPid:", 5) == 0)
+			ppid = atoi(line + 5);
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	read_comm(path, comm, sizeof(comm));
+	if ((rc = name_add(c, pid, pid, ppid, comm)) != TK_OK)
+		return rc;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if ((d = opendir(path)) == NULL)
+		return TK_OK;
+	while ((de = readdir(d)) != NULL) {
+		int tid = atoi(de->d_name);
+		if (tid <= 0 || tid == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+		read_comm(path, comm, sizeof(comm));
+		if (comm[0] != '\0' && (rc = name_add(c, pid, tid, ppid, comm)) != TK_OK)
+			break;
+	}
+	closedir(d);
+	return rc;
+}
+
+/*
+ * At the first enable: the tasks -p follows, or every task of a whole-system recording,
+ * named from /proc as perf synthesises COMM for them (a command started by tracelogger is
+ * named by its exec). Only FORK, COMM and exec records name tasks otherwise: those there
+ * before would stay nameless.
+ */
+static int find_names(tk_collect *c)
+{
+	struct timespec now;
+	int rc = TK_OK;
+
+	c->named = 1;
+	if (!want(c, _NTO_TRACE_PROCESS) && !want(c, _NTO_TRACE_THREAD))
+		return TK_OK;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+	c->names_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	if (c->system_wide) {
+		DIR *d = opendir("/proc");
+		struct dirent *de;
+		if (d == NULL)
+			return TK_OK;
+		while (rc == TK_OK && (de = readdir(d)) != NULL) {
+			int pid = atoi(de->d_name);
+			if (pid > 0)
+				rc = names_of_process(c, pid);
+		}
+		closedir(d);
+	} else {
+		for (size_t i = 0; rc == TK_OK && i < c->n_pids; i++)
+			rc = names_of_process(c, c->pids[i]);
+	}
+	return rc;
+}
+
+/* Writes the names found at the start (on CPU 0, at the time of the enable), then forgets them. */
+static int emit_names(tk_collect *c)
+{
+	int rc = 0;
+	size_t i;
+	uint64_t t = mono(c, 0, c->names_ns);
+
+	for (i = 0; rc == 0 && i < c->n_names; i++) {
+		const struct tk__collect_name *e = &c->names[i];
+		if (e->pid == e->tid && want(c, _NTO_TRACE_PROCESS))
+			rc = emit_named(c, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P_NAME, (uint32_t)e->ppid,
+			                (uint32_t)e->pid, e->comm, t);
+		if (rc == 0)
+			rc = emit_named(c, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, (uint32_t)e->pid, (uint32_t)e->tid,
+			                e->comm, t);
+	}
+	free(c->names);
+	c->names = NULL;
+	c->n_names = c->cap_names = 0;
+	return rc;
+}
+
 int tk_collect_read(tk_collect *c, int timeout_ms, tk_collect_emit_fn emit, void *ud)
 {
 	int i, rc = 0;
@@ -1060,6 +1185,9 @@ int tk_collect_read(tk_collect *c, int timeout_ms, tk_collect_emit_fn emit, void
 	c->emit = emit;
 	c->emit_ud = ud;
 	c->emitted = 0;
+	c->rec_pid = c->rec_tid = 0;
+	if (c->n_names > 0 && (rc = emit_names(c)) != 0)
+		return rc;
 	for (i = 0; i < c->n_rings; i++) {
 		struct tk__collect_ring *r = &c->rings[i];
 		struct perf_event_mmap_page *m = r->base;
@@ -1518,6 +1646,15 @@ int tk_collect_open(tk_collect **out, const tk_collect_config *cfg, char *why, s
 	if (c == NULL)
 		return TK_ENOMEM;
 	c->classes = cfg->classes ? cfg->classes : TK_COLLECT_DEFAULT_CLASSES;
+	if (cfg->n_pids > 0) { /* for their names at the start */
+		c->pids = malloc(cfg->n_pids * sizeof(*c->pids));
+		if (c->pids == NULL) {
+			free(c);
+			return TK_ENOMEM;
+		}
+		memcpy(c->pids, cfg->pids, cfg->n_pids * sizeof(*c->pids));
+		c->n_pids = cfg->n_pids;
+	}
 	c->wide = cfg->wide;
 	c->callchains = cfg->callchains;
 	c->sample_hz = cfg->sample_hz;
@@ -1537,6 +1674,7 @@ int tk_collect_open(tk_collect **out, const tk_collect_config *cfg, char *why, s
 		set_why(why, whycap, "%s needs the privileged tier (tracepoints), but the unprivileged "
 		        "one was asked for", c->system_wide ? "recording every task (-a)"
 		        : "recording system calls or interrupts");
+		free(c->pids);
 		free(c);
 		return TK_EINVAL;
 	}
@@ -1564,6 +1702,7 @@ int tk_collect_open(tk_collect **out, const tk_collect_config *cfg, char *why, s
 	}
 	if (rc != 0) {
 		release(c);
+		free(c->pids);
 		free(c);
 		return rc;
 	}
@@ -1590,7 +1729,12 @@ static int ioctl_all(tk_collect *c, unsigned long req)
 
 int tk_collect_enable(tk_collect *c)
 {
-	int rc = ioctl_all(c, PERF_EVENT_IOC_ENABLE);
+	int rc;
+
+	/* looked for before the enable: a task born after it is named by its own records */
+	if (c != NULL && !c->named && (rc = find_names(c)) != TK_OK)
+		return rc;
+	rc = ioctl_all(c, PERF_EVENT_IOC_ENABLE);
 
 	if (rc == 0)
 		c->disabled = 0;
@@ -1612,6 +1756,8 @@ void tk_collect_close(tk_collect *c)
 		return;
 	release(c);
 	free(c->thr);
+	free(c->pids);
+	free(c->names);
 	free(c);
 }
 

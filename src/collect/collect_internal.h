@@ -41,6 +41,13 @@ struct tk__collect_thread {
 	char comm[16];
 };
 
+/* A task that existed when recording began, to be named (PROCCREATE_NAME for a process,
+ * PROCTHREAD_NAME for each thread), as perf synthesises COMM records. */
+struct tk__collect_name {
+	int pid, tid, ppid; /* pid == tid: a process (its main thread) */
+	char comm[16];
+};
+
 struct tk__collect_ring {
 	int cpu, fd;
 	void *base;
@@ -100,6 +107,14 @@ struct tk_collect {
 	int32_t rec_pid, rec_tid;
 	int32_t own_pid[64], own_tid[64];
 	uint64_t own_valid;
+	/* -p's pids (a copy), and the names of the tasks found at the first enable, written at
+	 * the next read at the time of that enable */
+	int *pids;
+	size_t n_pids;
+	int named; /* the tasks were looked for */
+	struct tk__collect_name *names;
+	size_t n_names, cap_names;
+	uint64_t names_ns;
 };
 
 /* An owner marker: CONTROL BUFFER, then THRUNNING of (pid, tid) at t on cpu, in out[0..1]
