@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # tracelogger's files as the exporters read them (docs/tracelogger.md): the owner markers give
 # events their thread without inventing scheduling (stats, SQLite and Perfetto agree), kernel
-# events have their thread without THREAD, -w THREAD events carry priority and policy, and
-# tasks that exist at the start are named.
+# events have their thread without THREAD, -w THREAD events carry priority and policy, tasks
+# that exist at the start are named, and running out of descriptors is said as such.
 # usage: tracelogger_export.sh TRACELOGGER TRACEPRINTER TRACEKIT PINGPONG WORKDIR [SQLITE3 [PROTOC PROTO_DIR]]
 # Cases that need what this machine cannot give (perf_event_open refused, privilege, sqlite3,
 # protoc) are skipped with a printed reason; exits 77 when every case was skipped.
@@ -151,7 +151,35 @@ case_names_at_start() {
 	[ "$n" -ge 2 ] && [ $((e * 10)) -le "$n" ] || fail "-a: $e of $n threads without a name"
 }
 
-CASES=${CASES:-user_only kernel_owner wide_priority names_at_start}
+# Out of file descriptors: said so, with what was needed and the limit (not "the kernel was
+# built without perf events"); a soft limit below the hard one is raised; a pid given many
+# times is followed once.
+case_descriptors() {
+	# the default classes: 18 descriptors on 2 CPUs as root (9 per CPU), fewer as nobody
+	if (ulimit -n 16 && exec "$TL" -f "$W/l.kev" -- true) >/dev/null 2>"$W/l.err"; then
+		echo "note [$case]: 16 descriptors are enough here: not asserted"
+	else
+		grep -q "out of file descriptors" "$W/l.err" || fail "ulimit -n 16: not said: $(cat "$W/l.err")"
+		grep -q "limit is 16" "$W/l.err" || fail "ulimit -n 16: the limit is not said: $(cat "$W/l.err")"
+		grep -q "CONFIG_PERF_EVENTS" "$W/l.err" && fail "ulimit -n 16: blames the kernel: $(cat "$W/l.err")"
+	fi
+	if [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 256 ]; then
+		(ulimit -Sn 16 && exec "$TL" -f "$W/l.kev" -- true) >/dev/null 2>"$W/l.err" ||
+			fail "ulimit -Sn 16 (hard $(ulimit -Hn)): the soft limit not raised: $(cat "$W/l.err")"
+	fi
+	"$PP" -n 300000 -e 0 >/dev/null 2>&1 &
+	P=$!
+	sleep 0.3
+	pids=$P
+	for _ in $(seq 1 299); do pids="$pids,$P"; done
+	(ulimit -n 1024 && exec "$TL" -p "$pids" -s 0.2 -c THREAD -f "$W/d.kev") >/dev/null 2>"$W/d.err"
+	st=$?
+	kill "$P" 2>/dev/null
+	wait "$P" 2>/dev/null
+	[ $st = 0 ] || fail "-p with one pid 300 times: exit status $st ($(cat "$W/d.err"))"
+}
+
+CASES=${CASES:-user_only kernel_owner wide_priority names_at_start descriptors}
 for case in $CASES; do
 	before=$((failures + skipped))
 	"case_$case"

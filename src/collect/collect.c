@@ -145,11 +145,42 @@ static int has_cap(int cap)
 #define CAP_PERFMON_BIT   38
 
 /* A sentence on why perf_event_open failed with errno `err` and what would allow it. */
-static void explain_refusal(char *why, size_t cap, int err, const char *what)
+static void explain_refusal(const tk_collect *c, char *why, size_t cap, int err, const char *what)
 {
 	long paranoid = 99;
 
-	if (read_int_file("/proc/sys/kernel/perf_event_paranoid", &paranoid) != 0) {
+	if (err == EMFILE || err == ENFILE) {
+		/* not the kernel's refusal: the descriptors ran out (the paranoid file could
+		 * not even be opened then) */
+		struct rlimit rl;
+		char need[128] = "";
+		if (c->fds_needed > 0)
+			snprintf(need, sizeof(need), "%zu needed (%zu open when they ran out), ", c->fds_needed,
+			         c->n_fds);
+		else
+			snprintf(need, sizeof(need), "%zu open when they ran out, ", c->n_fds);
+		if (err == ENFILE) {
+			set_why(why, cap, "%s: out of file descriptors (%s): %sthe system's table of open files is "
+			        "full (sysctl fs.file-max)", what, strerror(err), need);
+		} else if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+			set_why(why, cap, "%s: out of file descriptors (%s): %sthe limit is %llu (ulimit -n; raised to "
+			        "the hard limit already); recording needs one per followed thread, CPU and kind "
+			        "of record: follow fewer threads or raise the hard limit (ulimit -Hn, "
+			        "limits.conf, the container's nofile)", what, strerror(err), need,
+			        (unsigned long long)rl.rlim_cur);
+		} else {
+			set_why(why, cap, "%s: out of file descriptors (%s): %s(ulimit -n)", what, strerror(err), need);
+		}
+		return;
+	}
+	errno = 0;
+	int unread = read_int_file("/proc/sys/kernel/perf_event_paranoid", &paranoid) != 0, e = errno;
+	if (unread && e != ENOENT) {
+		set_why(why, cap, "%s: perf_event_open failed (%s), and /proc/sys/kernel/perf_event_paranoid "
+		        "cannot be read (%s)", what, strerror(err), e != 0 ? strerror(e) : "it is empty");
+		return;
+	}
+	if (unread) {
 		set_why(why, cap, "%s: perf_event_open is not available (%s) and "
 		        "/proc/sys/kernel/perf_event_paranoid does not exist: the kernel was built "
 		        "without perf events (CONFIG_PERF_EVENTS)", what, strerror(err));
@@ -183,7 +214,8 @@ static void explain_refusal(char *why, size_t cap, int err, const char *what)
 /* The TK_E* code of a perf_event_open errno. */
 static int refusal_code(int e)
 {
-	return e == ESRCH ? TK_ENOENT : (e == EACCES || e == EPERM) ? TK_EACCES : TK_ENOTSUP;
+	return e == ESRCH ? TK_ENOENT : (e == EACCES || e == EPERM) ? TK_EACCES
+	       : (e == EMFILE || e == ENFILE) ? TK_EMFILE : TK_ENOTSUP;
 }
 
 static int perf_open(tk_collect *c, struct perf_event_attr *a, int pid, int cpu)
@@ -1326,7 +1358,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 	fd = perf_open(c, &a, tid, cpu);
 	if (fd < 0) {
 		int e = errno;
-		explain_refusal(why, whycap, e, what);
+		explain_refusal(c, why, whycap, e, what);
 		return refusal_code(e);
 	}
 	rc = add_fd(c, fd, K_BASE, ci, why, whycap);
@@ -1343,7 +1375,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 		fd = perf_open(c, &a, tid, cpu);
 		if (fd < 0) {
 			int e = errno;
-			explain_refusal(why, whycap, e, what);
+			explain_refusal(c, why, whycap, e, what);
 			return refusal_code(e);
 		}
 		rc = add_fd(c, fd, K_CLOCK, ci, why, whycap);
@@ -1366,7 +1398,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 			char w2[192];
 			snprintf(w2, sizeof(w2), "%s (tracepoint %s:%s)", what, tracepoints[k].sys,
 			         tracepoints[k].name);
-			explain_refusal(why, whycap, e, w2);
+			explain_refusal(c, why, whycap, e, w2);
 			return refusal_code(e);
 		}
 		if ((k == K_SYS_ENTER || k == K_SYS_EXIT) && !want(c, _NTO_TRACE_KERCALL) &&
@@ -1515,6 +1547,64 @@ static int load_tracepoints(tk_collect *c, char *why, size_t whycap)
 	return TK_OK;
 }
 
+/* How many descriptors open_all() will hold, for the message when they run out: per CPU and
+ * task, the switch/task records, the samples, each tracepoint. */
+static void fds_needed(tk_collect *c, const tk_collect_config *cfg)
+{
+	size_t per = 1, tasks = 0, i;
+	int k;
+
+	if (c->sample_hz > 0 && want(c, _NTO_TRACE_SYSTEM))
+		per++;
+	if (c->tier == TK_COLLECT_TIER_PRIV)
+		for (k = K_SWITCH; k < K_N; k++)
+			per += c->tp_id[k] >= 0;
+	if (c->system_wide) {
+		tasks = 1;
+	} else {
+		tasks = cfg->child_pid > 0;
+		for (i = 0; i < c->n_pids; i++) {
+			char path[64];
+			DIR *d;
+			struct dirent *de;
+			snprintf(path, sizeof(path), "/proc/%d/task", c->pids[i]);
+			if ((d = opendir(path)) == NULL)
+				continue;
+			while ((de = readdir(d)) != NULL)
+				tasks += atoi(de->d_name) > 0;
+			closedir(d);
+		}
+	}
+	c->fds_needed = per * tasks * (size_t)c->n_rings;
+}
+
+/* The soft limit of open files raised to the hard one: a process of many threads needs
+ * several descriptors per thread and CPU (the traced command was started before: it keeps
+ * its own limit). */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	long nr_open = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == rl.rlim_max)
+		return;
+	if (rl.rlim_max == RLIM_INFINITY) {
+		if (read_int_file("/proc/sys/fs/nr_open", &nr_open) != 0 || nr_open <= 0)
+			return;
+		rl.rlim_max = (rlim_t)nr_open; /* the kernel's ceiling */
+		if (rl.rlim_cur >= rl.rlim_max)
+			return;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	(void)setrlimit(RLIMIT_NOFILE, &rl); /* a failure leaves the limit as it was */
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
 static int open_all(tk_collect *c, const tk_collect_config *cfg, char *why, size_t whycap)
 {
 	int ci, rc;
@@ -1525,6 +1615,7 @@ static int open_all(tk_collect *c, const tk_collect_config *cfg, char *why, size
 		if (rc != 0)
 			return rc;
 	}
+	fds_needed(c, cfg);
 	for (ci = 0; ci < c->n_rings; ci++) {
 		if (c->system_wide) {
 			rc = open_target(c, -1, ci, why, whycap);
@@ -1537,16 +1628,16 @@ static int open_all(tk_collect *c, const tk_collect_config *cfg, char *why, size
 			if (rc != 0)
 				return rc;
 		}
-		for (i = 0; i < cfg->n_pids; i++) {
+		for (i = 0; i < c->n_pids; i++) {
 			/* Every existing thread of the process (inherit covers later ones). */
 			char path[64];
 			DIR *d;
 			struct dirent *de;
 			int n = 0;
-			snprintf(path, sizeof(path), "/proc/%d/task", cfg->pids[i]);
+			snprintf(path, sizeof(path), "/proc/%d/task", c->pids[i]);
 			d = opendir(path);
 			if (d == NULL) {
-				set_why(why, whycap, "process %d: %s", cfg->pids[i],
+				set_why(why, whycap, "process %d: %s", c->pids[i],
 				        errno == ENOENT ? "no such process" : strerror(errno));
 				return TK_ENOENT;
 			}
@@ -1565,7 +1656,7 @@ static int open_all(tk_collect *c, const tk_collect_config *cfg, char *why, size
 			}
 			closedir(d);
 			if (n == 0) {
-				set_why(why, whycap, "process %d: no such process (it has exited)", cfg->pids[i]);
+				set_why(why, whycap, "process %d: no such process (it has exited)", c->pids[i]);
 				return TK_ENOENT;
 			}
 		}
@@ -1653,7 +1744,12 @@ int tk_collect_open(tk_collect **out, const tk_collect_config *cfg, char *why, s
 			return TK_ENOMEM;
 		}
 		memcpy(c->pids, cfg->pids, cfg->n_pids * sizeof(*c->pids));
-		c->n_pids = cfg->n_pids;
+		/* a pid given twice is followed once (its descriptors twice would be wasted, and
+		 * its events written twice) */
+		qsort(c->pids, cfg->n_pids, sizeof(*c->pids), cmp_int);
+		for (size_t j = 0; j < cfg->n_pids; j++)
+			if (c->n_pids == 0 || c->pids[c->n_pids - 1] != c->pids[j])
+				c->pids[c->n_pids++] = c->pids[j];
 	}
 	c->wide = cfg->wide;
 	c->callchains = cfg->callchains;
@@ -1678,6 +1774,7 @@ int tk_collect_open(tk_collect **out, const tk_collect_config *cfg, char *why, s
 		free(c);
 		return TK_EINVAL;
 	}
+	raise_nofile();
 	rc = setup_rings(c);
 	if (rc == 0) {
 		c->tier = cfg->tier == TK_COLLECT_TIER_UNPRIV ? TK_COLLECT_TIER_UNPRIV : TK_COLLECT_TIER_PRIV;

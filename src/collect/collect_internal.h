@@ -84,6 +84,7 @@ struct tk_collect {
 	int *fds;
 	int *fd_ring; /* ring index of each fd */
 	size_t n_fds, cap_fds;
+	size_t fds_needed; /* what open_all() will hold (for the message when they run out) */
 	int fmt_lost; /* events carry PERF_FORMAT_LOST (Linux 6.0+) */
 	int disabled;
 	struct tk__collect_ring *cur_ring;
