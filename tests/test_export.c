@@ -1217,6 +1217,36 @@ static void test_stats_percentiles(void **state_)
 	free(json);
 }
 
+/* Declared pair names from a trace's own header (or --pair) go out as every other name: no
+ * control character in the text report (a terminal escape shows as '?'), RFC 4180 quoting
+ * in CSV. */
+static void test_stats_pair_names_safe(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("stats_pair_names.kev");
+	tk_kev_header hdr;
+	tk_kev_attr attrs[1] = { { "TRACEKIT_USER_PAIRS", "10:11=a\"b\033[31mRED" } };
+	tk_kev_writer *w = NULL;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u;
+	hdr.attrs = attrs;
+	hdr.n_attrs = 1;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	state(w, 0, 100, STATE_RUNNING, 1, 1);
+	ev2(w, 0, _TRACE_USER_C, 10, 200, 0, 0);
+	ev2(w, 0, _TRACE_USER_C, 11, 1200, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	char *txt;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_TEXT, NULL, &txt), 0);
+	assert_null(strchr(txt, '\033'));
+	assert_non_null(strstr(txt, "\na\"b?[31mRED                       1            1.000"));
+	free(txt);
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_CSV, NULL, &txt), 0);
+	assert_non_null(strstr(txt, "\ninterval,,,,,\"a\"\"b\033[31mRED\",1,1000,"));
+	free(txt);
+}
+
 /* Names in the statistics: UTF-8 kept as it is in JSON (not read as Latin-1), cut between
  * characters when too long; a name that is not UTF-8 escaped so that the JSON stays valid. */
 static void test_stats_names_utf8(void **state_)
@@ -2933,6 +2963,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stats_percentiles),
 		cmocka_unit_test(test_stats_owner_markers),
 		cmocka_unit_test(test_owner_markers_cpu),
+		cmocka_unit_test(test_stats_pair_names_safe),
 		cmocka_unit_test(test_sqlite),
 		cmocka_unit_test(test_sqlite_unordered),
 		cmocka_unit_test(test_sqlite_long_args),
