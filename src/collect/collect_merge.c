@@ -4,7 +4,8 @@
  * with CONTROL TIME events per CPU (a timeline), and merging the traced programs' own events
  * (a session's buffers, or a program's .kev file) with the kernel's events of a file already
  * written, in time order across CPUs, with an owner marker (CONTROL BUFFER, THRUNNING) before
- * any event whose thread the file does not show running on its CPU. tracelogger's writing side (docs/tracelogger.md).
+ * any event whose thread the file does not show running on its CPU. tracelogger's writing
+ * side (docs/tracelogger.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -265,10 +266,9 @@ static int owner_header(const tk_kev_header *hdr, tk_kev_header *out, tk_kev_att
 
 int tk_collect_merge_spool(tk_collect_merge *m, const char *path, const tk_kev_header *hdr)
 {
-	int rc;
-
 	tk_kev_header h;
 	tk_kev_attr *attrs;
+	int rc;
 
 	if (m->spool != NULL)
 		return TK_ESTATE;
@@ -482,7 +482,8 @@ static int write_merged(tk_collect_merge *m, tk_kev_writer *w, const traceevent_
 			 * thread, must not take it over. */
 			unsigned cpu = slot_cpu(s), cls = _NTO_TRACE_GETEVENT_C(s->header);
 			if (cls == _TRACE_PR_TH_C && _NTO_TRACE_GETEVENT(s->header) == STATE_RUNNING &&
-			    _TRACE_GET_STRUCT(s->header) == _TRACE_STRUCT_S) {
+			    (_TRACE_GET_STRUCT(s->header) == _TRACE_STRUCT_S ||
+			     _TRACE_GET_STRUCT(s->header) == _TRACE_STRUCT_CB)) { /* -w: a combine event */
 				kpid[cpu] = (int32_t)s->data[1];
 				ktid[cpu] = (int32_t)s->data[2];
 				kvalid |= 1ull << cpu;
