@@ -1250,6 +1250,36 @@ static void test_stats_percentiles(void **state_)
 	free(json);
 }
 
+/* Declared pair names from a trace's own header (or --pair) go out as every other name: no
+ * control character in the text report (a terminal escape shows as '?'), RFC 4180 quoting
+ * in CSV. */
+static void test_stats_pair_names_safe(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("stats_pair_names.kev");
+	tk_kev_header hdr;
+	tk_kev_attr attrs[1] = { { "TRACEKIT_USER_PAIRS", "10:11=a\"b\033[31mRED" } };
+	tk_kev_writer *w = NULL;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u;
+	hdr.attrs = attrs;
+	hdr.n_attrs = 1;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	state(w, 0, 100, STATE_RUNNING, 1, 1);
+	ev2(w, 0, _TRACE_USER_C, 10, 200, 0, 0);
+	ev2(w, 0, _TRACE_USER_C, 11, 1200, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	char *txt;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_TEXT, NULL, &txt), 0);
+	assert_null(strchr(txt, '\033'));
+	assert_non_null(strstr(txt, "\na\"b?[31mRED                       1            1.000"));
+	free(txt);
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_CSV, NULL, &txt), 0);
+	assert_non_null(strstr(txt, "\ninterval,,,,,\"a\"\"b\033[31mRED\",1,1000,"));
+	free(txt);
+}
+
 /* Names in the statistics: UTF-8 kept as it is in JSON (not read as Latin-1), cut between
  * characters when too long; a name that is not UTF-8 escaped so that the JSON stays valid. */
 static void test_stats_names_utf8(void **state_)
@@ -1324,6 +1354,73 @@ static int64_t sql_int(sqlite3 *db, const char *sql)
 		v = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	return v;
+}
+
+/* tracelogger's files (TRACEKIT_OWNER=cpu): owners by QNX's per-CPU rule; the THRUNNING
+ * right after a CONTROL BUFFER of its CPU is an owner marker, no switch, in the statistics,
+ * SQLite's thread_states and Perfetto's sched records alike. */
+static void test_owner_markers_cpu(void **state_)
+{
+	(void)state_;
+	const char *path = tkt_path("markers_cpu.kev");
+	tk_kev_header hdr;
+	tk_kev_attr attrs[1] = { { "TRACEKIT_OWNER", "cpu" } };
+	tk_kev_writer *w = NULL;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u;
+	hdr.attrs = attrs;
+	hdr.n_attrs = 1;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	ev2(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, 100, 0, 0);
+	state(w, 0, 100, STATE_RUNNING, 5, 6); /* marker: CPU 0 is 5/6's */
+	ev2(w, 0, _TRACE_USER_C, 1, 150, 0, 0);
+	ev2(w, 1, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, 200, 0, 0);
+	state(w, 1, 200, STATE_RUNNING, 5, 7); /* marker: CPU 1 is 5/7's */
+	ev2(w, 0, _TRACE_USER_C, 1, 250, 0, 0); /* still 5/6's: its own CPU */
+	ev2(w, 1, _TRACE_USER_C, 1, 300, 0, 0);
+	ev2(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, 400, 0, 0);
+	state(w, 0, 400, STATE_RUNNING, 5, 7); /* marker: 5/7 on CPU 0 now */
+	ev2(w, 0, _TRACE_USER_C, 1, 500, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+
+	char *txt;
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_TEXT, NULL, &txt), 0);
+	assert_non_null(strstr(txt, "(time from THREAD state events: 0 followed)"));
+	/* 5/6: its marker and 2 USER 1; 5/7: 2 markers and 2 USER 1; no time, no switch */
+	assert_non_null(strstr(txt, "         5          6          3            0.000            0.000            0.000         0          0"));
+	assert_non_null(strstr(txt, "         5          7          4            0.000            0.000            0.000         0          0"));
+	free(txt);
+
+	const char *db_path = tkt_path("markers_cpu.db");
+	char err[256];
+	sqlite3 *db;
+	assert_int_equal(tk_export_sqlite(path, db_path, NULL, NULL, NULL, err, sizeof(err)), 0);
+	assert_int_equal(sqlite3_open(db_path, &db), SQLITE_OK);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM thread_states"), 0);
+	assert_int_equal(sql_int(db, "SELECT count(*) FROM events WHERE tid=7 AND event='USER 1'"), 2);
+	sqlite3_close(db);
+
+	/* Perfetto: no sched records */
+	char *pf = NULL;
+	size_t pf_len = 0;
+	struct pf_check c;
+	assert_int_equal(export_perfetto(path, NULL, NULL, NULL, &pf, &pf_len), 0);
+	pf_walk(pf, pf_len, &c);
+	assert_int_equal(c.switches, 0);
+	assert_int_equal(c.wakings, 0);
+	free(pf);
+
+	/* the same file without the attribute: the markers are switches (QNX's reading) */
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.cycles_per_sec = 1000000000u;
+	assert_int_equal(tk_kev_writer_open(&w, path, &hdr, 0), 0);
+	ev2(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER, 100, 0, 0);
+	state(w, 0, 100, STATE_RUNNING, 5, 6);
+	ev2(w, 0, _TRACE_USER_C, 1, 150, 0, 0);
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	assert_int_equal(export_stats(path, TK_EXPORT_STATS_TEXT, NULL, &txt), 0);
+	assert_non_null(strstr(txt, "(time from THREAD state events: 1 followed)"));
+	free(txt);
 }
 
 /* The states trace as a database: thread-state intervals add up to the statistics' times,
@@ -3047,6 +3144,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_linux_kercalls),
 		cmocka_unit_test(test_stats_percentiles),
 		cmocka_unit_test(test_stats_owner_markers),
+		cmocka_unit_test(test_owner_markers_cpu),
+		cmocka_unit_test(test_stats_pair_names_safe),
 		cmocka_unit_test(test_sqlite),
 		cmocka_unit_test(test_sqlite_names_latin1),
 		cmocka_unit_test(test_sqlite_long_string),

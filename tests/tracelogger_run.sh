@@ -604,7 +604,10 @@ case_class_filter() { # the classes not selected are not written, even those the
 		{ fail "PROCESS: exit status $? ($(cat "$W/cf.err"))"; return; }
 	readable "$W/cf.kev" || return
 	grep -q "PROCTHREAD_NAME" "$W/cf.kev.txt" || fail "-c PROCESS: no PROCTHREAD_NAME"
-	n=$(grep -c -E "THREAD *:" "$W/cf.kev.txt" || true)
+	# THREAD events but the THRUNNING of each owner marker (right after its CONTROL BUFFER, on
+	# its CPU: docs/tracelogger.md, "Owners")
+	n=$(awk '/THREAD *:/ && !($2 == bcpu && $3 == "THREAD" && $4 == ":THRUNNING") { n++ }
+		{ bcpu = /CONTROL: BUFFER/ ? $2 : "" } END { print n + 0 }' "$W/cf.kev.txt")
 	[ "$n" = 0 ] || fail "-c PROCESS: $n THREAD events written"
 }
 

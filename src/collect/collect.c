@@ -12,12 +12,14 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +28,14 @@
 #include <tracefs.h>
 
 #include "collect_internal.h"
+
+#ifndef SCHED_RESET_ON_FORK
+#define SCHED_RESET_ON_FORK 0x40000000
+#endif
+#ifndef SCHED_DEADLINE
+#define SCHED_DEADLINE 6
+#endif
+#define IS_RT(pol) ((pol) == SCHED_FIFO || (pol) == SCHED_RR)
 
 /* What produced a record: the perf event it came from. */
 enum kind {
@@ -56,16 +66,16 @@ static const struct {
 };
 
 /* Fields read from tracepoint records, per kind. */
-enum { F_A, F_B, F_C, F_D, F_N };
+enum { F_A, F_B, F_C, F_D, F_E, F_N };
 static const char *const tp_fields[K_N][F_N] = {
-	[K_SWITCH] = { "prev_pid", "prev_state", "next_pid", NULL },
-	[K_WAKEUP] = { "pid", NULL, NULL, NULL },
-	[K_IRQ_ENTRY] = { "irq", "name", NULL, NULL },
-	[K_IRQ_EXIT] = { "irq", "ret", NULL, NULL },
-	[K_SOFTIRQ_ENTRY] = { "vec", NULL, NULL, NULL },
-	[K_SOFTIRQ_EXIT] = { "vec", NULL, NULL, NULL },
-	[K_SYS_ENTER] = { "id", "args", NULL, NULL },
-	[K_SYS_EXIT] = { "id", "ret", NULL, NULL },
+	[K_SWITCH] = { "prev_pid", "prev_state", "next_pid", "prev_prio", "next_prio" },
+	[K_WAKEUP] = { "pid", "prio", NULL, NULL, NULL },
+	[K_IRQ_ENTRY] = { "irq", "name", NULL, NULL, NULL },
+	[K_IRQ_EXIT] = { "irq", "ret", NULL, NULL, NULL },
+	[K_SOFTIRQ_ENTRY] = { "vec", NULL, NULL, NULL, NULL },
+	[K_SOFTIRQ_EXIT] = { "vec", NULL, NULL, NULL, NULL },
+	[K_SYS_ENTER] = { "id", "args", NULL, NULL, NULL },
+	[K_SYS_EXIT] = { "id", "ret", NULL, NULL, NULL },
 };
 
 #define BASE_SAMPLE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
@@ -135,11 +145,42 @@ static int has_cap(int cap)
 #define CAP_PERFMON_BIT   38
 
 /* A sentence on why perf_event_open failed with errno `err` and what would allow it. */
-static void explain_refusal(char *why, size_t cap, int err, const char *what)
+static void explain_refusal(const tk_collect *c, char *why, size_t cap, int err, const char *what)
 {
 	long paranoid = 99;
 
-	if (read_int_file("/proc/sys/kernel/perf_event_paranoid", &paranoid) != 0) {
+	if (err == EMFILE || err == ENFILE) {
+		/* not the kernel's refusal: the descriptors ran out (the paranoid file could
+		 * not even be opened then) */
+		struct rlimit rl;
+		char need[128] = "";
+		if (c->fds_needed > 0)
+			snprintf(need, sizeof(need), "%zu needed (%zu open when they ran out), ", c->fds_needed,
+			         c->n_fds);
+		else
+			snprintf(need, sizeof(need), "%zu open when they ran out, ", c->n_fds);
+		if (err == ENFILE) {
+			set_why(why, cap, "%s: out of file descriptors (%s): %sthe system's table of open files is "
+			        "full (sysctl fs.file-max)", what, strerror(err), need);
+		} else if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+			set_why(why, cap, "%s: out of file descriptors (%s): %sthe limit is %llu (ulimit -n; raised to "
+			        "the hard limit already); recording needs one per followed thread, CPU and kind "
+			        "of record: follow fewer threads or raise the hard limit (ulimit -Hn, "
+			        "limits.conf, the container's nofile)", what, strerror(err), need,
+			        (unsigned long long)rl.rlim_cur);
+		} else {
+			set_why(why, cap, "%s: out of file descriptors (%s): %s(ulimit -n)", what, strerror(err), need);
+		}
+		return;
+	}
+	errno = 0;
+	int unread = read_int_file("/proc/sys/kernel/perf_event_paranoid", &paranoid) != 0, e = errno;
+	if (unread && e != ENOENT) {
+		set_why(why, cap, "%s: perf_event_open failed (%s), and /proc/sys/kernel/perf_event_paranoid "
+		        "cannot be read (%s)", what, strerror(err), e != 0 ? strerror(e) : "it is empty");
+		return;
+	}
+	if (unread) {
 		set_why(why, cap, "%s: perf_event_open is not available (%s) and "
 		        "/proc/sys/kernel/perf_event_paranoid does not exist: the kernel was built "
 		        "without perf events (CONFIG_PERF_EVENTS)", what, strerror(err));
@@ -173,7 +214,8 @@ static void explain_refusal(char *why, size_t cap, int err, const char *what)
 /* The TK_E* code of a perf_event_open errno. */
 static int refusal_code(int e)
 {
-	return e == ESRCH ? TK_ENOENT : (e == EACCES || e == EPERM) ? TK_EACCES : TK_ENOTSUP;
+	return e == ESRCH ? TK_ENOENT : (e == EACCES || e == EPERM) ? TK_EACCES
+	       : (e == EMFILE || e == ENFILE) ? TK_EMFILE : TK_ENOTSUP;
 }
 
 static int perf_open(tk_collect *c, struct perf_event_attr *a, int pid, int cpu)
@@ -294,6 +336,40 @@ static struct tk__collect_thread *thr_get(tk_collect *c, int tid)
 
 /* ---- emission ----------------------------------------------------------------------- */
 
+/*
+ * Before an event of the record's task (c->rec_tid): an owner marker of that task when the
+ * CPU's last THRUNNING names another, so that by the per-CPU rule the event has its thread
+ * even when THREAD is not recorded (docs/tracelogger.md, "Owners"). A THRUNNING written
+ * makes its thread the CPU's owner.
+ */
+static int note_owner(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, const uint32_t *w, size_t n,
+		      uint64_t t)
+{
+	unsigned k = cpu & 63u;
+	traceevent_t m[2];
+	int rc;
+
+	if (cls == _TRACE_CONTROL_C)
+		return 0;
+	if (cls == _TRACE_PR_TH_C && code == STATE_RUNNING && n >= 2) { /* -w: 4 words */
+		c->own_pid[k] = (int32_t)w[0];
+		c->own_tid[k] = (int32_t)w[1];
+		c->own_valid |= 1ull << k;
+		return 0;
+	}
+	if (c->rec_tid <= 0 ||
+	    ((c->own_valid >> k) & 1 && c->own_pid[k] == c->rec_pid && c->own_tid[k] == c->rec_tid))
+		return 0;
+	tk__collect_owner_marker(m, cpu, t, c->rec_pid, c->rec_tid);
+	c->own_pid[k] = c->rec_pid;
+	c->own_tid[k] = c->rec_tid;
+	c->own_valid |= 1ull << k;
+	c->emitted += 2;
+	if ((rc = c->emit(c->emit_ud, &m[0], 1, t)) != 0)
+		return rc;
+	return c->emit(c->emit_ud, &m[1], 1, t);
+}
+
 /* One event of n words (combine when n > 2) on cpu at time t. */
 static int emit_words(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, const uint32_t *w,
                       size_t n, uint64_t t)
@@ -301,7 +377,10 @@ static int emit_words(tk_collect *c, unsigned cpu, unsigned cls, unsigned code, 
 	traceevent_t *s = c->slots;
 	size_t ns, i;
 	uint32_t lo = (uint32_t)t;
+	int rc;
 
+	if ((rc = note_owner(c, cpu, cls, code, w, n, t)) != 0)
+		return rc;
 	if (n <= 2) {
 		s[0].header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, cls, code);
 		s[0].data[0] = lo;
@@ -359,13 +438,84 @@ static int emit_dropped(tk_collect *c, unsigned cpu, uint64_t lost, uint64_t t)
 	return emit_words(c, cpu, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED, w, 2, t);
 }
 
+/*
+ * -w: the priority and policy of tid as QNX's wide THREAD events carry them. prio is the
+ * kernel's (as sched_switch gives it: 0-99 real-time, 100-139 normal, 120 + nice): what the
+ * tracepoints last said, else asked (sched_getscheduler, sched_getparam, getpriority; the
+ * unprivileged tier has nothing else) and kept. A thread gone before it could be asked has
+ * those of the task that brought the record (a new thread inherits its creator's), else 120
+ * and SCHED_OTHER, until a tracepoint says otherwise.
+ */
+static void sched_of(tk_collect *c, int tid, uint32_t *prio, uint32_t *policy)
+{
+	struct tk__collect_thread *th = thr_find(c, tid, 0), *from;
+	int pol, pr = -1, asked = 0;
+
+	if (th != NULL && th->sched_known == 2) {
+		*prio = (uint32_t)th->prio, *policy = (uint32_t)th->policy;
+		return;
+	}
+	pol = sched_getscheduler(tid);
+	if (pol >= 0) {
+		asked = 1;
+		pol &= ~SCHED_RESET_ON_FORK;
+		if (pol == SCHED_FIFO || pol == SCHED_RR) {
+			struct sched_param sp;
+			if (sched_getparam(tid, &sp) == 0)
+				pr = 99 - sp.sched_priority;
+		} else if (pol != SCHED_DEADLINE) {
+			errno = 0;
+			int nice = getpriority(PRIO_PROCESS, (id_t)tid);
+			if (errno == 0)
+				pr = 120 + nice;
+		}
+	} else if (c->rec_tid != tid && (from = thr_find(c, c->rec_tid, 0)) != NULL && from->sched_known != 0) {
+		pol = from->policy, pr = from->prio;
+	} else {
+		pol = SCHED_OTHER;
+	}
+	if (th != NULL && th->sched_known == 1) {
+		/* a tracepoint's is the kernel's own, of that time: the policy asked now may
+		 * have changed since (chrt), its class follows the prio */
+		pr = th->prio;
+		if (pr >= 100 && IS_RT(pol))
+			pol = SCHED_OTHER;
+		else if (pr >= 0 && pr < 100 && !IS_RT(pol) && pol != SCHED_DEADLINE)
+			pol = SCHED_FIFO;
+	}
+	if (pr < 0)
+		pr = pol == SCHED_DEADLINE ? -1 : 120; /* -1: the kernel's prio of a deadline task */
+	*prio = (uint32_t)pr, *policy = (uint32_t)pol;
+	if (th != NULL) {
+		th->prio = pr, th->policy = pol;
+		th->sched_known = asked ? 2 : 1;
+	}
+}
+
+/* A tracepoint's prio of tid (the policy is asked when first needed). */
+static void note_prio(tk_collect *c, int tid, int prio)
+{
+	struct tk__collect_thread *th = thr_find(c, tid, 0);
+
+	if (th == NULL || !c->wide)
+		return;
+	th->prio = prio;
+	/* first known, or the policy kept is of the other class (changed since: ask again) */
+	if (th->sched_known == 0 || (prio >= 0 && (prio < 100) != IS_RT(th->policy)))
+		th->sched_known = 1;
+}
+
+/* A THREAD event of (pid, tid); -w: a wide one with priority and policy (QNX's wide mode). */
 static int emit_state(tk_collect *c, unsigned cpu, unsigned state, int pid, int tid, uint64_t t)
 {
-	uint32_t w[2] = { (uint32_t)pid, (uint32_t)tid };
+	uint32_t w[4] = { (uint32_t)pid, (uint32_t)tid, 0, 0 };
 
 	if (!(c->classes & TK_COLLECT_CLASS(_NTO_TRACE_THREAD)))
 		return 0;
-	return emit_words(c, cpu, _TRACE_PR_TH_C, state, w, 2, t);
+	if (!c->wide)
+		return emit_words(c, cpu, _TRACE_PR_TH_C, state, w, 2, t);
+	sched_of(c, tid, &w[2], &w[3]);
+	return emit_words(c, cpu, _TRACE_PR_TH_C, state, w, 4, t);
 }
 
 static int want(const tk_collect *c, int ext)
@@ -493,8 +643,12 @@ static int do_tracepoint(tk_collect *c, int kind, unsigned cpu, const struct sid
 	case K_SWITCH: {
 		int prev = (int)tp_num(c, kind, F_A, raw, rawlen);
 		uint64_t st = tp_num(c, kind, F_B, raw, rawlen);
+		if (c->wide && c->tpf[kind][F_E] != NULL) /* for its switch-in, written next */
+			note_prio(c, (int)tp_num(c, kind, F_C, raw, rawlen), (int)(int32_t)tp_num(c, kind, F_E, raw, rawlen));
 		if (prev == 0)
 			return 0; /* the idle task */
+		if (c->wide && c->tpf[kind][F_D] != NULL)
+			note_prio(c, prev, (int)(int32_t)tp_num(c, kind, F_D, raw, rawlen));
 		th = thr_get(c, prev);
 		if (th == NULL)
 			return c->thr_oom ? TK_ENOMEM : 0; /* tid 0: the idle task */
@@ -507,6 +661,8 @@ static int do_tracepoint(tk_collect *c, int kind, unsigned cpu, const struct sid
 		th = c->system_wide ? thr_get(c, tid) : thr_find(c, tid, 0);
 		if (th == NULL || th->dead)
 			return 0; /* not a followed thread */
+		if (c->wide && c->tpf[kind][F_B] != NULL)
+			note_prio(c, tid, (int)(int32_t)tp_num(c, kind, F_B, raw, rawlen));
 		return emit_state(c, cpu, STATE_READY, th->pid, tid, t);
 	}
 	case K_IRQ_ENTRY:
@@ -622,6 +778,8 @@ static int do_sample(tk_collect *c, unsigned cpu, const unsigned char *rec, size
 	memcpy(&s.time, p + 8, 8);
 	memcpy(&s.cpu, p + 16, 4);
 	p += 24;
+	c->rec_pid = (int32_t)s.pid; /* the task running: the owner of what it brings */
+	c->rec_tid = (int32_t)s.tid;
 	if (kind == K_CLOCK) {
 		uint32_t w[4 + 2 * 64];
 		size_t n = 4, i;
@@ -669,10 +827,13 @@ static int do_record(tk_collect *c, unsigned cpu, const unsigned char *rec, size
 
 	memcpy(&h, rec, sizeof(h));
 	c->records++;
+	c->rec_pid = c->rec_tid = 0;
 	if (h.type == PERF_RECORD_SAMPLE)
 		return do_sample(c, cpu, rec, size);
 	if (parse_trailer(rec, size, &s) != 0)
 		return 0;
+	c->rec_pid = (int32_t)s.pid;
+	c->rec_tid = (int32_t)s.tid;
 	t = mono(c, cpu, s.time);
 	switch (h.type) {
 	case PERF_RECORD_SWITCH:
@@ -917,6 +1078,131 @@ static int report_pending_losses(tk_collect *c)
 	return 0;
 }
 
+/* ---- the tasks there at the start ------------------------------------------------------- */
+
+/* /proc/PID/task/TID/comm (or /proc/PID/comm): the name without its newline; "" if gone. */
+static void read_comm(const char *path, char *out, size_t cap)
+{
+	FILE *f = fopen(path, "re");
+	size_t n = 0;
+
+	out[0] = '\0';
+	if (f == NULL)
+		return;
+	if (fgets(out, (int)cap, f) != NULL)
+		n = strcspn(out, "\n");
+	out[n] = '\0';
+	fclose(f);
+}
+
+static int name_add(tk_collect *c, int pid, int tid, int ppid, const char *comm)
+{
+	if (c->n_names == c->cap_names) {
+		size_t cap = c->cap_names ? c->cap_names * 2 : 64;
+		struct tk__collect_name *g = realloc(c->names, cap * sizeof(*g));
+		if (g == NULL)
+			return TK_ENOMEM;
+		c->names = g;
+		c->cap_names = cap;
+	}
+	struct tk__collect_name *e = &c->names[c->n_names++];
+	e->pid = pid, e->tid = tid, e->ppid = ppid;
+	snprintf(e->comm, sizeof(e->comm), "%s", comm);
+	return TK_OK;
+}
+
+/* The process pid and each of its threads, as /proc shows them now (gone: skipped). */
+static int names_of_process(tk_collect *c, int pid)
+{
+	char path[96], line[128], comm[32];
+	int ppid = 0, rc;
+	FILE *f;
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return TK_OK;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "PPid:", 5) == 0)
+			ppid = atoi(line + 5);
+	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	read_comm(path, comm, sizeof(comm));
+	if ((rc = name_add(c, pid, pid, ppid, comm)) != TK_OK)
+		return rc;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if ((d = opendir(path)) == NULL)
+		return TK_OK;
+	while ((de = readdir(d)) != NULL) {
+		int tid = atoi(de->d_name);
+		if (tid <= 0 || tid == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
+		read_comm(path, comm, sizeof(comm));
+		if (comm[0] != '\0' && (rc = name_add(c, pid, tid, ppid, comm)) != TK_OK)
+			break;
+	}
+	closedir(d);
+	return rc;
+}
+
+/*
+ * At the first enable: the tasks -p follows, or every task of a whole-system recording,
+ * named from /proc as perf synthesises COMM for them (a command started by tracelogger is
+ * named by its exec). Only FORK, COMM and exec records name tasks otherwise: those there
+ * before would stay nameless.
+ */
+static int find_names(tk_collect *c)
+{
+	struct timespec now;
+	int rc = TK_OK;
+
+	c->named = 1;
+	if (!want(c, _NTO_TRACE_PROCESS) && !want(c, _NTO_TRACE_THREAD))
+		return TK_OK;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &now);
+	c->names_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	if (c->system_wide) {
+		DIR *d = opendir("/proc");
+		struct dirent *de;
+		if (d == NULL)
+			return TK_OK;
+		while (rc == TK_OK && (de = readdir(d)) != NULL) {
+			int pid = atoi(de->d_name);
+			if (pid > 0)
+				rc = names_of_process(c, pid);
+		}
+		closedir(d);
+	} else {
+		for (size_t i = 0; rc == TK_OK && i < c->n_pids; i++)
+			rc = names_of_process(c, c->pids[i]);
+	}
+	return rc;
+}
+
+/* Writes the names found at the start (on CPU 0, at the time of the enable), then forgets them. */
+static int emit_names(tk_collect *c)
+{
+	int rc = 0;
+	size_t i;
+	uint64_t t = mono(c, 0, c->names_ns);
+
+	for (i = 0; rc == 0 && i < c->n_names; i++) {
+		const struct tk__collect_name *e = &c->names[i];
+		if (e->pid == e->tid && want(c, _NTO_TRACE_PROCESS))
+			rc = emit_named(c, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_CREATE_P_NAME, (uint32_t)e->ppid,
+			                (uint32_t)e->pid, e->comm, t);
+		if (rc == 0)
+			rc = emit_named(c, 0, _TRACE_PR_TH_C, _TRACE_PR_TH_NAME_T, (uint32_t)e->pid, (uint32_t)e->tid,
+			                e->comm, t);
+	}
+	free(c->names);
+	c->names = NULL;
+	c->n_names = c->cap_names = 0;
+	return rc;
+}
+
 int tk_collect_read(tk_collect *c, int timeout_ms, tk_collect_emit_fn emit, void *ud)
 {
 	int i, rc = 0;
@@ -931,6 +1217,9 @@ int tk_collect_read(tk_collect *c, int timeout_ms, tk_collect_emit_fn emit, void
 	c->emit = emit;
 	c->emit_ud = ud;
 	c->emitted = 0;
+	c->rec_pid = c->rec_tid = 0;
+	if (c->n_names > 0 && (rc = emit_names(c)) != 0)
+		return rc;
 	for (i = 0; i < c->n_rings; i++) {
 		struct tk__collect_ring *r = &c->rings[i];
 		struct perf_event_mmap_page *m = r->base;
@@ -1069,7 +1358,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 	fd = perf_open(c, &a, tid, cpu);
 	if (fd < 0) {
 		int e = errno;
-		explain_refusal(why, whycap, e, what);
+		explain_refusal(c, why, whycap, e, what);
 		return refusal_code(e);
 	}
 	rc = add_fd(c, fd, K_BASE, ci, why, whycap);
@@ -1086,7 +1375,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 		fd = perf_open(c, &a, tid, cpu);
 		if (fd < 0) {
 			int e = errno;
-			explain_refusal(why, whycap, e, what);
+			explain_refusal(c, why, whycap, e, what);
 			return refusal_code(e);
 		}
 		rc = add_fd(c, fd, K_CLOCK, ci, why, whycap);
@@ -1109,7 +1398,7 @@ static int open_target(tk_collect *c, int tid, int ci, char *why, size_t whycap)
 			char w2[192];
 			snprintf(w2, sizeof(w2), "%s (tracepoint %s:%s)", what, tracepoints[k].sys,
 			         tracepoints[k].name);
-			explain_refusal(why, whycap, e, w2);
+			explain_refusal(c, why, whycap, e, w2);
 			return refusal_code(e);
 		}
 		if ((k == K_SYS_ENTER || k == K_SYS_EXIT) && !want(c, _NTO_TRACE_KERCALL) &&
@@ -1258,6 +1547,64 @@ static int load_tracepoints(tk_collect *c, char *why, size_t whycap)
 	return TK_OK;
 }
 
+/* How many descriptors open_all() will hold, for the message when they run out: per CPU and
+ * task, the switch/task records, the samples, each tracepoint. */
+static void fds_needed(tk_collect *c, const tk_collect_config *cfg)
+{
+	size_t per = 1, tasks = 0, i;
+	int k;
+
+	if (c->sample_hz > 0 && want(c, _NTO_TRACE_SYSTEM))
+		per++;
+	if (c->tier == TK_COLLECT_TIER_PRIV)
+		for (k = K_SWITCH; k < K_N; k++)
+			per += c->tp_id[k] >= 0;
+	if (c->system_wide) {
+		tasks = 1;
+	} else {
+		tasks = cfg->child_pid > 0;
+		for (i = 0; i < c->n_pids; i++) {
+			char path[64];
+			DIR *d;
+			struct dirent *de;
+			snprintf(path, sizeof(path), "/proc/%d/task", c->pids[i]);
+			if ((d = opendir(path)) == NULL)
+				continue;
+			while ((de = readdir(d)) != NULL)
+				tasks += atoi(de->d_name) > 0;
+			closedir(d);
+		}
+	}
+	c->fds_needed = per * tasks * (size_t)c->n_rings;
+}
+
+/* The soft limit of open files raised to the hard one: a process of many threads needs
+ * several descriptors per thread and CPU (the traced command was started before: it keeps
+ * its own limit). */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	long nr_open = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == rl.rlim_max)
+		return;
+	if (rl.rlim_max == RLIM_INFINITY) {
+		if (read_int_file("/proc/sys/fs/nr_open", &nr_open) != 0 || nr_open <= 0)
+			return;
+		rl.rlim_max = (rlim_t)nr_open; /* the kernel's ceiling */
+		if (rl.rlim_cur >= rl.rlim_max)
+			return;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	(void)setrlimit(RLIMIT_NOFILE, &rl); /* a failure leaves the limit as it was */
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
 static int open_all(tk_collect *c, const tk_collect_config *cfg, char *why, size_t whycap)
 {
 	int ci, rc;
@@ -1268,6 +1615,7 @@ static int open_all(tk_collect *c, const tk_collect_config *cfg, char *why, size
 		if (rc != 0)
 			return rc;
 	}
+	fds_needed(c, cfg);
 	for (ci = 0; ci < c->n_rings; ci++) {
 		if (c->system_wide) {
 			rc = open_target(c, -1, ci, why, whycap);
@@ -1280,16 +1628,16 @@ static int open_all(tk_collect *c, const tk_collect_config *cfg, char *why, size
 			if (rc != 0)
 				return rc;
 		}
-		for (i = 0; i < cfg->n_pids; i++) {
+		for (i = 0; i < c->n_pids; i++) {
 			/* Every existing thread of the process (inherit covers later ones). */
 			char path[64];
 			DIR *d;
 			struct dirent *de;
 			int n = 0;
-			snprintf(path, sizeof(path), "/proc/%d/task", cfg->pids[i]);
+			snprintf(path, sizeof(path), "/proc/%d/task", c->pids[i]);
 			d = opendir(path);
 			if (d == NULL) {
-				set_why(why, whycap, "process %d: %s", cfg->pids[i],
+				set_why(why, whycap, "process %d: %s", c->pids[i],
 				        errno == ENOENT ? "no such process" : strerror(errno));
 				return TK_ENOENT;
 			}
@@ -1308,7 +1656,7 @@ static int open_all(tk_collect *c, const tk_collect_config *cfg, char *why, size
 			}
 			closedir(d);
 			if (n == 0) {
-				set_why(why, whycap, "process %d: no such process (it has exited)", cfg->pids[i]);
+				set_why(why, whycap, "process %d: no such process (it has exited)", c->pids[i]);
 				return TK_ENOENT;
 			}
 		}
@@ -1389,6 +1737,20 @@ int tk_collect_open(tk_collect **out, const tk_collect_config *cfg, char *why, s
 	if (c == NULL)
 		return TK_ENOMEM;
 	c->classes = cfg->classes ? cfg->classes : TK_COLLECT_DEFAULT_CLASSES;
+	if (cfg->n_pids > 0) { /* for their names at the start */
+		c->pids = malloc(cfg->n_pids * sizeof(*c->pids));
+		if (c->pids == NULL) {
+			free(c);
+			return TK_ENOMEM;
+		}
+		memcpy(c->pids, cfg->pids, cfg->n_pids * sizeof(*c->pids));
+		/* a pid given twice is followed once (its descriptors twice would be wasted, and
+		 * its events written twice) */
+		qsort(c->pids, cfg->n_pids, sizeof(*c->pids), cmp_int);
+		for (size_t j = 0; j < cfg->n_pids; j++)
+			if (c->n_pids == 0 || c->pids[c->n_pids - 1] != c->pids[j])
+				c->pids[c->n_pids++] = c->pids[j];
+	}
 	c->wide = cfg->wide;
 	c->callchains = cfg->callchains;
 	c->sample_hz = cfg->sample_hz;
@@ -1408,9 +1770,11 @@ int tk_collect_open(tk_collect **out, const tk_collect_config *cfg, char *why, s
 		set_why(why, whycap, "%s needs the privileged tier (tracepoints), but the unprivileged "
 		        "one was asked for", c->system_wide ? "recording every task (-a)"
 		        : "recording system calls or interrupts");
+		free(c->pids);
 		free(c);
 		return TK_EINVAL;
 	}
+	raise_nofile();
 	rc = setup_rings(c);
 	if (rc == 0) {
 		c->tier = cfg->tier == TK_COLLECT_TIER_UNPRIV ? TK_COLLECT_TIER_UNPRIV : TK_COLLECT_TIER_PRIV;
@@ -1435,6 +1799,7 @@ int tk_collect_open(tk_collect **out, const tk_collect_config *cfg, char *why, s
 	}
 	if (rc != 0) {
 		release(c);
+		free(c->pids);
 		free(c);
 		return rc;
 	}
@@ -1461,7 +1826,12 @@ static int ioctl_all(tk_collect *c, unsigned long req)
 
 int tk_collect_enable(tk_collect *c)
 {
-	int rc = ioctl_all(c, PERF_EVENT_IOC_ENABLE);
+	int rc;
+
+	/* looked for before the enable: a task born after it is named by its own records */
+	if (c != NULL && !c->named && (rc = find_names(c)) != TK_OK)
+		return rc;
+	rc = ioctl_all(c, PERF_EVENT_IOC_ENABLE);
 
 	if (rc == 0)
 		c->disabled = 0;
@@ -1483,6 +1853,8 @@ void tk_collect_close(tk_collect *c)
 		return;
 	release(c);
 	free(c->thr);
+	free(c->pids);
+	free(c->names);
 	free(c);
 }
 
@@ -1505,4 +1877,6 @@ void tk_collect_header_attrs(const tk_collect *c,
 		return;
 	cb(ud, "TRACEKIT_KERCALLS", TK__KERCALLS_ABI);
 	cb(ud, "TRACEKIT_COLLECT_TIER", c->tier == TK_COLLECT_TIER_PRIV ? "privileged" : "unprivileged");
+	/* a THRUNNING right after a CONTROL BUFFER only names its CPU's owner (docs/kev-format.md) */
+	cb(ud, "TRACEKIT_OWNER", "cpu");
 }

@@ -36,6 +36,15 @@ struct tk__collect_thread {
 	uint64_t sc_arg1;
 	int dead;
 	int resolved; /* pid, ppid and comm known (fork record or /proc) */
+	int prio, policy; /* -w: the kernel's prio (0-99 real-time, 100-139 normal), SCHED_*; */
+	int sched_known;  /* 0: not yet asked (sched_switch/sched_wakeup update prio) */
+	char comm[16];
+};
+
+/* A task that existed when recording began, to be named (PROCCREATE_NAME for a process,
+ * PROCTHREAD_NAME for each thread), as perf synthesises COMM records. */
+struct tk__collect_name {
+	int pid, tid, ppid; /* pid == tid: a process (its main thread) */
 	char comm[16];
 };
 
@@ -75,6 +84,7 @@ struct tk_collect {
 	int *fds;
 	int *fd_ring; /* ring index of each fd */
 	size_t n_fds, cap_fds;
+	size_t fds_needed; /* what open_all() will hold (for the message when they run out) */
 	int fmt_lost; /* events carry PERF_FORMAT_LOST (Linux 6.0+) */
 	int disabled;
 	struct tk__collect_ring *cur_ring;
@@ -82,7 +92,7 @@ struct tk_collect {
 	size_t n_ids;
 	struct tep_handle *tep;
 	int tp_id[16];
-	struct tep_format_field *tpf[16][4];
+	struct tep_format_field *tpf[16][5];
 	char sys_filter[1024];
 	unsigned char irq_named[256];
 	struct tk__collect_thread *thr;
@@ -92,6 +102,24 @@ struct tk_collect {
 	tk_collect_emit_fn emit;
 	void *emit_ud;
 	uint64_t emitted, records, lost, bytes;
+	/* Owners (docs/tracelogger.md, "Owners"): the task of the record being turned into
+	 * events (0: none known) and, per CPU (& 63), the thread of the last THRUNNING written
+	 * there, a switch or an owner marker. */
+	int32_t rec_pid, rec_tid;
+	int32_t own_pid[64], own_tid[64];
+	uint64_t own_valid;
+	/* -p's pids (a copy), and the names of the tasks found at the first enable, written at
+	 * the next read at the time of that enable */
+	int *pids;
+	size_t n_pids;
+	int named; /* the tasks were looked for */
+	struct tk__collect_name *names;
+	size_t n_names, cap_names;
+	uint64_t names_ns;
 };
+
+/* An owner marker: CONTROL BUFFER, then THRUNNING of (pid, tid) at t on cpu, in out[0..1]
+ * (collect_merge.c). Returns 2. */
+int tk__collect_owner_marker(traceevent_t out[2], unsigned cpu, uint64_t t, int32_t pid, int32_t tid);
 
 #endif

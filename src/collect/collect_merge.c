@@ -3,8 +3,9 @@
  * One time line (tracekit/collect.h): writing events with 64-bit ns times into a .kev file
  * with CONTROL TIME events per CPU (a timeline), and merging the traced programs' own events
  * (a session's buffers, or a program's .kev file) with the kernel's events of a file already
- * written, in time order across CPUs, with a THRUNNING before any program event whose thread
- * the file does not show running on its CPU. tracelogger's writing side (docs/tracelogger.md).
+ * written, in time order across CPUs, with an owner marker (CONTROL BUFFER, THRUNNING) before
+ * any event whose thread the file does not show running on its CPU. tracelogger's writing
+ * side (docs/tracelogger.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,8 @@
 
 #include "tracekit/collect.h"
 #include "tracekit/traceparser.h"
+
+#include "collect_internal.h"
 
 #define TL_MAX_CPUS 64u
 #define MERGE_MAX_SLOTS 1024u /* the largest event kept (16 KiB, one buffer) */
@@ -80,7 +83,25 @@ int tk_collect_timeline_write(tk_collect_timeline *tl, tk_kev_writer *w, const t
 	return tk_kev_write_raw(w, slots, n);
 }
 
-/* An event of a known thread: a THRUNNING of it first when the file shows another thread
+/* An owner marker (docs/tracelogger.md, "Owners"; header TRACEKIT_OWNER=cpu): a CONTROL
+ * BUFFER, then a THRUNNING of the thread at time t on cpu. By QNX's per-CPU rule the
+ * THRUNNING makes the thread the owner of the CPU's next events; the BUFFER before it tells
+ * readers that it is no context switch (no running or ready time, no switch). */
+int tk__collect_owner_marker(traceevent_t out[2], unsigned cpu, uint64_t t, int32_t pid, int32_t tid)
+{
+	cpu &= TL_MAX_CPUS - 1;
+	out[0].header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_CONTROL_C, _TRACE_CONTROL_BUFFER);
+	out[0].data[0] = (uint32_t)t;
+	out[0].data[1] = 0; /* sequence and count: none, it starts no buffer */
+	out[0].data[2] = 0;
+	out[1].header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_PR_TH_C, STATE_RUNNING);
+	out[1].data[0] = (uint32_t)t;
+	out[1].data[1] = (uint32_t)pid;
+	out[1].data[2] = (uint32_t)tid;
+	return 2;
+}
+
+/* An event of a known thread: an owner marker of it first when the file shows another thread
  * running on its CPU. */
 static int write_owned(tk_collect_timeline *tl, tk_kev_writer *w, const traceevent_t *s, size_t n, uint64_t t,
 		       int32_t pid, int32_t tid)
@@ -90,12 +111,11 @@ static int write_owned(tk_collect_timeline *tl, tk_kev_writer *w, const traceeve
 	if (tid != 0) {
 		unsigned cpu = slot_cpu(s);
 		if (!(tl->cur_valid & (1ull << cpu)) || tl->cur_pid[cpu] != pid || tl->cur_tid[cpu] != tid) {
-			traceevent_t r;
-			r.header = _TRACE_MAKE_CODE(cpu, _TRACE_STRUCT_S, _TRACE_PR_TH_C, STATE_RUNNING);
-			r.data[0] = (uint32_t)t;
-			r.data[1] = (uint32_t)pid;
-			r.data[2] = (uint32_t)tid;
-			if ((rc = tk_collect_timeline_write(tl, w, &r, 1, t)) != TK_OK)
+			traceevent_t r[2];
+			tk__collect_owner_marker(r, cpu, t, pid, tid);
+			/* two events: the timeline notes the owner from the THRUNNING */
+			if ((rc = tk_collect_timeline_write(tl, w, &r[0], 1, t)) != TK_OK ||
+			    (rc = tk_collect_timeline_write(tl, w, &r[1], 1, t)) != TK_OK)
 				return rc;
 		}
 	}
@@ -218,13 +238,44 @@ int tk_collect_merge_add(tk_collect_merge *m, const traceevent_t *slots, size_t 
 	return TK_OK;
 }
 
+/*
+ * The header of a file the merge writes: hdr with TRACEKIT_OWNER=cpu added when it has no
+ * TRACEKIT_OWNER (the owner markers are the merge's, whoever made the header: a file of the
+ * programs' events alone has no collector to declare them). *attrs: to free.
+ */
+static int owner_header(const tk_kev_header *hdr, tk_kev_header *out, tk_kev_attr **attrs)
+{
+	size_t i;
+
+	*out = *hdr;
+	*attrs = NULL;
+	for (i = 0; i < hdr->n_attrs; i++)
+		if (hdr->attrs[i].key != NULL && strcmp(hdr->attrs[i].key, "TRACEKIT_OWNER") == 0)
+			return TK_OK;
+	*attrs = malloc((hdr->n_attrs + 1) * sizeof(**attrs));
+	if (*attrs == NULL)
+		return TK_ENOMEM;
+	if (hdr->n_attrs > 0)
+		memcpy(*attrs, hdr->attrs, hdr->n_attrs * sizeof(**attrs));
+	(*attrs)[hdr->n_attrs].key = "TRACEKIT_OWNER";
+	(*attrs)[hdr->n_attrs].value = "cpu";
+	out->attrs = *attrs;
+	out->n_attrs = hdr->n_attrs + 1;
+	return TK_OK;
+}
+
 int tk_collect_merge_spool(tk_collect_merge *m, const char *path, const tk_kev_header *hdr)
 {
+	tk_kev_header h;
+	tk_kev_attr *attrs;
 	int rc;
 
 	if (m->spool != NULL)
 		return TK_ESTATE;
-	rc = tk_kev_writer_open(&m->spool, path, hdr, TK_KEV_NO_AUTO_TIME);
+	if ((rc = owner_header(hdr, &h, &attrs)) != TK_OK)
+		return rc;
+	rc = tk_kev_writer_open(&m->spool, path, &h, TK_KEV_NO_AUTO_TIME);
+	free(attrs);
 	if (rc == TK_OK)
 		rc = tk_kev_writer_flush(m->spool);
 	return rc;
@@ -390,7 +441,8 @@ static int write_merged(tk_collect_merge *m, tk_kev_writer *w, const traceevent_
 	tk_collect_timeline tl;
 	uint32_t *gone = NULL; /* pids the kernel's file says ended */
 	size_t i, n_gone = 0, cap_gone = 0;
-	uint64_t slots = 0;
+	uint64_t slots = 0, kvalid = 0;
+	int32_t kpid[TL_MAX_CPUS], ktid[TL_MAX_CPUS];
 	int rc = TK_OK;
 
 	memset(&tl, 0, sizeof(tl));
@@ -422,7 +474,25 @@ static int write_merged(tk_collect_merge *m, tk_kev_writer *w, const traceevent_
 		if (m->max_slots > 0 && slots + e->n > m->max_slots)
 			break; /* the -n limit: the first buffers' worth of events, in time order */
 		slots += e->n;
-		rc = e->user ? write_owned(&tl, w, s, e->n, e->t, e->pid, e->tid) : tk_collect_timeline_write(&tl, w, s, e->n, e->t);
+		if (e->user) {
+			rc = write_owned(&tl, w, s, e->n, e->t, e->pid, e->tid);
+		} else {
+			/* A kernel event belongs to the last THRUNNING (a switch or a marker) of its
+			 * CPU in the kernel's file: a program's event merged in between, of another
+			 * thread, must not take it over. */
+			unsigned cpu = slot_cpu(s), cls = _NTO_TRACE_GETEVENT_C(s->header);
+			if (cls == _TRACE_PR_TH_C && _NTO_TRACE_GETEVENT(s->header) == STATE_RUNNING &&
+			    (_TRACE_GET_STRUCT(s->header) == _TRACE_STRUCT_S ||
+			     _TRACE_GET_STRUCT(s->header) == _TRACE_STRUCT_CB)) { /* -w: a combine event */
+				kpid[cpu] = (int32_t)s->data[1];
+				ktid[cpu] = (int32_t)s->data[2];
+				kvalid |= 1ull << cpu;
+			}
+			if (cls != _TRACE_CONTROL_C && cls != _TRACE_PR_TH_C && (kvalid & (1ull << cpu)))
+				rc = write_owned(&tl, w, s, e->n, e->t, kpid[cpu], ktid[cpu]);
+			else
+				rc = tk_collect_timeline_write(&tl, w, s, e->n, e->t);
+		}
 		if (rc != TK_OK)
 			break;
 	}
@@ -462,8 +532,13 @@ int tk_collect_merge_write(tk_collect_merge *m, const char *kernel_path, uint64_
 		close(fd);
 	const traceevent_t *ks = map != NULL ? (const traceevent_t *)((const char *)map + hdr_bytes) : NULL;
 	rc = index_kernel(m, ks, nk);
-	if (rc == TK_OK)
-		rc = tk_kev_writer_open(&w, out_path, hdr, TK_KEV_NO_AUTO_TIME);
+	if (rc == TK_OK) {
+		tk_kev_header h;
+		tk_kev_attr *attrs;
+		if ((rc = owner_header(hdr, &h, &attrs)) == TK_OK)
+			rc = tk_kev_writer_open(&w, out_path, &h, TK_KEV_NO_AUTO_TIME);
+		free(attrs);
+	}
 	if (rc == TK_OK) {
 		rc = write_merged(m, w, ks);
 		if (rc == TK_OK) {

@@ -30,6 +30,7 @@ struct tk_collect_sink {
 	tk_kev_range deny[16];
 	unsigned n_deny;
 	int deny_ker_enter, deny_ker_exit;
+	unsigned marker_cpu; /* the last event taken was an owner marker's BUFFER on CPU marker_cpu - 1 */
 	tk_collect_timeline *tl; /* CONTROL TIME per CPU */
 	uint64_t user_slots;     /* the programs' slots counted in the buffers so far */
 	uint64_t hdr_bytes; /* header and syspage: the file's size is hdr_bytes + 16 x slots */
@@ -162,9 +163,17 @@ int tk_collect_sink_take(void *ud, const traceevent_t *slots, size_t n, uint64_t
 		return 0;
 	if (L->stop_reason != NULL)
 		return 1; /* a limit is reached: the read stops, nothing more is taken */
-	if (denied(L, slots[0].header))
+	/* The THRUNNING of an owner marker (CONTROL BUFFER, THRUNNING: docs/tracelogger.md,
+	 * "Owners") is written whatever the classes: it gives the CPU's next events their thread
+	 * and is no THREAD event. */
+	unsigned h0 = slots[0].header, cpu1 = _NTO_TRACE_GETCPU(h0) + 1u;
+	int marker = L->marker_cpu == cpu1 && n == 1 && _TRACE_GET_STRUCT(h0) == _TRACE_STRUCT_S &&
+		     _NTO_TRACE_GETEVENT_C(h0) == _TRACE_PR_TH_C && _NTO_TRACE_GETEVENT(h0) == STATE_RUNNING;
+	L->marker_cpu = _NTO_TRACE_GETEVENT_C(h0) == _TRACE_CONTROL_C && _NTO_TRACE_GETEVENT(h0) == _TRACE_CONTROL_BUFFER
+				? cpu1 : 0;
+	if (!marker && denied(L, h0))
 		return 0; /* a class not selected */
-	if (L->cfg.session != NULL && !tk_collect_session_enabled(L->cfg.session, slots[0].header))
+	if (!marker && L->cfg.session != NULL && !tk_collect_session_enabled(L->cfg.session, h0))
 		return 0; /* daemon mode: an event the programs did not enable */
 	if (!L->read_counted) {
 		L->reads++;

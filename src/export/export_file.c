@@ -230,7 +230,8 @@ static int on_header(struct traceparser_state *st, void *ud, unsigned header, un
 	r->swap = conv != NULL && *conv != 0;
 	r->light = r->x->fmt->light_event != NULL;
 	v = tk_traceparser_header_value(st, "TRACEKIT_OWNER", NULL);
-	r->x->owner_markers = v != NULL && strcmp(v, "buffer") == 0;
+	/* buffer: tracekit recordings; cpu: tracelogger files (docs/kev-format.md) */
+	r->x->owner_markers = v != NULL && (strcmp(v, "buffer") == 0 || strcmp(v, "cpu") == 0);
 	/* the caller's declarations win: header items that conflict or are malformed are skipped */
 	if (r->rc == 0 && (v = tk_traceparser_header_value(st, "TRACEKIT_USER_PAIRS", NULL)) != NULL)
 		r->rc = tk__export_add_spec(r->x, v, 0, 1);

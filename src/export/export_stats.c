@@ -800,28 +800,22 @@ static void csv_name(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* One row of durations (user intervals, kernel calls); the name as it is, or for VTune CSV
- * names (any text) made safe for the text and CSV reports. */
-static void iv_row(FILE *f, int fmt, const char *table, const char *name, int any_text, const st_interval *iv,
-		   int first)
+/* One row of durations (user intervals, kernel calls); the name made safe for the text and
+ * CSV reports: declared pair names come from the command line or the trace's own header,
+ * VTune CSV names from any text. */
+static void iv_row(FILE *f, int fmt, const char *table, const char *name, const st_interval *iv, int first)
 {
 	char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
 	uint64_t mean = iv->count ? iv->total_ns / iv->count : 0;
 	uint64_t p50 = percentile(iv, 50), p90 = percentile(iv, 90), p99 = percentile(iv, 99);
 
 	if (fmt == TK_EXPORT_STATS_TEXT) {
-		if (any_text)
-			text_name(f, name, 24);
-		else
-			fprintf(f, "%-24s", name);
+		text_name(f, name, 24);
 		fprintf(f, " %10llu %16s %16s %16s %14s %14s %14s\n", (unsigned long long)iv->count, us(b1, iv->total_ns),
 			us(b2, mean), us(b4, iv->max_ns), us(b3, p50), us(b5, p90), us(b6, p99));
 	} else if (fmt == TK_EXPORT_STATS_CSV) {
 		fprintf(f, "%s,,,,,", table);
-		if (any_text)
-			csv_name(f, name);
-		else
-			fputs(name, f);
+		csv_name(f, name);
 		fprintf(f, ",%llu,%llu,%llu,%llu,,,,,,%llu,%llu,%llu\n", (unsigned long long)iv->count,
 			(unsigned long long)iv->total_ns, (unsigned long long)mean, (unsigned long long)iv->max_ns,
 			(unsigned long long)p50, (unsigned long long)p90, (unsigned long long)p99);
@@ -874,9 +868,11 @@ static int st_finish(tk_export *x)
 			"ready (us)", "blocked (us)", "switches", "migrations", "name");
 		for (size_t i = 0; i < n; i++) {
 			const st_thread *t = order[i];
-			fprintf(f, "%10d %10d %10llu %16s %16s %16s %9llu %10llu  %s\n", t->pid, t->tid,
+			fprintf(f, "%10d %10d %10llu %16s %16s %16s %9llu %10llu  ", t->pid, t->tid,
 				(unsigned long long)t->events, us(b1, t->ns[0]), us(b2, t->ns[1]), us(b3, t->ns[2]),
-				(unsigned long long)t->switches, (unsigned long long)t->migrations, t->name);
+				(unsigned long long)t->switches, (unsigned long long)t->migrations);
+			text_name(f, t->name, 0);
+			fputc('\n', f);
 		}
 		fprintf(f, "\nProcesses\n%10s %10s %8s %16s  %s\n", "pid", "events", "threads", "running (us)", "name");
 	} else if (fmt == TK_EXPORT_STATS_CSV) {
@@ -885,8 +881,9 @@ static int st_finish(tk_export *x)
 		fprintf(f, "trace,,,,,,%llu,%llu,,,,,,,,,,\n", (unsigned long long)es->events, (unsigned long long)span);
 		for (size_t i = 0; i < n; i++) {
 			const st_thread *t = order[i];
-			fprintf(f, "thread,%d,%d,,,%s,%llu,,,,%llu,%llu,%llu,%llu,%llu,,,\n", t->pid, t->tid, t->name,
-				(unsigned long long)t->events, (unsigned long long)t->ns[0], (unsigned long long)t->ns[1],
+			fprintf(f, "thread,%d,%d,,,", t->pid, t->tid);
+			csv_name(f, t->name);
+			fprintf(f, ",%llu,,,,%llu,%llu,%llu,%llu,%llu,,,\n", (unsigned long long)t->events, (unsigned long long)t->ns[0], (unsigned long long)t->ns[1],
 				(unsigned long long)t->ns[2], (unsigned long long)t->switches,
 				(unsigned long long)t->migrations);
 		}
@@ -912,13 +909,16 @@ static int st_finish(tk_export *x)
 		for (k = i; k < n && order[k]->pid == order[i]->pid; k++)
 			events += order[k]->events, running += order[k]->ns[0];
 		const char *name = proc_name(ss, order[i]->pid);
-		if (fmt == TK_EXPORT_STATS_TEXT)
-			fprintf(f, "%10d %10llu %8zu %16s  %s\n", order[i]->pid, (unsigned long long)events, k - i,
-				us(b1, running), name);
-		else if (fmt == TK_EXPORT_STATS_CSV)
-			fprintf(f, "process,%d,,,,%s,%llu,,,,%llu,,,,,,,\n", order[i]->pid, name, (unsigned long long)events,
-				(unsigned long long)running);
-		else {
+		if (fmt == TK_EXPORT_STATS_TEXT) {
+			fprintf(f, "%10d %10llu %8zu %16s  ", order[i]->pid, (unsigned long long)events, k - i,
+				us(b1, running));
+			text_name(f, name, 0);
+			fputc('\n', f);
+		} else if (fmt == TK_EXPORT_STATS_CSV) {
+			fprintf(f, "process,%d,,,,", order[i]->pid);
+			csv_name(f, name);
+			fprintf(f, ",%llu,,,,%llu,,,,,,,\n", (unsigned long long)events, (unsigned long long)running);
+		} else {
 			fprintf(f, "%s\n{\"pid\":%d,\"name\":", i ? "," : "", order[i]->pid);
 			json_str(f, name);
 			fprintf(f, ",\"events\":%llu,\"threads\":%zu,\"running_ns\":%llu}", (unsigned long long)events,
@@ -940,11 +940,18 @@ static int st_finish(tk_export *x)
 		const char *tab = strchr(ss->names[key], '\t');
 		snprintf(cls, sizeof(cls), "%.*s", (int)(tab - ss->names[key]), ss->names[key]);
 		const char *ev = tab + 1;
-		if (fmt == TK_EXPORT_STATS_TEXT)
-			fprintf(f, "%-18s %-24s %12llu\n", cls, ev, (unsigned long long)ss->counts[key]);
-		else if (fmt == TK_EXPORT_STATS_CSV)
-			fprintf(f, "event,,,%s,%s,,%llu,,,,,,,,,,,\n", cls, ev, (unsigned long long)ss->counts[key]);
-		else {
+		if (fmt == TK_EXPORT_STATS_TEXT) {
+			text_name(f, cls, 18);
+			fputc(' ', f);
+			text_name(f, ev, 24);
+			fprintf(f, " %12llu\n", (unsigned long long)ss->counts[key]);
+		} else if (fmt == TK_EXPORT_STATS_CSV) {
+			fputs("event,,,", f);
+			csv_name(f, cls);
+			fputc(',', f);
+			csv_name(f, ev);
+			fprintf(f, ",,%llu,,,,,,,,,,,\n", (unsigned long long)ss->counts[key]);
+		} else {
 			fprintf(f, "%s\n{\"class\":", first ? "" : ",");
 			json_str(f, cls);
 			fprintf(f, ",\"event\":");
@@ -976,7 +983,7 @@ static int st_finish(tk_export *x)
 				snprintf(kname, sizeof(kname), "%s", ss->kercall_names[i]);
 			else
 				snprintf(kname, sizeof(kname), "KERCALL %u", i);
-			iv_row(f, fmt, table, kname, 0, iv, first);
+			iv_row(f, fmt, table, kname, iv, first);
 			first = 0;
 		}
 		/* VTune CSV intervals after the pairs: tasks by their name, frames as "NAME (frame)" */
@@ -987,7 +994,7 @@ static int st_finish(tk_export *x)
 				sprintf(buf, "%s (frame)", e->name);
 				name = buf;
 			}
-			iv_row(f, fmt, table, name, 1, &e->iv, first);
+			iv_row(f, fmt, table, name, &e->iv, first);
 			free(buf);
 			first = 0;
 		}
