@@ -10,7 +10,8 @@
  * every time is CLOCK_MONOTONIC_RAW in ns. Events are written as the collector hands them
  * over (per CPU in time order) with CONTROL TIME events for the upper 32 bits; when user
  * events are merged, the file is rewritten once in time order across CPUs. Owners follow
- * the per-CPU THRUNNING rule (no TRACEKIT_OWNER attribute).
+ * the per-CPU THRUNNING rule; where a THRUNNING only names an owner (no switch), it follows
+ * a CONTROL BUFFER and the header says TRACEKIT_OWNER=cpu (docs/kev-format.md).
  */
 #include <errno.h>
 #include <fcntl.h>
