@@ -311,6 +311,33 @@ static void test_declarations(void **state)
 	free(json);
 }
 
+/* CONTROL DROPPED events' counts add up in lost_events, whatever the format and path. */
+static void test_lost_events(void **state)
+{
+	(void)state;
+	const char *path = tkt_path("lost.kev");
+	tk_kev_writer *w = trace_open(path);
+	running(w, 1, 1, 1);
+	func(w, 10, 1, 0xa0);
+	ev2(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED, 20, 40, 0);
+	func(w, 30, 0, 0xa0);
+	ev2(w, 0, _TRACE_CONTROL_C, _TRACE_CONTROL_DROPPED, 40, 2, 1); /* 2 + 2^32 */
+	assert_int_equal(tk_kev_writer_close(w), 0);
+	static const tk_export_format fmts[] = { TK_EXPORT_CHROME_JSON, TK_EXPORT_PERFETTO, TK_EXPORT_STATS_TEXT };
+	for (unsigned i = 0; i < 3; i++) {
+		char *buf = NULL, err[256];
+		size_t len = 0;
+		tk_export_stats st;
+		FILE *f = open_memstream(&buf, &len);
+		assert_int_equal(tk_export_file(path, f, fmts[i], NULL, NULL, &st, err, sizeof(err)), 0);
+		fclose(f);
+		assert_true(st.lost_events == 42 + (1ull << 32));
+		if (fmts[i] == TK_EXPORT_STATS_TEXT)
+			assert_non_null(strstr(buf, "4294967338 events lost by the recorder (CONTROL DROPPED)"));
+		free(buf);
+	}
+}
+
 /* A combine event whose last part never came (the file ends after its first slots) is
  * counted as such (convert says so, as traceprinter does). */
 static void test_incomplete_combine(void **state)
@@ -3132,6 +3159,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_declarations),
 		cmocka_unit_test(test_damaged_input),
 		cmocka_unit_test(test_incomplete_combine),
+		cmocka_unit_test(test_lost_events),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_api_errors),
 		cmocka_unit_test(test_perfetto_structure),

@@ -160,6 +160,7 @@ static void warn_csv(const char *in, const tk_export_stats *st, const char *err)
 		const char *what;
 	} w[] = {
 		{ st->incomplete_events, "combine events never completed (the file ends in one: not exported)" },
+		{ st->lost_events, "events lost by the recorder (CONTROL DROPPED): times across the gaps may be wrong" },
 		{ st->csv_unmatched_ends, "VTune CSV interval ends without a begin (not exported)" },
 		{ st->csv_begun_twice, "VTune CSV intervals begun again while open (the first of each not exported)" },
 		{ st->csv_open_at_end, "VTune CSV intervals begin without an end (not exported)" },

@@ -86,6 +86,8 @@ typedef struct tk_export_stats {
 	uint64_t csv_malformed;      /* payload too short, name event without a name: dropped */
 	uint64_t incomplete_events;  /* combine events never completed (their first part without
 				      * its last, at the end of the file): not exported */
+	uint64_t lost_events;        /* events the recorder lost, as its CONTROL DROPPED events
+				      * count them (times across the gaps may be wrong) */
 } tk_export_stats;
 
 /*

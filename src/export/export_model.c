@@ -503,6 +503,11 @@ int tk_export_event(tk_export *x, const tk_kev_decoded *d)
 		x->stats.control++;
 		return 0;
 	}
+	if (d->cls == 1) { /* DROPPED: how many the recorder lost there */
+		const tk_kev_field *f = tk_kev_field_find(d, "events");
+		if (f != NULL && f->type < TK_KEV_FIELD_STR)
+			x->stats.lost_events += f->v.u;
+	}
 	if (x->stats.events - x->stats.control == 1 || d->time_ns < x->stats.first_ns)
 		x->stats.first_ns = d->time_ns;
 	if (d->time_ns > x->stats.last_ns)

@@ -7,6 +7,7 @@
  * (docs/export.md, "Statistics"). Memory: a table per thread and per (class, event) seen.
  */
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include "common/tk_bytes.h"
@@ -862,6 +863,10 @@ static int st_finish(tk_export *x)
 	if (fmt == TK_EXPORT_STATS_TEXT) {
 		fprintf(f, "%llu events, %zu threads, %s us from %s to %s us\n", (unsigned long long)es->events, n,
 			us(b1, span), us(b2, es->first_ns), us(b3, es->last_ns));
+		if (es->lost_events > 0)
+			fprintf(f, "%llu events lost by the recorder (CONTROL DROPPED): the times across the gaps "
+				   "may be wrong\n",
+				(unsigned long long)es->lost_events);
 		fprintf(f, "\nThreads (time from THREAD state events: %llu followed)\n",
 			(unsigned long long)ss->state_events);
 		fprintf(f, "%10s %10s %10s %16s %16s %16s %9s %10s  %s\n", "pid", "tid", "events", "running (us)",
@@ -1006,14 +1011,20 @@ static int st_finish(tk_export *x)
 			   "without a known thread %llu\n",
 			(unsigned long long)es->unmatched_ends, (unsigned long long)es->closed_by_outer,
 			(unsigned long long)es->open_at_end, (unsigned long long)es->unknown_owner);
-	else if (fmt == TK_EXPORT_STATS_CSV)
+	else if (fmt == TK_EXPORT_STATS_CSV) {
 		fprintf(f, "unmatched,,,,,,%llu,,,,,,,,,,,\nunknown_owner,,,,,,%llu,,,,,,,,,,,\n",
 			(unsigned long long)es->unmatched_ends, (unsigned long long)es->unknown_owner);
-	else
+		if (es->lost_events > 0)
+			fprintf(f, "lost,,,,,,%llu,,,,,,,,,,,\n", (unsigned long long)es->lost_events);
+	} else {
 		fprintf(f, "],\n\"unmatched_ends\":%llu,\"closed_by_outer\":%llu,\"open_at_end\":%llu,"
-			   "\"unknown_owner\":%llu%s\n",
+			   "\"unknown_owner\":%llu",
 			(unsigned long long)es->unmatched_ends, (unsigned long long)es->closed_by_outer,
-			(unsigned long long)es->open_at_end, (unsigned long long)es->unknown_owner, x->csv_on ? "," : "}");
+			(unsigned long long)es->open_at_end, (unsigned long long)es->unknown_owner);
+		if (es->lost_events > 0)
+			fprintf(f, ",\"lost_events\":%llu", (unsigned long long)es->lost_events);
+		fprintf(f, "%s\n", x->csv_on ? "," : "}");
+	}
 	/* VTune CSV data: what tracecsv export would warn of (only for a trace that has it) */
 	if (x->csv_on) {
 		unsigned long long v[5] = { es->csv_unmatched_ends, es->csv_begun_twice, es->csv_open_at_end,
@@ -1032,7 +1043,7 @@ static int st_finish(tk_export *x)
 				   "\"csv_unnamed\":%llu,\"csv_malformed\":%llu}\n",
 				v[0], v[1], v[2], v[3], v[4]);
 	}
-	return ferror(f) ? tk__export_error(x, TK_EIO, "writing the statistics failed") : 0;
+	return ferror(f) ? tk__export_error(x, TK_EIO, "writing the statistics failed: %s", strerror(errno)) : 0;
 }
 
 static void st_free(tk_export *x)
