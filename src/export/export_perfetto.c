@@ -2352,7 +2352,7 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 	const struct func_enc *const fenc = ps->func_enc;
 	const uint8_t *const op = ps->scan_op;
 	uint64_t lo = x->stats.first_ns, hi = x->stats.last_ns;
-	uint64_t cnt[8] = { 0 }; /* events taken by SCAN_* */
+	uint64_t n_ends = 0, n_inst = 0; /* slices ended, instants (the model's counts) */
 
 	*slow_next = 0;
 	for (; p < end; p += 4) {
@@ -2394,6 +2394,7 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 			depth--;
 			q = scan_open(&r, o, ns < s->begin_ns ? s->begin_ns : ns, TYPE_SLICE_END, &te);
 			o = scan_close(o, te, q);
+			n_ends++;
 			break;
 		case SCAN_BEGIN: { /* slice_begin_fast() of a pair */
 			const unsigned pair = ps->scan_pair[code];
@@ -2434,6 +2435,7 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 			q = scan_open(&r, o, ns < s->begin_ns ? s->begin_ns : ns, TYPE_SLICE_END, &te);
 			q = scan_word(q, a_e0, n_e0, w0);
 			o = scan_close(o, te, scan_word(q, a_e1, n_e1, w1));
+			n_ends++;
 			break;
 		case SCAN_INSTANT: {
 			const name_slot *ec = &ps->ev_cache[(6u << 10) | code];
@@ -2449,13 +2451,12 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 			*q++ = (unsigned char)_NTO_TRACE_GETCPU(h);
 			q = scan_word(q, a_u0, n_u0, w0);
 			o = scan_close(o, te, scan_word(q, a_u1, n_u1, w1));
+			n_inst++;
 			break;
 		}
 		default: /* not batched, or the model's */
 			goto slow;
 		}
-		/* the model's counts of an event taken */
-		cnt[k]++;
 		if (ns > hi) /* (times mostly go forward: branches, not conditional moves) */
 			hi = ns;
 		else if (ns < lo)
@@ -2473,8 +2474,8 @@ slow:
 	t->depth = depth;
 	if (p != start) {
 		x->stats.events += (uint64_t)(p - start) / 4;
-		x->stats.slices += cnt[SCAN_EXIT] + cnt[SCAN_END];
-		x->stats.instants += cnt[SCAN_INSTANT];
+		x->stats.slices += n_ends;
+		x->stats.instants += n_inst;
 		x->stats.first_ns = lo, x->stats.last_ns = hi;
 		ps->after_buffer = 0; /* what every event does */
 	}
