@@ -1256,7 +1256,9 @@ static inline __attribute__((always_inline)) const uint32_t *json_stretch(tk_exp
 	const uint32_t lim = stack == NULL ? 0 : t->cap < TK_EXPORT_MAX_DEPTH ? t->cap : TK_EXPORT_MAX_DEPTH;
 	const uint8_t *const op = js->scan_op;
 	uint64_t lo = x->stats.first_ns, hi = x->stats.last_ns;
-	uint64_t cnt[8] = { 0 }; /* events taken by SCAN_* */
+	uint64_t n_ends = 0, n_inst = 0; /* slices ended, instants (the model's counts; in locals:
+					   * an array indexed by the kind made a memory increment an
+					   * event, back to back for two entries in a row) */
 
 	*slow_next = 0;
 	for (; p < end; p += 4) {
@@ -1289,6 +1291,7 @@ static inline __attribute__((always_inline)) const uint32_t *json_stretch(tk_exp
 				goto slow;
 			depth--;
 			o = put_func_end(js, &w, o, t, s, ns < s->begin_ns ? s->begin_ns : ns);
+			n_ends++;
 			break;
 		case SCAN_BEGIN: {
 			const unsigned pair = js->scan_pair[code];
@@ -1311,15 +1314,15 @@ static inline __attribute__((always_inline)) const uint32_t *json_stretch(tk_exp
 				goto slow;
 			depth--;
 			o = put_pair_end(js, &w, o, t, s, ns < s->begin_ns ? s->begin_ns : ns, w0, w1);
+			n_ends++;
 			break;
 		case SCAN_INSTANT:
 			o = put_user_instant(js, &w, o, code, ns, t->pid, t->tid, _NTO_TRACE_GETCPU(h), w0, w1);
+			n_inst++;
 			break;
 		default: /* not batched, or the model's */
 			goto slow;
 		}
-		/* the model's counts of an event taken */
-		cnt[k]++;
 		if (ns > hi) /* (times mostly go forward: branches, not conditional moves) */
 			hi = ns;
 		else if (ns < lo)
@@ -1334,8 +1337,8 @@ slow:
 	t->depth = depth;
 	if (p != start) {
 		x->stats.events += (uint64_t)(p - start) / 4;
-		x->stats.slices += cnt[SCAN_EXIT] + cnt[SCAN_END];
-		x->stats.instants += cnt[SCAN_INSTANT];
+		x->stats.slices += n_ends;
+		x->stats.instants += n_inst;
 		x->stats.first_ns = lo, x->stats.last_ns = hi;
 	}
 	return p;

@@ -2352,7 +2352,9 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 	const struct func_enc *const fenc = ps->func_enc;
 	const uint8_t *const op = ps->scan_op;
 	uint64_t lo = x->stats.first_ns, hi = x->stats.last_ns;
-	uint64_t n_ends = 0, n_inst = 0; /* slices ended, instants (the model's counts) */
+	uint64_t n_ends = 0, n_inst = 0; /* slices ended, instants (the model's counts; in locals:
+					   * an array indexed by the kind made a memory increment an
+					   * event, back to back for two entries in a row) */
 
 	*slow_next = 0;
 	for (; p < end; p += 4) {
