@@ -445,6 +445,8 @@ static int parse_args(struct opts *o, int argc, char **argv)
 		o->cmd = argv + optind;
 	if (o->cmd != NULL && o->n_pids > 0)
 		return tktool_usage_error("give a command or -p, not both");
+	if (o->all_cpus && o->n_pids > 0) /* -a took every task: -p was ignored */
+		return tktool_usage_error("-a records every task: give -a or -p, not both");
 	if (o->size_ring && o->max_size == 0)
 		return tktool_usage_error("-M needs -S SIZE (the size of the newest events to keep)");
 	if (o->size_ring && o->ring)

@@ -86,6 +86,8 @@ int tktool_parse_seconds(const char *arg, unsigned *ms)
 	char *end;
 	double secs;
 
+	if (strpbrk(arg, "xXpP") != NULL) /* strtod() reads hexadecimal: 0x10 is not 10 seconds */
+		return -1;
 	errno = 0;
 	secs = strtod(arg, &end);
 	if (errno != 0 || end == arg || *end != '\0' || !(secs > 0) || secs > 4000000.0)
