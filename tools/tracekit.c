@@ -614,6 +614,10 @@ static int cmd_help(int argc, char **argv)
 	else
 		execlp("man", "man", "1", page, (char *)NULL);
 	fprintf(stderr, "tracekit: cannot run man (%s); the usage instead:\n", strerror(errno));
+	if (strcmp(page, "tracekit") != 0) { /* record, print: the tool's own usage */
+		char *help_argv[] = { NULL, "--help", NULL };
+		return run_tool(page, help_argv);
+	}
 	fputs(usage_text, stdout);
 	return 0;
 }
