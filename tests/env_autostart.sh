@@ -119,6 +119,14 @@ grep -q "^tracekit: TRACEKIT_LOG=$tmp/kp.kev: kept $tmp/kp.kev.part .*writes to 
 "$tp" -f "$tmp/kp.kev" >/dev/null || fail "the run beside an older .part left no readable trace"
 set -- "$tmp"/kp.kev.*.part
 [ -e "$1" ] && fail "this run's temporary was left: $*"
+# audit 19: a symbolic link at the .part is said as such, not as a trace never completed
+echo victim >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/sl.kev.part"
+TRACEKIT_LOG="$tmp/sl.kev" LD_PRELOAD="$lib" gzip -c "$tmp/in" >/dev/null 2>"$tmp/err" || fail "gzip failed"
+grep -q "^tracekit: TRACEKIT_LOG=$tmp/sl.kev: $tmp/sl.kev.part is a symbolic link, left alone (never followed)" \
+	"$tmp/err" || fail "symbolic link at .part: unexpected message: $(cat "$tmp/err")"
+[ "$(cat "$tmp/victim")" = victim ] || fail "the link's target was changed"
+"$tp" -f "$tmp/sl.kev" >/dev/null || fail "the run beside a linked .part left no readable trace"
 
 TRACEKIT_LOG="$tmp/b16.kev" TRACEKIT_LOG_BUFFERS=16 LD_PRELOAD="$lib" gzip -c "$tmp/in" >/dev/null 2>"$tmp/err" ||
 	fail "gzip failed"

@@ -1044,9 +1044,16 @@ static void say_kept_part(const char *path)
 	snprintf(part, sizeof(part), "%s.part", path);
 	if (temp[0] == '\0' || strcmp(temp, part) == 0 || strcmp(temp, path) == 0)
 		return; /* the usual temporary, or an output written in place (a device) */
-	say("tracekit: TRACEKIT_LOG=%s: kept %s (a trace never completed: a crash, _exit() or exec); "
-	    "this run writes to %s until it completes\n",
-	    path, part, temp);
+	struct stat sb;
+	if (lstat(part, &sb) == 0 && !S_ISREG(sb.st_mode)) /* not a trace: never followed, left alone */
+		say("tracekit: TRACEKIT_LOG=%s: %s is %s, left alone (never followed); this run writes to %s until it "
+		    "completes\n",
+		    path, part, S_ISLNK(sb.st_mode) ? "a symbolic link" : S_ISDIR(sb.st_mode) ? "a directory" : "not a file",
+		    temp);
+	else
+		say("tracekit: TRACEKIT_LOG=%s: kept %s (a trace never completed: a crash, _exit() or exec); "
+		    "this run writes to %s until it completes\n",
+		    path, part, temp);
 }
 
 /*
