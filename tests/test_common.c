@@ -412,6 +412,38 @@ static int find_dir_fd(const char *dir)
  * in the directory of the open; the new directory holds NAME.part and NAME of its own,
  * which are neither renamed nor removed.
  */
+/* tk_tmpfile() goes to TMPDIR (tmpfile() would use /tmp), leaves no name there, and a
+ * TMPDIR that does not exist is an error, not a fall-back. */
+static void test_tmpfile_tmpdir(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/tk_tmpdir_test.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	const char *old = getenv("TMPDIR");
+	char *saved = old != NULL ? strdup(old) : NULL;
+	setenv("TMPDIR", dir, 1);
+	assert_string_equal(tk_tmpdir(), dir);
+	FILE *f = tk_tmpfile("t");
+	assert_non_null(f);
+	char buf[8] = "";
+	assert_int_equal(fputs("spill", f) >= 0, 1);
+	assert_int_equal(fseek(f, 0, SEEK_SET), 0);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	assert_string_equal(buf, "spill");
+	fclose(f);
+	assert_int_equal(rmdir(dir), 0); /* no name was left behind */
+	setenv("TMPDIR", "/nonexistent-tk-dir", 1);
+	assert_null(tk_tmpfile("t"));
+	assert_int_equal(errno, ENOENT);
+	setenv("TMPDIR", "", 1);
+	assert_string_equal(tk_tmpdir(), "/tmp");
+	if (saved != NULL)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
+}
+
 static void test_outfile_chdir(void **state)
 {
 	char *a = strdup(tkt_path("cd-a")), *b = strdup(tkt_path("cd-b")), path[700];
@@ -584,6 +616,7 @@ int main(void)
 		cmocka_unit_test(test_outfile_devices),
 		cmocka_unit_test(test_outfile_dev_stdout),
 		cmocka_unit_test(test_outfile_chdir),
+		cmocka_unit_test(test_tmpfile_tmpdir),
 		cmocka_unit_test(test_same_file),
 		cmocka_unit_test(test_clocks),
 	};

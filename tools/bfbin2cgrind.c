@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 		/* Standard output shows the document only once it is complete (nothing half-written). */
 		out = tktool_stdout_buffer();
 		if (out == NULL) {
-			fprintf(stderr, "bfbin2cgrind: Failed to create a temporary file in %s (TMPDIR): %s\n", tktool_tmpdir(),
+			fprintf(stderr, "bfbin2cgrind: Failed to create a temporary file in %s (TMPDIR): %s\n", tk_tmpdir(),
 				strerror(errno));
 			return 1;
 		}

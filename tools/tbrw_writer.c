@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 		if (tktool_private_dir_registered(tmp_dir, sizeof(tmp_dir), &dir_slot) != 0) {
 			tmp_dir[0] = '\0';
 			fprintf(stderr, TOOL ": %s: cannot create a temporary directory in %s (TMPDIR): %s\n", out_name,
-				tktool_tmpdir(), strerror(errno));
+				tk_tmpdir(), strerror(errno));
 			goto done;
 		}
 		snprintf(tmp_path, sizeof(tmp_path), "%s/out.tb5", tmp_dir);

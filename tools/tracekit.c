@@ -192,7 +192,7 @@ static int run_sqlite(const char *in, const char *out_path, const char *pairs, c
 		return 1;
 	int slot;
 	if (tktool_private_dir_registered(dir, sizeof(dir), &slot) != 0) {
-		tktool_error(NULL, "cannot create a temporary directory in %s (TMPDIR): %s", tktool_tmpdir(),
+		tktool_error(NULL, "cannot create a temporary directory in %s (TMPDIR): %s", tk_tmpdir(),
 			     strerror(errno));
 		tktool_output_abort(&out);
 		return 1;

@@ -158,6 +158,16 @@ TK_API void tk_outfile_abort(tk_outfile *of);
  */
 TK_API int tk_same_file(const char *input, const char *output);
 
+/* The directory for temporary files: $TMPDIR when set and not empty, else /tmp. */
+TK_API const char *tk_tmpdir(void);
+/*
+ * An unnamed temporary file in tk_tmpdir(), open for reading and writing, gone when closed
+ * (O_TMPFILE, or a mkstemp() name "PREFIX.XXXXXX" removed at once; NULL prefix: "tracekit").
+ * Unlike tmpfile(), which always uses /tmp. NULL with errno set: name tk_tmpdir() in the
+ * message.
+ */
+TK_API FILE *tk_tmpfile(const char *prefix);
+
 /*
  * Cycle clock. tk_clock_cycles() reads the CPU's time-stamp counter where there is one
  * (x86: rdtsc), CLOCK_MONOTONIC_RAW nanoseconds elsewhere. tk_clock_cycles_per_sec()

@@ -526,3 +526,44 @@ int tk_same_file(const char *input, const char *output)
 		return 0;
 	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
+
+const char *tk_tmpdir(void)
+{
+	const char *dir = getenv("TMPDIR");
+
+	return dir != NULL && dir[0] != '\0' ? dir : "/tmp";
+}
+
+/* Not tmpfile(): glibc's always uses /tmp, so a small /tmp failed work that TMPDIR had room
+ * for. O_TMPFILE where the file system has it, else a mkstemp() name removed at once. */
+FILE *tk_tmpfile(const char *prefix)
+{
+	const char *dir = tk_tmpdir();
+	char path[4200];
+	int fd = -1, err;
+	FILE *f;
+
+#ifdef O_TMPFILE
+	fd = open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && errno != EISDIR && errno != EOPNOTSUPP && errno != EINVAL)
+		return NULL; /* the directory itself (missing, not writable, full) */
+#endif
+	if (fd < 0) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s.XXXXXX", dir, prefix != NULL ? prefix : "tracekit") >=
+		    sizeof(path)) {
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		fd = mkstemp(path);
+		if (fd < 0)
+			return NULL;
+		unlink(path);
+	}
+	f = fdopen(fd, "w+b");
+	if (f == NULL) {
+		err = errno;
+		close(fd);
+		errno = err;
+	}
+	return f;
+}

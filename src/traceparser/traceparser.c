@@ -830,53 +830,10 @@ struct tp_run_reader {
 };
 
 /* Where the runs go: $TMPDIR, /tmp when it is unset or empty (the documented place). */
-static const char *sort_tmpdir(void)
-{
-	const char *dir = getenv("TMPDIR");
-
-	return dir != NULL && dir[0] != '\0' ? dir : "/tmp";
-}
-
 static int sort_io_fail(struct traceparser_state *st, int err)
 {
 	return tk__tp_fail(st, _TRACEPARSER_CANNOT_READ_IN_FILE, err,
-			   "cannot use the temporary file of the sort in %s (TMPDIR): %s", sort_tmpdir(), strerror(err));
-}
-
-/*
- * An unnamed temporary in sort_tmpdir(). Not tmpfile(): glibc's always uses /tmp, so a
- * small /tmp failed a sort that TMPDIR had room for. O_TMPFILE where the file system has
- * it, else a mkstemp() name removed at once. NULL with errno set.
- */
-static FILE *sort_tmpfile(void)
-{
-	const char *dir = sort_tmpdir();
-	char path[4200];
-	int fd = -1, err;
-	FILE *f;
-
-#ifdef O_TMPFILE
-	fd = open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 && errno != EISDIR && errno != EOPNOTSUPP && errno != EINVAL)
-		return NULL; /* the directory itself (missing, not writable, full) */
-#endif
-	if (fd < 0) {
-		if ((size_t)snprintf(path, sizeof(path), "%s/traceparser.XXXXXX", dir) >= sizeof(path)) {
-			errno = ENAMETOOLONG;
-			return NULL;
-		}
-		fd = mkstemp(path);
-		if (fd < 0)
-			return NULL;
-		unlink(path);
-	}
-	f = fdopen(fd, "w+b");
-	if (f == NULL) {
-		err = errno;
-		close(fd);
-		errno = err;
-	}
-	return f;
+			   "cannot use the temporary file of the sort in %s (TMPDIR): %s", tk_tmpdir(), strerror(err));
 }
 
 static int cmp_spill(const void *a, const void *b)
@@ -920,7 +877,7 @@ static int sort_spill(struct traceparser_state *st, int final)
 	uint32_t *na = NULL;
 
 	if (st->spool == NULL) {
-		st->spool = sort_tmpfile();
+		st->spool = tk_tmpfile("traceparser");
 		if (st->spool == NULL)
 			return sort_io_fail(st, errno);
 		st->spool_end = 0;
@@ -1122,7 +1079,7 @@ static int dispatch_spilled(struct traceparser_state *st)
 	if (fflush(st->spool) != 0)
 		return sort_io_fail(st, errno);
 	while (st->n_runs > TP_SORT_FANIN) {
-		FILE *next = sort_tmpfile();
+		FILE *next = tk_tmpfile("traceparser");
 		struct tp_run *nr = NULL;
 		size_t n_nr = 0, cap_nr = 0, i;
 		uint64_t end = 0;

@@ -519,7 +519,7 @@ int tktool_stdout_stage_end(struct tktool_stdout_stage *s, int copy)
 
 int tktool_private_dir(char *dir, size_t size)
 {
-	int n = snprintf(dir, size, "%s/%s.XXXXXX", tktool_tmpdir(), g_name);
+	int n = snprintf(dir, size, "%s/%s.XXXXXX", tk_tmpdir(), g_name);
 
 	if (n < 0 || (size_t)n >= size) {
 		errno = ENAMETOOLONG;
@@ -605,7 +605,7 @@ int tktool_fd_file(struct tktool_stdin_file *f, int fd_in, const char *name, con
 	if (tktool_private_dir_registered(f->dir, sizeof(f->dir), &f->cleanup_slot) != 0) {
 		err = errno;
 		f->dir[0] = '\0';
-		tktool_error(name, "cannot create a temporary directory in %s (TMPDIR): %s", tktool_tmpdir(),
+		tktool_error(name, "cannot create a temporary directory in %s (TMPDIR): %s", tk_tmpdir(),
 			     strerror(err));
 		return 1;
 	}
@@ -765,43 +765,9 @@ void tktool_progress_bytes(void *user_data, uint64_t done, uint64_t total)
 	tktool_progress_update(p, done);
 }
 
-const char *tktool_tmpdir(void)
-{
-	const char *dir = getenv("TMPDIR");
-
-	return dir != NULL && dir[0] != '\0' ? dir : "/tmp";
-}
-
-/* Not tmpfile(): glibc's always uses /tmp, whatever TMPDIR says. */
 FILE *tktool_stdout_buffer(void)
 {
-	const char *dir = tktool_tmpdir();
-	char path[4200];
-	int fd = -1, err;
-	FILE *f;
-
-#ifdef O_TMPFILE
-	fd = open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 && errno != EISDIR && errno != EOPNOTSUPP && errno != EINVAL)
-		return NULL; /* the directory itself (missing, not writable, full) */
-#endif
-	if (fd < 0) {
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s.XXXXXX", dir, g_name) >= sizeof(path)) {
-			errno = ENAMETOOLONG;
-			return NULL;
-		}
-		fd = mkstemp(path);
-		if (fd < 0)
-			return NULL;
-		unlink(path);
-	}
-	f = fdopen(fd, "w+b");
-	if (f == NULL) {
-		err = errno;
-		close(fd);
-		errno = err;
-	}
-	return f;
+	return tk_tmpfile(g_name);
 }
 
 int tktool_stdout_deliver(FILE *buffer)

@@ -249,12 +249,10 @@ void tktool_progress_bytes(void *user_data, uint64_t done, uint64_t total);
 
 /* ---- standard output that must not show a partial document ---- */
 
-/* Where temporaries go: $TMPDIR, or /tmp when it is unset or empty. */
-const char *tktool_tmpdir(void);
 /*
- * A private unnamed temporary in tktool_tmpdir() standing in for standard output, so that
+ * A private unnamed temporary in tk_tmpdir() (tk_tmpfile()) standing in for standard output, so that
  * a document is shown only complete: tktool_stdout_deliver copies it to standard output
- * and closes it. Returns NULL (errno set) on failure: name tktool_tmpdir() in the message.
+ * and closes it. Returns NULL (errno set) on failure: name tk_tmpdir() in the message.
  */
 FILE *tktool_stdout_buffer(void);
 /* Copies the buffer to standard output and closes it. Returns 0, or -1 with errno set. */
