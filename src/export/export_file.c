@@ -214,6 +214,64 @@ static int on_run(struct traceparser_state *st, void *ud, const uint32_t *slots,
 	return 0;
 }
 
+void tk__export_scan_ops(const tk_export *x, const struct traceparser_state *st, uint8_t op[32 * 1024],
+			 uint8_t pair[1024])
+{
+	for (unsigned key = 5 * 1024; key < 7 * 1024; key++) {
+		unsigned cls = key >> 10, code = key & 1023u, o = TK__SCAN_MODEL;
+		if (!tk__tp_batched(st, key))
+			o = 0;
+		else if (tk__export_csv_code(x, cls, code))
+			o = TK__SCAN_MODEL; /* VTune CSV data: the model's (export_vtune.c) */
+		else if (cls == 5)
+			o = code == _NTO_TRACE_SYS_FUNC_ENTER  ? TK__SCAN_ENTER
+			    : code == _NTO_TRACE_SYS_FUNC_EXIT ? TK__SCAN_EXIT
+								: TK__SCAN_MODEL;
+		else if (x->pair_begin[code] != 0)
+			o = TK__SCAN_BEGIN;
+		else if (x->pair_end[code] != 0)
+			o = TK__SCAN_END;
+		else if (x->counter_of[code] == 0)
+			o = TK__SCAN_INSTANT;
+		op[key] = (uint8_t)o;
+	}
+	for (unsigned code = 0; code < 1024; code++)
+		pair[code] = (uint8_t)(x->pair_begin[code] != 0 ? x->pair_begin[code] - 1
+				       : x->pair_end[code] != 0 ? x->pair_end[code] - 1 : 0);
+}
+
+size_t tk__export_scan(tk_export *x, struct traceparser_state *st, const uint32_t *slots, size_t n,
+		       int (*slow)(void *, struct traceparser_state *, const uint32_t *), void *slow_ud,
+		       tk__scan_stretch stretch)
+{
+	const uint32_t *p = slots, *const end = slots + 4 * n;
+
+	while (p < end) {
+		const uint32_t h = p[0];
+		int32_t pid, tid;
+		int slow_next = 1;
+
+		if (!tk__tp_batched(st, h))
+			break; /* the run ends here */
+		const int known = tk__tp_batch_owner(st, h, &pid, &tid);
+		tk__thread *t = x->last_thread;
+		/* the first event counted sets first_ns whatever it is: the model's */
+		if (known && t != NULL && t->pid == pid && t->tid == tid && t->overflow == 0 &&
+		    x->stats.events != x->stats.control) {
+			p = stretch(x, t, p, end, tk__tp_batch_clk(st, h, 0), &slow_next);
+			if (!slow_next || p == end)
+				continue; /* *p starts another CPU's stretch, or p is at the end */
+			if (!tk__tp_batched(st, p[0]))
+				break; /* the run ends here */
+		}
+		/* the slot the light path's way */
+		if (slow(slow_ud, st, p) != 0 || !x->started || x->finished || x->failed)
+			return (size_t)(p - slots) / 4 + 1;
+		p += 4;
+	}
+	return (size_t)(p - slots) / 4;
+}
+
 /* After the header, before the first event: the trace's own declarations, then the caller's. */
 static int on_header(struct traceparser_state *st, void *ud, unsigned header, unsigned time, unsigned *buf,
 		     unsigned len)

@@ -219,6 +219,28 @@ typedef struct tk__format {
 
 extern const tk__format tk__export_json;
 extern const tk__format tk__export_perfetto;
+/*
+ * The formats' scans of the parser's blocks (tk__format.scan: json_scan(), pf_scan()). Each
+ * (class, event) of the USER and SYSTEM classes gets what the format's stretch does with it:
+ * 0 not batched (the run ends there), TK__SCAN_MODEL the model's (the light path), or one of
+ * the shapes the stretch writes in place; pair[code] is the index of the pair USER code
+ * begins or ends.
+ */
+enum { TK__SCAN_MODEL = 1, TK__SCAN_ENTER, TK__SCAN_EXIT, TK__SCAN_BEGIN, TK__SCAN_END, TK__SCAN_INSTANT };
+void tk__export_scan_ops(const tk_export *x, const struct traceparser_state *st, uint8_t op[32 * 1024],
+			 uint8_t pair[1024]);
+/*
+ * The scans' common loop over slots[0..n): one CPU's stretch of the model's current thread
+ * at a time through stretch() (which returns where it stopped: the end, a slot of another
+ * CPU with *slow_next 0, or one it does not take with *slow_next 1), any other slot through
+ * slow() alone. Returns the slots taken, as tk__format.scan does.
+ */
+typedef const uint32_t *(*tk__scan_stretch)(tk_export *x, tk__thread *t, const uint32_t *p, const uint32_t *end,
+					     uint64_t msb, int *slow_next);
+size_t tk__export_scan(tk_export *x, struct traceparser_state *st, const uint32_t *slots, size_t n,
+		       int (*slow)(void *, struct traceparser_state *, const uint32_t *), void *slow_ud,
+		       tk__scan_stretch stretch);
+
 extern const tk__format tk__export_perfetto_model; /* without light_run, slot_run: for tests */
 extern const tk__format tk__export_json_model;     /* every USER instant and pair end decoded: for tests */
 extern const tk__format tk__export_stats;

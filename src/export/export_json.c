@@ -1207,33 +1207,6 @@ static int json_slot_run(tk_export *x, const tk__slot_seg *seg, size_t *taken)
  * after which the stretch starts again. The same bytes, counts and stacks as json_run()
  * (test_json_run_random, fuzz_export).
  */
-enum { SCAN_MODEL = 1, SCAN_ENTER, SCAN_EXIT, SCAN_BEGIN, SCAN_END, SCAN_INSTANT };
-
-static void json_scan_prepare(const tk_export *x, json_state *js, const struct traceparser_state *st)
-{
-	for (unsigned key = 5 * 1024; key < 7 * 1024; key++) {
-		unsigned cls = key >> 10, code = key & 1023u, op = SCAN_MODEL;
-		if (!tk__tp_batched(st, key))
-			op = 0;
-		else if (tk__export_csv_code(x, cls, code))
-			op = SCAN_MODEL; /* VTune CSV data: the model's (export_vtune.c) */
-		else if (cls == 5)
-			op = code == _NTO_TRACE_SYS_FUNC_ENTER  ? SCAN_ENTER
-			     : code == _NTO_TRACE_SYS_FUNC_EXIT ? SCAN_EXIT
-								 : SCAN_MODEL;
-		else if (x->pair_begin[code] != 0)
-			op = SCAN_BEGIN;
-		else if (x->pair_end[code] != 0)
-			op = SCAN_END;
-		else if (x->counter_of[code] == 0)
-			op = SCAN_INSTANT;
-		js->scan_op[key] = (uint8_t)op;
-	}
-	for (unsigned code = 0; code < 1024; code++)
-		js->scan_pair[code] = (uint8_t)(x->pair_begin[code] != 0 ? x->pair_begin[code] - 1
-					       : x->pair_end[code] != 0 ? x->pair_end[code] - 1 : 0);
-	js->scan_ready = 1;
-}
 
 /*
  * One stretch of thread t's slots from p (all of one CPU: their header's top byte), msb their
@@ -1273,7 +1246,7 @@ static inline __attribute__((always_inline)) const uint32_t *json_stretch(tk_exp
 		if (o > o_lim)
 			goto slow;
 		switch (k) {
-		case SCAN_ENTER:
+		case TK__SCAN_ENTER:
 			if (depth >= lim)
 				goto slow;
 			s = &stack[depth++];
@@ -1286,14 +1259,14 @@ static inline __attribute__((always_inline)) const uint32_t *json_stretch(tk_exp
 			s->name = NULL;
 			s->label[0] = '\0';
 			break;
-		case SCAN_EXIT:
+		case TK__SCAN_EXIT:
 			if (depth == 0 || (s = &stack[depth - 1])->kind != TK__SLICE_FUNC || s->key != w0)
 				goto slow;
 			depth--;
 			o = put_func_end(js, &w, o, t, s, ns < s->begin_ns ? s->begin_ns : ns);
 			n_ends++;
 			break;
-		case SCAN_BEGIN: {
+		case TK__SCAN_BEGIN: {
 			const unsigned pair = js->scan_pair[code];
 			if (depth >= lim)
 				goto slow;
@@ -1308,7 +1281,7 @@ static inline __attribute__((always_inline)) const uint32_t *json_stretch(tk_exp
 			s->label[0] = '\0';
 			break;
 		}
-		case SCAN_END:
+		case TK__SCAN_END:
 			if (depth == 0 || (s = &stack[depth - 1])->kind != TK__SLICE_USER ||
 			    s->key != js->scan_pair[code] || js->pair_enc[s->pair] == NULL)
 				goto slow;
@@ -1316,7 +1289,7 @@ static inline __attribute__((always_inline)) const uint32_t *json_stretch(tk_exp
 			o = put_pair_end(js, &w, o, t, s, ns < s->begin_ns ? s->begin_ns : ns, w0, w1);
 			n_ends++;
 			break;
-		case SCAN_INSTANT:
+		case TK__SCAN_INSTANT:
 			o = put_user_instant(js, &w, o, code, ns, t->pid, t->tid, _NTO_TRACE_GETCPU(h), w0, w1);
 			n_inst++;
 			break;
@@ -1344,41 +1317,27 @@ slow:
 	return p;
 }
 
+/* json_stretch() as tk__export_scan() calls it. */
+static const uint32_t *json_scan_stretch(tk_export *x, tk__thread *t, const uint32_t *p, const uint32_t *end,
+					 uint64_t msb, int *slow_next)
+{
+	json_state *js = x->fmt_state;
+	return json_stretch(x, js, t, p, end, msb, slow_next);
+}
+
 static size_t json_scan(tk_export *x, struct traceparser_state *st, const uint32_t *slots, size_t n, int conv,
 			int (*slow)(void *, struct traceparser_state *, const uint32_t *), void *slow_ud)
 {
 	json_state *js = x->fmt_state;
-	const uint32_t *p = slots, *const end = slots + 4 * n;
 
 	if (js == NULL || conv || !tk__tp_clk_is_ns(st) || !x->started || x->finished || x->failed ||
 	    x->symbols != NULL)
 		return 0; /* the loop's runs (json_slot_run(), json_light_run()) */
-	if (!js->scan_ready)
-		json_scan_prepare(x, js, st);
-	while (p < end) {
-		const uint32_t h = p[0];
-		int32_t pid, tid;
-		int slow_next = 1;
-
-		if (!tk__tp_batched(st, h))
-			break; /* the run ends here */
-		const int known = tk__tp_batch_owner(st, h, &pid, &tid);
-		tk__thread *t = x->last_thread;
-		/* the first event counted sets first_ns whatever it is: the model's */
-		if (known && t != NULL && t->pid == pid && t->tid == tid && t->overflow == 0 &&
-		    x->stats.events != x->stats.control) {
-			p = json_stretch(x, js, t, p, end, tk__tp_batch_clk(st, h, 0), &slow_next);
-			if (!slow_next || p == end)
-				continue; /* *p starts another CPU's stretch, or p is at the end */
-			if (!tk__tp_batched(st, p[0]))
-				break; /* the run ends here */
-		}
-		/* the slot the light path's way */
-		if (slow(slow_ud, st, p) != 0 || !x->started || x->finished || x->failed)
-			return (size_t)(p - slots) / 4 + 1;
-		p += 4;
+	if (!js->scan_ready) {
+		tk__export_scan_ops(x, st, js->scan_op, js->scan_pair);
+		js->scan_ready = 1;
 	}
-	return (size_t)(p - slots) / 4;
+	return tk__export_scan(x, st, slots, n, slow, slow_ud, json_scan_stretch);
 }
 
 static void json_free(tk_export *x)

@@ -2198,33 +2198,6 @@ static int pf_slot_run(tk_export *x, const tk__slot_seg *seg, size_t *taken)
  * which the stretch starts again. The same bytes, counts and stacks as pf_run() (tests:
  * test_light_run_same, fuzz_export).
  */
-enum { SCAN_MODEL = 1, SCAN_ENTER, SCAN_EXIT, SCAN_BEGIN, SCAN_END, SCAN_INSTANT };
-
-static void pf_scan_prepare(const tk_export *x, pf_state *ps, const struct traceparser_state *st)
-{
-	for (unsigned key = 5 * 1024; key < 7 * 1024; key++) {
-		unsigned cls = key >> 10, code = key & 1023u, op = SCAN_MODEL;
-		if (!tk__tp_batched(st, key))
-			op = 0;
-		else if (tk__export_csv_code(x, cls, code))
-			op = SCAN_MODEL; /* VTune CSV data: the model's (export_vtune.c) */
-		else if (cls == 5)
-			op = code == _NTO_TRACE_SYS_FUNC_ENTER  ? SCAN_ENTER
-			     : code == _NTO_TRACE_SYS_FUNC_EXIT ? SCAN_EXIT
-								 : SCAN_MODEL;
-		else if (x->pair_begin[code] != 0)
-			op = SCAN_BEGIN;
-		else if (x->pair_end[code] != 0)
-			op = SCAN_END;
-		else if (x->counter_of[code] == 0)
-			op = SCAN_INSTANT;
-		ps->scan_op[key] = (uint8_t)op;
-	}
-	for (unsigned code = 0; code < 1024; code++)
-		ps->scan_pair[code] = (uint8_t)(x->pair_begin[code] != 0 ? x->pair_begin[code] - 1
-					       : x->pair_end[code] != 0 ? x->pair_end[code] - 1 : 0);
-	ps->scan_ready = 1;
-}
 
 /* What the packets of a stretch share, in registers: w_ts()'s state and the thread's
  * TrackEvent prefix (tag, length, type, track_uuid). */
@@ -2370,7 +2343,7 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 		if (o > o_lim)
 			goto slow;
 		switch (k) {
-		case SCAN_ENTER: {
+		case TK__SCAN_ENTER: {
 			uint64_t fh = ((uint64_t)w0 ^ (uint64_t)w1 * 0xff51afd7ed558ccdull) * 0x9e3779b97f4a7c15ull;
 			const struct func_enc *fe = &fenc[(fh >> 40) & (ADDR_CACHE - 1)];
 			if (depth >= lim || fe->len == 0 || fe->fn != w0 || fe->site != w1)
@@ -2390,7 +2363,7 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 			o = scan_close(o, te, q + fe->len);
 			break;
 		}
-		case SCAN_EXIT:
+		case TK__SCAN_EXIT:
 			if (depth == 0 || (s = &stack[depth - 1])->kind != TK__SLICE_FUNC || s->key != w0)
 				goto slow;
 			depth--;
@@ -2398,7 +2371,7 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 			o = scan_close(o, te, q);
 			n_ends++;
 			break;
-		case SCAN_BEGIN: { /* slice_begin_fast() of a pair */
+		case TK__SCAN_BEGIN: { /* slice_begin_fast() of a pair */
 			const unsigned pair = ps->scan_pair[code];
 			const uint32_t name_iid = ps->pair_iid[pair];
 			unsigned char *a;
@@ -2429,7 +2402,7 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 			o = scan_close(o, te, q);
 			break;
 		}
-		case SCAN_END:
+		case TK__SCAN_END:
 			if (depth == 0 || (s = &stack[depth - 1])->kind != TK__SLICE_USER ||
 			    s->key != ps->scan_pair[code] || !end_ok)
 				goto slow;
@@ -2439,7 +2412,7 @@ static inline __attribute__((always_inline)) const uint32_t *pf_stretch(tk_expor
 			o = scan_close(o, te, scan_word(q, a_e1, n_e1, w1));
 			n_ends++;
 			break;
-		case SCAN_INSTANT: {
+		case TK__SCAN_INSTANT: {
 			const name_slot *ec = &ps->ev_cache[(6u << 10) | code];
 			if (ec->key != (uint64_t)code + 1 || !inst_ok)
 				goto slow;
@@ -2484,41 +2457,31 @@ slow:
 	return p;
 }
 
+/* pf_stretch() as tk__export_scan() calls it (a stretch waits while names are to be interned). */
+static const uint32_t *pf_scan_stretch(tk_export *x, tk__thread *t, const uint32_t *p, const uint32_t *end,
+				       uint64_t msb, int *slow_next)
+{
+	pf_state *ps = x->fmt_state;
+	if (ps->n_fresh != 0) { /* names to intern first: the light path's */
+		*slow_next = 1;
+		return p;
+	}
+	return pf_stretch(x, ps, t, p, end, msb, slow_next);
+}
+
 static size_t pf_scan(tk_export *x, struct traceparser_state *st, const uint32_t *slots, size_t n, int conv,
 		      int (*slow)(void *, struct traceparser_state *, const uint32_t *), void *slow_ud)
 {
 	pf_state *ps = x->fmt_state;
-	const uint32_t *p = slots, *const end = slots + 4 * n;
 
 	if (ps == NULL || conv || !tk__tp_clk_is_ns(st) || !x->started || x->finished || x->failed ||
 	    x->symbols != NULL)
 		return 0; /* the loop's runs (pf_slot_run(), pf_light_run()) */
-	if (!ps->scan_ready)
-		pf_scan_prepare(x, ps, st);
-	while (p < end) {
-		const uint32_t h = p[0];
-		int32_t pid, tid;
-		int slow_next = 1;
-
-		if (!tk__tp_batched(st, h))
-			break; /* the run ends here */
-		const int known = tk__tp_batch_owner(st, h, &pid, &tid);
-		tk__thread *t = x->last_thread;
-		/* the first event counted sets first_ns whatever it is: the model's */
-		if (known && t != NULL && t->pid == pid && t->tid == tid && t->overflow == 0 &&
-		    x->stats.events != x->stats.control && ps->n_fresh == 0) {
-			p = pf_stretch(x, ps, t, p, end, tk__tp_batch_clk(st, h, 0), &slow_next);
-			if (!slow_next || p == end)
-				continue; /* *p starts another CPU's stretch, or p is at the end */
-			if (!tk__tp_batched(st, p[0]))
-				break; /* the run ends here */
-		}
-		/* the slot the light path's way */
-		if (slow(slow_ud, st, p) != 0 || !x->started || x->finished || x->failed)
-			return (size_t)(p - slots) / 4 + 1;
-		p += 4;
+	if (!ps->scan_ready) {
+		tk__export_scan_ops(x, st, ps->scan_op, ps->scan_pair);
+		ps->scan_ready = 1;
 	}
-	return (size_t)(p - slots) / 4;
+	return tk__export_scan(x, st, slots, n, slow, slow_ud, pf_scan_stretch);
 }
 
 static int pf_finish(tk_export *x)
