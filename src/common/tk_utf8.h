@@ -74,6 +74,32 @@ static inline int tk__utf8_valid(const void *p, size_t n)
 	return 1;
 }
 
+/* The bytes s[0..n) read as Latin-1, as UTF-8: how many bytes (n plus one a byte from 0x80). */
+static inline size_t tk__latin1_utf8_len(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	size_t m = n;
+	for (size_t i = 0; i < n; i++)
+		m += s[i] >= 0x80;
+	return m;
+}
+
+/* Writes s[0..n) read as Latin-1 as UTF-8 into out (room: tk__latin1_utf8_len(), at most
+ * 2n): how the exports show names that are not UTF-8. Returns the end of what it wrote. */
+static inline unsigned char *tk__latin1_to_utf8(unsigned char *out, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < 0x80) {
+			*out++ = s[i];
+		} else {
+			*out++ = (unsigned char)(0xc0 | s[i] >> 6);
+			*out++ = (unsigned char)(0x80 | (s[i] & 0x3f));
+		}
+	}
+	return out;
+}
+
 /* Writes cp as UTF-8 into out (room for 4 bytes); returns the bytes written, 0 if invalid. */
 static inline size_t tk__utf8_encode(uint32_t cp, unsigned char *out)
 {

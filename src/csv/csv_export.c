@@ -133,25 +133,14 @@ static void bad_event(struct export *x, unsigned code, const char *fmt, ...)
  */
 static char *name_text(const char *s, int *latin1)
 {
-	size_t n = strlen(s), extra = 0;
+	size_t n = strlen(s);
 	*latin1 = !tk__utf8_valid(s, n);
 	if (!*latin1)
 		return strdup(s);
-	for (size_t i = 0; i < n; i++)
-		extra += (unsigned char)s[i] >= 0x80;
-	char *t = malloc(n + extra + 1), *o = t;
+	char *t = malloc(tk__latin1_utf8_len(s, n) + 1);
 	if (t == NULL)
 		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x80) {
-			*o++ = (char)c;
-		} else {
-			*o++ = (char)(0xc0 | c >> 6);
-			*o++ = (char)(0x80 | (c & 0x3f));
-		}
-	}
-	*o = 0;
+	*tk__latin1_to_utf8((unsigned char *)t, s, n) = '\0';
 	return t;
 }
 

@@ -129,21 +129,9 @@ static unsigned char *w_text(unsigned char *p, unsigned field, const char *s, si
 {
 	if (utf8)
 		return w_bytes(p, field, s, n);
-	size_t extra = 0;
-	for (size_t i = 0; i < n; i++)
-		extra += (unsigned char)s[i] >= 0x80;
 	p = w_varint(p, TAG(field, WIRE_LEN));
-	p = w_varint(p, n + extra);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c < 0x80) {
-			*p++ = c;
-		} else {
-			*p++ = (unsigned char)(0xc0 | c >> 6);
-			*p++ = (unsigned char)(0x80 | (c & 0x3f));
-		}
-	}
-	return p;
+	p = w_varint(p, tk__latin1_utf8_len(s, n));
+	return tk__latin1_to_utf8(p, s, n);
 }
 
 static unsigned char *w_cstr(unsigned char *p, unsigned field, const char *s)

@@ -355,17 +355,14 @@ static int sq_known(tk_export *x, sq_state *sq, int32_t pid, int32_t tid)
  * NULL: out of memory. */
 static char *utf8_copy(const char *s, size_t n, int utf8, size_t *len)
 {
-	size_t m = 0;
-	char *d = malloc(utf8 ? n + 1 : 2 * n + 1);
+	const size_t m = utf8 ? n : tk__latin1_utf8_len(s, n);
+	char *d = malloc(m + 1);
 	if (d == NULL)
 		return NULL;
-	if (utf8) {
+	if (utf8)
 		memcpy(d, s, n);
-		m = n;
-	} else {
-		for (size_t i = 0; i < n; i++)
-			m += tk__utf8_encode((unsigned char)s[i], (unsigned char *)d + m);
-	}
+	else
+		tk__latin1_to_utf8((unsigned char *)d, s, n);
 	d[m] = '\0';
 	*len = m;
 	return d;
